@@ -1,0 +1,67 @@
+"""Typed errors: every failure a source can meet, each with a message a person can act on.
+
+Sources raise these and nothing else; the CLI prints `str(error)` (one line, never a traceback)
+and maps the class to an exit code.
+"""
+
+from __future__ import annotations
+
+
+class SpecmonError(Exception):
+    """Base class: `str()` is a one-line message naming the cause."""
+
+
+class TargetError(SpecmonError):
+    """A target URL or option that cannot be used (bad scheme, unreadable key file …)."""
+
+
+class SourceError(SpecmonError):
+    """A server could not be read."""
+
+
+class Unreachable(SourceError):
+    """Nothing answered: connection refused, DNS failure, TLS failure, or a connect timeout."""
+
+
+class TimedOut(SourceError):
+    """The server accepted the connection but did not answer in time."""
+
+
+class AuthFailed(SourceError):
+    """The server answered 401 or 403: the API key is missing or wrong."""
+
+
+class HttpStatus(SourceError):
+    """The server answered with an unexpected HTTP status.
+
+    Attributes:
+        status: The HTTP status code.
+    """
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class NotSGLang(SourceError):
+    """The server answered, but not like SGLang (no server-info route)."""
+
+
+class MetricsDisabled(SourceError):
+    """`/metrics` answered 404: the server runs without `--enable-metrics`."""
+
+
+class MalformedResponse(SourceError):
+    """A body that could not be parsed (bad JSON, bad metrics text, bad SSE)."""
+
+
+class ProbeError(SourceError):
+    """The probe's stream failed after it started."""
+
+
+class StreamErrorEvent(ProbeError):
+    """The server sent `{"error": …}` in the middle of the stream."""
+
+
+class StreamTruncated(ProbeError):
+    """The stream ended (or the connection dropped) before the final chunk and `[DONE]`."""

@@ -1,0 +1,193 @@
+"""The HTTP client of one target, its credentials, and requests that fail with typed errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from specmon import __version__
+from specmon.errors import (
+    AuthFailed,
+    HttpStatus,
+    MalformedResponse,
+    TargetError,
+    TimedOut,
+    Unreachable,
+)
+
+DEFAULT_CONNECT_TIMEOUT = 2.0
+DEFAULT_READ_TIMEOUT = 5.0
+DEFAULT_API_KEY_ENV = "SPECMON_API_KEY"
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    """A bearer token whose `repr` and `str` never show it."""
+
+    value: str = field(repr=False)
+    origin: str
+    """Where it came from ("env SPECMON_API_KEY", "file ~/.key"): safe to print."""
+
+    def __str__(self) -> str:
+        return f"<api key from {self.origin}>"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where a server is and how to talk to it."""
+
+    url: str
+    """Normalised base URL, e.g. "http://10.1.230.174:8000" (no trailing slash)."""
+    api_key: ApiKey | None = None
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    read_timeout: float = DEFAULT_READ_TIMEOUT
+    insecure: bool = False
+    """Skip TLS verification (only ever by explicit `--insecure`)."""
+
+
+def normalise_url(raw: str) -> str:
+    """Turn "host:port", "host" or "http(s)://host:port/" into a base URL.
+
+    Raises:
+        TargetError: The text is not a usable http(s) address.
+    """
+    text = raw.strip()
+    if not text:
+        raise TargetError("empty server address")
+    if "://" not in text:
+        text = "http://" + text
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https"):
+        raise TargetError(
+            f"unsupported scheme {parts.scheme!r} in {raw!r}: use http:// or https://"
+        )
+    try:
+        port = parts.port
+    except ValueError:
+        raise TargetError(f"bad port in {raw!r}") from None
+    if not parts.hostname:
+        raise TargetError(f"no host in {raw!r}")
+    if parts.query or parts.fragment or parts.path not in ("", "/"):
+        raise TargetError(f"give the server's base address, without a path: {raw!r}")
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
+
+
+def load_api_key(
+    env_name: str | None, key_file: str | None, environ: dict[str, str] | None = None
+) -> tuple[ApiKey | None, list[str]]:
+    """Find the API key: `--api-key-file`, else the named environment variable.
+
+    Returns:
+        The key (or None) and warnings to show (e.g. a key file others can read).
+
+    Raises:
+        TargetError: The key file cannot be read or is empty, or a named variable is unset.
+    """
+    env = os.environ if environ is None else environ
+    warnings: list[str] = []
+    if key_file is not None:
+        path = Path(key_file).expanduser()
+        try:
+            text = path.read_text(encoding="utf-8").strip()
+            mode = path.stat().st_mode
+        except OSError as exc:
+            raise TargetError(f"cannot read API key file {key_file}: {exc.strerror}") from None
+        if not text:
+            raise TargetError(f"API key file {key_file} is empty")
+        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+            warnings.append(
+                f"API key file {key_file} is readable by others (mode {stat.S_IMODE(mode):o}); "
+                f"chmod 600 it"
+            )
+        return ApiKey(text, f"file {key_file}"), warnings
+    name = env_name or DEFAULT_API_KEY_ENV
+    value = env.get(name, "").strip()
+    if value:
+        return ApiKey(value, f"env {name}"), warnings
+    if env_name is not None:
+        raise TargetError(f"--api-key-env {env_name}: that environment variable is not set")
+    return None, warnings
+
+
+def make_client(target: Target) -> httpx.AsyncClient:
+    """The one long-lived client of a target: explicit timeouts, TLS verified unless insecure."""
+    headers = {"User-Agent": f"specmon/{__version__}"}
+    if target.api_key is not None:
+        headers["Authorization"] = f"Bearer {target.api_key.value}"
+    return httpx.AsyncClient(
+        base_url=target.url,
+        headers=headers,
+        timeout=httpx.Timeout(
+            connect=target.connect_timeout,
+            read=target.read_timeout,
+            write=target.read_timeout,
+            pool=target.connect_timeout,
+        ),
+        verify=not target.insecure,
+        follow_redirects=False,
+        trust_env=False,
+    )
+
+
+def describe_transport_error(exc: httpx.TransportError, url: str) -> Exception:
+    """Map an httpx transport failure to a typed error with a readable message."""
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, httpx.ConnectTimeout):
+        return Unreachable(f"{url}: no answer to connect within the connect timeout")
+    if isinstance(exc, httpx.TimeoutException):
+        return TimedOut(f"{url}: connected, but no answer within the read timeout")
+    if isinstance(exc, httpx.ConnectError):
+        lowered = text.lower()
+        if "certificate" in lowered or "ssl" in lowered:
+            return Unreachable(f"{url}: TLS failed ({text}); --insecure skips verification")
+        if "name or service" in lowered or "nodename" in lowered or "getaddrinfo" in lowered:
+            return Unreachable(f"{url}: host name not found ({text})")
+        if "refused" in lowered:
+            return Unreachable(f"{url}: connection refused (nothing listening?)")
+        return Unreachable(f"{url}: cannot connect ({text})")
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return Unreachable(f"{url}: the server closed the connection ({text})")
+    return Unreachable(f"{url}: {text}")
+
+
+def check_status(response: httpx.Response) -> None:
+    """Raise the typed error an error status stands for (401/403 auth, others HttpStatus)."""
+    status = response.status_code
+    if status < 400:
+        return
+    url = str(response.request.url)
+    if status in (401, 403):
+        raise AuthFailed(
+            f"{url}: HTTP {status} — the API key is "
+            + ("wrong" if "authorization" in response.request.headers else "missing")
+            + " (set SPECMON_API_KEY, --api-key-env or --api-key-file)"
+        )
+    detail = response.text.strip().replace("\n", " ")[:200]  # callers read the body first
+    raise HttpStatus(f"{url}: HTTP {status} {detail}".rstrip(), status)
+
+
+async def get(client: httpx.AsyncClient, path: str, **kwargs: Any) -> httpx.Response:
+    """GET a path; transport failures and error statuses become typed errors."""
+    url = f"{client.base_url}{path}"
+    try:
+        response = await client.get(path, **kwargs)
+    except httpx.TransportError as exc:
+        raise describe_transport_error(exc, url) from None
+    check_status(response)
+    return response
+
+
+def parse_json(response: httpx.Response) -> Any:
+    """The body as JSON, or MalformedResponse naming the URL."""
+    try:
+        return json.loads(response.content)
+    except (ValueError, UnicodeDecodeError):
+        raise MalformedResponse(f"{response.request.url}: the body is not JSON") from None

@@ -1,0 +1,173 @@
+"""SGLang's `/metrics`: prometheus-client's text parser, then aggregation over ranks.
+
+Both spellings of names are accepted: `sglang:x` (plain text format) and `sglang_x`
+(OpenMetrics negotiation escapes the colon). Families are matched on sample names, because in
+OpenMetrics output the `# HELP`/`# TYPE` lines and the samples disagree on the spelling.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
+from specmon.errors import HttpStatus, MalformedResponse, MetricsDisabled
+from specmon.model import Histogram, ServerMetrics
+from specmon.sources.http import get
+
+PREFIXES = ("sglang:", "sglang_")
+
+# Labels that only say which replica wrote a series. Scheduler metrics are written by every
+# tp/pp/moe-ep rank when `--enable-metrics-for-all-schedulers` is on: copies, not parts, so one
+# rank (the lowest) speaks for its data-parallel group. `dp_rank` groups are real parts.
+REPLICA_LABELS = ("tp_rank", "pp_rank", "moe_ep_rank")
+# Gauges that are ratios or means: averaged across groups rather than summed.
+MEAN_GAUGES = frozenset({"spec_accept_length", "spec_accept_rate", "token_usage"})
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """One parsed sample: short name (prefix stripped), labels and value."""
+
+    name: str
+    labels: tuple[tuple[str, str], ...]
+    value: float
+
+
+def parse_series(text: str) -> list[Series]:
+    """Parse exposition text into SGLang series, ignoring other families.
+
+    Raises:
+        MalformedResponse: The text is not Prometheus exposition format.
+    """
+    series: list[Series] = []
+    try:
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                short = _short_name(sample.name)
+                if short is None or math.isnan(sample.value):
+                    continue
+                series.append(Series(short, tuple(sorted(sample.labels.items())), sample.value))
+    except (ValueError, TypeError, IndexError, KeyError) as exc:
+        raise MalformedResponse(f"/metrics is not Prometheus text format ({exc})") from None
+    return series
+
+
+def _short_name(name: str) -> str | None:
+    for prefix in PREFIXES:
+        if name.startswith(prefix):
+            return name[len(prefix) :]
+    return None
+
+
+def _authority(group: list[Series]) -> Iterator[Series]:
+    """Within series differing only by replica labels, keep those of the lowest rank."""
+    by_rest: dict[tuple[tuple[str, str], ...], list[Series]] = defaultdict(list)
+    for s in group:
+        rest = tuple((k, v) for k, v in s.labels if k not in REPLICA_LABELS)
+        by_rest[rest].append(s)
+    for members in by_rest.values():
+        yield min(members, key=lambda s: tuple(_rank(s, k) for k in REPLICA_LABELS))
+
+
+def _rank(s: Series, label: str) -> int:
+    value = dict(s.labels).get(label, "0")
+    return int(value) if value.isdigit() else 0
+
+
+def _select(
+    series: Iterable[Series], name: str, where: dict[str, tuple[str, ...]] | None = None
+) -> list[Series]:
+    chosen = []
+    for s in series:
+        if s.name != name:
+            continue
+        labels = dict(s.labels)
+        if where and any(labels.get(k) not in allowed for k, allowed in where.items()):
+            continue
+        chosen.append(s)
+    return list(_authority(chosen))
+
+
+def _total(
+    series: list[Series], name: str, where: dict[str, tuple[str, ...]] | None = None
+) -> float | None:
+    """Sum a counter or additive gauge over its groups; None when the family is absent."""
+    chosen = _select(series, name, where)
+    if not chosen:
+        return None
+    values = [s.value for s in chosen if math.isfinite(s.value)]
+    return sum(values) if values else None
+
+
+def _mean(series: list[Series], name: str) -> float | None:
+    chosen = [s.value for s in _select(series, name) if math.isfinite(s.value)]
+    return sum(chosen) / len(chosen) if chosen else None
+
+
+def _histogram(series: list[Series], name: str) -> Histogram | None:
+    buckets: dict[float, float] = defaultdict(float)
+    for s in _select(series, name + "_bucket"):
+        le = dict(s.labels).get("le")
+        try:
+            bound = float(le) if le is not None else math.nan
+        except ValueError:
+            continue
+        if not math.isnan(bound):
+            buckets[bound] += s.value
+    total = _total(series, name + "_sum")
+    count = _total(series, name + "_count")
+    if not buckets or total is None or count is None:
+        return None
+    return Histogram(tuple(sorted(buckets.items())), total, count)
+
+
+def metrics_from_text(text: str) -> ServerMetrics:
+    """Aggregate the figures specmon uses from one scrape's text."""
+    series = parse_series(text)
+    decode_modes = ("decode_cuda_graph", "decode_none")
+    return ServerMetrics(
+        generation_tokens_total=_total(series, "generation_tokens_total"),
+        prompt_tokens_total=_total(series, "prompt_tokens_total"),
+        num_requests_total=_total(series, "num_requests_total"),
+        spec_verify_calls_total=_total(series, "spec_verify_calls_total"),
+        realtime_decode_tokens_total=_total(series, "realtime_tokens_total", {"mode": ("decode",)}),
+        decode_passes_total=_total(series, "cuda_graph_passes_total", {"mode": decode_modes}),
+        gen_throughput=_total(series, "gen_throughput"),
+        spec_accept_length=_mean(series, "spec_accept_length"),
+        spec_accept_rate=_mean(series, "spec_accept_rate"),
+        num_running_reqs=_total(series, "num_running_reqs"),
+        num_queue_reqs=_total(series, "num_queue_reqs"),
+        token_usage=_mean(series, "token_usage"),
+        ttft_seconds=_histogram(series, "time_to_first_token_seconds"),
+        itl_seconds=_histogram(series, "inter_token_latency_seconds"),
+        e2e_seconds=_histogram(series, "e2e_request_latency_seconds"),
+        families=frozenset(s.name for s in series),
+    )
+
+
+async def fetch_metrics(client: httpx.AsyncClient) -> ServerMetrics:
+    """Scrape `/metrics` (plain Accept header, so names keep their colon).
+
+    Raises:
+        MetricsDisabled: 404, the server was started without `--enable-metrics`.
+        SourceError: Any other failure, typed.
+    """
+    try:
+        response = await get(client, "/metrics")
+    except HttpStatus as exc:
+        if exc.status == 404:
+            raise MetricsDisabled(
+                f"{client.base_url}/metrics: 404 — metrics are off; start the server with "
+                "--enable-metrics"
+            ) from None
+        raise
+    try:
+        text = response.content.decode("utf-8")
+    except UnicodeDecodeError:
+        raise MalformedResponse(f"{client.base_url}/metrics: the body is not UTF-8") from None
+    return metrics_from_text(text)

@@ -1,0 +1,201 @@
+"""The probe: one streaming native `/generate` request, timed chunk by chunk.
+
+Tokens are counted with the cumulative `meta_info.completion_tokens`, never by chunks or
+`output_ids` (SGLang coalesces chunks, and 0.5.1–0.5.4 sent `output_ids` as deltas).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from httpx_sse import SSEError, aconnect_sse
+
+from specmon.errors import (
+    MalformedResponse,
+    StreamErrorEvent,
+    StreamTruncated,
+    TimedOut,
+)
+from specmon.model import ProbeChunk, ProbeResult
+from specmon.sources.http import check_status, describe_transport_error
+
+DEFAULT_PROMPT = (
+    "Write a detailed, step by step explanation of how a CPU executes an instruction, "
+    "from fetch to write-back, with an example for each stage."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkUpdate:
+    """What one `data:` payload of the stream says."""
+
+    completion_tokens: int
+    prompt_tokens: int | None
+    finished: bool
+    finish_reason: str | None
+    verify_ct: int | None
+    accept_length: float | None
+
+
+def generate_payload(prompt: str, max_tokens: int) -> dict[str, Any]:
+    """The request body: only sampling params every SGLang version knows."""
+    return {
+        "text": prompt,
+        "sampling_params": {"max_new_tokens": max_tokens, "temperature": 0, "ignore_eos": True},
+        "stream": True,
+    }
+
+
+def _number(meta: dict[str, Any], key: str) -> float | None:
+    value = meta.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def parse_chunk(data: str) -> ChunkUpdate:
+    """Decode one SSE `data:` payload of a native `/generate` stream.
+
+    Raises:
+        StreamErrorEvent: The payload is the server's `{"error": …}`.
+        MalformedResponse: The payload is not a chunk of the expected shape.
+    """
+    try:
+        body = json.loads(data)
+    except ValueError:
+        raise MalformedResponse(f"stream chunk is not JSON: {data[:80]!r}") from None
+    if not isinstance(body, dict):
+        raise MalformedResponse(f"stream chunk is not an object: {data[:80]!r}")
+    if "error" in body:
+        error = body["error"]
+        message = error.get("message") if isinstance(error, dict) else error
+        raise StreamErrorEvent(f"the server reported an error mid-stream: {message}")
+    meta = body.get("meta_info")
+    if not isinstance(meta, dict):
+        raise MalformedResponse("stream chunk has no meta_info")
+    tokens = meta.get("completion_tokens")
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+        raise MalformedResponse("stream chunk has no valid meta_info.completion_tokens")
+    reason = meta.get("finish_reason")
+    if isinstance(reason, dict):
+        reason_text = reason.get("type")
+        reason = reason_text if isinstance(reason_text, str) else "unknown"
+    elif reason is not None and not isinstance(reason, str):
+        reason = "unknown"
+    prompt_tokens = _number(meta, "prompt_tokens")
+    verify_ct = _number(meta, "spec_verify_ct")
+    return ChunkUpdate(
+        completion_tokens=tokens,
+        prompt_tokens=int(prompt_tokens) if prompt_tokens is not None else None,
+        finished=reason is not None,
+        finish_reason=reason,
+        verify_ct=int(verify_ct) if verify_ct is not None else None,
+        accept_length=_number(meta, "spec_accept_length"),
+    )
+
+
+class _Collector:
+    """Accumulates chunk updates into a ProbeResult."""
+
+    def __init__(self, sent_at: float) -> None:
+        self.sent_at = sent_at
+        self.chunks: list[ProbeChunk] = []
+        self.last: ChunkUpdate | None = None
+        self.prompt_tokens: int | None = None
+        self.verify_ct: int | None = None
+
+    def add(self, update: ChunkUpdate, t: float) -> None:
+        previous = self.chunks[-1].completion_tokens if self.chunks else 0
+        if update.completion_tokens < previous:
+            raise MalformedResponse(
+                f"completion_tokens went down in the stream ({previous} -> "
+                f"{update.completion_tokens})"
+            )
+        if update.completion_tokens > previous:
+            self.chunks.append(ProbeChunk(t, update.completion_tokens))
+        if update.prompt_tokens is not None:
+            self.prompt_tokens = update.prompt_tokens
+        if update.verify_ct is not None:  # 0.4.3 sent it in every chunk; later only at the end
+            self.verify_ct = update.verify_ct
+        self.last = update
+
+    def result(self) -> ProbeResult:
+        last = self.last
+        if last is None or not last.finished:
+            got = self.chunks[-1].completion_tokens if self.chunks else 0
+            raise StreamTruncated(f"the stream ended before its final chunk ({got} tokens seen)")
+        if not self.chunks:
+            raise MalformedResponse("the stream finished without producing a token")
+        return ProbeResult(
+            sent_at=self.sent_at,
+            chunks=tuple(self.chunks),
+            prompt_tokens=self.prompt_tokens,
+            verify_ct=self.verify_ct if self.verify_ct else None,
+            server_accept_length=last.accept_length or None,
+            finish_reason=last.finish_reason,
+        )
+
+
+async def run_probe(
+    client: httpx.AsyncClient,
+    *,
+    prompt: str = DEFAULT_PROMPT,
+    max_tokens: int = 500,
+    clock: Callable[[], float] = time.perf_counter,
+    wall: Callable[[], float] = time.time,
+) -> ProbeResult:
+    """Send one streaming generation and time every chunk as it arrives.
+
+    Args:
+        client: The target's client.
+        prompt: The prompt text (fixed per protocol).
+        max_tokens: `max_new_tokens`; `ignore_eos` makes the server produce all of them.
+        clock: Monotonic clock for chunk times (injected by tests).
+        wall: Wall clock for the send time.
+
+    Raises:
+        SourceError: Typed: unreachable, timed out, auth, HTTP status, mid-stream error,
+            truncated stream, malformed chunk.
+    """
+    url = f"{client.base_url}/generate"
+    collector = _Collector(wall())
+    t0 = clock()
+    try:
+        async with aconnect_sse(
+            client, "POST", "/generate", json=generate_payload(prompt, max_tokens)
+        ) as source:
+            response = source.response
+            if response.status_code >= 400:
+                await response.aread()
+                check_status(response)
+            try:
+                async for event in source.aiter_sse():
+                    t = clock() - t0
+                    if event.data == "[DONE]":
+                        break
+                    if event.data:
+                        collector.add(parse_chunk(event.data), t)
+            except SSEError as exc:
+                raise MalformedResponse(f"{url}: not an event stream ({exc})") from None
+    except httpx.TimeoutException as exc:
+        if collector.chunks:
+            raise TimedOut(
+                f"{url}: the stream stalled after {collector.chunks[-1].completion_tokens} tokens"
+            ) from None
+        raise describe_transport_error(exc, url) from None
+    except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+        if collector.last is None:
+            raise describe_transport_error(exc, url) from None
+        raise StreamTruncated(
+            f"{url}: the connection dropped mid-stream after "
+            f"{collector.chunks[-1].completion_tokens if collector.chunks else 0} tokens"
+        ) from None
+    except httpx.TransportError as exc:
+        raise describe_transport_error(exc, url) from None
+    # A missing [DONE] is tolerated once the final chunk (finish_reason set) has arrived.
+    return collector.result()
