@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import ssl
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,20 +139,29 @@ def make_client(target: Target) -> httpx.AsyncClient:
     )
 
 
+def _causes(exc: BaseException) -> list[BaseException]:
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and len(chain) < 10:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
 def describe_transport_error(exc: httpx.TransportError, url: str) -> Exception:
     """Map an httpx transport failure to a typed error with a readable message."""
+    chain = _causes(exc)
     text = str(exc) or type(exc).__name__
     if isinstance(exc, httpx.ConnectTimeout):
         return Unreachable(f"{url}: no answer to connect within the connect timeout")
     if isinstance(exc, httpx.TimeoutException):
         return TimedOut(f"{url}: connected, but no answer within the read timeout")
     if isinstance(exc, httpx.ConnectError):
-        lowered = text.lower()
-        if "certificate" in lowered or "ssl" in lowered:
+        if any(isinstance(c, ssl.SSLError) for c in chain):
             return Unreachable(f"{url}: TLS failed ({text}); --insecure skips verification")
-        if "name or service" in lowered or "nodename" in lowered or "getaddrinfo" in lowered:
+        if any(isinstance(c, socket.gaierror) for c in chain):
             return Unreachable(f"{url}: host name not found ({text})")
-        if "refused" in lowered:
+        if any(isinstance(c, ConnectionRefusedError) for c in chain):
             return Unreachable(f"{url}: connection refused (nothing listening?)")
         return Unreachable(f"{url}: cannot connect ({text})")
     if isinstance(exc, httpx.RemoteProtocolError):

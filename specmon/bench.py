@@ -1,0 +1,103 @@
+"""The bench protocol: warm-up runs, then N timed probe runs, into one Snapshot.
+
+Nothing is saved here: the caller stores the Snapshot only when `run_bench` returns, so an
+interrupted bench (Ctrl-C, server gone, server restarted mid-bench) leaves no trace.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import httpx
+
+from specmon.analysis.figures import run_figures
+from specmon.analysis.rates import any_reset
+from specmon.errors import SourceError, SpecmonError
+from specmon.model import Protocol, RunFigures, ServerInfo, ServerMetrics, Snapshot
+from specmon.sources.metrics import fetch_metrics
+from specmon.sources.probe import run_probe
+from specmon.sources.sglang import fetch_server_info
+
+
+class BenchInvalid(SpecmonError):
+    """The bench finished but its runs cannot be trusted (the server restarted during it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """One step of a bench, for whoever shows progress."""
+
+    phase: str
+    """"warmup" or "run"."""
+    index: int
+    """1-based."""
+    total: int
+    figures: RunFigures
+
+
+async def _metrics_or_none(client: httpx.AsyncClient) -> ServerMetrics | None:
+    try:
+        return await fetch_metrics(client)
+    except SourceError:
+        return None  # metrics are optional for a bench: off, or a passing failure
+
+
+def _restarted(before: ServerInfo, after: ServerInfo) -> bool:
+    # Any arg change means another launch: SGLang draws a fresh `random_seed` at every start
+    # unless one is given, and flags can only change across a restart.
+    return before.args != after.args
+
+
+async def run_bench(
+    client: httpx.AsyncClient,
+    url: str,
+    info: ServerInfo,
+    protocol: Protocol,
+    *,
+    label: str | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    wall: Callable[[], float] = time.time,
+) -> Snapshot:
+    """Run the protocol against one server and return the completed Snapshot.
+
+    Args:
+        client: The target's client.
+        url: The target's base URL (recorded in the snapshot).
+        info: Server info read just before; read again at the end to detect a restart.
+        protocol: Warm-up and run counts, max tokens, prompt.
+        label: The user's label for the snapshot.
+        on_progress: Called after every warm-up and timed run.
+        wall: Wall clock for the snapshot's time.
+
+    Raises:
+        SourceError: The server failed (typed); nothing should be saved.
+        BenchInvalid: The server restarted or changed its flags during the bench.
+    """
+    metrics_before = await _metrics_or_none(client)
+    for i in range(protocol.warmup):
+        result = await run_probe(client, prompt=protocol.prompt, max_tokens=protocol.max_tokens)
+        if on_progress:
+            on_progress(Progress("warmup", i + 1, protocol.warmup, run_figures(result)))
+    runs: list[RunFigures] = []
+    for i in range(protocol.runs):
+        result = await run_probe(client, prompt=protocol.prompt, max_tokens=protocol.max_tokens)
+        figures = run_figures(result)
+        runs.append(figures)
+        if on_progress:
+            on_progress(Progress("run", i + 1, protocol.runs, figures))
+    info_after = await fetch_server_info(client)
+    if _restarted(info, info_after):
+        raise BenchInvalid("the server restarted or changed its flags during the bench")
+    metrics_after = await _metrics_or_none(client)
+    if metrics_before and metrics_after and any_reset(metrics_before, metrics_after):
+        raise BenchInvalid("the server's counters went down during the bench: it restarted")
+    return Snapshot(
+        created_at=wall(),
+        url=url,
+        label=label,
+        server=info,
+        protocol=protocol,
+        runs=tuple(runs),
+    )

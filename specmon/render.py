@@ -1,0 +1,64 @@
+"""Plain-text rendering of bench runs and summaries (the CLI's human output)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from specmon.analysis.stats import summarize
+from specmon.model import RunFigures, ServerInfo, Snapshot
+
+DASH = "—"
+
+
+def run_line(index: int, total: int, f: RunFigures, phase: str = "Run") -> str:
+    """`Run 1/5: 500 tokens in 7.94s = 63.0 tok/s (prompt: 32 toks) | decode 63.4 tok/s | …`."""
+    prompt = f" (prompt: {f.prompt_tokens} toks)" if f.prompt_tokens is not None else ""
+    line = (
+        f"{phase} {index}/{total}: {f.completion_tokens} tokens in {f.e2e_s:.2f}s = "
+        f"{f.e2e_tok_s:.1f} tok/s{prompt} | decode {_num(f.decode_tok_s, '.1f')} tok/s"
+    )
+    if f.accept_length is not None:
+        line += f" | accept {f.accept_length:.2f}"
+    if f.cycle_ms is not None:
+        line += f" | cycle {f.cycle_ms:.1f} ms"
+    return line
+
+
+def _num(value: float | None, fmt: str) -> str:
+    return DASH if value is None else format(value, fmt)
+
+
+def summary_lines(snapshot: Snapshot) -> list[str]:
+    """Median [min–max] and spread of each figure over the runs."""
+    rows: list[tuple[str, Callable[[RunFigures], float | None], str, str]] = [
+        ("decode", lambda r: r.decode_tok_s, ".1f", "tok/s"),
+        ("e2e", lambda r: r.e2e_tok_s, ".1f", "tok/s"),
+        ("TTFT", lambda r: r.ttft_ms, ".1f", "ms"),
+        ("accept", lambda r: r.accept_length, ".2f", ""),
+        ("server accept", lambda r: r.server_accept_length, ".2f", ""),
+        ("cycle", lambda r: r.cycle_ms, ".1f", "ms"),
+        ("cycle p95", lambda r: r.cycle_ms_p95, ".1f", "ms"),
+    ]
+    n = len(snapshot.runs)
+    lines = [f"Summary of {n} run{'s' if n != 1 else ''}: median [min–max], spread"]
+    for name, get, fmt, unit in rows:
+        values = [v for r in snapshot.runs if (v := get(r)) is not None]
+        if not values:
+            continue
+        s = summarize(values)
+        spread = f"±{s.stdev / s.mean:.1%} sd" if s.stdev is not None and s.mean else "1 run"
+        lines.append(
+            f"  {name:<13} {format(s.median, fmt):>8} {unit:<5} "
+            f"[{format(s.min, fmt)}–{format(s.max, fmt)}]  {spread}"
+        )
+    return lines
+
+
+def target_line(info: ServerInfo) -> str:
+    """`SGLang 0.5.23 · model · tp 8 · EAGLE3 steps=2 …` for the bench header."""
+    spec = info.speculative.describe() if info.speculative else "no speculation"
+    parts = [f"SGLang {info.version or '?'}", info.model or "?"]
+    if info.tp_size is not None:
+        parts.append(f"tp {info.tp_size}")
+    parts.append(spec)
+    return " · ".join(parts)

@@ -1,0 +1,94 @@
+"""Targets, API keys and transport errors: every bad input gets a clear, typed message."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import httpx
+import pytest
+
+from specmon.errors import TargetError, TimedOut, Unreachable
+from specmon.sources.http import ApiKey, Target, get, load_api_key, make_client, normalise_url
+
+
+@pytest.mark.parametrize(
+    ("raw", "url"),
+    [
+        ("10.1.230.174:8000", "http://10.1.230.174:8000"),
+        ("http://host:30000/", "http://host:30000"),
+        ("https://gpu-box", "https://gpu-box"),
+        ("[::1]:8000", "http://[::1]:8000"),
+    ],
+)
+def test_normalise_url(raw: str, url: str) -> None:
+    assert normalise_url(raw) == url
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [("", "empty"), ("ftp://h", "scheme"), ("h:99999", "port"), ("http://h/v1", "path"),
+     ("http://:80", "no host")],
+)  # fmt: skip
+def test_bad_urls(raw: str, message: str) -> None:
+    with pytest.raises(TargetError, match=message):
+        normalise_url(raw)
+
+
+def test_key_from_default_env() -> None:
+    key, warnings = load_api_key(None, None, {"SPECMON_API_KEY": "sk-1"})
+    assert key is not None and key.value == "sk-1" and not warnings
+    assert "sk-1" not in repr(key) and "sk-1" not in str(key)
+
+
+def test_named_env_must_exist() -> None:
+    with pytest.raises(TargetError, match="MY_KEY"):
+        load_api_key("MY_KEY", None, {})
+
+
+def test_key_file_and_loose_permissions(tmp_path: Path) -> None:
+    path = tmp_path / "key"
+    path.write_text("sk-file\n")
+    os.chmod(path, 0o600)
+    key, warnings = load_api_key(None, str(path), {})
+    assert key is not None and key.value == "sk-file" and warnings == []
+    os.chmod(path, 0o644)
+    _, warnings = load_api_key(None, str(path), {})
+    assert warnings and "chmod 600" in warnings[0]
+
+
+def test_missing_and_empty_key_files(tmp_path: Path) -> None:
+    with pytest.raises(TargetError, match="cannot read"):
+        load_api_key(None, str(tmp_path / "nope"), {})
+    (tmp_path / "empty").write_text("\n")
+    with pytest.raises(TargetError, match="empty"):
+        load_api_key(None, str(tmp_path / "empty"), {})
+
+
+async def test_client_sends_bearer_and_timeouts() -> None:
+    client = make_client(Target("http://h:1", ApiKey("sk-9", "test"), 2.0, 5.0))
+    async with client:
+        assert client.headers["authorization"] == "Bearer sk-9"
+        assert client.timeout.connect == 2.0 and client.timeout.read == 5.0
+
+
+async def test_connection_refused_is_unreachable() -> None:
+    async with make_client(Target("http://127.0.0.1:9")) as client:
+        with pytest.raises(Unreachable, match="refused"):
+            await get(client, "/server_info")
+
+
+async def test_read_timeout_is_timed_out() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("timed out", request=request)
+
+    transport = httpx.MockTransport(handler)
+    async with httpx.AsyncClient(transport=transport, base_url="http://s") as client:
+        with pytest.raises(TimedOut, match="no answer within the read timeout"):
+            await get(client, "/server_info")
+
+
+async def test_dns_failure_is_unreachable() -> None:
+    async with make_client(Target("http://nonexistent.invalid:80")) as client:
+        with pytest.raises(Unreachable, match="host name not found"):
+            await get(client, "/server_info")
