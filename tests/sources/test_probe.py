@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator
 
@@ -10,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from replay import FakeClock, load_capture, replay_transport
+from strategies import json_values
 
 from specmon.analysis.figures import run_figures
 from specmon.errors import (
@@ -180,17 +182,8 @@ def test_bad_chunks_are_malformed(payload: str) -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=200))
 def test_fuzz_parse_chunk_never_crashes(payload: str) -> None:
-    try:
+    with contextlib.suppress(SpecmonError):
         parse_chunk(payload)
-    except SpecmonError:
-        pass
-
-
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
-    max_leaves=12,
-)  # fmt: skip
 
 
 @settings(max_examples=200, deadline=None)
@@ -209,16 +202,12 @@ json_values = st.recursive(
     )
 )
 def test_fuzz_meta_info_shapes_never_crash(meta: dict) -> None:  # fmt: skip
-    try:
+    with contextlib.suppress(SpecmonError):
         parse_chunk(json.dumps({"meta_info": meta}))
-    except SpecmonError:
-        pass
 
 
 @settings(max_examples=100, deadline=None)
 @given(st.binary(max_size=400))
 async def test_fuzz_raw_stream_bytes_yield_typed_errors(raw: bytes) -> None:
-    try:
+    with contextlib.suppress(SpecmonError):
         await _probe(raw)
-    except SpecmonError:
-        pass

@@ -10,6 +10,7 @@ import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import json_values
 
 from specmon.errors import AuthFailed, MalformedResponse, NotSGLang, SpecmonError
 from specmon.sources.secrets import MASK, mask_command
@@ -132,11 +133,6 @@ async def test_bad_bodies_are_malformed(body: bytes) -> None:
             await fetch_server_info(client)
 
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
-    max_leaves=10,
-)  # fmt: skip
 keys = st.sampled_from(sorted({*V046_FLAT, *V0523_LIST}))
 
 
