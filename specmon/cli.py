@@ -21,9 +21,9 @@ from specmon.analysis.validity import DEFAULT_MAX_AGE_S, fingerprint
 from specmon.bench import Progress, run_bench
 from specmon.check import DEFAULT_CHECK_TOKENS, report_to_dict, run_check
 from specmon.errors import SpecmonError, TargetError
+from specmon.exports import compare_text, comparison_rows, export
 from specmon.model import Protocol, ServerInfo, Snapshot
 from specmon.render import run_line, summary_lines, target_line
-from specmon.exports import comparison_rows, compare_text, export
 from specmon.serialize import snapshot_to_dict
 from specmon.sources.http import (
     DEFAULT_API_KEY_ENV,

@@ -1,0 +1,334 @@
+"""Snapshots as plain data: the documented `--json` output and the store's round-trip record.
+
+Two forms, on purpose:
+
+- `snapshot_to_dict` is the public, documented schema (`specmon bench --json`): what a script
+  reads. It carries derived summaries and leaves out what scripts have no use for (the full
+  server args). Its keys only ever grow.
+- `snapshot_to_record` / `snapshot_from_record` are the lossless storage form: every field of the
+  Snapshot, so a stored snapshot comes back equal to the one saved. Reading validates every field,
+  because a store file outlives the code that wrote it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import fields
+from typing import Any
+
+from specmon.analysis.stats import summarize
+from specmon.analysis.validity import fingerprint
+from specmon.model import Protocol, RunFigures, ServerInfo, Snapshot, SpecConfig, Stats
+
+SCHEMA = 1
+"""Version of the `snapshot_to_dict` schema."""
+
+RECORD_VERSION = 1
+"""Version of the `snapshot_to_record` form; bump it on any change old readers would misread."""
+
+SUMMARY_FIGURES = ("decode_tok_s", "e2e_tok_s", "ttft_ms", "accept_length", "cycle_ms")
+"""The run figures summarised in `snapshot_to_dict`'s "summary"."""
+
+_RUN_FIELDS = tuple(f.name for f in fields(RunFigures))
+
+
+class RecordError(ValueError):
+    """A stored record that cannot be read back; `str()` names the field and the problem."""
+
+
+def summary_of(snapshot: Snapshot, figure: str) -> Stats | None:
+    """Statistics of one run figure over the snapshot's runs.
+
+    Args:
+        snapshot: The snapshot whose runs are summarised.
+        figure: A `RunFigures` field name, e.g. "decode_tok_s", "accept_length", "cycle_ms".
+
+    Returns:
+        The statistics over the runs that have the figure, or None when none has it (accept
+        length and cycle time without speculation).
+
+    Raises:
+        ValueError: `figure` is not a `RunFigures` field.
+    """
+    if figure not in _RUN_FIELDS:
+        raise ValueError(f"unknown run figure {figure!r}")
+    values = [v for run in snapshot.runs if (v := getattr(run, figure)) is not None]
+    return summarize(values) if values else None
+
+
+def stats_to_dict(stats: Stats | None) -> dict[str, float | None] | None:
+    """A `Stats` as {"median", "min", "max", "mean", "stdev"}, or None."""
+    if stats is None:
+        return None
+    return {
+        "median": stats.median,
+        "min": stats.min,
+        "max": stats.max,
+        "mean": stats.mean,
+        "stdev": stats.stdev,
+    }
+
+
+def snapshot_to_dict(snapshot: Snapshot) -> dict[str, Any]:
+    """The documented JSON form of a snapshot (`specmon bench --json`, schema 1).
+
+    Keys: "schema", "created_at" (unix seconds), "label", "target" (url, backend, version, model,
+    tp/dp/pp sizes, "speculative" or null), "protocol", "runs" (every `RunFigures` field),
+    "summary" (per figure in `SUMMARY_FIGURES`, null when no run has it), "fingerprint" (of the
+    server args, see `analysis.validity.fingerprint`) and "snapshot_id" (null until stored).
+    """
+    server = snapshot.server
+    spec = server.speculative
+    return {
+        "schema": SCHEMA,
+        "created_at": snapshot.created_at,
+        "label": snapshot.label,
+        "target": {
+            "url": snapshot.url,
+            "backend": server.backend,
+            "version": server.version,
+            "model": server.model,
+            "tp_size": server.tp_size,
+            "dp_size": server.dp_size,
+            "pp_size": server.pp_size,
+            "speculative": None
+            if spec is None
+            else {
+                "algorithm": spec.algorithm,
+                "num_steps": spec.num_steps,
+                "eagle_topk": spec.eagle_topk,
+                "num_draft_tokens": spec.num_draft_tokens,
+            },
+        },
+        "protocol": {
+            "runs": snapshot.protocol.runs,
+            "warmup": snapshot.protocol.warmup,
+            "max_tokens": snapshot.protocol.max_tokens,
+            "temperature": snapshot.protocol.temperature,
+            "prompt": snapshot.protocol.prompt,
+        },
+        "runs": [_run_to_dict(run) for run in snapshot.runs],
+        "summary": {name: stats_to_dict(summary_of(snapshot, name)) for name in SUMMARY_FIGURES},
+        "fingerprint": fingerprint(server.args),
+        "snapshot_id": snapshot.id,
+    }
+
+
+def _run_to_dict(run: RunFigures) -> dict[str, Any]:
+    return {name: getattr(run, name) for name in _RUN_FIELDS}
+
+
+def snapshot_to_record(snapshot: Snapshot) -> dict[str, Any]:
+    """The lossless storage form of a snapshot, JSON-serialisable.
+
+    The id is left out: the store owns it (it is the row's key), and sets it on reading.
+    """
+    server = snapshot.server
+    spec = server.speculative
+    return {
+        "record_version": RECORD_VERSION,
+        "created_at": snapshot.created_at,
+        "url": snapshot.url,
+        "label": snapshot.label,
+        "server": {
+            "backend": server.backend,
+            "version": server.version,
+            "model": server.model,
+            "tp_size": server.tp_size,
+            "dp_size": server.dp_size,
+            "pp_size": server.pp_size,
+            "speculative": None
+            if spec is None
+            else {
+                "algorithm": spec.algorithm,
+                "num_steps": spec.num_steps,
+                "eagle_topk": spec.eagle_topk,
+                "num_draft_tokens": spec.num_draft_tokens,
+                "draft_model_path": spec.draft_model_path,
+            },
+            "stream_interval": server.stream_interval,
+            "cuda_graph_disabled": server.cuda_graph_disabled,
+            "cuda_graph_max_bs": server.cuda_graph_max_bs,
+            "metrics_enabled": server.metrics_enabled,
+            # Already masked by the source that read them (sources/secrets.py).
+            "args": dict(server.args),
+            "last_gen_throughput": server.last_gen_throughput,
+            "avg_spec_accept_length": server.avg_spec_accept_length,
+            "info_route": server.info_route,
+        },
+        "protocol": {
+            "runs": snapshot.protocol.runs,
+            "warmup": snapshot.protocol.warmup,
+            "max_tokens": snapshot.protocol.max_tokens,
+            "temperature": snapshot.protocol.temperature,
+            "prompt": snapshot.protocol.prompt,
+        },
+        "runs": [_run_to_dict(run) for run in snapshot.runs],
+    }
+
+
+def snapshot_from_record(record: Mapping[str, Any]) -> Snapshot:
+    """Rebuild a snapshot from `snapshot_to_record`'s form, checking every field.
+
+    Unknown extra keys are ignored (a later record version may add some); missing or mistyped
+    ones are errors.
+
+    Raises:
+        RecordError: A field is missing or has the wrong type, or the record was written by a
+            newer specmon.
+    """
+    top = _Reader(record, "record")
+    version = top.integer("record_version")
+    if version > RECORD_VERSION:
+        raise RecordError(
+            f"record version {version} was written by a newer specmon "
+            f"(this one reads up to {RECORD_VERSION}): upgrade specmon"
+        )
+    if version < 1:
+        raise RecordError(f"record: bad record_version {version}")
+    server = top.obj("server")
+    spec = server.opt_obj("speculative")
+    args = server.obj("args")
+    protocol = top.obj("protocol")
+    return Snapshot(
+        created_at=top.number("created_at"),
+        url=top.string("url"),
+        label=top.opt_string("label"),
+        server=ServerInfo(
+            backend=server.string("backend"),
+            version=server.opt_string("version"),
+            model=server.opt_string("model"),
+            tp_size=server.opt_integer("tp_size"),
+            dp_size=server.opt_integer("dp_size"),
+            pp_size=server.opt_integer("pp_size"),
+            speculative=None
+            if spec is None
+            else SpecConfig(
+                algorithm=spec.string("algorithm"),
+                num_steps=spec.opt_integer("num_steps"),
+                eagle_topk=spec.opt_integer("eagle_topk"),
+                num_draft_tokens=spec.opt_integer("num_draft_tokens"),
+                draft_model_path=spec.opt_string("draft_model_path"),
+            ),
+            stream_interval=server.opt_integer("stream_interval"),
+            cuda_graph_disabled=server.opt_bool("cuda_graph_disabled"),
+            cuda_graph_max_bs=server.opt_integer("cuda_graph_max_bs"),
+            metrics_enabled=server.opt_bool("metrics_enabled"),
+            args=dict(args.data),
+            last_gen_throughput=server.opt_number("last_gen_throughput"),
+            avg_spec_accept_length=server.opt_number("avg_spec_accept_length"),
+            info_route=server.string("info_route"),
+        ),
+        protocol=Protocol(
+            runs=protocol.integer("runs"),
+            warmup=protocol.integer("warmup"),
+            max_tokens=protocol.integer("max_tokens"),
+            temperature=protocol.number("temperature"),
+            prompt=protocol.string("prompt"),
+        ),
+        runs=tuple(_run_from(run) for run in top.objs("runs")),
+    )
+
+
+def _run_from(run: _Reader) -> RunFigures:
+    return RunFigures(
+        completion_tokens=run.integer("completion_tokens"),
+        prompt_tokens=run.opt_integer("prompt_tokens"),
+        ttft_ms=run.number("ttft_ms"),
+        e2e_s=run.number("e2e_s"),
+        e2e_tok_s=run.number("e2e_tok_s"),
+        decode_tok_s=run.opt_number("decode_tok_s"),
+        accept_length=run.opt_number("accept_length"),
+        server_accept_length=run.opt_number("server_accept_length"),
+        verify_ct=run.opt_integer("verify_ct"),
+        cycle_ms=run.opt_number("cycle_ms"),
+        cycle_ms_p50=run.opt_number("cycle_ms_p50"),
+        cycle_ms_p95=run.opt_number("cycle_ms_p95"),
+    )
+
+
+_MISSING = object()
+
+
+class _Reader:
+    """Typed access to one JSON object; errors name the field's path, e.g. `runs[2].ttft_ms`."""
+
+    def __init__(self, data: object, where: str) -> None:
+        if not isinstance(data, Mapping) or not all(isinstance(k, str) for k in data):
+            raise RecordError(f"{where}: expected an object, got {_kind(data)}")
+        self.data: Mapping[str, Any] = data
+        self.where = where
+
+    def _get(self, key: str) -> Any:
+        value = self.data.get(key, _MISSING)
+        if value is _MISSING:
+            raise RecordError(f"{self.where}.{key}: missing")
+        return value
+
+    def _bad(self, key: str, expected: str, value: object) -> RecordError:
+        return RecordError(f"{self.where}.{key}: expected {expected}, got {_kind(value)}")
+
+    def string(self, key: str) -> str:
+        value = self._get(key)
+        if not isinstance(value, str):
+            raise self._bad(key, "a string", value)
+        return value
+
+    def opt_string(self, key: str) -> str | None:
+        return None if self._get(key) is None else self.string(key)
+
+    def integer(self, key: str) -> int:
+        value = self._get(key)
+        # bool is an int subclass; a true/false where a count belongs is corruption.
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self._bad(key, "an integer", value)
+        return value
+
+    def opt_integer(self, key: str) -> int | None:
+        return None if self._get(key) is None else self.integer(key)
+
+    def number(self, key: str) -> float:
+        value = self._get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self._bad(key, "a number", value)
+        return float(value)
+
+    def opt_number(self, key: str) -> float | None:
+        return None if self._get(key) is None else self.number(key)
+
+    def opt_bool(self, key: str) -> bool | None:
+        value = self._get(key)
+        if value is not None and not isinstance(value, bool):
+            raise self._bad(key, "true, false or null", value)
+        return value
+
+    def obj(self, key: str) -> _Reader:
+        return _Reader(self._get(key), f"{self.where}.{key}")
+
+    def opt_obj(self, key: str) -> _Reader | None:
+        return None if self._get(key) is None else self.obj(key)
+
+    def objs(self, key: str) -> list[_Reader]:
+        value = self._get(key)
+        if not isinstance(value, list):
+            raise self._bad(key, "a list", value)
+        return [_Reader(item, f"{self.where}.{key}[{i}]") for i, item in enumerate(value)]
+
+
+def _kind(value: object) -> str:
+    """A short description of a JSON value for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a non-finite number" if not math.isfinite(value) else f"the number {value!r}"
+    if isinstance(value, str):
+        shown = value if len(value) <= 20 else value[:17] + "..."
+        return f"the string {shown!r}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    return type(value).__name__

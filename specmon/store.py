@@ -1,0 +1,358 @@
+"""SQLite persistence of snapshots (DESIGN.md §2): stdlib `sqlite3`, WAL, a schema version.
+
+One row per completed snapshot. The indexed columns (url, fingerprint, speculative …) are copies
+of what the record says, for queries; the `record` column (JSON, `serialize.snapshot_to_record`)
+is the truth and is what `get` and `list` read back.
+
+Every sqlite3 failure leaves this module as a `StoreError` with a one-line message a person can
+act on; the CLI prints it as it is.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import replace
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import platformdirs
+
+from specmon.analysis.validity import fingerprint, protocol_differences
+from specmon.errors import SpecmonError
+from specmon.model import Protocol, Snapshot
+from specmon.serialize import RecordError, snapshot_from_record, snapshot_to_record
+
+DEFAULT_TIMEOUT_S = 5.0
+"""How long a write waits for another process's lock before `StoreLocked`."""
+
+# Schema migrations: MIGRATIONS[i] takes the file from user_version i to i + 1, in one
+# transaction. Append new steps; never edit a released one (files in the wild ran it).
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """
+        CREATE TABLE snapshots (
+            id INTEGER PRIMARY KEY,
+            created_at REAL NOT NULL,
+            url TEXT NOT NULL,
+            label TEXT,
+            backend TEXT,
+            model TEXT,
+            version TEXT,
+            speculative INTEGER NOT NULL,
+            fingerprint TEXT NOT NULL,
+            record TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX snapshots_url_created ON snapshots (url, created_at)",
+        "CREATE INDEX snapshots_fingerprint ON snapshots (fingerprint)",
+    ),
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class StoreError(SpecmonError):
+    """The snapshot store could not be used."""
+
+
+class StoreUnavailable(StoreError):
+    """The store file cannot be created, opened or written (permissions, read-only media)."""
+
+
+class StoreLocked(StoreError):
+    """Another process held the store's write lock for longer than the timeout."""
+
+
+class StoreCorrupt(StoreError):
+    """The file is not a specmon store: not SQLite, damaged, or another program's database."""
+
+
+class StoreTooNew(StoreError):
+    """The file's schema was written by a newer specmon."""
+
+
+class BadRecord(StoreError):
+    """A stored snapshot's record cannot be read back."""
+
+
+class SnapshotNotFound(StoreError, KeyError):
+    """No snapshot has the requested id."""
+
+    def __str__(self) -> str:
+        # KeyError's str() is the repr of its argument (quoted); keep the plain one-line message.
+        return str(self.args[0]) if self.args else ""
+
+
+def default_db_path() -> Path:
+    """Where the store lives unless `--db` says otherwise: the platform's user data dir."""
+    return platformdirs.user_data_path("specmon", appauthor=False) / "specmon.db"
+
+
+class Store:
+    """The snapshot store: one SQLite file, safe to share between processes.
+
+    Use it as a context manager, or call `close()`. Writes wait up to `timeout` seconds for
+    another process's lock. The connection may be used from another thread than the one that
+    opened it (Textual runs blocking work in thread workers), one thread at a time.
+
+    Attributes:
+        path: The database file.
+        skipped: Why rows were skipped by the last `list` or `latest_baseline` (one line each):
+            rows whose record could not be read back.
+    """
+
+    def __init__(self, path: Path | str, *, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        """Open (creating if needed) the store at `path` and bring its schema up to date.
+
+        Raises:
+            StoreUnavailable: The file or its directory cannot be created or opened.
+            StoreLocked: Another process kept the file locked for `timeout` seconds.
+            StoreCorrupt: The file is not a specmon store.
+            StoreTooNew: The file was written by a newer specmon.
+        """
+        self.path = Path(path)
+        self.skipped: builtins.list[str] = []
+        self._timeout = timeout
+        if str(path) != ":memory:":
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise StoreUnavailable(
+                    f"cannot create {self.path.parent}: {error.strerror or error}"
+                ) from None
+        try:
+            # isolation_level=None: we issue BEGIN/COMMIT ourselves, so every transaction's
+            # extent is visible here rather than implied by the module.
+            self._db = sqlite3.connect(
+                path, timeout=timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as error:
+            raise self._translate(error) from None
+        try:
+            with self._errors():
+                # Migrate (which refuses foreign and newer files) before switching to WAL: the
+                # journal mode is persistent, and a file we refuse must be left as it was.
+                self._migrate()
+                self._db.execute("PRAGMA journal_mode=WAL").fetchone()
+        except BaseException:
+            self._db.close()
+            raise
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        self._db.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def save(self, snapshot: Snapshot) -> int:
+        """Store a completed snapshot in one transaction, committed before returning.
+
+        Returns:
+            The new snapshot's id.
+
+        Raises:
+            ValueError: The snapshot has no runs (an interrupted bench stores nothing).
+            StoreError: The write failed; nothing was stored.
+        """
+        if not snapshot.runs:
+            raise ValueError("a snapshot needs at least one run to be stored")
+        server = snapshot.server
+        record = json.dumps(snapshot_to_record(snapshot), sort_keys=True)
+        with self._errors(), self._transaction():
+            cursor = self._db.execute(
+                "INSERT INTO snapshots (created_at, url, label, backend, model, version,"
+                " speculative, fingerprint, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    snapshot.created_at,
+                    snapshot.url,
+                    snapshot.label,
+                    server.backend,
+                    server.model,
+                    server.version,
+                    int(server.speculative is not None),
+                    fingerprint(server.args),
+                    record,
+                ),
+            )
+            row_id = cursor.lastrowid
+        assert row_id is not None  # an INSERT into a rowid table always sets it
+        return row_id
+
+    def get(self, snapshot_id: int) -> Snapshot:
+        """The snapshot with this id.
+
+        Raises:
+            SnapshotNotFound: No such id.
+            BadRecord: The row exists but its record cannot be read back.
+        """
+        with self._errors():
+            row = self._db.execute(
+                "SELECT id, record FROM snapshots WHERE id = ?", (snapshot_id,)
+            ).fetchone()
+        if row is None:
+            raise SnapshotNotFound(f"no snapshot {snapshot_id} in {self.path}")
+        return self._load(row[0], row[1])
+
+    def list(self, url: str | None = None, limit: int | None = None) -> builtins.list[Snapshot]:
+        """Stored snapshots, newest first.
+
+        Rows whose record cannot be read are left out and described in `skipped`, so one bad
+        row does not hide the others.
+
+        Args:
+            url: Only this target's snapshots.
+            limit: At most this many rows are read (skipped ones count).
+        """
+        sql = "SELECT id, record FROM snapshots"
+        params: builtins.list[Any] = []
+        if url is not None:
+            sql += " WHERE url = ?"
+            params.append(url)
+        sql += " ORDER BY created_at DESC, id DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        with self._errors():
+            rows = self._db.execute(sql, params).fetchall()
+        self.skipped = []
+        return [
+            s for row_id, record in rows if (s := self._load_or_skip(row_id, record)) is not None
+        ]
+
+    def latest_baseline(
+        self, fingerprint: str, protocol: Protocol | None = None, url: str | None = None
+    ) -> Snapshot | None:
+        """The newest snapshot taken with speculation off on a server of this fingerprint.
+
+        Args:
+            fingerprint: `analysis.validity.fingerprint` of the server args to match.
+            protocol: When given, only snapshots with the same max tokens, temperature and
+                prompt (runs and warm-up do not change what a run measures).
+            url: When given, only this target's snapshots; otherwise any target, since a
+                baseline server is often another URL than the speculative one.
+        """
+        sql = "SELECT id, record FROM snapshots WHERE speculative = 0 AND fingerprint = ?"
+        params: builtins.list[Any] = [fingerprint]
+        if url is not None:
+            sql += " AND url = ?"
+            params.append(url)
+        sql += " ORDER BY created_at DESC, id DESC"
+        self.skipped = []
+        with self._errors():
+            # Iterate lazily: the newest matching row usually ends the search.
+            rows = self._db.execute(sql, params)
+            for row_id, record in rows:
+                snapshot = self._load_or_skip(row_id, record)
+                if snapshot is None:
+                    continue
+                if protocol is None or not protocol_differences(protocol, snapshot.protocol):
+                    rows.close()
+                    return snapshot
+        return None
+
+    def _load(self, row_id: int, record: object) -> Snapshot:
+        try:
+            if not isinstance(record, str):
+                raise RecordError("record column is not text")
+            snapshot = snapshot_from_record(json.loads(record))
+        except (RecordError, ValueError, RecursionError) as error:
+            # json.JSONDecodeError is a ValueError; its message names line and column.
+            raise BadRecord(f"snapshot {row_id} in {self.path} is unreadable: {error}") from None
+        return replace(snapshot, id=row_id)
+
+    def _load_or_skip(self, row_id: int, record: object) -> Snapshot | None:
+        try:
+            return self._load(row_id, record)
+        except BadRecord as error:
+            self.skipped.append(str(error))
+            return None
+
+    def _migrate(self) -> None:
+        version = self._user_version()
+        if version > SCHEMA_VERSION:
+            raise self._too_new(version)
+        if version == SCHEMA_VERSION:
+            return
+        with self._transaction():
+            # Read again under the write lock: another process may have migrated meanwhile.
+            version = self._user_version()
+            if version > SCHEMA_VERSION:
+                raise self._too_new(version)
+            if version == 0 and self._db.execute("SELECT 1 FROM sqlite_master").fetchone():
+                raise StoreCorrupt(
+                    f"{self.path} is not a specmon store (it holds another program's tables):"
+                    " move it away or pass --db"
+                )
+            for step in range(version, SCHEMA_VERSION):
+                for statement in MIGRATIONS[step]:
+                    self._db.execute(statement)
+            # PRAGMA takes no parameters; the value is our own integer.
+            self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _user_version(self) -> int:
+        row = self._db.execute("PRAGMA user_version").fetchone()
+        return int(row[0])
+
+    def _too_new(self, version: int) -> StoreTooNew:
+        return StoreTooNew(
+            f"{self.path} has schema version {version}, written by a newer specmon (this one"
+            f" reads up to {SCHEMA_VERSION}): upgrade specmon or pass --db"
+        )
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        # IMMEDIATE takes the write lock up front, so waiting for another writer happens here
+        # (bounded by the timeout) rather than as a deadlock-prone lock upgrade mid-transaction.
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            self._db.execute("COMMIT")
+        except BaseException:
+            if self._db.in_transaction:
+                # The original error is the one worth reporting; a failed rollback still ends
+                # the transaction (SQLite rolls back when the connection closes).
+                with suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK")
+            raise
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as error:
+            raise self._translate(error) from None
+
+    def _translate(self, error: sqlite3.Error) -> StoreError:
+        """A one-line `StoreError` for a sqlite3 error, by SQLite's result code."""
+        name = getattr(error, "sqlite_errorname", None) or ""
+        path = self.path
+        if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+            return StoreLocked(
+                f"{path} is locked by another process (waited {self._timeout:g} s): try again"
+            )
+        if name.startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT")):
+            return StoreCorrupt(
+                f"{path} is not a specmon store (corrupted?): move it away or pass --db"
+            )
+        if name.startswith("SQLITE_READONLY"):
+            return StoreUnavailable(f"{path} is read-only: pass --db with a writable path")
+        if name.startswith(("SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH")):
+            return StoreUnavailable(f"cannot open {path}: pass --db with a writable path")
+        if name.startswith("SQLITE_FULL"):
+            return StoreUnavailable(f"cannot write {path}: the disk is full")
+        if name.startswith("SQLITE_IOERR"):
+            return StoreUnavailable(f"cannot read or write {path}: I/O error ({error})")
+        return StoreError(f"{path}: {error}")
