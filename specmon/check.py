@@ -26,7 +26,7 @@ from specmon.sources.sglang import fetch_server_info
 EXIT_HEALTHY, EXIT_DEGRADED, EXIT_UNREACHABLE = 0, 1, 2
 DEFAULT_CHECK_TOKENS = 200
 
-Level = Literal["ok", "warn", "fail"]
+Level = Literal["ok", "info", "warn", "fail"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +138,7 @@ def _judge_speculation(
         return
     if baseline is None:
         report.add(
-            "warn",
+            "info",
             "no baseline for this configuration in the store: run `specmon bench` against the "
             "same server without speculative flags to get speedup and break-even",
         )

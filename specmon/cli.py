@@ -296,7 +296,7 @@ async def _check(args: argparse.Namespace, store: Store | None) -> int:
     if args.json:
         print(json.dumps(report_to_dict(report), indent=2))
     else:
-        marks = {"ok": "✓", "warn": "!", "fail": "✗"}
+        marks = {"ok": "✓", "info": "·", "warn": "!", "fail": "✗"}
         for finding in report.findings:
             print(f"{marks[finding.level]} {finding.text}")
     return report.exit_code
@@ -422,9 +422,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     # SIGTERM (and SIGHUP where it exists) stop a bench like Ctrl-C: cleanly, nothing saved.
-    signal.signal(signal.SIGTERM, _raise_interrupt)
-    if hasattr(signal, "SIGHUP"):
-        signal.signal(signal.SIGHUP, _raise_interrupt)
+    stops = [signal.SIGTERM] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
+    previous = {signum: signal.signal(signum, _raise_interrupt) for signum in stops}
     try:
         return _dispatch(args)
     except KeyboardInterrupt:
@@ -438,6 +437,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         suffix = " (the bench did not complete: nothing saved)" if args.command == "bench" else ""
         print(f"specmon: error: {exc}{suffix}", file=sys.stderr)
         return EXIT_USAGE if args.command == "check" else 1
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -1,0 +1,126 @@
+"""`specmon check`: exit 0/1/2 with a one-line reason, against the simulator."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from specmon.cli import main
+from specmon.sim import SimConfig, SimThread
+
+FAST = SimConfig(plain_step_ms=4.0, cycle_ms=8.0, accept_length=2.1, ttft_ms=10.0, seed=3)
+PLAIN = replace(
+    FAST,
+    speculative_algorithm=None,
+    speculative_num_steps=None,
+    speculative_eagle_topk=None,
+    speculative_num_draft_tokens=None,
+    speculative_draft_model_path=None,
+)
+
+
+@pytest.fixture
+def sim(request: pytest.FixtureRequest) -> Iterator[SimThread]:
+    with SimThread(getattr(request, "param", FAST)) as thread:
+        yield thread
+
+
+def _check(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[str], str]:
+    code = main(["check", *args])
+    out = capsys.readouterr()
+    return code, out.out.splitlines(), out.err
+
+
+def test_healthy_speculative_server(
+    sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, lines, _ = _check(capsys, sim.url, "--db", str(tmp_path / "db"), "--probe-tokens", "60")
+    assert code == 0, lines
+    assert lines[0].startswith("✓ reachable: SGLang 0.5.23")
+    assert "✓ speculation: EAGLE3 steps=2 topk=1 draft=3" in lines
+    assert any(line.startswith("✓ probe: 60 tokens") and "accept" in line for line in lines)
+
+
+@pytest.mark.parametrize("sim", [replace(FAST, enable_metrics=False)], indirect=True)
+def test_metrics_off_is_degraded(
+    sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, lines, _ = _check(capsys, sim.url, "--db", str(tmp_path / "db"), "--probe-tokens", "20")
+    assert code == 1
+    assert [line for line in lines if line.startswith("!")] == [
+        f"! {sim.url}/metrics: 404 — metrics are off; start the server with --enable-metrics"
+    ]
+
+
+@pytest.mark.parametrize("sim", [replace(FAST, api_key="sk-right")], indirect=True)
+def test_missing_and_wrong_api_key(
+    sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.delenv("SPECMON_API_KEY", raising=False)
+    code, lines, _ = _check(capsys, sim.url, "--db", str(tmp_path / "db"))
+    assert code == 2
+    assert lines == [f"✗ {sim.url}/server_info: HTTP 401 — the API key is missing "
+                     "(set SPECMON_API_KEY, --api-key-env or --api-key-file)"]  # fmt: skip
+    monkeypatch.setenv("WRONG", "sk-wrong")
+    code, lines, _ = _check(capsys, sim.url, "--db", str(tmp_path / "db"), "--api-key-env", "WRONG")
+    assert code == 2
+    assert "the API key is wrong" in lines[0]
+    assert "sk-wrong" not in "\n".join(lines)
+    monkeypatch.setenv("RIGHT", "sk-right")
+    code, lines, _ = _check(capsys, sim.url, "--db", str(tmp_path / "db"), "--api-key-env",
+                            "RIGHT", "--probe-tokens", "20")  # fmt: skip
+    assert code == 0
+    assert "✓ auth: the API key was accepted" in lines
+
+
+def test_nothing_listening(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # bound but not listening: connections are refused
+        code, lines, _ = _check(capsys, f"127.0.0.1:{port}", "--db", str(tmp_path / "db"))
+    assert code == 2
+    assert lines == [
+        f"✗ http://127.0.0.1:{port}/server_info: connection refused (nothing listening?)"
+    ]
+
+
+def test_server_that_never_answers(
+    sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sim.server.faults.hang.add("*")
+    code, lines, _ = _check(capsys, sim.url, "--db", str(tmp_path / "db"), "--read-timeout", "0.3")
+    assert code == 2
+    assert lines == [f"✗ {sim.url}/server_info: connected, but no answer within the read timeout"]
+
+
+def test_json_and_baseline_verdict(
+    sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "db")
+    with SimThread(PLAIN) as plain:
+        assert main(["bench", plain.url, "--runs", "3", "--max-tokens", "80", "--db", db]) == 0
+    capsys.readouterr()
+    code = main(["check", sim.url, "--db", db, "--json"])
+    body = json.loads(capsys.readouterr().out)
+    assert code == 0, body["findings"]
+    assert body["status"] == "healthy"
+    assert body["baseline"]["valid"] is True
+    assert body["probe"]["completion_tokens"] == 80  # the baseline's protocol was reused
+    # plain 4 ms/token vs a 8 ms cycle: break-even 2.0, accept ~2.1, speedup ~+5%
+    assert body["break_even_accept_length"] == pytest.approx(2.0, rel=0.03)
+    assert body["speedup"] == pytest.approx(body["probe"]["accept_length"] / 2.0 - 1, abs=0.03)
+
+
+def test_bad_address_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _check(capsys, "ftp://x")
+    assert code == 2
+    assert (
+        err.strip()
+        == "specmon: error: unsupported scheme 'ftp' in 'ftp://x': use http:// or https://"
+    )
