@@ -1,0 +1,66 @@
+"""Command line: `specmon bench|check|snapshots|demo`, one module per command.
+
+Every failure prints one line naming its cause (never a traceback) and exits non-zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from collections.abc import Sequence
+from types import FrameType
+
+from specmon import __version__
+from specmon.cli import bench, check, demo, snapshots
+from specmon.cli.common import EXIT_INTERRUPTED, EXIT_USAGE
+from specmon.errors import SpecmonError, TargetError
+
+COMMANDS = (bench, check, snapshots, demo)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every command."""
+    parser = argparse.ArgumentParser(
+        prog="specmon",
+        description="Live monitor for speculative-decoding LLM servers (SGLang).",
+        allow_abbrev=False,
+    )
+    parser.add_argument("--version", action="version", version=f"specmon {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for command in COMMANDS:
+        command.register(commands)
+    return parser
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `specmon` script and `python -m specmon`."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    # SIGTERM (and SIGHUP where it exists) stop a command like Ctrl-C: cleanly, nothing saved.
+    stops = [signal.SIGTERM] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
+    previous = {signum: signal.signal(signum, _raise_interrupt) for signum in stops}
+    interrupted = getattr(args, "interrupted", "")
+    try:
+        code: int = args.run(args)
+        return code
+    except KeyboardInterrupt:
+        print(f"\nspecmon: interrupted{': ' + interrupted if interrupted else ''}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except TargetError as exc:  # a bad address, key file or option: nothing was tried
+        print(f"specmon: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except SpecmonError as exc:
+        suffix = f" ({interrupted})" if interrupted else ""
+        print(f"specmon: error: {exc}{suffix}", file=sys.stderr)
+        return int(getattr(args, "failure_exit", 1))
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

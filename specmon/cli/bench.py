@@ -1,0 +1,98 @@
+"""`specmon bench URL`: warm-up + N streamed runs, one line each, a summary, a saved snapshot."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+from specmon.bench import Progress, run_bench
+from specmon.cli.common import (
+    add_connection,
+    add_db,
+    count,
+    open_store,
+    positive_int,
+    target_of,
+    tokens,
+)
+from specmon.errors import SpecmonError
+from specmon.model import Protocol
+from specmon.render import run_line, summary_lines, target_line
+from specmon.serialize import snapshot_to_dict
+from specmon.sources.http import make_client
+from specmon.sources.probe import DEFAULT_PROMPT
+from specmon.sources.sglang import fetch_server_info
+from specmon.store import Store
+
+
+def register(commands: Any) -> None:
+    """Add the `bench` subcommand."""
+    bench = commands.add_parser(
+        "bench",
+        help="benchmark a server: warm-up + N streamed runs, saved as a snapshot",
+        description="Warm-up runs, then N timed streaming runs at temperature 0 with "
+        "ignore_eos; prints one line per run and a summary, and saves the snapshot. "
+        "Exit 0 saved, 1 failed or not saved, 2 bad arguments, 130 interrupted.",
+        allow_abbrev=False,
+    )
+    bench.add_argument("url", metavar="URL", help="server address, e.g. http://10.1.230.174:8000")
+    bench.add_argument("--runs", type=positive_int, default=5, help="timed runs (default 5)")
+    bench.add_argument("--warmup", type=count, default=1, help="warm-up runs (default 1)")
+    bench.add_argument(
+        "--max-tokens", type=tokens, default=500, help="tokens per run (default 500)"
+    )
+    bench.add_argument("--label", help="a label stored with the snapshot")
+    bench.add_argument("--prompt", default=DEFAULT_PROMPT, help="prompt text (default: built in)")
+    bench.add_argument("--json", action="store_true", help="print one JSON object (schema 1)")
+    add_db(bench)
+    add_connection(bench)
+    bench.set_defaults(run=run, interrupted="the bench did not complete: nothing saved")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the bench and save it; the store is opened first so a bad one fails fast."""
+    with open_store(args) as store:
+        return asyncio.run(_bench(args, store))
+
+
+async def _bench(args: argparse.Namespace, store: Store) -> int:
+    target = target_of(args)
+    protocol = Protocol(args.runs, args.warmup, args.max_tokens, 0.0, args.prompt)
+    out = sys.stderr if args.json else sys.stdout
+
+    def progress(p: Progress) -> None:
+        phase = "Warm-up" if p.phase == "warmup" else "Run"
+        print(run_line(p.index, p.total, p.figures, phase), file=out, flush=True)
+
+    async with make_client(target) as client:
+        info = await fetch_server_info(client)
+        print(f"Benchmarking {target.url}: {target_line(info)}", file=out)
+        print(
+            f"Protocol: {protocol.warmup} warm-up + {protocol.runs} runs × {protocol.max_tokens} "
+            "tokens, temperature 0, ignore_eos",
+            file=out,
+            flush=True,
+        )
+        snapshot = await run_bench(
+            client, target.url, info, protocol, label=args.label, on_progress=progress
+        )
+    for line in summary_lines(snapshot):
+        print(line, file=out)
+    exit_code = 0
+    snapshot_id: int | None = None
+    try:
+        snapshot_id = store.save(snapshot)
+    except SpecmonError as exc:  # the figures are printed above and below: nothing lost
+        print(f"specmon: error: could not save the snapshot: {exc}", file=sys.stderr)
+        exit_code = 1
+    else:
+        kind = "baseline (speculation off)" if info.speculative is None else "speculative run"
+        print(f"Saved snapshot {snapshot_id}, a {kind}, to {store.path}", file=out)
+    if args.json:
+        body = snapshot_to_dict(snapshot)
+        body["snapshot_id"] = snapshot_id
+        print(json.dumps(body, indent=2))
+    return exit_code

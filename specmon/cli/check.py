@@ -1,0 +1,84 @@
+"""`specmon check URL`: triage in seconds; exit 0 healthy, 1 degraded, 2 unreachable or refused."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+from specmon.analysis.validity import DEFAULT_MAX_AGE_S, fingerprint
+from specmon.check import DEFAULT_CHECK_TOKENS, report_to_dict, run_check
+from specmon.cli.common import add_connection, add_db, open_store, seconds, target_of, tokens
+from specmon.errors import SpecmonError
+from specmon.model import ServerInfo, Snapshot
+from specmon.sources.http import make_client
+from specmon.store import Store
+
+
+def register(commands: Any) -> None:
+    """Add the `check` subcommand."""
+    check = commands.add_parser(
+        "check",
+        help="triage a server: exit 0 healthy, 1 degraded, 2 unreachable or refused",
+        description="Reachability, version, auth, metrics, speculation, one short probe and, "
+        "with a valid baseline in the store, the speedup and break-even. "
+        "Exit 0 healthy, 1 degraded, 2 unreachable or refused.",
+        allow_abbrev=False,
+    )
+    check.add_argument("url", metavar="URL", help="server address")
+    check.add_argument(
+        "--probe-tokens",
+        type=tokens,
+        default=DEFAULT_CHECK_TOKENS,
+        help=f"probe size when no baseline sets it (default {DEFAULT_CHECK_TOKENS})",
+    )
+    check.add_argument(
+        "--max-age",
+        type=seconds,
+        default=DEFAULT_MAX_AGE_S,
+        metavar="S",
+        help=f"baselines older than this are stale (default {DEFAULT_MAX_AGE_S:g} s)",
+    )
+    check.add_argument("--json", action="store_true", help="print one JSON object")
+    add_db(check)
+    add_connection(check)
+    check.set_defaults(run=run, failure_exit=2)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the check; a store that cannot be opened only disables the baseline lookup."""
+    try:
+        store: Store | None = open_store(args)
+    except SpecmonError as exc:
+        print(f"specmon: warning: no baseline lookup: {exc}", file=sys.stderr)
+        store = None
+    try:
+        return asyncio.run(_check(args, store))
+    finally:
+        if store is not None:
+            store.close()
+
+
+async def _check(args: argparse.Namespace, store: Store | None) -> int:
+    target = target_of(args)
+
+    def find_baseline(info: ServerInfo) -> Snapshot | None:
+        return store.latest_baseline(fingerprint(info.args)) if store else None
+
+    async with make_client(target) as client:
+        report = await run_check(
+            client,
+            target.url,
+            find_baseline=find_baseline,
+            probe_tokens=args.probe_tokens,
+            max_age_s=args.max_age,
+        )
+    if args.json:
+        print(json.dumps(report_to_dict(report), indent=2))
+    else:
+        marks = {"ok": "✓", "info": "·", "warn": "!", "fail": "✗"}
+        for finding in report.findings:
+            print(f"{marks[finding.level]} {finding.text}")
+    return report.exit_code

@@ -1,0 +1,114 @@
+"""`specmon snapshots list|show|compare|export`: read the snapshot store."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from specmon.analysis.validity import DEFAULT_MAX_AGE_S
+from specmon.cli.common import add_db, open_store, positive_int, seconds
+from specmon.errors import SpecmonError
+from specmon.exports import compare_text, comparison_rows, export
+from specmon.model import Snapshot
+from specmon.render import run_line, summary_lines, target_line
+from specmon.serialize import snapshot_to_dict
+from specmon.sources.http import normalise_url
+from specmon.store import Store
+
+
+def register(commands: Any) -> None:
+    """Add the `snapshots` subcommand and its actions."""
+    snapshots = commands.add_parser("snapshots", help="read the snapshot store", allow_abbrev=False)
+    add_db(snapshots)
+    actions = snapshots.add_subparsers(dest="action", metavar="ACTION", required=True)
+    listing = actions.add_parser("list", help="list snapshots, newest first")
+    listing.add_argument("--url", help="only this server")
+    show = actions.add_parser("show", help="one snapshot with its runs")
+    show.add_argument("id", type=positive_int, metavar="ID")
+    show.add_argument("--json", action="store_true", help="print the snapshot as JSON")
+    compare = actions.add_parser("compare", help="a baseline against a speculative snapshot")
+    compare.add_argument("base", type=positive_int, metavar="BASE_ID")
+    compare.add_argument("spec", type=positive_int, metavar="SPEC_ID")
+    export_ = actions.add_parser("export", help="the comparison table of each server's snapshots")
+    export_.add_argument("--format", choices=("md", "csv", "json"), default="md")
+    export_.add_argument("--url", help="only this server (default: every server)")
+    export_.add_argument("--output", "-o", metavar="PATH", help="write here instead of stdout")
+    for parser in (compare, export_):
+        parser.add_argument(
+            "--max-age",
+            type=seconds,
+            default=DEFAULT_MAX_AGE_S,
+            metavar="S",
+            help=f"baselines older than this are stale (default {DEFAULT_MAX_AGE_S:g} s)",
+        )
+    snapshots.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Open the store and carry out the action."""
+    with open_store(args) as store:
+        return _snapshots(args, store)
+
+
+def _snapshots(args: argparse.Namespace, store: Store) -> int:
+    now = time.time()
+    if args.action == "list":
+        items = store.list(normalise_url(args.url) if args.url else None)
+        if not items:
+            print(f"No snapshots in {store.path}")
+        for s in items:
+            print(snapshot_row(s))
+        for message in store.skipped:
+            print(f"specmon: warning: {message}", file=sys.stderr)
+        return 0
+    if args.action == "show":
+        snapshot = store.get(args.id)
+        if args.json:
+            print(json.dumps(snapshot_to_dict(snapshot), indent=2))
+            return 0
+        print(f"Snapshot {snapshot.id}: {snapshot.url} · {target_line(snapshot.server)}")
+        print(f"Taken {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(snapshot.created_at))}"
+              + (f" · label {snapshot.label!r}" if snapshot.label else ""))  # fmt: skip
+        for i, run in enumerate(snapshot.runs, 1):
+            print(run_line(i, len(snapshot.runs), run))
+        for line in summary_lines(snapshot):
+            print(line)
+        return 0
+    if args.action == "compare":
+        print(compare_text(store.get(args.base), store.get(args.spec), now=now,
+                           max_age_s=args.max_age))  # fmt: skip
+        return 0
+    items = store.list(normalise_url(args.url) if args.url else None)
+    by_url: dict[str, list[Snapshot]] = {}
+    for s in items:
+        by_url.setdefault(s.url, []).append(s)
+    rows = [
+        row
+        for group in by_url.values()
+        for row in comparison_rows(group, now=now, max_age_s=args.max_age)
+    ]
+    text = export(rows, args.format)
+    if args.output:
+        path = Path(args.output).expanduser()
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise SpecmonError(f"cannot write {path}: {exc.strerror}") from None
+        print(f"Wrote {len(rows)} rows to {path.resolve()}")
+    else:
+        print(text, end="" if text.endswith("\n") else "\n")
+    return 0
+
+
+def snapshot_row(s: Snapshot) -> str:
+    """One line of `snapshots list`."""
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.created_at))
+    decode = [r.decode_tok_s for r in s.runs if r.decode_tok_s is not None]
+    tok_s = f"{sorted(decode)[len(decode) // 2]:.1f} tok/s" if decode else "— tok/s"
+    spec = s.server.speculative.describe() if s.server.speculative else "baseline"
+    label = f"  {s.label}" if s.label else ""
+    return f"{s.id:>5}  {when}  {s.url}  {spec:<28} {tok_s:>12}  {len(s.runs)} runs{label}"
