@@ -16,9 +16,7 @@ from specmon.analysis.figures import run_figures
 from specmon.analysis.rates import any_reset
 from specmon.errors import SourceError, SpecmonError
 from specmon.model import Protocol, RunFigures, ServerInfo, ServerMetrics, Snapshot
-from specmon.sources.metrics import fetch_metrics
-from specmon.sources.probe import run_probe
-from specmon.sources.sglang import fetch_server_info
+from specmon.sources.backend import Backend
 
 
 class BenchInvalid(SpecmonError):
@@ -37,9 +35,9 @@ class Progress:
     figures: RunFigures
 
 
-async def _metrics_or_none(client: httpx.AsyncClient) -> ServerMetrics | None:
+async def _metrics_or_none(client: httpx.AsyncClient, backend: Backend) -> ServerMetrics | None:
     try:
-        return await fetch_metrics(client)
+        return await backend.metrics(client)
     except SourceError:
         return None  # metrics are optional for a bench: off, or a passing failure
 
@@ -52,6 +50,7 @@ def _restarted(before: ServerInfo, after: ServerInfo) -> bool:
 
 async def run_bench(
     client: httpx.AsyncClient,
+    backend: Backend,
     url: str,
     info: ServerInfo,
     protocol: Protocol,
@@ -64,6 +63,7 @@ async def run_bench(
 
     Args:
         client: The target's client.
+        backend: How to read it (from `sources.backend.connect`).
         url: The target's base URL (recorded in the snapshot).
         info: Server info read just before; read again at the end to detect a restart.
         protocol: Warm-up and run counts, max tokens, prompt.
@@ -75,22 +75,22 @@ async def run_bench(
         SourceError: The server failed (typed); nothing should be saved.
         BenchInvalid: The server restarted or changed its flags during the bench.
     """
-    metrics_before = await _metrics_or_none(client)
+    metrics_before = await _metrics_or_none(client, backend)
     for i in range(protocol.warmup):
-        result = await run_probe(client, prompt=protocol.prompt, max_tokens=protocol.max_tokens)
+        result = await backend.probe(client, prompt=protocol.prompt, max_tokens=protocol.max_tokens)
         if on_progress:
             on_progress(Progress("warmup", i + 1, protocol.warmup, run_figures(result)))
     runs: list[RunFigures] = []
     for i in range(protocol.runs):
-        result = await run_probe(client, prompt=protocol.prompt, max_tokens=protocol.max_tokens)
+        result = await backend.probe(client, prompt=protocol.prompt, max_tokens=protocol.max_tokens)
         figures = run_figures(result)
         runs.append(figures)
         if on_progress:
             on_progress(Progress("run", i + 1, protocol.runs, figures))
-    info_after = await fetch_server_info(client)
+    info_after = await backend.server_info(client)
     if _restarted(info, info_after):
         raise BenchInvalid("the server restarted or changed its flags during the bench")
-    metrics_after = await _metrics_or_none(client)
+    metrics_after = await _metrics_or_none(client, backend)
     if metrics_before and metrics_after and any_reset(metrics_before, metrics_after):
         raise BenchInvalid("the server's counters went down during the bench: it restarted")
     return Snapshot(

@@ -19,9 +19,8 @@ from specmon.analysis.stats import summarize
 from specmon.analysis.validity import Validity, baseline_validity
 from specmon.errors import AuthFailed, MetricsDisabled, SourceError
 from specmon.model import Protocol, RunFigures, ServerInfo, ServerMetrics, Snapshot
-from specmon.sources.metrics import fetch_metrics
-from specmon.sources.probe import DEFAULT_PROMPT, run_probe
-from specmon.sources.sglang import fetch_server_info
+from specmon.sources.backend import Backend, connect
+from specmon.sources.probe import DEFAULT_PROMPT
 
 EXIT_HEALTHY, EXIT_DEGRADED, EXIT_UNREACHABLE = 0, 1, 2
 DEFAULT_CHECK_TOKENS = 200
@@ -70,15 +69,15 @@ async def run_check(
     """Check one server: reachable, auth, version, metrics, speculation, a probe, the baseline."""
     report = CheckReport(url)
     try:
-        info = await fetch_server_info(client)
+        backend, info = await connect(client)
     except SourceError as exc:  # unreachable, no answer, auth refused, not SGLang, garbage
         report.add("fail", str(exc), EXIT_UNREACHABLE)
         return report
     report.server = info
-    report.add("ok", f"reachable: SGLang {info.version or '?'} serving {info.model or '?'}")
+    report.add("ok", f"reachable: {info.title} serving {info.model or '?'}")
     if client.headers.get("authorization"):
         report.add("ok", "auth: the API key was accepted")
-    await _check_metrics(client, report)
+    await _check_metrics(client, backend, report)
     if info.speculative is None:
         report.add("ok", "speculation: off")
     else:
@@ -87,7 +86,7 @@ async def run_check(
     protocol_tokens = baseline.protocol.max_tokens if baseline else probe_tokens
     prompt = baseline.protocol.prompt if baseline else DEFAULT_PROMPT
     try:
-        result = await run_probe(client, prompt=prompt, max_tokens=protocol_tokens)
+        result = await backend.probe(client, prompt=prompt, max_tokens=protocol_tokens)
     except AuthFailed as exc:
         report.add("fail", f"probe refused: {exc}", EXIT_UNREACHABLE)
         return report
@@ -102,9 +101,9 @@ async def run_check(
     return report
 
 
-async def _check_metrics(client: httpx.AsyncClient, report: CheckReport) -> None:
+async def _check_metrics(client: httpx.AsyncClient, backend: Backend, report: CheckReport) -> None:
     try:
-        report.metrics = await fetch_metrics(client)
+        report.metrics = await backend.metrics(client)
     except MetricsDisabled as exc:
         report.add("warn", str(exc), EXIT_DEGRADED)
     except SourceError as exc:

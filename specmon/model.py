@@ -35,6 +35,9 @@ class SpecConfig:
         return " ".join(parts)
 
 
+BACKEND_NAMES = {"sglang": "SGLang", "vllm": "vLLM", "llamacpp": "llama.cpp"}
+
+
 @dataclass(frozen=True, slots=True)
 class ServerInfo:
     """One server's identity and configuration, normalised across versions."""
@@ -60,6 +63,11 @@ class ServerInfo:
     """SGLang's cumulative accept length since start or the last /flush_cache."""
     info_route: str = "/server_info"
     """Which route answered (`/server_info` or the older `/get_server_info`)."""
+
+    @property
+    def title(self) -> str:
+        """ "SGLang 0.5.23": the backend's display name and version."""
+        return f"{BACKEND_NAMES.get(self.backend, self.backend)} {self.version or '?'}"
 
 
 @dataclass(frozen=True, slots=True)

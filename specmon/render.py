@@ -57,7 +57,7 @@ def summary_lines(snapshot: Snapshot) -> list[str]:
 def target_line(info: ServerInfo) -> str:
     """`SGLang 0.5.23 · model · tp 8 · EAGLE3 steps=2 …` for the bench header."""
     spec = info.speculative.describe() if info.speculative else "no speculation"
-    parts = [f"SGLang {info.version or '?'}", info.model or "?"]
+    parts = [info.title, info.model or "?"]
     if info.tp_size is not None:
         parts.append(f"tp {info.tp_size}")
     parts.append(spec)

@@ -22,9 +22,9 @@ from specmon.errors import SpecmonError
 from specmon.model import Protocol
 from specmon.render import run_line, summary_lines, target_line
 from specmon.serialize import snapshot_to_dict
+from specmon.sources.backend import connect
 from specmon.sources.http import make_client
 from specmon.sources.probe import DEFAULT_PROMPT
-from specmon.sources.sglang import fetch_server_info
 from specmon.store import Store
 
 
@@ -68,7 +68,7 @@ async def _bench(args: argparse.Namespace, store: Store) -> int:
         print(run_line(p.index, p.total, p.figures, phase), file=out, flush=True)
 
     async with make_client(target) as client:
-        info = await fetch_server_info(client)
+        backend, info = await connect(client)
         print(f"Benchmarking {target.url}: {target_line(info)}", file=out)
         print(
             f"Protocol: {protocol.warmup} warm-up + {protocol.runs} runs × {protocol.max_tokens} "
@@ -77,7 +77,7 @@ async def _bench(args: argparse.Namespace, store: Store) -> int:
             flush=True,
         )
         snapshot = await run_bench(
-            client, target.url, info, protocol, label=args.label, on_progress=progress
+            client, backend, target.url, info, protocol, label=args.label, on_progress=progress
         )
     for line in summary_lines(snapshot):
         print(line, file=out)

@@ -17,9 +17,9 @@ from specmon.exports import compare_text
 from specmon.model import Protocol, Snapshot
 from specmon.render import run_line, target_line
 from specmon.sim import SimConfig, SimServer
+from specmon.sources.backend import connect
 from specmon.sources.http import Target, make_client
 from specmon.sources.probe import DEFAULT_PROMPT
-from specmon.sources.sglang import fetch_server_info
 from specmon.store import Store
 
 
@@ -62,7 +62,7 @@ async def _demo(args: argparse.Namespace) -> int:
             for server in servers:
                 target = Target(url=server.url)
                 async with make_client(target) as client:
-                    info = await fetch_server_info(client)
+                    backend, info = await connect(client)
                     print(f"{server.url}: {target_line(info)}")
 
                     def progress(p: Progress) -> None:
@@ -70,7 +70,7 @@ async def _demo(args: argparse.Namespace) -> int:
                         print("  " + run_line(p.index, p.total, p.figures, phase), flush=True)
 
                     snapshot = await run_bench(
-                        client, target.url, info, protocol, on_progress=progress
+                        client, backend, target.url, info, protocol, on_progress=progress
                     )
                 snapshots.append(store.get(store.save(snapshot)))
                 print()

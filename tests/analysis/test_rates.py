@@ -30,8 +30,8 @@ def test_unknown_counters_give_unknown() -> None:
 
 
 def test_real_window_accept_length_from_counters() -> None:
-    before = metrics_from_text((FIXTURES / "spec_metrics.txt").read_text())
-    after = metrics_from_text((FIXTURES / "spec_metrics_after.txt").read_text())
+    before = metrics_from_text((FIXTURES / "spec/metrics").read_text())
+    after = metrics_from_text((FIXTURES / "spec/metrics_after").read_text())
     window = server_accept_length(before, after)
     assert window is not None and window.source == "counters"
     assert window.value == pytest.approx((648 - 8) / (209 - 5))
@@ -45,7 +45,7 @@ def test_gauge_fallback_and_unknown() -> None:
 
 
 def test_real_restart_is_detected() -> None:
-    before = metrics_from_text((FIXTURES / "plain_metrics_after.txt").read_text())
+    before = metrics_from_text((FIXTURES / "plain/metrics_after").read_text())
     after = metrics_from_text((FIXTURES / "plain_metrics_after_restart.txt").read_text())
     assert any_reset(before, after)
     assert not any_reset(before, before)

@@ -24,28 +24,28 @@ def _snapshot(name: str, created_at: float = 1000.0, **arg_changes: object) -> S
 def test_real_spec_and_plain_share_a_fingerprint() -> None:
     # They differ in port, random_seed, max_total_num_tokens, cuda_graph_config and the
     # speculative_* args only: none of those make the baseline inapplicable.
-    spec, plain = _snapshot("spec_server_info.json"), _snapshot("plain_server_info.json")
+    spec, plain = _snapshot("spec/server_info"), _snapshot("plain/server_info")
     assert differing_keys(plain.server.args, spec.server.args) == []
     assert fingerprint(plain.server.args) == fingerprint(spec.server.args)
     assert baseline_validity(plain, spec, now=1060.0).valid
 
 
 def test_real_restart_keeps_the_fingerprint() -> None:
-    before = _snapshot("plain_server_info.json")
+    before = _snapshot("plain/server_info")
     after = _snapshot("plain_server_info_after_restart.json")
     assert fingerprint(before.server.args) == fingerprint(after.server.args)
 
 
 def test_a_changed_flag_is_named() -> None:
-    plain = _snapshot("plain_server_info.json", mem_fraction_static=0.5)
-    spec = _snapshot("spec_server_info.json")
+    plain = _snapshot("plain/server_info", mem_fraction_static=0.5)
+    spec = _snapshot("spec/server_info")
     validity = baseline_validity(plain, spec, now=1060.0)
     assert not validity.valid
     assert validity.reasons == ("flags differ: mem_fraction_static",)
 
 
 def test_age_protocol_restart_and_speculative_baseline() -> None:
-    plain, spec = _snapshot("plain_server_info.json"), _snapshot("spec_server_info.json")
+    plain, spec = _snapshot("plain/server_info"), _snapshot("spec/server_info")
     old = baseline_validity(plain, spec, now=1000.0 + 31 * 60)
     assert old.reasons == ("too old (31 min > 30 min)",)
     other = replace(spec, protocol=replace(PROTOCOL, max_tokens=128))

@@ -21,7 +21,7 @@ def _text(name: str) -> str:
 
 
 def test_real_spec_capture_after_traffic() -> None:
-    m = metrics_from_text(_text("spec_metrics_after.txt"))
+    m = metrics_from_text(_text("spec/metrics_after"))
     # Summed over is_streaming="true"/"false" series (0.5.20+ label, present in 0.5.17).
     assert m.generation_tokens_total == 136 + 512
     assert m.prompt_tokens_total == 78 + 321
@@ -39,22 +39,22 @@ def test_real_spec_capture_after_traffic() -> None:
 
 
 def test_openmetrics_underscore_names_parse_the_same() -> None:
-    plain = metrics_from_text(_text("spec_metrics.txt"))
-    escaped = metrics_from_text(_text("spec_metrics_openmetrics.txt"))
+    plain = metrics_from_text(_text("spec/metrics"))
+    escaped = metrics_from_text(_text("spec/metrics_openmetrics"))
     assert escaped.generation_tokens_total == plain.generation_tokens_total == 8
     assert escaped.spec_verify_calls_total == plain.spec_verify_calls_total == 5
     assert escaped.realtime_decode_tokens_total == plain.realtime_decode_tokens_total
 
 
 def test_plain_server_has_no_verify_counter_and_unobserved_histograms_are_unknown() -> None:
-    m = metrics_from_text(_text("plain_metrics.txt"))
+    m = metrics_from_text(_text("plain/metrics"))
     assert m.spec_verify_calls_total is None  # absent family: unknown, not zero
     assert m.itl_seconds is None
     assert m.spec_accept_length == 0.0  # SGLang exports it as 0 with speculation off
 
 
 def test_restart_capture_counters_are_lower() -> None:
-    before = metrics_from_text(_text("plain_metrics_after.txt"))
+    before = metrics_from_text(_text("plain/metrics_after"))
     after = metrics_from_text(_text("plain_metrics_after_restart.txt"))
     assert before.generation_tokens_total is not None and after.generation_tokens_total is not None
     assert after.generation_tokens_total < before.generation_tokens_total
@@ -155,7 +155,7 @@ async def test_404_means_metrics_off_and_says_how_to_fix() -> None:
 
 
 async def test_fetch_parses_real_capture() -> None:
-    async with _client(200, _text("spec_metrics_after.txt").encode()) as client:
+    async with _client(200, _text("spec/metrics_after").encode()) as client:
         m = await fetch_metrics(client)
     assert m.spec_verify_calls_total == 209
 

@@ -35,7 +35,7 @@ def _data_lines(capture: dict) -> list[tuple[float, dict]]:
     ]
 
 
-@pytest.mark.parametrize("name", [f"spec_generate_stream_{i}.json" for i in range(3)])
+@pytest.mark.parametrize("name", [f"spec/generate_stream_{i}.json" for i in range(3)])
 async def test_replayed_spec_stream_gives_design_figures(name: str) -> None:
     capture = load_capture(name)
     clock = FakeClock(capture["meta"]["t_send"])
@@ -65,7 +65,7 @@ async def test_replayed_spec_stream_gives_design_figures(name: str) -> None:
     assert figures.cycle_ms_p50 <= figures.cycle_ms_p95
 
 
-@pytest.mark.parametrize("name", [f"plain_generate_stream_{i}.json" for i in range(3)])
+@pytest.mark.parametrize("name", [f"plain/generate_stream_{i}.json" for i in range(3)])
 async def test_replayed_plain_stream_has_no_speculative_figures(name: str) -> None:
     capture = load_capture(name)
     clock = FakeClock(capture["meta"]["t_send"])

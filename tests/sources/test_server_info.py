@@ -24,7 +24,7 @@ def _load(name: str) -> dict[str, Any]:
 
 
 def test_real_0517_speculative() -> None:
-    info = parse_server_info(_load("spec_server_info.json"))
+    info = parse_server_info(_load("spec/server_info"))
     assert info.version == "0.5.17"
     assert info.model == "tiny-llama"
     assert (info.tp_size, info.dp_size, info.pp_size) == (1, 1, 1)
@@ -39,7 +39,7 @@ def test_real_0517_speculative() -> None:
 
 
 def test_real_0517_plain() -> None:
-    info = parse_server_info(_load("plain_server_info.json"))
+    info = parse_server_info(_load("plain/server_info"))
     assert info.speculative is None
     assert info.avg_spec_accept_length is None
 

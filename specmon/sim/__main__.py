@@ -1,0 +1,113 @@
+"""`python -m specmon.sim`: run the simulated SGLang server until Ctrl-C.
+
+Flags are SGLang's own (`--model-path`, `--tp-size`, `--speculative-*`, `--enable-metrics`,
+`--api-key` ...) plus the simulator's knobs (`--sglang-version`, `--plain-step-ms`, `--cycle-ms`,
+`--accept-length`, `--ttft-ms`, `--prefill-ms-per-token`, `--concurrency-slowdown`, `--seed`,
+`--record`). Unlike SGLang, speculation defaults to the seed's EAGLE3 setup; pass
+`--speculative-algorithm none` for a baseline server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+from collections.abc import Sequence
+
+from specmon.sim.config import DEFAULT_DRAFT_MODEL, SUPPORTED_VERSIONS, SimConfig
+from specmon.sim.server import SimServer
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (SGLang flag names where SGLang has the flag)."""
+    d = SimConfig()
+    p = argparse.ArgumentParser(
+        prog="python -m specmon.sim",
+        description="Simulated SGLang server (HTTP on loopback, paced by a model of decode).",
+    )
+    p.add_argument("--model-path", default=d.model_path)
+    p.add_argument("--served-model-name", default=None)
+    p.add_argument("--tp-size", "--tp", dest="tp_size", type=int, default=d.tp_size)
+    p.add_argument("--dp-size", "--dp", dest="dp_size", type=int, default=d.dp_size)
+    p.add_argument(
+        "--speculative-algorithm",
+        default=d.speculative_algorithm,
+        help="EAGLE3, EAGLE, NGRAM ...; 'none' turns speculation off",
+    )
+    p.add_argument("--speculative-num-steps", type=int, default=d.speculative_num_steps)
+    p.add_argument("--speculative-eagle-topk", type=int, default=d.speculative_eagle_topk)
+    p.add_argument(
+        "--speculative-num-draft-tokens", type=int, default=d.speculative_num_draft_tokens
+    )
+    p.add_argument("--speculative-draft-model-path", default=DEFAULT_DRAFT_MODEL)
+    p.add_argument("--enable-metrics", action="store_true", help="serve /metrics (off, as SGLang)")
+    p.add_argument("--api-key", default=None)
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=30000)
+    p.add_argument("--stream-interval", type=int, default=1)
+    p.add_argument("--sglang-version", choices=SUPPORTED_VERSIONS, default=d.version)
+    p.add_argument("--plain-step-ms", type=float, default=d.plain_step_ms)
+    p.add_argument("--cycle-ms", type=float, default=d.cycle_ms)
+    p.add_argument("--accept-length", type=float, default=d.accept_length)
+    p.add_argument("--ttft-ms", type=float, default=d.ttft_ms)
+    p.add_argument("--prefill-ms-per-token", type=float, default=d.prefill_ms_per_token)
+    p.add_argument("--concurrency-slowdown", type=float, default=d.concurrency_slowdown)
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--record", default=None, metavar="PATH", help="append ground truth as JSONL")
+    return p
+
+
+def config_from_args(argv: Sequence[str] | None = None) -> SimConfig:
+    """Parse `argv` into a `SimConfig`."""
+    a = build_parser().parse_args(argv)
+    algorithm = a.speculative_algorithm
+    if algorithm is not None and algorithm.lower() in ("", "none"):
+        algorithm = None
+    return SimConfig(
+        version=a.sglang_version,
+        host=a.host,
+        port=a.port,
+        model_path=a.model_path,
+        served_model_name=a.served_model_name,
+        tp_size=a.tp_size,
+        dp_size=a.dp_size,
+        speculative_algorithm=algorithm,
+        speculative_num_steps=a.speculative_num_steps,
+        speculative_eagle_topk=a.speculative_eagle_topk,
+        speculative_num_draft_tokens=a.speculative_num_draft_tokens,
+        speculative_draft_model_path=a.speculative_draft_model_path,
+        enable_metrics=a.enable_metrics,
+        api_key=a.api_key,
+        stream_interval=a.stream_interval,
+        plain_step_ms=a.plain_step_ms,
+        cycle_ms=a.cycle_ms,
+        accept_length=a.accept_length,
+        ttft_ms=a.ttft_ms,
+        prefill_ms_per_token=a.prefill_ms_per_token,
+        concurrency_slowdown=a.concurrency_slowdown,
+        seed=a.seed,
+        record_path=a.record,
+    )
+
+
+async def serve(config: SimConfig) -> None:
+    """Start the server, print its URL, and run until cancelled."""
+    server = SimServer(config)
+    await server.start()
+    spec = config.speculative_algorithm or "off"
+    print(f"specmon sim: SGLang {config.version} (speculation {spec}) at {server.url}", flush=True)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await server.stop()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of `python -m specmon.sim`."""
+    config = config_from_args(argv)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve(config))
+
+
+if __name__ == "__main__":
+    main()

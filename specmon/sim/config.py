@@ -1,0 +1,232 @@
+"""What the simulated server is: its launch flags (`SimConfig`) and its version's shapes (`Flavor`).
+
+Version facts come from reference/sglang-interfaces.md and the real 0.5.17 capture; every
+threshold below names the first release that behaves that way, so one `Flavor` method answers
+"does this version do X" for any of the supported versions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+SUPPORTED_VERSIONS = ("0.4.6", "0.5.4", "0.5.17", "0.5.23")
+
+# An EAGLE-3 draft repository for Llama 3.3 70B as published on the Hugging Face hub.
+DEFAULT_DRAFT_MODEL = "yuhuili/EAGLE3-LLaMA3.3-Instruct-70B"
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """Launch flags of the simulated server and the numbers of its decode model.
+
+    Fields are named like SGLang server args where one exists; `extra_args` overrides any other
+    server arg reported by `/server_info` (for example `{"decode_log_interval": 5}`).
+
+    Attributes:
+        version: SGLang version whose HTTP shapes are spoken (one of `SUPPORTED_VERSIONS`).
+        host: Address to bind.
+        port: Port to bind; 0 picks a free one.
+        model_path: `--model-path`.
+        served_model_name: `--served-model-name`; defaults to `model_path` as in SGLang.
+        tp_size: `--tp-size`.
+        dp_size: `--dp-size`.
+        pp_size: `--pp-size`.
+        speculative_algorithm: `--speculative-algorithm`; None turns speculation off.
+        speculative_num_steps: `--speculative-num-steps`.
+        speculative_eagle_topk: `--speculative-eagle-topk`.
+        speculative_num_draft_tokens: `--speculative-num-draft-tokens` (drafts + 1 per verify).
+        speculative_draft_model_path: `--speculative-draft-model-path`.
+        enable_metrics: `--enable-metrics` (on here, off in the CLI as in SGLang).
+        api_key: `--api-key`; None means no auth.
+        stream_interval: `--stream-interval`.
+        extra_args: Any other server arg, reported verbatim.
+        plain_step_ms: One decode step without speculation, for a batch of one.
+        cycle_ms: One draft+verify cycle with speculation, for a batch of one.
+        accept_length: Mean tokens per verify step, bonus token included.
+        ttft_ms: Prefill time of a lone request with a fully cached prompt.
+        prefill_ms_per_token: Extra prefill time per uncached prompt token.
+        concurrency_slowdown: k in step time x (1 + k (n - 1)) for n running requests.
+        seed: Seeds acceptance draws, token text and request ids.
+        record_path: Append one JSON line per finished request here (ground truth).
+    """
+
+    version: str = "0.5.23"
+    host: str = "127.0.0.1"
+    port: int = 0
+    model_path: str = "meta-llama/Llama-3.3-70B-Instruct"
+    served_model_name: str | None = None
+    tp_size: int = 8
+    dp_size: int = 1
+    pp_size: int = 1
+    speculative_algorithm: str | None = "EAGLE3"
+    speculative_num_steps: int | None = 2
+    speculative_eagle_topk: int | None = 1
+    speculative_num_draft_tokens: int | None = 3
+    speculative_draft_model_path: str | None = DEFAULT_DRAFT_MODEL
+    enable_metrics: bool = True
+    api_key: str | None = None
+    stream_interval: int = 1
+    extra_args: Mapping[str, object] = field(default_factory=dict)
+    plain_step_ms: float = 1000 / 62.9
+    cycle_ms: float = 27.6
+    accept_length: float = 2.1
+    ttft_ms: float = 45.0
+    prefill_ms_per_token: float = 0.05
+    concurrency_slowdown: float = 0.08
+    seed: int = 0
+    record_path: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.version not in SUPPORTED_VERSIONS:
+            raise ValueError(
+                f"unsupported SGLang version {self.version!r}; choose one of {SUPPORTED_VERSIONS}"
+            )
+        if self.speculative and self.num_draft_tokens < 2:
+            raise ValueError("speculative_num_draft_tokens must be at least 2 (one draft + root)")
+        if self.speculative and not 1.0 <= self.accept_length <= self.num_draft_tokens:
+            raise ValueError(
+                f"accept_length must lie in [1, {self.num_draft_tokens}] "
+                f"(tokens per verify step with {self.num_draft_tokens} draft tokens)"
+            )
+        if self.stream_interval < 1:
+            raise ValueError("stream_interval must be at least 1")
+
+    @property
+    def speculative(self) -> bool:
+        """Whether speculative decoding is on."""
+        return self.speculative_algorithm is not None
+
+    @property
+    def num_draft_tokens(self) -> int:
+        """Tokens verified per step (drafts + the root); 1 when speculation is off."""
+        if not self.speculative:
+            return 1
+        if self.speculative_num_draft_tokens is not None:
+            return self.speculative_num_draft_tokens
+        # SGLang resolves an unset value to steps + 1 for topk 1.
+        return (self.speculative_num_steps or 1) + 1
+
+    @property
+    def model_name(self) -> str:
+        """The served name: metric label `model_name` and the `/v1/models` id."""
+        return self.served_model_name or self.model_path
+
+    def arg(self, name: str, default: object = None) -> object:
+        """A server arg from `extra_args`, else `default`."""
+        return self.extra_args.get(name, default)
+
+    @property
+    def decode_log_interval(self) -> int:
+        """Decode steps between two publications of the scheduler gauges (SGLang: 40)."""
+        value = self.arg("decode_log_interval", 40)
+        return value if isinstance(value, int) and value > 0 else 40
+
+    @property
+    def context_length(self) -> int:
+        """The model's context length (Llama 3.x: 131072) unless `context_length` is given."""
+        value = self.arg("context_length")
+        return value if isinstance(value, int) and value > 0 else 131072
+
+    @property
+    def cuda_graph(self) -> bool:
+        """Whether decode runs under CUDA graphs (labels `cuda_graph_passes_total{mode}`)."""
+        return not bool(self.arg("disable_cuda_graph", False))
+
+
+def parse_version(version: str) -> tuple[int, ...]:
+    """`"0.5.17"` -> `(0, 5, 17)`."""
+    return tuple(int(part) for part in version.split("."))
+
+
+@dataclass(frozen=True)
+class Flavor:
+    """The shapes one SGLang version speaks, as yes/no questions."""
+
+    version: str
+
+    @property
+    def v(self) -> tuple[int, ...]:
+        """The version as a comparable tuple."""
+        return parse_version(self.version)
+
+    def at_least(self, version: str) -> bool:
+        """Whether this version is `version` or newer."""
+        return self.v >= parse_version(version)
+
+    @property
+    def server_info_route(self) -> bool:
+        """`/server_info` and `/model_info` exist (0.5.6+); `/get_*` exist everywhere."""
+        return self.at_least("0.5.6")
+
+    @property
+    def ready_route(self) -> bool:
+        """`/ready` exists (0.5.20+)."""
+        return self.at_least("0.5.20")
+
+    @property
+    def flat_internal_state(self) -> bool:
+        """0.4.4-0.4.6.post3 merge the scheduler state into the top level of server info."""
+        return not self.at_least("0.4.7")
+
+    @property
+    def output_ids(self) -> str:
+        """How streamed chunks carry `output_ids`: "none", "delta" (0.5.1-0.5.4) or "cumulative"."""
+        if not self.at_least("0.5.0"):
+            return "none"
+        return "delta" if not self.at_least("0.5.5") else "cumulative"
+
+    @property
+    def unknown_param(self) -> str:
+        """What an unknown sampling param gets: "400" (0.5.23 contract gate) or "500".
+
+        Before the contract gate `SamplingParams(**kwargs)` raises TypeError, which FastAPI turns
+        into a plain-text 500 (the 0.5.17 capture; the same code path in 0.4.6 and 0.5.4).
+        """
+        return "400" if self.at_least("0.5.23") else "500"
+
+    @property
+    def tokenizer_engine_type(self) -> bool:
+        """Tokenizer metrics carry `engine_type` (0.5.12+)."""
+        return self.at_least("0.5.12")
+
+    @property
+    def scheduler_labels(self) -> tuple[str, ...]:
+        """Label keys of scheduler-side metrics, alphabetical."""
+        if self.at_least("0.5.7"):
+            return ("engine_type", "model_name", "moe_ep_rank", "pp_rank", "tp_rank")
+        if self.at_least("0.4.9"):
+            return ("engine_type", "model_name", "pp_rank", "tp_rank")
+        return ("engine_type", "model_name")
+
+    @property
+    def tokenizer_labels(self) -> tuple[str, ...]:
+        """Label keys of tokenizer-side metrics, alphabetical."""
+        return ("engine_type", "model_name") if self.tokenizer_engine_type else ("model_name",)
+
+    @property
+    def spec_meta_aliases(self) -> bool:
+        """Final meta_info repeats `spec_accepted_drafts`/`spec_proposed_drafts` (0.5.12-0.5.20)."""
+        return self.at_least("0.5.12") and not self.at_least("0.5.21")
+
+    @property
+    def meta_style(self) -> str:
+        """The meta_info layout: "0.4" (no weight_version), "0.5.4", or "0.5.12" (current)."""
+        if not self.at_least("0.5.0"):
+            return "0.4"
+        return "0.5.4" if not self.at_least("0.5.12") else "0.5.12"
+
+    @property
+    def auth_exempt_ready(self) -> bool:
+        """`/ready` is reachable without the API key (0.5.23)."""
+        return self.at_least("0.5.23")
+
+    @property
+    def spec_details_chunk(self) -> bool:
+        """OpenAI streams honour `return_spec_tokens_details` with an `sglext` chunk (0.5.20+)."""
+        return self.at_least("0.5.20")
+
+    @property
+    def idle_zeroes_throughput(self) -> bool:
+        """The ~30 s idle refresh republishes `gen_throughput` as 0 (0.5.1x+; not 0.4.x)."""
+        return self.at_least("0.5.9")

@@ -1,0 +1,63 @@
+"""Backends: how to read one kind of server. Detection picks the one that answers.
+
+Each backend is three async functions over the target's client. Bench, check and the dashboard
+only ever talk to a `Backend`, so a new server kind is one module plus one entry in `BACKENDS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+import httpx
+
+from specmon.errors import NotSGLang
+from specmon.model import ProbeResult, ServerInfo, ServerMetrics
+from specmon.sources.metrics import fetch_metrics
+from specmon.sources.probe import run_probe
+from specmon.sources.sglang import fetch_server_info
+
+
+class ProbeFn(Protocol):
+    """A streaming probe: one generation request timed chunk by chunk."""
+
+    def __call__(
+        self,
+        client: httpx.AsyncClient,
+        *,
+        prompt: str = ...,
+        max_tokens: int = ...,
+        clock: Callable[[], float] = ...,
+        wall: Callable[[], float] = ...,
+    ) -> Awaitable[ProbeResult]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """How to read one kind of server."""
+
+    name: str
+    server_info: Callable[[httpx.AsyncClient], Awaitable[ServerInfo]]
+    """Identity and configuration; raises NotSGLang (or the like) when the server is not one."""
+    metrics: Callable[[httpx.AsyncClient], Awaitable[ServerMetrics]]
+    probe: ProbeFn
+
+
+SGLANG = Backend("sglang", fetch_server_info, fetch_metrics, run_probe)
+BACKENDS = (SGLANG,)
+
+
+async def connect(client: httpx.AsyncClient) -> tuple[Backend, ServerInfo]:
+    """Find the backend that answers, and its server info.
+
+    Raises:
+        NotSGLang: No backend recognised the server.
+        SourceError: Any other failure (unreachable, auth …), typed, from the first backend.
+    """
+    for backend in BACKENDS:
+        try:
+            return backend, await backend.server_info(client)
+        except NotSGLang:
+            continue
+    raise NotSGLang(f"{client.base_url}: not a server specmon knows (SGLang)")
