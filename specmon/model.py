@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +174,151 @@ class Protocol:
     prompt: str
 
 
+GpuSourceKind = Literal["nvml", "dcgm"]
+"""Where GPU readings come from: NVML on this machine, or a DCGM-style `/metrics` endpoint
+(dcgm-exporter, or `specmon agent` on the GPU box)."""
+
+CLOCK_EVENT_REASONS: tuple[tuple[int, str], ...] = (
+    (0x1, "idle"),
+    (0x2, "app_clocks"),
+    (0x4, "sw_power_cap"),
+    (0x8, "hw_slowdown"),
+    (0x10, "sync_boost"),
+    (0x20, "sw_thermal"),
+    (0x40, "hw_thermal"),
+    (0x80, "hw_power_brake"),
+    (0x100, "display_clocks"),
+    (0x200, "board_limit"),
+    (0x400, "reliability"),
+)
+"""NVML's clock event ("throttle") reason bits and their short names. DCGM exports the same mask
+as `DCGM_FI_DEV_CLOCKS_EVENT_REASONS` (`…_CLOCK_THROTTLE_REASONS` before DCGM 3.3)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GpuProcess:
+    """A process holding a GPU context."""
+
+    pid: int
+    """As the driver reports it (a host pid: in a container it may not be one psutil sees)."""
+    used_memory_mib: float | None
+    name: str | None = None
+    """From psutil, when the process is visible from here."""
+    sm_util_pct: float | None = None
+    """Its share of SM time in NVML's last sampling window; None when NVML has no sample."""
+    is_server: bool | None = None
+    """Whether it belongs to the monitored server's process tree; None when that is unknown."""
+
+
+@dataclass(frozen=True, slots=True)
+class GpuDevice:
+    """One GPU at one moment. Every field the driver or exporter did not give is None."""
+
+    index: int
+    name: str | None = None
+    uuid: str | None = None
+    utilization_pct: float | None = None
+    memory_used_mib: float | None = None
+    memory_total_mib: float | None = None
+    power_w: float | None = None
+    power_limit_w: float | None = None
+    """The enforced power limit."""
+    sm_clock_mhz: float | None = None
+    sm_clock_max_mhz: float | None = None
+    mem_clock_mhz: float | None = None
+    mem_clock_max_mhz: float | None = None
+    temperature_c: float | None = None
+    clock_event_mask: int | None = None
+    """NVML's clock event reasons bitmask (see `CLOCK_EVENT_REASONS`)."""
+    processes: tuple[GpuProcess, ...] | None = None
+    """None when the source does not list processes (dcgm-exporter does not)."""
+    error: str | None = None
+    """Why this GPU could not be read (e.g. "GPU is lost"); its other fields are then None."""
+
+    @property
+    def throttle_reasons(self) -> tuple[str, ...] | None:
+        """The clock event reasons by short name ("idle", "sw_power_cap" …); None if unknown."""
+        mask = self.clock_event_mask
+        if mask is None:
+            return None
+        names = [name for bit, name in CLOCK_EVENT_REASONS if mask & bit]
+        known = sum(bit for bit, _ in CLOCK_EVENT_REASONS)
+        if mask & ~known:
+            names.append(f"0x{mask & ~known:x}")
+        return tuple(names)
+
+
+@dataclass(frozen=True, slots=True)
+class HostStats:
+    """The machine the server runs on."""
+
+    cpu_percent: float | None
+    """All CPUs together, 0–100; None on the first reading (psutil needs two)."""
+    cpu_count: int | None
+    memory_used_bytes: int | None
+    memory_total_bytes: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessStats:
+    """The server's process (the one listening on its port)."""
+
+    pid: int
+    name: str | None
+    start_time: float | None
+    """Unix seconds; a new value means the server restarted."""
+    cpu_percent: float | None
+    """Percent of one CPU (can exceed 100); None on the first reading of this process."""
+    rss_bytes: int | None
+    port: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Telemetry:
+    """One reading of the GPUs, the host and the server process, from one source."""
+
+    kind: GpuSourceKind
+    source: str
+    """Where it came from, e.g. "NVML on this machine", "specmon agent at http://…/metrics"."""
+    gpus: tuple[GpuDevice, ...] = ()
+    unavailable: str | None = None
+    """Why there are no GPU readings, one line (e.g. "no NVML here (Driver Not Loaded)")."""
+    hint: str | None = None
+    """How to get GPU readings when they are unavailable."""
+    hostname: str | None = None
+    driver_version: str | None = None
+    host: HostStats | None = None
+    server_process: ProcessStats | None = None
+    server_process_missing: str | None = None
+    """Why `server_process` is None, when it was looked for."""
+
+
+@dataclass(frozen=True, slots=True)
+class GpuState:
+    """The GPUs' condition during a bench, kept with its snapshot (`analysis.gpus.gpu_state`).
+
+    Two snapshots taken under different GPU conditions (lower clocks, another power limit,
+    throttling, someone else's process on a GPU) do not compare like for like.
+    """
+
+    source: str
+    gpu_count: int
+    gpu_name: str | None = None
+    """Short model name(s), e.g. "H200", or "H200, H100" on a mixed box."""
+    sm_clock_mhz: float | None = None
+    """Median over the samples of the lowest SM clock among the busy (not idle) GPUs."""
+    sm_clock_max_mhz: float | None = None
+    power_limit_w: float | None = None
+    """The lowest enforced power limit."""
+    max_temperature_c: float | None = None
+    throttle_reasons: tuple[str, ...] = ()
+    """Throttling reasons seen on any GPU in any sample (idle and the like excluded)."""
+    other_processes: tuple[str, ...] = ()
+    """Processes on the GPUs that are not the server's, e.g.
+    "python (pid 4242) on GPU 3: 20480 MiB, SM 35%"."""
+    samples: int = 0
+
+
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     """A completed bench: its runs, the protocol and the server it ran against."""
@@ -187,3 +332,52 @@ class Snapshot:
     runs: tuple[RunFigures, ...]
     id: int | None = None
     """Assigned by the store."""
+    gpu: GpuState | None = None
+    """The GPU state during the runs, when it could be read."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """The latest state of one source."""
+
+    value: Any
+    """The last successful result (None until the first)."""
+    at: float | None
+    """Monotonic time the value was read."""
+    seq: int
+    """How many successful reads so far: a new value is one whose seq changed."""
+    error: str | None = None
+    """The last failure since the last success, if any."""
+    error_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """Everything known at one tick."""
+
+    t: float
+    """Monotonic time of the tick."""
+    wall: float
+    readings: Mapping[str, Reading]
+
+    def value(self, name: str) -> Any:
+        """The latest value of a source, or None."""
+        reading = self.readings.get(name)
+        return None if reading is None else reading.value
+
+    @property
+    def info(self) -> ServerInfo | None:
+        """The latest server info."""
+        value = self.value("info")
+        return value if isinstance(value, ServerInfo) else None
+
+    @property
+    def metrics(self) -> ServerMetrics | None:
+        """The latest /metrics scrape."""
+        value = self.value("metrics")
+        return value if isinstance(value, ServerMetrics) else None
+
+    def age(self, name: str) -> float | None:
+        """Seconds since the source last succeeded (None if it never did)."""
+        reading = self.readings.get(name)
+        return None if reading is None or reading.at is None else self.t - reading.at

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from types import FrameType
 
 from specmon import __version__
-from specmon.cli import bench, check, demo, snapshots
+from specmon.cli import bench, check, demo, monitor, snapshots
 from specmon.cli.common import EXIT_INTERRUPTED, EXIT_USAGE
 from specmon.errors import SpecmonError, TargetError
 
@@ -23,10 +23,12 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command."""
     parser = argparse.ArgumentParser(
         prog="specmon",
-        description="Live monitor for speculative-decoding LLM servers (SGLang).",
+        description="Live monitor for speculative-decoding LLM servers (SGLang). Without a "
+        "command, opens the live dashboard: specmon --host 10.1.230.174 --port 8000",
         allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"specmon {__version__}")
+    monitor.add_arguments(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
         command.register(commands)
@@ -42,8 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
-        parser.print_help()
-        return EXIT_USAGE
+        args.run = monitor.run
     # SIGTERM (and SIGHUP where it exists) stop a command like Ctrl-C: cleanly, nothing saved.
     stops = [signal.SIGTERM] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
     previous = {signum: signal.signal(signum, _raise_interrupt) for signum in stops}

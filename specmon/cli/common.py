@@ -75,7 +75,11 @@ class _RefuseApiKeyOnCommandLine(argparse.Action):
         )
 
 
-def add_connection(parser: argparse.ArgumentParser) -> None:
+def add_connection(parser: argparse.ArgumentParser, *, layered: bool = False) -> None:
+    """The options of every command that talks to a server.
+
+    With `layered`, unset options stay None, so a config file or the environment can set them.
+    """
     group = parser.add_argument_group("connection")
     group.add_argument(
         "--api-key-env",
@@ -87,31 +91,36 @@ def add_connection(parser: argparse.ArgumentParser) -> None:
         "--api-key", nargs="?", help=argparse.SUPPRESS, action=_RefuseApiKeyOnCommandLine
     )
     group.add_argument(
-        "--insecure", action="store_true", help="do not verify the server's TLS certificate"
+        "--insecure",
+        action="store_true",
+        default=None if layered else False,
+        help="do not verify the server's TLS certificate",
     )
     group.add_argument(
         "--connect-timeout",
         type=seconds,
-        default=DEFAULT_CONNECT_TIMEOUT,
+        default=None if layered else DEFAULT_CONNECT_TIMEOUT,
         metavar="S",
         help=f"seconds to wait for a connection (default {DEFAULT_CONNECT_TIMEOUT:g})",
     )
     group.add_argument(
         "--read-timeout",
         type=seconds,
-        default=DEFAULT_READ_TIMEOUT,
+        default=None if layered else DEFAULT_READ_TIMEOUT,
         metavar="S",
         help=f"seconds to wait for each read (default {DEFAULT_READ_TIMEOUT:g})",
     )
 
 
 def add_db(parser: argparse.ArgumentParser) -> None:
+    """The --db option."""
     parser.add_argument(
         "--db", metavar="PATH", help=f"snapshot store (default {default_db_path()})"
     )
 
 
 def target_of(args: argparse.Namespace) -> Target:
+    """The target of a headless command, from its URL and connection options."""
     key, warnings = load_api_key(args.api_key_env, args.api_key_file)
     for warning in warnings:
         print(f"specmon: warning: {warning}", file=sys.stderr)
@@ -127,4 +136,5 @@ def target_of(args: argparse.Namespace) -> Target:
 
 
 def open_store(args: argparse.Namespace) -> Store:
+    """The store at --db, or the default one."""
     return Store(Path(args.db).expanduser() if args.db else default_db_path())

@@ -61,3 +61,33 @@ async def connect(client: httpx.AsyncClient) -> tuple[Backend, ServerInfo]:
         except NotSGLang:
             continue
     raise NotSGLang(f"{client.base_url}: not a server specmon knows (SGLang)")
+
+
+class Connection:
+    """A target's client and its backend, detected on the first server-info read.
+
+    The dashboard's sources: `info`, `metrics` and `probe` each do one request.
+    """
+
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self.client = client
+        self.backend: Backend | None = None
+
+    async def info(self) -> ServerInfo:
+        """Server info; detects the backend the first time."""
+        if self.backend is None:
+            self.backend, info = await connect(self.client)
+            return info
+        return await self.backend.server_info(self.client)
+
+    async def metrics(self) -> ServerMetrics:
+        """One /metrics scrape (after the backend is known)."""
+        if self.backend is None:
+            self.backend, _ = await connect(self.client)
+        return await self.backend.metrics(self.client)
+
+    async def probe(self, *, prompt: str, max_tokens: int) -> ProbeResult:
+        """One streaming probe."""
+        if self.backend is None:
+            self.backend, _ = await connect(self.client)
+        return await self.backend.probe(self.client, prompt=prompt, max_tokens=max_tokens)

@@ -1,0 +1,359 @@
+"""The dashboard's state: it takes samples, probe runs and baselines, and builds a View.
+
+No I/O and no clock: every time comes with the sample or call that brings it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from collections import Counter, deque
+from dataclasses import dataclass, replace
+
+from specmon.analysis.breakeven import break_even_accept_length, ms_per_token
+from specmon.analysis.stats import speedup
+from specmon.analysis.validity import baseline_validity, differing_keys
+from specmon.analysis.view import (
+    BaselineView,
+    DecodeView,
+    Event,
+    IdentityView,
+    Level,
+    ServerView,
+    SourceView,
+    SpecView,
+    StateName,
+    View,
+)
+from specmon.analysis.window import HISTORY_S, MetricsWindow
+from specmon.model import ProbeResult, Protocol, RunFigures, Sample, ServerInfo, Snapshot
+
+RATE_SPAN_S = 10.0  # server figures are averaged over about this long
+RECENT_PROBES = 5  # the probe runs compared with the baseline
+MAX_EVENTS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeRun:
+    """One live probe: when it finished (wall) and its figures."""
+
+    wall: float
+    t: float
+    figures: RunFigures
+    result: ProbeResult
+
+
+class ServerTracker:
+    """Follows one server's lifetime across samples: restarts, config changes, outages."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.window = MetricsWindow()
+        self.info: ServerInfo | None = None
+        self.first_seen: float | None = None
+        self.down_since: float | None = None
+        self._seqs: dict[str, int] = {}
+        self._errors: dict[str, str | None] = {}
+
+    def update(self, sample: Sample) -> list[tuple[Level, str, bool]]:
+        """Take a sample; returns (level, text, is_restart) for what changed."""
+        changes: list[tuple[Level, str, bool]] = []
+        for source, reading in sample.readings.items():
+            previous_error = self._errors.get(source)
+            if reading.error and reading.error != previous_error:
+                changes.append(("error", f"{self.name} {source}: {reading.error}", False))
+                self._errors[source] = reading.error
+            elif previous_error and reading.error is None:
+                changes.append(("info", f"{self.name} {source}: recovered", False))
+                self._errors[source] = None
+        failing = all(self._errors.get(s) for s in ("info", "metrics") if s in sample.readings)
+        if failing and self.down_since is None and self._seqs:
+            self.down_since = sample.t
+        info_reading = sample.readings.get("info")
+        if info_reading is not None and info_reading.seq != self._seqs.get("info"):
+            self._seqs["info"] = info_reading.seq
+            changes.extend(self._new_info(sample.info, sample.t))
+        metrics_reading = sample.readings.get("metrics")
+        if (
+            metrics_reading is not None
+            and metrics_reading.seq != self._seqs.get("metrics")
+            and sample.metrics is not None
+            and metrics_reading.at is not None
+        ):
+            self._seqs["metrics"] = metrics_reading.seq
+            if self.window.add(metrics_reading.at, sample.metrics):
+                changes.append(("warn", f"{self.name} restarted: its counters went down", True))
+                self.first_seen = sample.t
+        if self.first_seen is None and self._seqs:
+            self.first_seen = sample.t
+        return changes
+
+    def _new_info(self, info: ServerInfo | None, t: float) -> list[tuple[Level, str, bool]]:
+        changes: list[tuple[Level, str, bool]] = []
+        old = self.info
+        self.info = info
+        if info is None:
+            return changes
+        if self.down_since is not None:
+            self.down_since = None
+            changes.append(
+                ("warn", f"{self.name} is back after an outage: treated as a restart", True)
+            )
+            self.first_seen = t
+        if old is None:
+            spec = info.speculative.describe() if info.speculative else "no speculation"
+            changes.append(("info", f"{self.name}: {info.title} · {info.model} · {spec}", False))
+            return changes
+        if old.speculative != info.speculative:
+            before = old.speculative.describe() if old.speculative else "off"
+            after = info.speculative.describe() if info.speculative else "off"
+            changes.append(("warn", f"{self.name} speculation changed: {before} → {after}", True))
+            self.first_seen = t
+        elif old.args != info.args:
+            keys = differing_keys(old.args, info.args)
+            what = f"flags changed: {', '.join(keys)}" if keys else "restarted (new launch)"
+            changes.append(("warn", f"{self.name} {what}", True))
+            self.first_seen = t
+        return changes
+
+
+class LiveState:
+    """Everything the dashboard knows, fed by the app's workers; `view()` renders it."""
+
+    def __init__(self, url: str, protocol: Protocol, *, max_age_s: float, probe_every: float):
+        self.url = url
+        self.protocol = protocol
+        self.max_age_s = max_age_s
+        self.probe_every = probe_every
+        self.server = ServerTracker("server")
+        self.baseline_server = ServerTracker("baseline server")
+        self.sample: Sample | None = None
+        self.history: deque[tuple[float, float]] = deque()
+        self.probes: deque[ProbeRun] = deque(maxlen=RECENT_PROBES)
+        self.probe_error: str | None = None
+        self.probe_paused = False
+        self.probe_enabled = True
+        self.baseline: Snapshot | None = None
+        self.baseline_origin: str | None = None
+        self.baseline_restarted = False
+        self.baseline_progress: tuple[int, int, float | None] | None = None
+        self.waiting_for_baseline = False
+        self.events: deque[Event] = deque(maxlen=MAX_EVENTS)
+
+    def log(self, wall: float, level: Level, text: str) -> None:
+        """Add an event."""
+        self.events.append(Event(wall, level, text))
+
+    def on_sample(self, sample: Sample) -> None:
+        """A tick of the monitored server's sampler."""
+        self.sample = sample
+        for level, text, restart in self.server.update(sample):
+            self.log(sample.wall, level, text)
+            if restart:
+                self.probes.clear()  # runs of another lifetime are not this server's speed
+        rate = self.server.window.decode_tok_s(RATE_SPAN_S)
+        if rate is not None:
+            self.history.append((sample.t, rate.value))
+        while self.history and self.history[0][0] < sample.t - HISTORY_S:
+            self.history.popleft()
+
+    def on_baseline_sample(self, sample: Sample) -> None:
+        """A tick of the baseline server's sampler (with `--baseline-url`)."""
+        for level, text, restart in self.baseline_server.update(sample):
+            self.log(sample.wall, level, text)
+            if restart and self.baseline is not None and not self.baseline_restarted:
+                self.baseline_restarted = True
+                self.log(
+                    sample.wall, "error", "the baseline no longer applies: press b for a fresh one"
+                )
+
+    def on_probe(self, wall: float, t: float, figures: RunFigures, result: ProbeResult) -> None:
+        """A live probe finished."""
+        self.probes.append(ProbeRun(wall, t, figures, result))
+        if self.probe_error is not None:
+            self.log(wall, "info", "probe recovered")
+        self.probe_error = None
+
+    def on_probe_error(self, wall: float, message: str) -> None:
+        """A live probe failed."""
+        if message != self.probe_error:
+            self.log(wall, "error", f"probe: {message}")
+        self.probe_error = message
+
+    def set_baseline(self, wall: float, snapshot: Snapshot, origin: str) -> None:
+        """A baseline was taken (or loaded from the store)."""
+        self.baseline = snapshot
+        self.baseline_origin = origin
+        self.baseline_restarted = False
+        self.baseline_progress = None
+        self.waiting_for_baseline = False
+        tok_s = [r.decode_tok_s for r in snapshot.runs if r.decode_tok_s is not None]
+        median = f"{statistics.median(tok_s):.1f} tok/s" if tok_s else "no decode figure"
+        self.log(wall, "info", f"baseline #{snapshot.id} taken: {median} ({origin})")
+
+    def view(self, now_wall: float, stale_after: float) -> View:
+        """Build the View of this moment (`stale_after`: seconds before a reading is stale)."""
+        missing: list[tuple[str, str]] = []
+        identity = self._identity(stale_after)
+        decode = self._decode(now_wall, missing)
+        spec = self._spec(missing)
+        baseline = self._baseline(now_wall, spec, missing)
+        if baseline.present and baseline.valid and spec.cycle_ms is not None and baseline.tok_s:
+            be = break_even_accept_length(spec.cycle_ms, ms_per_token(baseline.tok_s))
+            margin = spec.accept_length - be if spec.accept_length is not None else None
+            spec = replace(spec, break_even=be, margin=margin)
+        server = self._server(missing)
+        sample = self.sample
+        sources = (
+            tuple(SourceView(n, sample.age(n), r.error) for n, r in sample.readings.items())
+            if sample
+            else ()
+        )
+        return View(identity, decode, spec, baseline, server, tuple(self.events), sources,
+                    tuple(missing))  # fmt: skip
+
+    def _identity(self, stale_after: float) -> IdentityView:
+        info = self.server.info
+        sample = self.sample
+        state: StateName
+        if info is None:
+            error = sample.readings["info"].error if sample and "info" in sample.readings else None
+            state = "down" if error else "connecting"
+            return IdentityView(self.url, None, None, None, "unknown", None, state, error or "")
+        spec = info.speculative.describe() if info.speculative else "no speculation"
+        up = sample.t - self.server.first_seen if sample and self.server.first_seen else None
+        ages = [a for name in ("info", "metrics") if sample and (a := sample.age(name)) is not None]
+        freshest = min(ages) if ages else None
+        if self.server.down_since is not None:
+            errors = [r.error for r in sample.readings.values() if r.error] if sample else []
+            state, detail = "down", errors[0] if errors else "no answer"
+        elif freshest is None or freshest > stale_after:
+            state, detail = "stale", f"last answer {freshest:.0f}s ago" if freshest else ""
+        else:
+            state, detail = "live", ""
+        return IdentityView(self.url, info.title, info.model, info.tp_size, spec, up, state, detail)
+
+    def _decode(self, now_wall: float, missing: list[tuple[str, str]]) -> DecodeView:
+        last = self.probes[-1] if self.probes else None
+        if not self.probe_enabled:
+            probe_state = "off (--no-probe)"
+        elif self.probe_paused:
+            probe_state = "paused (p)"
+        elif self.probe_error:
+            probe_state = f"failing: {self.probe_error}"
+        else:
+            probe_state = f"every {self.probe_every:g} s"
+        if last is None:
+            missing.append(("decode tok/s", f"no probe run yet (probe {probe_state})"))
+        rate = self.server.window.decode_tok_s(RATE_SPAN_S)
+        figures = last.figures if last else None
+        tok_s = figures.decode_tok_s if figures else None
+        return DecodeView(
+            decode_tok_s=tok_s,
+            ms_per_token=ms_per_token(tok_s) if tok_s else None,
+            ttft_ms=figures.ttft_ms if figures else None,
+            probe_age_s=now_wall - last.wall if last else None,
+            history=tuple(v for _, v in self.history),
+            history_source=rate.source if rate else None,
+            probe_state=probe_state,
+        )
+
+    def _spec(self, missing: list[tuple[str, str]]) -> SpecView:
+        info = self.server.info
+        enabled = None if info is None else info.speculative is not None
+        runs = [p.figures for p in self.probes]
+        accepts = [f.accept_length for f in runs if f.accept_length is not None]
+        cycles = [f.cycle_ms for f in runs if f.cycle_ms is not None]
+        gaps = [f.cycle_ms_p50 for f in runs if f.cycle_ms_p50 is not None]
+        p95s = [f.cycle_ms_p95 for f in runs if f.cycle_ms_p95 is not None]
+        window = self.server.window.accept_length(RATE_SPAN_S * 6)
+        latest = self.server.window.latest
+        if enabled is False:
+            missing.append(("accept length", "speculation is off on this server"))
+        elif not accepts:
+            missing.append(("accept length", "no probe with verify steps yet"))
+        tokens: Counter[int] = Counter()
+        if self.probes:
+            chunks = self.probes[-1].result.chunks
+            for a, b in itertools.pairwise(chunks):
+                tokens[b.completion_tokens - a.completion_tokens] += 1
+        histogram = tuple(tokens.get(k, 0) for k in range(1, max(tokens, default=0) + 1))
+        return SpecView(
+            enabled=enabled,
+            accept_length=statistics.median(accepts) if accepts else None,
+            server_accept_length=window.value if window and enabled else None,
+            server_accept_source=window.source if window and enabled else None,
+            accept_rate=latest.spec_accept_rate if latest and enabled else None,
+            cycle_ms_p50=statistics.median(gaps) if gaps else None,
+            cycle_ms_p95=statistics.median(p95s) if p95s else None,
+            cycle_ms=statistics.median(cycles) if cycles else None,
+            break_even=None,
+            margin=None,
+            tokens_per_cycle=histogram if enabled else (),
+        )
+
+    def _baseline(
+        self, now_wall: float, spec: SpecView, missing: list[tuple[str, str]]
+    ) -> BaselineView:
+        snapshot = self.baseline
+        if snapshot is None:
+            missing.append(("speedup", "no baseline yet: press b"))
+            return BaselineView(
+                False, None, None, None, None, 0, None, None, None, None, None, None, (),
+                self.baseline_progress, self.waiting_for_baseline,
+            )  # fmt: skip
+        base = [r.decode_tok_s for r in snapshot.runs if r.decode_tok_s is not None]
+        current = [p.figures.decode_tok_s for p in self.probes if p.figures.decode_tok_s]
+        reasons: tuple[str, ...] = ()
+        info = self.server.info
+        if info is not None and self.probes:
+            run = Snapshot(now_wall, self.url, None, info, self.protocol,
+                           tuple(p.figures for p in self.probes))  # fmt: skip
+            reasons = baseline_validity(
+                snapshot, run, now=now_wall, max_age_s=self.max_age_s,
+                restarted=self.baseline_restarted,
+            ).reasons  # fmt: skip
+        elif self.baseline_restarted:
+            reasons = ("the baseline server restarted since",)
+        gain = speedup(current, base) if current and base else None
+        if gain is None:
+            missing.append(("speedup", "no probe run of this server yet"))
+        return BaselineView(
+            present=True,
+            snapshot_id=snapshot.id,
+            tok_s=statistics.median(base) if base else None,
+            tok_s_min=min(base) if base else None,
+            tok_s_max=max(base) if base else None,
+            runs=len(snapshot.runs),
+            age_s=now_wall - snapshot.created_at,
+            origin=self.baseline_origin,
+            speedup=gain.value if gain else None,
+            speedup_low=gain.low if gain else None,
+            speedup_high=gain.high if gain else None,
+            valid=not reasons if self.probes else None,
+            reasons=reasons,
+            progress=self.baseline_progress,
+            waiting=self.waiting_for_baseline,
+        )
+
+    def _server(self, missing: list[tuple[str, str]]) -> ServerView:
+        sample = self.sample
+        reading = sample.readings.get("metrics") if sample else None
+        latest = self.server.window.latest
+        if reading is not None and reading.error:
+            state = "off (--enable-metrics)" if "--enable-metrics" in reading.error else "failing"
+            missing.append(("server figures", reading.error))
+        else:
+            state = "ok" if latest else "waiting"
+        rate = self.server.window.decode_tok_s(RATE_SPAN_S)
+        ttft, itl = self.server.window.latency_means(RATE_SPAN_S * 6)
+        return ServerView(
+            running=latest.num_running_reqs if latest else None,
+            queued=latest.num_queue_reqs if latest else None,
+            kv_usage=latest.token_usage if latest else None,
+            decode_tok_s=rate.value if rate else None,
+            decode_source=rate.source if rate else None,
+            ttft_ms=1000 * ttft if ttft is not None else None,
+            itl_ms=1000 * itl if itl is not None else None,
+            metrics_state=state,
+        )

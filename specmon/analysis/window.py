@@ -1,0 +1,124 @@
+"""A bounded window of /metrics scrapes and the live server figures derived from it."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from specmon.analysis.rates import WindowAccept, any_reset, counter_delta, server_accept_length
+from specmon.model import Histogram, ServerMetrics
+
+HISTORY_S = 300.0  # the 5-minute sparkline
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """A per-second figure and where it came from."""
+
+    value: float
+    source: str
+
+
+def histogram_mean(before: Histogram | None, after: Histogram | None) -> float | None:
+    """Mean of the observations made between two scrapes of a histogram."""
+    if before is None or after is None:
+        return None
+    count = counter_delta(before.count, after.count)
+    total = counter_delta(before.sum, after.sum)
+    if count is None or total is None or count.value <= 0:
+        return None
+    return total.value / count.value
+
+
+class MetricsWindow:
+    """The scrapes of the last `span` seconds (plus one before, as the window's start)."""
+
+    def __init__(self, span: float = HISTORY_S) -> None:
+        self.span = span
+        self._scrapes: deque[tuple[float, ServerMetrics]] = deque()
+
+    def add(self, t: float, metrics: ServerMetrics) -> bool:
+        """Append a scrape taken at monotonic time `t`; True when a counter went down."""
+        reset = bool(self._scrapes) and any_reset(self._scrapes[-1][1], metrics)
+        if reset:
+            self._scrapes.clear()  # figures across a restart mean nothing
+        self._scrapes.append((t, metrics))
+        while len(self._scrapes) > 2 and self._scrapes[1][0] <= t - self.span:
+            self._scrapes.popleft()
+        return reset
+
+    @property
+    def latest(self) -> ServerMetrics | None:
+        """The newest scrape."""
+        return self._scrapes[-1][1] if self._scrapes else None
+
+    def _pair(
+        self, span: float, has: Callable[[ServerMetrics], object]
+    ) -> tuple[float, ServerMetrics, float, ServerMetrics] | None:
+        """The first and last scrapes of about the last `span` seconds that carry a figure.
+
+        SGLang creates a labelled family at its first observation, so a family that appears
+        inside the window started there: the window starts at its first appearance.
+        """
+        carrying = [(t, m) for t, m in self._scrapes if has(m) is not None]
+        if len(carrying) < 2:
+            return None
+        t1, last = carrying[-1]
+        start = carrying[0]
+        for scrape in carrying:
+            if scrape[0] >= t1 - span:
+                break
+            start = scrape
+        t0, first = start
+        return (t0, first, t1, last) if t1 > t0 else None
+
+    def counter_rate(
+        self, get: Callable[[ServerMetrics], float | None], span: float
+    ) -> float | None:
+        """Rate of one counter over about the last `span` seconds."""
+        pair = self._pair(span, get)
+        if pair is None:
+            return None
+        t0, first, t1, last = pair
+        delta = counter_delta(get(first), get(last))
+        return None if delta is None else delta.value / (t1 - t0)
+
+    def decode_tok_s(self, span: float) -> Rate | None:
+        """Server-side decode tok/s, best source first (docs/metrics.md)."""
+        realtime = self.counter_rate(lambda m: m.realtime_decode_tokens_total, span)
+        if realtime is not None:
+            return Rate(realtime, "realtime_tokens_total")
+        latest = self.latest
+        if latest is not None and latest.gen_throughput is not None:
+            return Rate(latest.gen_throughput, "gen_throughput gauge")
+        generated = self.counter_rate(lambda m: m.generation_tokens_total, span)
+        return None if generated is None else Rate(generated, "generation_tokens_total")
+
+    def accept_length(self, span: float) -> WindowAccept | None:
+        """Server-side accept length over about the last `span` seconds."""
+        pair = self._pair(span, lambda m: m.spec_verify_calls_total)
+        if pair is None:
+            latest = self.latest
+            if latest is not None and latest.spec_accept_length:
+                return WindowAccept(latest.spec_accept_length, "gauge")
+            return None
+        return server_accept_length(pair[1], pair[3])
+
+    def latency_means(self, span: float) -> tuple[float | None, float | None]:
+        """Mean TTFT and ITL (seconds) of requests observed over about the last `span` seconds."""
+        return self._histogram_mean(span, _ttft), self._histogram_mean(span, _itl)
+
+    def _histogram_mean(
+        self, span: float, get: Callable[[ServerMetrics], Histogram | None]
+    ) -> float | None:
+        pair = self._pair(span, get)
+        return histogram_mean(get(pair[1]), get(pair[3])) if pair else None
+
+
+def _ttft(m: ServerMetrics) -> Histogram | None:
+    return m.ttft_seconds
+
+
+def _itl(m: ServerMetrics) -> Histogram | None:
+    return m.itl_seconds

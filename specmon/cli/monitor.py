@@ -1,0 +1,85 @@
+"""`specmon [--host H --port P | --url URL] …`: the live dashboard (the default command)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from specmon.cli.common import add_connection, positive_int, seconds, tokens
+from specmon.config import (
+    SETTINGS,
+    MonitorConfig,
+    Targets,
+    default_config_path,
+    load_config,
+)
+from specmon.errors import SpecmonError
+from specmon.sources.http import Target, load_api_key
+from specmon.store import Store, default_db_path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The dashboard's options, on the top-level parser (no value means "not given")."""
+    group = parser.add_argument_group("live dashboard (the default command)")
+    group.add_argument("--host", help=SETTINGS["host"][1])
+    group.add_argument("--port", type=positive_int, help=SETTINGS["port"][1])
+    group.add_argument("--url", help=SETTINGS["url"][1])
+    group.add_argument("--baseline-url", metavar="URL", help=SETTINGS["baseline_url"][1])
+    group.add_argument("--interval", type=seconds, metavar="S", help=SETTINGS["interval"][1])
+    group.add_argument("--probe-every", type=seconds, metavar="S", help=SETTINGS["probe_every"][1])
+    group.add_argument("--probe-tokens", type=tokens, metavar="N", help=SETTINGS["probe_tokens"][1])
+    group.add_argument("--no-probe", dest="probe", action="store_false", default=None,
+                       help="do not send probe requests (server figures only)")  # fmt: skip
+    group.add_argument("--baseline-runs", type=positive_int, metavar="N",
+                       help=SETTINGS["baseline_runs"][1])  # fmt: skip
+    group.add_argument("--max-age", type=seconds, metavar="S", help=SETTINGS["max_age"][1])
+    group.add_argument("--theme", help=SETTINGS["theme"][1] + "; t cycles themes")
+    group.add_argument("--db", metavar="PATH", help=f"snapshot store (default {default_db_path()})")
+    group.add_argument("--config", metavar="PATH",
+                       help=f"TOML settings file (default {default_config_path()} if present); "
+                       "flags > SPECMON_* environment > file")  # fmt: skip
+    add_connection(parser, layered=True)
+
+
+def config_from_args(args: argparse.Namespace) -> MonitorConfig:
+    """Merge the flags the user gave with the environment and the config file."""
+    flags = {name: getattr(args, name, None) for name in SETTINGS}
+    return load_config(flags, config_path=args.config)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Open the dashboard; returns when the user quits."""
+    from specmon.ui.app import SpecmonApp  # Textual loads only for the dashboard
+
+    config = config_from_args(args)
+    targets = targets_of(config)
+    store = open_store_or_warn(config.db)
+    try:
+        SpecmonApp(config, targets, store).run()
+    finally:
+        if store is not None:
+            store.close()
+    return 0
+
+
+def targets_of(config: MonitorConfig) -> Targets:
+    """The monitored and baseline targets, sharing credentials and timeouts."""
+
+    key, warnings = load_api_key(config.api_key_env, config.api_key_file)
+    for warning in warnings:
+        print(f"specmon: warning: {warning}", file=sys.stderr)
+
+    def target(url: str) -> Target:
+        return Target(url, key, config.connect_timeout, config.read_timeout, config.insecure)
+
+    return Targets(target(config.url), target(config.baseline_url) if config.baseline_url else None)
+
+
+def open_store_or_warn(db: str | None) -> Store | None:
+    """The store, or None with a warning: the dashboard runs without one (nothing is saved)."""
+    try:
+        return Store(Path(db).expanduser() if db else default_db_path())
+    except SpecmonError as exc:
+        print(f"specmon: warning: snapshots cannot be saved: {exc}", file=sys.stderr)
+        return None

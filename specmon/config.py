@@ -1,0 +1,218 @@
+"""The monitor's configuration: defaults < TOML file < environment (`SPECMON_*`) < flags.
+
+Every setting has one entry in `SETTINGS`, which gives its type, its default and its help; the
+file, the environment and the command line are all read through it, so they cannot disagree.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from specmon.errors import TargetError
+from specmon.sources.http import (
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_READ_TIMEOUT,
+    Target,
+    normalise_url,
+)
+
+DEFAULT_PORT = 30000  # SGLang's default
+ENV_PREFIX = "SPECMON_"
+
+
+def default_config_path() -> Path:
+    """`~/.config/specmon/config.toml` on Linux (the platform's config dir elsewhere)."""
+    return platformdirs.user_config_path("specmon") / "config.toml"
+
+
+@dataclass(frozen=True, slots=True)
+class Targets:
+    """The monitored server and, optionally, a non-speculative baseline server."""
+
+    server: Target
+    baseline: Target | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MonitorConfig:
+    """Everything the live dashboard needs to know; built by `load_config`."""
+
+    url: str
+    baseline_url: str | None = None
+    interval: float = 1.0
+    probe: bool = True
+    probe_every: float = 10.0
+    probe_tokens: int = 256
+    baseline_runs: int = 5
+    max_age: float = 30 * 60.0
+    theme: str = "specmon-dark"
+    db: str | None = None
+    api_key_env: str | None = None
+    api_key_file: str | None = None
+    insecure: bool = False
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    read_timeout: float = DEFAULT_READ_TIMEOUT
+
+
+def _bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"not a boolean: {value!r}")
+
+
+def _number(low: float, high: float) -> Callable[[Any], float]:
+    def parse(value: Any) -> float:
+        if isinstance(value, bool):
+            raise ValueError(f"not a number: {value!r}")
+        number = float(value)
+        if not low <= number <= high:
+            raise ValueError(f"must be between {low:g} and {high:g}: {value}")
+        return number
+
+    return parse
+
+
+def _whole(low: int, high: int) -> Callable[[Any], int]:
+    def parse(value: Any) -> int:
+        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+            raise ValueError(f"not a whole number: {value!r}")
+        number = int(value)
+        if not low <= number <= high:
+            raise ValueError(f"must be between {low} and {high}: {value}")
+        return number
+
+    return parse
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str | int | float) or isinstance(value, bool) or value == "":
+        raise ValueError(f"not a text value: {value!r}")
+    return str(value)
+
+
+# name -> (parser, help). `host`/`port` are folded into `url` by `load_config`.
+SETTINGS: dict[str, tuple[Callable[[Any], Any], str]] = {
+    "host": (_text, "server host (default 127.0.0.1)"),
+    "port": (_whole(1, 65535), f"server port (default {DEFAULT_PORT})"),
+    "url": (_text, "server base URL, instead of --host/--port"),
+    "baseline_url": (_text, "a non-speculative server of the same model, for baselines"),
+    "interval": (_number(0.1, 60), "seconds between samples of /metrics (default 1)"),
+    "probe": (_bool, "run the streaming probe (default true)"),
+    "probe_every": (_number(1, 3600), "seconds between probe requests (default 10)"),
+    "probe_tokens": (_whole(2, 100_000), "tokens per probe and baseline run (default 256)"),
+    "baseline_runs": (_whole(1, 100), "timed runs in a baseline (default 5)"),
+    "max_age": (_number(1, 7 * 86400), "seconds before a baseline is stale (default 1800)"),
+    "theme": (_text, "colour theme (default specmon-dark)"),
+    "db": (_text, "snapshot store path"),
+    "api_key_env": (_text, "environment variable holding the API key"),
+    "api_key_file": (_text, "file holding the API key"),
+    "insecure": (_bool, "do not verify TLS certificates"),
+    "connect_timeout": (_number(0.01, 3600), "seconds to wait for a connection (default 2)"),
+    "read_timeout": (_number(0.01, 3600), "seconds to wait for each read (default 5)"),
+}
+
+
+def read_file(path: Path, *, required: bool) -> dict[str, Any]:
+    """The settings of a TOML file (a `[specmon]` table or top-level keys).
+
+    Raises:
+        TargetError: Unreadable, not TOML, or holding unknown keys.
+    """
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        if required:
+            raise TargetError(f"config file {path} does not exist") from None
+        return {}
+    except OSError as exc:
+        raise TargetError(f"cannot read config file {path}: {exc.strerror}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise TargetError(f"config file {path} is not valid TOML: {exc}") from None
+    table = data.get("specmon", data)
+    if not isinstance(table, dict):
+        raise TargetError(f"config file {path}: [specmon] must be a table")
+    unknown = sorted(set(table) - set(SETTINGS))
+    if unknown:
+        raise TargetError(
+            f"config file {path}: unknown setting(s) {', '.join(unknown)}; "
+            f"known: {', '.join(SETTINGS)}"
+        )
+    return dict(table)
+
+
+def read_env(environ: Mapping[str, str]) -> dict[str, Any]:
+    """Settings from `SPECMON_<NAME>` variables (`SPECMON_API_KEY` is the key, not a setting)."""
+    return {
+        name: environ[ENV_PREFIX + name.upper()]
+        for name in SETTINGS
+        if environ.get(ENV_PREFIX + name.upper(), "") != ""
+    }
+
+
+def _parse(layer: str, raw: Mapping[str, Any]) -> dict[str, Any]:
+    parsed = {}
+    for name, value in raw.items():
+        parser = SETTINGS[name][0]
+        try:
+            parsed[name] = parser(value)
+        except (ValueError, TypeError) as exc:
+            raise TargetError(f"{layer}: {name}: {exc}") from None
+    return parsed
+
+
+def load_config(
+    flags: Mapping[str, Any],
+    *,
+    config_path: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> MonitorConfig:
+    """Merge defaults, the TOML file, the environment and the flags given on the command line.
+
+    Args:
+        flags: Settings given as flags (only those the user typed; None means "not given").
+        config_path: `--config PATH` (must exist); default: the user's config file if present.
+        environ: The environment (default `os.environ`).
+
+    Raises:
+        TargetError: A bad value, naming where it came from and which setting.
+    """
+    env = os.environ if environ is None else environ
+    path = Path(config_path).expanduser() if config_path else default_config_path()
+    layers = [
+        (f"config file {path}", read_file(path, required=bool(config_path))),
+        ("environment", read_env(env)),
+        ("command line", {k: v for k, v in flags.items() if v is not None}),
+    ]
+    merged: dict[str, Any] = {}
+    for name, raw in layers:
+        layer = _parse(name, raw)
+        if "url" in layer and ("host" in layer or "port" in layer):
+            raise TargetError(f"{name}: give either a URL or host/port, not both")
+        # A layer that names the server replaces how lower layers named it.
+        if "url" in layer:
+            merged.pop("host", None)
+            merged.pop("port", None)
+        elif "host" in layer or "port" in layer:
+            merged.pop("url", None)
+        merged.update(layer)
+    host = merged.pop("host", "127.0.0.1")
+    port = merged.pop("port", DEFAULT_PORT)
+    merged["url"] = normalise_url(merged.get("url") or f"{host}:{port}")
+    if merged.get("baseline_url"):
+        merged["baseline_url"] = normalise_url(merged["baseline_url"])
+        if merged["baseline_url"] == merged["url"]:
+            raise TargetError("--baseline-url is the monitored server itself")
+    known = {f.name for f in fields(MonitorConfig)}
+    return MonitorConfig(**{k: v for k, v in merged.items() if k in known})

@@ -1,0 +1,44 @@
+"""The choices when speculation is on and no baseline server was given (DESIGN.md §5)."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+
+class BaselineChoice(ModalScreen[bool]):
+    """Explain how to get a baseline; dismiss(True) means "wait for the restart"."""
+
+    BINDINGS = [Binding("escape", "dismiss(False)", "Cancel"), Binding("w", "wait", "Wait")]
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        self.url = url
+
+    def compose(self) -> ComposeResult:
+        """The explanation and two buttons."""
+        with Vertical(id="dialog"):
+            yield Static(
+                f"[bold]{self.url} runs with speculation[/], so it cannot be its own baseline.\n\n"
+                "Either:\n"
+                "  1. quit and start specmon with [bold]--baseline-url URL[/] of a server with the "
+                "same model and flags but no speculation; or\n"
+                "  2. [bold]wait[/]: restart this server with the same flags minus the "
+                "--speculative-* ones. specmon keeps watching, takes the baseline as soon as it "
+                "answers without speculation, then tells you to restart it with speculation.",
+                id="dialog-text",
+            )
+            with Horizontal(id="dialog-buttons"):
+                yield Button("Wait for the restart (w)", id="wait", variant="primary")
+                yield Button("Cancel (Esc)", id="cancel")
+
+    def action_wait(self) -> None:
+        """w: wait for the non-speculative restart."""
+        self.dismiss(True)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """Either button closes the dialog."""
+        self.dismiss(event.button.id == "wait")

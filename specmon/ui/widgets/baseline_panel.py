@@ -1,0 +1,80 @@
+"""Baseline: its tok/s with spread and age, the speedup with its 95% interval, and validity.
+
+A stale baseline is impossible to miss: the panel turns to the `stale` colour and says why.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.reactive import reactive
+from textual.widgets import ProgressBar, Static
+
+from specmon.analysis.view import BaselineView
+from specmon.ui.format import age, escape, num, pct
+
+
+class BaselinePanel(Vertical):
+    """The denominator of every speedup, and whether it still applies."""
+
+    view: reactive[BaselineView | None] = reactive(None)
+
+    def compose(self) -> ComposeResult:
+        """Figures, then a progress bar shown while a baseline is being taken."""
+        yield Static(id="baseline-body")
+        yield ProgressBar(id="baseline-progress", show_eta=False)
+
+    def on_mount(self) -> None:
+        """Title the panel."""
+        self.border_title = "Baseline"
+
+    def watch_view(self, view: BaselineView | None) -> None:
+        """Render the baseline, its validity and any bench in progress."""
+        if view is None:
+            return
+        bar = self.query_one(ProgressBar)
+        bar.display = view.progress is not None
+        if view.progress is not None:
+            done, total, eta = view.progress
+            bar.update(total=total, progress=done)
+            self.border_subtitle = f"run {done}/{total}" + (f" · ETA {age(eta)}" if eta else "")
+        else:
+            self.border_subtitle = ""
+        self.set_class(view.present and view.valid is False, "stale")
+        self.query_one("#baseline-body", Static).update(_body(view))
+
+
+def _body(view: BaselineView) -> str:
+    if not view.present:
+        if view.waiting:
+            return (
+                "[bold $stale]waiting[/] for the server to come back without speculation…\n"
+                "restart it without the --speculative-* flags; the baseline is taken then"
+            )
+        if view.progress is not None:
+            return "taking a baseline… (Esc cancels, nothing is saved)"
+        return "no baseline — press [bold]b[/] to take one"
+    spread = f"[{num(view.tok_s_min)}–{num(view.tok_s_max)}]"
+    if view.valid is False:
+        mark = "[bold reverse $stale] ✗ STALE [/]"
+    elif view.valid:
+        mark = "[bold $good]✓ valid[/]"
+    else:
+        mark = "[dim]validity: after a probe[/]"
+    lines = [
+        f"[$baseline]#{view.snapshot_id}[/] [bold]{num(view.tok_s, '.1f', 'tok/s')}[/] "
+        f"{escape(spread)}",
+        f"{view.runs} runs · {age(view.age_s)} old · {mark}",
+    ]
+    interval = ""
+    if view.speedup_low is not None and view.speedup_high is not None:
+        interval = f" [{pct(view.speedup_low, True)}, {pct(view.speedup_high, True)}]"
+    if view.valid is False:
+        lines.append(f"speedup [dim strike]{pct(view.speedup, True)}{escape(interval)}[/]")
+        lines.extend(f"[$stale]✗ {escape(reason)}[/]" for reason in view.reasons)
+    else:
+        style = "$good" if (view.speedup or 0) >= 0 else "$bad"
+        lines.append(f"speedup [bold {style}]{pct(view.speedup, True)}[/]{escape(interval)}")
+    if view.origin:
+        lines.append(f"[dim]{escape(view.origin)}[/]")
+    return "\n".join(lines)

@@ -1,0 +1,34 @@
+"""The events log: restarts, baselines, config changes, source errors — newest last."""
+
+from __future__ import annotations
+
+import time
+
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from specmon.analysis.view import Event
+from specmon.ui.format import escape
+
+_STYLE = {"info": "", "warn": "$stale", "error": "$bad"}
+
+
+class EventsLog(Static):
+    """The last events that fit, newest at the bottom."""
+
+    events: reactive[tuple[Event, ...]] = reactive(())
+
+    def on_mount(self) -> None:
+        """Title the panel."""
+        self.border_title = "Events"
+
+    def watch_events(self, events: tuple[Event, ...]) -> None:
+        """Render as many of the newest events as the panel has lines."""
+        lines = max(1, self.content_size.height or 3)
+        rendered = []
+        for event in events[-lines:]:
+            when = time.strftime("%H:%M:%S", time.localtime(event.wall))
+            style = _STYLE[event.level]
+            text = escape(event.text)
+            rendered.append(f"[dim]{when}[/] " + (f"[{style}]{text}[/]" if style else text))
+        self.update("\n".join(rendered) or "[dim]no events yet[/]")

@@ -1,0 +1,38 @@
+"""The top line: server, backend and version, model, tp, speculation, uptime, live state."""
+
+from __future__ import annotations
+
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from specmon.analysis.view import IdentityView
+from specmon.ui.format import age, escape
+
+_STATE_STYLE = {"live": "$good", "stale": "$stale", "down": "$bad", "connecting": "$stale"}
+
+
+class IdentityBar(Static):
+    """One line saying what is being watched and whether it is live."""
+
+    view: reactive[IdentityView | None] = reactive(None)
+
+    def watch_view(self, view: IdentityView | None) -> None:
+        """Render the identity line."""
+        if view is None:
+            self.update("connecting…")
+            return
+        style = _STATE_STYLE[view.state]
+        detail = f" ({escape(view.state_detail)})" if view.state_detail else ""
+        host = view.url.split("://", 1)[-1]
+        parts = [f"[bold {style}]● {view.state}[/]{detail}", f"[bold]{escape(host)}[/]"]
+        if view.title:
+            parts.append(escape(view.title))
+        if view.model:
+            parts.append(escape(view.model.rstrip("/").rsplit("/", 1)[-1]))
+        if view.tp_size is not None:
+            parts.append(f"tp{view.tp_size}")
+        parts.append(f"[$primary]{escape(view.speculation)}[/]")
+        if view.up_for_s is not None:
+            parts.append(f"up ≥{age(view.up_for_s)}")
+        self.update(" · ".join(parts))
+        self.tooltip = f"{view.url} · {view.model or ''}"

@@ -1,0 +1,57 @@
+"""Speculation: accept length (probe and server), accept rate, cycle time, break-even, margin,
+and a histogram of tokens per verify step.
+"""
+
+from __future__ import annotations
+
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from specmon.analysis.view import SpecView
+from specmon.ui.format import DASH, num, pct
+
+_BARS = " ▁▂▃▄▅▆▇█"
+
+
+def histogram_line(counts: tuple[int, ...]) -> str:
+    """`1▂ 2▅ 3█`: verify steps by the tokens they produced, scaled to the largest."""
+    top = max(counts, default=0)
+    if not top:
+        return DASH
+    return " ".join(f"{i}{_BARS[round(8 * c / top)]}" for i, c in enumerate(counts, 1))
+
+
+class SpecPanel(Static):
+    """Acceptance and its pay-off."""
+
+    view: reactive[SpecView | None] = reactive(None)
+
+    def on_mount(self) -> None:
+        """Title the panel."""
+        self.border_title = "Speculation"
+
+    def watch_view(self, view: SpecView | None) -> None:
+        """Render the figures; margin coloured by sign."""
+        if view is None:
+            return
+        if view.enabled is False:
+            self.update("speculation is off on this server\n[dim]accept length and cycle time "
+                        "need a speculative server[/]")  # fmt: skip
+            return
+        server = num(view.server_accept_length, ".2f")
+        self.tooltip = f"server accept length from {view.server_accept_source or '—'}"
+        if view.margin is None:
+            margin = DASH
+        else:
+            style = "$good" if view.margin >= 0 else "$bad"
+            word = "winning" if view.margin >= 0 else "LOSING"
+            margin = f"[bold {style}]{view.margin:+.2f} {word}[/]"
+        gaps = f"{num(view.cycle_ms_p50, '.1f')}/{num(view.cycle_ms_p95, '.1f')}"
+        lines = [
+            f"accept [bold]{num(view.accept_length, '.2f')}[/] probe · {server} server",
+            f"cycle [bold]{num(view.cycle_ms, '.1f', 'ms')}[/] · p50/p95 {gaps}",
+            f"accept rate {pct(view.accept_rate)}",
+            f"break-even {num(view.break_even, '.2f')} · {margin}",
+            f"tokens/step {histogram_line(view.tokens_per_cycle)}",
+        ]
+        self.update("\n".join(lines))
