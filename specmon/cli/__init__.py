@@ -1,4 +1,4 @@
-"""Command line: `specmon bench|check|snapshots|demo`, one module per command.
+"""Command line: `specmon bench|check|snapshots|demo|agent`, one module per command.
 
 Every failure prints one line naming its cause (never a traceback) and exits non-zero.
 """
@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from types import FrameType
 
 from specmon import __version__
-from specmon.cli import bench, check, demo, monitor, snapshots
+from specmon.cli import agent, bench, check, demo, monitor, snapshots
 from specmon.cli.common import EXIT_INTERRUPTED, EXIT_USAGE
 from specmon.errors import SpecmonError, TargetError
 
-COMMANDS = (bench, check, snapshots, demo)
+COMMANDS = (bench, check, snapshots, demo, agent)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -78,13 +78,25 @@ class SpecmonApp(App[None]):
         store: Store | None,
         *,
         auto_baseline: bool = False,
+        start_workers: bool = True,
         wall: Callable[[], float] = time.time,
     ) -> None:
+        """Build the app.
+
+        Args:
+            config: The merged configuration.
+            targets: The monitored server and the optional baseline server.
+            store: The snapshot store; None runs without saving (said in the log).
+            auto_baseline: Take a baseline as soon as the server is known (the demo).
+            start_workers: Start sampling and probing on mount (tests push messages instead).
+            wall: Wall clock (tests fix it).
+        """
         super().__init__()
         self.config = config
         self.targets = targets
         self.store = store
         self.auto_baseline = auto_baseline
+        self.start_workers = start_workers
         self.wall = wall
         self.probe_protocol = Protocol(5, 0, config.probe_tokens, 0.0, DEFAULT_PROMPT)
         self.bench_protocol = Protocol(config.baseline_runs, 1, config.probe_tokens, 0.0,
@@ -132,11 +144,14 @@ class SpecmonApp(App[None]):
         else:
             self.live.log(self.wall(), "warn", f"unknown theme {self.config.theme!r}")
         self.live.log(self.wall(), "info", f"watching {self.config.url}")
-        self._sample_server()
-        if self.targets.baseline is not None:
-            self._sample_baseline_server()
-        if self.config.probe:
-            self._probe_loop()
+        if self.store is None:
+            self.live.log(self.wall(), "warn", "no snapshot store: baselines are not saved")
+        if self.start_workers:
+            self._sample_server()
+            if self.targets.baseline is not None:
+                self._sample_baseline_server()
+            if self.config.probe:
+                self._probe_loop()
         self.refresh_view()
 
     # Workers: I/O only, results go out as messages.

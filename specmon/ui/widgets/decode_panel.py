@@ -38,7 +38,7 @@ class DecodePanel(Vertical):
             f"{num(view.ms_per_token, '.1f', 'ms/token')} · TTFT {num(view.ttft_ms, '.0f', 'ms')}"
         )
         spark = self.query_one("#decode-spark", Sparkline)
-        spark.data = list(view.history) or [0.0]
+        spark.data = list(view.history)
         spark.tooltip = f"server decode tok/s, 5 min ({view.history_source or DASH})"
         status = f"probe {escape(view.probe_state)}"
         if view.probe_age_s is not None:

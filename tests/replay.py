@@ -9,7 +9,10 @@ from typing import Any
 
 import httpx
 
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "sglang-0.5.17"
+from specmon.model import ProbeResult
+from specmon.sources.probe import run_probe
+
+FIXTURES = Path(__file__).parent / "fixtures" / "sglang-0.5.17"
 
 
 class FakeClock:
@@ -41,3 +44,12 @@ def replay_transport(capture: dict[str, Any], clock: FakeClock) -> httpx.MockTra
         return httpx.Response(capture["meta"]["status"], headers=headers, content=body())
 
     return httpx.MockTransport(handler)
+
+
+async def replay_probe(name: str) -> ProbeResult:
+    """The ProbeResult of one captured stream, timed as captured."""
+    capture = load_capture(name)
+    clock = FakeClock(capture["meta"]["t_send"])
+    transport = replay_transport(capture, clock)
+    async with httpx.AsyncClient(transport=transport, base_url="http://sglang") as client:
+        return await run_probe(client, max_tokens=128, clock=clock)

@@ -1,0 +1,97 @@
+"""Dashboard test fixtures: real 0.5.17 captures turned into the messages the workers send."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+from replay import FIXTURES, replay_probe
+
+from specmon.analysis.figures import run_figures
+from specmon.config import MonitorConfig, Targets
+from specmon.model import Protocol, Reading, Sample, ServerInfo, ServerMetrics, Snapshot
+from specmon.sources.http import Target
+from specmon.sources.metrics import metrics_from_text
+from specmon.sources.probe import DEFAULT_PROMPT
+from specmon.sources.sglang import parse_server_info
+from specmon.store import Store
+from specmon.ui.app import SpecmonApp
+
+NOW = 1_796_023_200.0  # a fixed wall clock: 2026-11-30 08:00:00 UTC
+URL = "http://10.1.230.174:8000"
+BASE_URL = "http://10.1.230.174:8001"
+
+
+@pytest.fixture(autouse=True)
+def _utc() -> Iterator[None]:
+    old = os.environ.get("TZ")
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    yield
+    if old is None:
+        del os.environ["TZ"]
+    else:
+        os.environ["TZ"] = old
+    time.tzset()
+
+
+def server_info(kind: str = "spec", **changes: Any) -> ServerInfo:
+    """A real 0.5.17 server info, with args changed as asked."""
+    body = json.loads((FIXTURES / kind / "server_info").read_text())
+    body.update(changes)
+    return parse_server_info(body)
+
+
+def server_metrics(name: str = "spec/metrics_after") -> ServerMetrics:
+    """A real 0.5.17 /metrics scrape."""
+    return metrics_from_text((FIXTURES / name).read_text())
+
+
+def sample(
+    t: float,
+    info: ServerInfo | None,
+    metrics: ServerMetrics | None,
+    *,
+    seq: int = 1,
+    info_error: str | None = None,
+    metrics_error: str | None = None,
+) -> Sample:
+    """A sampler tick, as the sampler would post it."""
+    readings = {
+        "info": Reading(info, t if info else None, seq if info else 0, info_error,
+                        t if info_error else None),
+        "metrics": Reading(metrics, t if metrics else None, seq if metrics else 0, metrics_error,
+                           t if metrics_error else None),
+    }  # fmt: skip
+    return Sample(t, NOW - 10 + t, MappingProxyType(readings))
+
+
+async def baseline_snapshot(created_at: float, **arg_changes: Any) -> Snapshot:
+    """A baseline from the real plain streams (speculation off), saved-looking (id 1)."""
+    runs = tuple(
+        [run_figures(await replay_probe(f"plain/generate_stream_{i}.json")) for i in range(3)]
+    )
+    return Snapshot(created_at, BASE_URL, None, server_info("plain", **arg_changes),
+                    Protocol(3, 1, 256, 0.0, DEFAULT_PROMPT), runs, id=1)  # fmt: skip
+
+
+@pytest.fixture
+def make_app(tmp_path: Path) -> Iterator[Callable[..., SpecmonApp]]:
+    """Build dashboards with no workers and a fixed clock: tests push the messages."""
+    stores: list[Store] = []
+
+    def build(baseline_url: str | None = BASE_URL) -> SpecmonApp:
+        config = MonitorConfig(url=URL, baseline_url=baseline_url, probe_tokens=256)
+        targets = Targets(Target(URL), Target(baseline_url) if baseline_url else None)
+        stores.append(Store(tmp_path / f"ui{len(stores)}.db"))
+        return SpecmonApp(config, targets, stores[-1], start_workers=False, wall=lambda: NOW)
+
+    yield build
+    for store in stores:
+        store.close()

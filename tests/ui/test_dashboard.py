@@ -1,0 +1,245 @@
+"""The dashboard, driven by hand-pushed messages built from real SGLang 0.5.17 captures.
+
+SVG snapshots at 80x24 and 160x50 for the states a user must be able to read at a glance, and
+Pilot tests asserting what the widgets say. No test waits on wall time: the app's workers are
+off and every message is pushed by the test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import pytest
+from conftest import (
+    BASE_URL,
+    NOW,
+    baseline_snapshot,
+    sample,
+    server_info,
+    server_metrics,
+)
+from replay import replay_probe
+from textual.pilot import Pilot
+
+from specmon.analysis.figures import run_figures
+from specmon.ui.app import SpecmonApp
+from specmon.ui.messages import BaselineSampleReady, BenchDone, ProbeDone, SampleReady
+from specmon.ui.widgets.baseline_panel import BaselinePanel
+from specmon.ui.widgets.identity_bar import IdentityBar
+from specmon.ui.widgets.server_panel import ServerPanel
+from specmon.ui.widgets.spec_panel import SpecPanel
+
+SIZES = [(80, 24), (160, 50)]
+REFUSED = "http://10.1.230.174:8000/server_info: connection refused (nothing listening?)"
+METRICS_OFF = (
+    "http://10.1.230.174:8000/metrics: 404 — metrics are off; start the server with "
+    "--enable-metrics"
+)
+
+
+async def push_server(app: SpecmonApp, *, metrics: bool = True) -> None:
+    """Two ticks of a healthy speculative server, then three real probe runs."""
+    if metrics:
+        app.post_message(SampleReady(sample(1.0, server_info(), server_metrics("spec/metrics"))))
+        app.post_message(
+            SampleReady(sample(2.0, server_info(), server_metrics("spec/metrics_after"), seq=2))
+        )
+    else:
+        app.post_message(SampleReady(sample(2.0, server_info(), None, metrics_error=METRICS_OFF)))
+    for i in range(3):
+        result = await replay_probe(f"spec/generate_stream_{i}.json")
+        app.post_message(ProbeDone(NOW - 3 + i, float(i), run_figures(result), result))
+
+
+async def push_baseline(app: SpecmonApp, age_s: float = 120.0, **arg_changes: object) -> None:
+    """A baseline from the real plain captures."""
+    snapshot = await baseline_snapshot(NOW - age_s, **arg_changes)
+    app.post_message(BenchDone(snapshot, "baseline", f"baseline server {BASE_URL}"))
+
+
+def healthy() -> Callable[[Pilot[None]], Awaitable[None]]:
+    async def run(pilot: Pilot[None]) -> None:
+        await push_server(pilot.app)  # type: ignore[arg-type]
+        await push_baseline(pilot.app)  # type: ignore[arg-type]
+        await pilot.pause()
+
+    return run
+
+
+def stale() -> Callable[[Pilot[None]], Awaitable[None]]:
+    async def run(pilot: Pilot[None]) -> None:
+        app: SpecmonApp = pilot.app  # type: ignore[assignment]
+        await push_server(app)
+        await push_baseline(app, age_s=45 * 60, mem_fraction_static=0.5)
+        await pilot.pause()
+
+    return run
+
+
+def metrics_off() -> Callable[[Pilot[None]], Awaitable[None]]:
+    async def run(pilot: Pilot[None]) -> None:
+        await push_server(pilot.app, metrics=False)  # type: ignore[arg-type]
+        await pilot.pause()
+
+    return run
+
+
+def server_down() -> Callable[[Pilot[None]], Awaitable[None]]:
+    async def run(pilot: Pilot[None]) -> None:
+        app: SpecmonApp = pilot.app  # type: ignore[assignment]
+        await push_server(app)
+        await pilot.pause()
+        info, metrics = server_info(), server_metrics("spec/metrics_after")
+        down = sample(9.0, info, metrics, seq=2, info_error=REFUSED, metrics_error=REFUSED)
+        app.post_message(SampleReady(down))
+        await pilot.pause()
+
+    return run
+
+
+def waiting() -> Callable[[Pilot[None]], Awaitable[None]]:
+    async def run(pilot: Pilot[None]) -> None:
+        await push_server(pilot.app)  # type: ignore[arg-type]
+        await pilot.pause()
+        await pilot.press("b")  # speculation on, no baseline server: the choices
+        await pilot.press("w")  # wait for the restart without speculation
+        await pilot.pause()
+
+    return run
+
+
+SCENARIOS = {
+    "healthy": (healthy, True),
+    "stale_baseline": (stale, True),
+    "metrics_off": (metrics_off, True),
+    "server_down": (server_down, True),
+    "waiting_for_baseline": (waiting, False),
+}
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_snapshot(
+    scenario: str, size: tuple[int, int], snap_compare: Callable[..., bool],
+    make_app: Callable[..., SpecmonApp],
+) -> None:  # fmt: skip
+    make_run, with_baseline_server = SCENARIOS[scenario]
+    app = make_app(BASE_URL if with_baseline_server else None)
+    assert snap_compare(app, terminal_size=size, run_before=make_run())
+
+
+async def test_healthy_figures(make_app: Callable[..., SpecmonApp]) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await healthy()(pilot)
+        view = app._last_view
+        assert view is not None
+        assert view.identity.state == "live"
+        assert view.identity.speculation == "NGRAM steps=0 topk=10 draft=4"
+        # The probe figures are the real captures' own (see tests/sources/test_probe.py).
+        assert view.spec.accept_length is not None and 2.7 < view.spec.accept_length < 3.4
+        assert view.baseline.valid is True
+        assert view.baseline.speedup is not None and view.baseline.speedup > 0
+        assert view.spec.break_even is not None and view.spec.margin is not None
+        assert "✓ valid" in str(app.query_one(BaselinePanel).query_one("#baseline-body").render())
+
+
+async def test_stale_baseline_names_every_reason(make_app: Callable[..., SpecmonApp]) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await stale()(pilot)
+        baseline = app._last_view.baseline  # type: ignore[union-attr]
+        assert baseline.valid is False
+        assert baseline.reasons == (
+            "flags differ: mem_fraction_static",
+            "too old (45 min > 30 min)",
+        )
+        assert app.query_one(BaselinePanel).has_class("stale")
+        assert app._last_view.spec.break_even is None  # type: ignore[union-attr]
+
+
+async def test_baseline_server_restart_makes_the_baseline_stale(
+    make_app: Callable[..., SpecmonApp],
+) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await healthy()(pilot)
+        plain, after = (
+            server_metrics("plain/metrics_after"),
+            server_metrics("plain_metrics_after_restart.txt"),
+        )
+        app.post_message(BaselineSampleReady(sample(3.0, server_info("plain"), plain)))
+        await pilot.pause()
+        assert app._last_view.baseline.valid is True  # type: ignore[union-attr]
+        app.post_message(BaselineSampleReady(sample(4.0, server_info("plain"), after, seq=2)))
+        await pilot.pause()
+        view = app._last_view
+        assert view is not None
+        assert view.baseline.valid is False
+        assert "the baseline server restarted since" in view.baseline.reasons
+        assert any("baseline server restarted" in e.text for e in view.events)
+
+
+async def test_metrics_off_says_how_to_fix(make_app: Callable[..., SpecmonApp]) -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await metrics_off()(pilot)
+        text = str(app.query_one(ServerPanel).render())
+        assert "--enable-metrics" in text
+        assert ("server figures", METRICS_OFF) in app._last_view.missing  # type: ignore[union-attr]
+
+
+async def test_server_down_then_back_is_a_restart(make_app: Callable[..., SpecmonApp]) -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await server_down()(pilot)
+        assert app._last_view.identity.state == "down"  # type: ignore[union-attr]
+        assert "connection refused" in str(app.query_one(IdentityBar).render())
+        back = sample(12.0, server_info(), server_metrics("spec/metrics_after"), seq=3)
+        app.post_message(SampleReady(back))
+        await pilot.pause()
+        view = app._last_view
+        assert view is not None and view.identity.state == "live"
+        assert any("back after an outage" in e.text for e in view.events)
+        assert view.decode.decode_tok_s is None  # probes of the old lifetime were dropped
+
+
+async def test_waiting_then_plain_restart_takes_the_baseline(
+    make_app: Callable[..., SpecmonApp],
+) -> None:
+    app = make_app(None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await waiting()(pilot)
+        assert app.live.waiting_for_baseline
+        assert "waiting" in str(app.query_one(BaselinePanel).query_one("#baseline-body").render())
+        await pilot.press("escape")
+        assert not app.live.waiting_for_baseline
+
+
+async def test_spec_off_server_has_no_speculative_figures(
+    make_app: Callable[..., SpecmonApp],
+) -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.post_message(
+            SampleReady(sample(1.0, server_info("plain"), server_metrics("plain/metrics")))
+        )
+        await pilot.pause()
+        assert "speculation is off" in str(app.query_one(SpecPanel).render())
+
+
+async def test_keys_answer_and_probe_pauses(make_app: Callable[..., SpecmonApp]) -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("p")
+        assert app.live.probe_paused
+        assert app._last_view.decode.probe_state == "paused (p)"  # type: ignore[union-attr]
+        await pilot.press("p", "t")
+        assert not app.live.probe_paused
+        assert app.theme != "specmon-dark"
+        await pilot.press("question_mark")
+        assert app.screen.__class__.__name__ == "HelpScreen"
+        await pilot.press("escape", "i")
+        assert app.screen.__class__.__name__ == "DiagnosticsScreen"
+        await pilot.press("escape", "c")
+        assert app.screen.__class__.__name__ == "ComparisonScreen"

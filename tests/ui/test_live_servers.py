@@ -1,0 +1,108 @@
+"""The dashboard against real loopback servers (the simulator): baselines, hangs, recovery.
+
+These wait for real workers, never for fixed times: each wait is for a condition, bounded.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from specmon.config import MonitorConfig, Targets
+from specmon.sim import SimConfig, SimThread
+from specmon.sources.http import Target
+from specmon.store import Store
+from specmon.ui.app import SpecmonApp
+
+FAST = SimConfig(plain_step_ms=4.0, cycle_ms=7.0, accept_length=2.1, ttft_ms=5.0, seed=11)
+PLAIN = replace(FAST, speculative_algorithm=None, speculative_num_steps=None,
+                speculative_eagle_topk=None, speculative_num_draft_tokens=None,
+                speculative_draft_model_path=None)  # fmt: skip
+
+
+async def until(pilot: Pilot[None], condition: Callable[[], bool], limit_s: float = 30.0) -> None:
+    """Let the app run until `condition` holds (fails after `limit_s`)."""
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached"
+        await pilot.pause(0.05)
+
+
+@pytest.fixture
+def sims() -> Iterator[tuple[SimThread, SimThread]]:
+    with SimThread(FAST) as spec, SimThread(PLAIN) as base:
+        yield spec, base
+
+
+def _app(spec: SimThread, base: SimThread | None, store: Store, **kw: object) -> SpecmonApp:
+    config = MonitorConfig(url=spec.url, baseline_url=base.url if base else None, interval=0.2,
+                           probe_every=0.2, probe_tokens=120, baseline_runs=3,
+                           read_timeout=1.0, **kw)  # type: ignore[arg-type]  # fmt: skip
+    targets = Targets(Target(spec.url, read_timeout=1.0),
+                      Target(base.url, read_timeout=1.0) if base else None)  # fmt: skip
+    return SpecmonApp(config, targets, store)
+
+
+async def test_b_takes_a_baseline_matching_what_the_server_emitted(
+    sims: tuple[SimThread, SimThread], tmp_path: Path
+) -> None:
+    spec, base = sims
+    with Store(tmp_path / "db") as store:
+        app = _app(spec, base, store)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: app.live.server.info is not None)
+            await pilot.press("b")
+            await until(pilot, lambda: app.live.baseline is not None)
+            await until(pilot, lambda: len(app.live.probes) >= 5)
+            view = app._last_view
+            assert view is not None
+            emitted = base.server.emitted[-3:]  # the three timed runs after the warm-up
+            truth = statistics.median(
+                (r.chunk_completion_tokens[-1] - r.chunk_completion_tokens[0])
+                / (r.chunk_send_mono[-1] - r.chunk_send_mono[0])
+                for r in emitted
+            )
+            assert view.baseline.tok_s == pytest.approx(truth, rel=0.03)
+            spec_truth = [
+                (r.chunk_completion_tokens[-1] - r.chunk_completion_tokens[0])
+                / (r.chunk_send_mono[-1] - r.chunk_send_mono[0])
+                for r in spec.server.emitted[-5:]
+            ]
+            true_speedup = (
+                statistics.fmean(spec_truth)
+                / statistics.fmean(
+                    (r.chunk_completion_tokens[-1] - r.chunk_completion_tokens[0])
+                    / (r.chunk_send_mono[-1] - r.chunk_send_mono[0])
+                    for r in emitted
+                )
+                - 1
+            )
+            assert view.baseline.speedup is not None
+            assert 1 + view.baseline.speedup == pytest.approx(1 + true_speedup, rel=0.03)
+            assert view.baseline.valid is True
+            assert store.list()[0].id == view.baseline.snapshot_id
+
+
+async def test_hung_server_keeps_keys_answering_and_recovers(
+    sims: tuple[SimThread, SimThread], tmp_path: Path
+) -> None:
+    spec, _ = sims
+    with Store(tmp_path / "db") as store:
+        app = _app(spec, None, store)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: app._last_view is not None
+                        and app._last_view.identity.state == "live")  # fmt: skip
+            spec.server.faults.hang.add("*")
+            await until(pilot, lambda: app._last_view.identity.state != "live")  # type: ignore[union-attr]
+            await pilot.press("p")  # keys answer while every request hangs
+            assert app.live.probe_paused
+            spec.server.faults.clear()
+            await pilot.press("p")
+            await until(pilot, lambda: app._last_view.identity.state == "live")  # type: ignore[union-attr]
+            await until(pilot, lambda: app.live.probe_error is None and len(app.live.probes) > 0)
