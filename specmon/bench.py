@@ -6,17 +6,30 @@ interrupted bench (Ctrl-C, server gone, server restarted mid-bench) leaves no tr
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import httpx
 
 from specmon.analysis.figures import run_figures
+from specmon.analysis.gpus import gpu_state as summarize_gpu_state
 from specmon.analysis.rates import any_reset
 from specmon.errors import SourceError, SpecmonError
-from specmon.model import Protocol, RunFigures, ServerInfo, ServerMetrics, Snapshot
+from specmon.model import (
+    ProbeResult,
+    Protocol,
+    RunFigures,
+    ServerInfo,
+    ServerMetrics,
+    Snapshot,
+    Telemetry,
+)
 from specmon.sources.backend import Backend
+
+GPU_SAMPLE_EVERY_S = 0.5
 
 
 class BenchInvalid(SpecmonError):
@@ -33,6 +46,37 @@ class Progress:
     """1-based."""
     total: int
     figures: RunFigures
+
+
+class _GpuSamples:
+    """GPU readings taken along a bench (none without a `gpu_state` reader)."""
+
+    def __init__(self, read: Callable[[], Awaitable[Telemetry]] | None, every: float) -> None:
+        self.read = read
+        self.every = every
+        self.readings: list[Telemetry] = []
+
+    async def sample(self) -> None:
+        if self.read is None:
+            return
+        with contextlib.suppress(SourceError):  # context for the bench, never its failure
+            self.readings.append(await self.read())
+
+    async def during(self, probe: Awaitable[ProbeResult]) -> ProbeResult:
+        """Await a probe while sampling the GPUs every `every` seconds."""
+        if self.read is None:
+            return await probe
+        sampler = asyncio.create_task(self._every())
+        try:
+            return await probe
+        finally:
+            sampler.cancel()
+            await asyncio.gather(sampler, return_exceptions=True)
+
+    async def _every(self) -> None:
+        while True:
+            await asyncio.sleep(self.every)
+            await self.sample()
 
 
 async def _metrics_or_none(client: httpx.AsyncClient, backend: Backend) -> ServerMetrics | None:
@@ -58,6 +102,8 @@ async def run_bench(
     label: str | None = None,
     on_progress: Callable[[Progress], None] | None = None,
     wall: Callable[[], float] = time.time,
+    gpu_state: Callable[[], Awaitable[Telemetry]] | None = None,
+    gpu_every: float = GPU_SAMPLE_EVERY_S,
 ) -> Snapshot:
     """Run the protocol against one server and return the completed Snapshot.
 
@@ -70,6 +116,10 @@ async def run_bench(
         label: The user's label for the snapshot.
         on_progress: Called after every warm-up and timed run.
         wall: Wall clock for the snapshot's time.
+        gpu_state: Reads the GPUs (a telemetry source's `read`): sampled before the runs, every
+            `gpu_every` seconds during each timed run (idle clocks say nothing) and after, into
+            the snapshot's `gpu`. A failing read is skipped: it never fails the bench.
+        gpu_every: Seconds between GPU samples during a run.
 
     Raises:
         SourceError: The server failed (typed); nothing should be saved.
@@ -80,13 +130,18 @@ async def run_bench(
         result = await backend.probe(client, prompt=protocol.prompt, max_tokens=protocol.max_tokens)
         if on_progress:
             on_progress(Progress("warmup", i + 1, protocol.warmup, run_figures(result)))
+    gpu = _GpuSamples(gpu_state, gpu_every)
+    await gpu.sample()
     runs: list[RunFigures] = []
     for i in range(protocol.runs):
-        result = await backend.probe(client, prompt=protocol.prompt, max_tokens=protocol.max_tokens)
+        result = await gpu.during(
+            backend.probe(client, prompt=protocol.prompt, max_tokens=protocol.max_tokens)
+        )
         figures = run_figures(result)
         runs.append(figures)
         if on_progress:
             on_progress(Progress("run", i + 1, protocol.runs, figures))
+    await gpu.sample()
     info_after = await backend.server_info(client)
     if _restarted(info, info_after):
         raise BenchInvalid("the server restarted or changed its flags during the bench")
@@ -100,4 +155,5 @@ async def run_bench(
         server=info,
         protocol=protocol,
         runs=tuple(runs),
+        gpu=summarize_gpu_state(gpu.readings),
     )

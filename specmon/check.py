@@ -7,7 +7,7 @@ Exit codes: 0 healthy; 1 degraded (metrics off, losing speculation, a failing pr
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
@@ -15,10 +15,11 @@ import httpx
 
 from specmon.analysis.breakeven import break_even_accept_length, ms_per_token
 from specmon.analysis.figures import run_figures
+from specmon.analysis.gpus import gpu_verdict
 from specmon.analysis.stats import summarize
 from specmon.analysis.validity import Validity, baseline_validity
 from specmon.errors import AuthFailed, MetricsDisabled, SourceError
-from specmon.model import Protocol, RunFigures, ServerInfo, ServerMetrics, Snapshot
+from specmon.model import Protocol, RunFigures, ServerInfo, ServerMetrics, Snapshot, Telemetry
 from specmon.sources.backend import Backend, connect
 from specmon.sources.probe import DEFAULT_PROMPT
 
@@ -65,8 +66,13 @@ async def run_check(
     probe_tokens: int = DEFAULT_CHECK_TOKENS,
     max_age_s: float = 30 * 60,
     wall: Callable[[], float] = time.time,
+    gpu: Callable[[], Awaitable[Telemetry]] | None = None,
 ) -> CheckReport:
-    """Check one server: reachable, auth, version, metrics, speculation, a probe, the baseline."""
+    """Check one server: reachable, auth, version, metrics, speculation, a probe, the baseline.
+
+    With `gpu` (a telemetry source's `read`), one line about the GPUs too; it never changes the
+    exit code (no GPU data, throttling or another process on a GPU are information).
+    """
     report = CheckReport(url)
     try:
         backend, info = await connect(client)
@@ -82,6 +88,8 @@ async def run_check(
         report.add("ok", "speculation: off")
     else:
         report.add("ok", f"speculation: {info.speculative.describe()}")
+    if gpu is not None:
+        await _check_gpus(gpu, report)
     baseline = find_baseline(info) if info.speculative is not None else None
     protocol_tokens = baseline.protocol.max_tokens if baseline else probe_tokens
     prompt = baseline.protocol.prompt if baseline else DEFAULT_PROMPT
@@ -110,6 +118,16 @@ async def _check_metrics(client: httpx.AsyncClient, backend: Backend, report: Ch
         report.add("warn", f"metrics unreadable: {exc}", EXIT_DEGRADED)
     else:
         report.add("ok", f"metrics: on ({len(report.metrics.families)} SGLang series names)")
+
+
+async def _check_gpus(read: Callable[[], Awaitable[Telemetry]], report: CheckReport) -> None:
+    try:
+        telemetry = await read()
+    except SourceError as exc:
+        report.add("warn", f"GPUs: {exc}")
+        return
+    verdict = gpu_verdict(telemetry)
+    report.add(verdict.level, f"GPUs: {verdict.text}")
 
 
 def _describe_probe(f: RunFigures) -> str:

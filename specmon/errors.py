@@ -43,8 +43,20 @@ class HttpStatus(SourceError):
         self.status = status
 
 
-class NotSGLang(SourceError):
+class NotThisServer(SourceError):
+    """The server answered, but is not the kind of server a backend reads (detection moves on)."""
+
+
+class NotSGLang(NotThisServer):
     """The server answered, but not like SGLang (no server-info route)."""
+
+
+class NotVllm(NotThisServer):
+    """The server answered, but not like vLLM (no `/version`)."""
+
+
+class NotLlamaCpp(NotThisServer):
+    """The server answered, but not like llama.cpp's `llama-server` (no `/props`)."""
 
 
 class MetricsDisabled(SourceError):

@@ -256,7 +256,9 @@ def compare_text(base: Snapshot, spec: Snapshot, *, now: float, max_age_s: float
     """The report of `specmon snapshots compare BASE SPEC`, one fact per line.
 
     Says loudly when BASE is not a baseline (speculation on) and, line by line prefixed
-    "STALE BASELINE:", every reason the baseline does not apply.
+    "STALE BASELINE:", every reason the baseline does not apply; then, prefixed "GPU WARNING:",
+    every way the GPUs' condition differed between the two (clocks, power limit, throttling,
+    other processes).
     """
     lines = [_header("base", base), _header("spec", spec)]
     base_speculative = base.server.speculative is not None
@@ -271,6 +273,7 @@ def compare_text(base: Snapshot, spec: Snapshot, *, now: float, max_age_s: float
         lines.append(f"baseline valid ✓ (taken {age_min:.0f} min ago)")
     else:
         lines.extend(f"STALE BASELINE: {reason}" for reason in validity.reasons)
+    lines.extend(f"GPU WARNING: {warning}" for warning in validity.warnings)
 
     value = snapshot_speedup(spec, base)
     speedup_text = format_speedup(value) or MISSING

@@ -43,7 +43,7 @@ class ServerInfo:
     """One server's identity and configuration, normalised across versions."""
 
     backend: str
-    """"sglang" (vLLM and llama.cpp come later)."""
+    """"sglang", "vllm" or "llamacpp" (keys of `BACKEND_NAMES`)."""
     version: str | None
     model: str | None
     """The served model name (what `/v1/models` and the metrics' `model_name` say)."""
@@ -104,6 +104,17 @@ class ServerMetrics:
     ttft_seconds: Histogram | None = None
     itl_seconds: Histogram | None = None
     e2e_seconds: Histogram | None = None
+    spec_drafts_total: float | None = None
+    """`spec_decode_num_drafts_total` (vLLM, llama.cpp): per request, the steps that verified a
+    draft (n-gram steps that found no match draft nothing and are not counted)."""
+    spec_draft_tokens_total: float | None = None
+    """`spec_decode_num_draft_tokens_total`: draft tokens proposed."""
+    spec_accepted_tokens_total: float | None = None
+    """`spec_decode_num_accepted_tokens_total`: draft tokens accepted (bonus tokens excluded)."""
+    spec_accepted_per_position: tuple[float, ...] | None = None
+    """`spec_decode_num_accepted_tokens_per_pos_total`, by draft position 0, 1, …"""
+    decode_seconds_total: float | None = None
+    """llama.cpp `tokens_predicted_seconds_total`: per request, first token to last, summed."""
     families: frozenset[str] = field(default_factory=frozenset)
     """Short names of every family seen (prefix stripped), for diagnostics."""
 
@@ -127,10 +138,19 @@ class ProbeResult:
     chunks: tuple[ProbeChunk, ...]
     prompt_tokens: int | None
     verify_ct: int | None
-    """Final `meta_info.spec_verify_ct`; None when the server reported none (no speculation)."""
+    """Verify steps of the request; None without speculation. SGLang: the final
+    `meta_info.spec_verify_ct`; vLLM: the chunks after the first (one per step); llama.cpp:
+    `timings.predicted_n − 1 − timings.draft_n_accepted`."""
     server_accept_length: float | None
-    """Final `meta_info.spec_accept_length` when the server sent it."""
+    """The server's own accept length for the request: SGLang's `meta_info.spec_accept_length`;
+    vLLM's and llama.cpp's `1 + Δaccepted/Δdrafts` over the probe (only when no other request
+    ran meanwhile)."""
     finish_reason: str | None
+    steps_source: str = "spec_verify_ct"
+    """Where `verify_ct` came from: "spec_verify_ct", "chunks" or "timings"."""
+    chunks_are_steps: bool = True
+    """One chunk per verify step (SGLang, vLLM), so chunk gaps are cycle times; llama.cpp sends
+    one chunk per token."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +169,10 @@ class RunFigures:
     cycle_ms: float | None
     cycle_ms_p50: float | None
     cycle_ms_p95: float | None
+    cycle_source: str | None = None
+    """Where the verify steps behind accept length and cycle came from (None without
+    speculation): "spec_verify_ct" (SGLang's count), "chunks" (vLLM: one chunk per step; p50/p95
+    are chunk gaps) or "timings" (llama.cpp's counters: one chunk per token, so no p50/p95)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from typing import Any
 
 from specmon.analysis.stats import summarize
 from specmon.analysis.validity import fingerprint
-from specmon.model import Protocol, RunFigures, ServerInfo, Snapshot, SpecConfig, Stats
+from specmon.model import GpuState, Protocol, RunFigures, ServerInfo, Snapshot, SpecConfig, Stats
 
 SCHEMA = 1
 """Version of the `snapshot_to_dict` schema."""
@@ -76,7 +76,8 @@ def snapshot_to_dict(snapshot: Snapshot) -> dict[str, Any]:
     Keys: "schema", "created_at" (unix seconds), "label", "target" (url, backend, version, model,
     tp/dp/pp sizes, "speculative" or null), "protocol", "runs" (every `RunFigures` field),
     "summary" (per figure in `SUMMARY_FIGURES`, null when no run has it), "fingerprint" (of the
-    server args, see `analysis.validity.fingerprint`) and "snapshot_id" (null until stored).
+    server args, see `analysis.validity.fingerprint`), "snapshot_id" (null until stored) and
+    "gpu" (the GPU state during the runs, `gpu_state_to_dict`; null when unread).
     """
     server = snapshot.server
     spec = server.speculative
@@ -112,6 +113,7 @@ def snapshot_to_dict(snapshot: Snapshot) -> dict[str, Any]:
         "summary": {name: stats_to_dict(summary_of(snapshot, name)) for name in SUMMARY_FIGURES},
         "fingerprint": fingerprint(server.args),
         "snapshot_id": snapshot.id,
+        "gpu": gpu_state_to_dict(snapshot.gpu),
     }
 
 
@@ -165,7 +167,45 @@ def snapshot_to_record(snapshot: Snapshot) -> dict[str, Any]:
             "prompt": snapshot.protocol.prompt,
         },
         "runs": [_run_to_dict(run) for run in snapshot.runs],
+        "gpu": gpu_state_to_dict(snapshot.gpu),
     }
+
+
+def gpu_state_to_dict(state: GpuState | None) -> dict[str, Any] | None:
+    """A `GpuState` as plain data (every field, lists for tuples), or None."""
+    if state is None:
+        return None
+    return {
+        "source": state.source,
+        "gpu_count": state.gpu_count,
+        "gpu_name": state.gpu_name,
+        "sm_clock_mhz": state.sm_clock_mhz,
+        "sm_clock_max_mhz": state.sm_clock_max_mhz,
+        "power_limit_w": state.power_limit_w,
+        "max_temperature_c": state.max_temperature_c,
+        "throttle_reasons": list(state.throttle_reasons),
+        "other_processes": list(state.other_processes),
+        "samples": state.samples,
+    }
+
+
+def _gpu_from(record: _Reader) -> GpuState | None:
+    # Records written before GPU state was kept have no "gpu" key: they read as None.
+    if record.data.get("gpu") is None:
+        return None
+    gpu = record.obj("gpu")
+    return GpuState(
+        source=gpu.string("source"),
+        gpu_count=gpu.integer("gpu_count"),
+        gpu_name=gpu.opt_string("gpu_name"),
+        sm_clock_mhz=gpu.opt_number("sm_clock_mhz"),
+        sm_clock_max_mhz=gpu.opt_number("sm_clock_max_mhz"),
+        power_limit_w=gpu.opt_number("power_limit_w"),
+        max_temperature_c=gpu.opt_number("max_temperature_c"),
+        throttle_reasons=gpu.strings("throttle_reasons"),
+        other_processes=gpu.strings("other_processes"),
+        samples=gpu.integer("samples"),
+    )
 
 
 def snapshot_from_record(record: Mapping[str, Any]) -> Snapshot:
@@ -228,6 +268,7 @@ def snapshot_from_record(record: Mapping[str, Any]) -> Snapshot:
             prompt=protocol.string("prompt"),
         ),
         runs=tuple(_run_from(run) for run in top.objs("runs")),
+        gpu=_gpu_from(top),
     )
 
 
@@ -308,6 +349,12 @@ class _Reader:
 
     def opt_obj(self, key: str) -> _Reader | None:
         return None if self._get(key) is None else self.obj(key)
+
+    def strings(self, key: str) -> tuple[str, ...]:
+        value = self._get(key)
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise self._bad(key, "a list of strings", value)
+        return tuple(value)
 
     def objs(self, key: str) -> list[_Reader]:
         value = self._get(key)

@@ -35,7 +35,9 @@ def run_figures(result: ProbeResult) -> RunFigures:
     speculative = v_decode is not None and v_decode > 0 and decode_tokens > 0
     accept = decode_tokens / v_decode if speculative and v_decode else None
     cycle_ms = 1000 * decode_s / v_decode if speculative and v_decode else None
+    # Chunk gaps are cycle times only where each chunk is one verify step (not llama.cpp's).
     gaps = [1000 * (b.t - a.t) for a, b in itertools.pairwise(chunks)]
+    step_gaps = speculative and result.chunks_are_steps and bool(gaps)
     server_accept = result.server_accept_length
     if server_accept is None and result.verify_ct:
         server_accept = last.completion_tokens / result.verify_ct
@@ -50,6 +52,7 @@ def run_figures(result: ProbeResult) -> RunFigures:
         server_accept_length=server_accept if speculative else None,
         verify_ct=result.verify_ct if speculative else None,
         cycle_ms=cycle_ms,
-        cycle_ms_p50=percentile(gaps, 50) if speculative and gaps else None,
-        cycle_ms_p95=percentile(gaps, 95) if speculative and gaps else None,
+        cycle_ms_p50=percentile(gaps, 50) if step_gaps else None,
+        cycle_ms_p95=percentile(gaps, 95) if step_gaps else None,
+        cycle_source=result.steps_source if speculative else None,
     )

@@ -42,6 +42,9 @@ def any_reset(before: ServerMetrics, after: ServerMetrics) -> bool:
         (before.spec_verify_calls_total, after.spec_verify_calls_total),
         (before.realtime_decode_tokens_total, after.realtime_decode_tokens_total),
         (before.decode_passes_total, after.decode_passes_total),
+        (before.spec_drafts_total, after.spec_drafts_total),
+        (before.spec_accepted_tokens_total, after.spec_accepted_tokens_total),
+        (before.decode_seconds_total, after.decode_seconds_total),
     )
     return any((d := counter_delta(b, a)) is not None and d.reset for b, a in pairs)
 
@@ -52,15 +55,22 @@ class WindowAccept:
 
     value: float
     source: str
-    """"counters" (Δgeneration_tokens/Δspec_verify_calls, 0.5.13+) or "gauge" (40-step window)."""
+    """"drafts" (vLLM, llama.cpp: 1 + Δaccepted/Δdrafts), "counters" (SGLang 0.5.13+:
+    Δgeneration_tokens/Δspec_verify_calls) or "gauge" (SGLang's 40-step window)."""
 
 
 def server_accept_length(before: ServerMetrics, after: ServerMetrics) -> WindowAccept | None:
     """Accept length over the window between two scrapes (DESIGN.md §4), best source first.
 
-    Δgeneration_tokens_total / Δspec_verify_calls_total when both counters exist and requests
-    finished in the window; otherwise the `spec_accept_length` gauge when it is non-zero.
+    vLLM and llama.cpp: their own mean acceptance length, 1 + Δaccepted/Δdrafts (per step that
+    verified a draft). SGLang: Δgeneration_tokens_total / Δspec_verify_calls_total when both
+    counters exist and requests finished in the window; otherwise the `spec_accept_length` gauge
+    when it is non-zero.
     """
+    drafts = counter_delta(before.spec_drafts_total, after.spec_drafts_total)
+    accepted = counter_delta(before.spec_accepted_tokens_total, after.spec_accepted_tokens_total)
+    if drafts is not None and accepted is not None and drafts.value > 0:
+        return WindowAccept(1 + accepted.value / drafts.value, "drafts")
     tokens = counter_delta(before.generation_tokens_total, after.generation_tokens_total)
     verifies = counter_delta(before.spec_verify_calls_total, after.spec_verify_calls_total)
     if tokens is not None and verifies is not None and verifies.value > 0:
@@ -68,3 +78,68 @@ def server_accept_length(before: ServerMetrics, after: ServerMetrics) -> WindowA
     if after.spec_accept_length:
         return WindowAccept(after.spec_accept_length, "gauge")
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class DraftAcceptance:
+    """What vLLM's and llama.cpp's draft counters say about a window (DESIGN.md §4)."""
+
+    drafts: float
+    """Δ`spec_decode_num_drafts_total`: steps that verified a draft."""
+    accept_length: float
+    """1 + Δaccepted/Δdrafts: tokens per drafted step, bonus included (the servers' own
+    "mean acceptance length")."""
+    rate: float | None
+    """Δaccepted/Δdraft_tokens: the share of draft tokens accepted."""
+    per_position: tuple[float, ...]
+    """Δaccepted at position i / Δdrafts: how often the i-th draft token is accepted."""
+    steps: float | None
+    """Decode steps from the counters, Δgeneration − Δrequests − Δaccepted (each step yields one
+    token plus those it accepts; each request's first token comes from prefill). None without a
+    request counter (llama.cpp). Above `drafts` when some steps drafted nothing (n-gram)."""
+    tokens_per_step: float | None
+    """(Δgeneration − Δrequests) / steps: what a probe's accept length measures."""
+
+
+def draft_acceptance(before: ServerMetrics, after: ServerMetrics) -> DraftAcceptance | None:
+    """The draft counters over the window between two scrapes; None without drafts in it."""
+    drafts = counter_delta(before.spec_drafts_total, after.spec_drafts_total)
+    accepted = counter_delta(before.spec_accepted_tokens_total, after.spec_accepted_tokens_total)
+    if drafts is None or accepted is None or drafts.value <= 0:
+        return None
+    proposed = counter_delta(before.spec_draft_tokens_total, after.spec_draft_tokens_total)
+    positions = zip(
+        before.spec_accepted_per_position or (),
+        after.spec_accepted_per_position or (),
+        strict=False,
+    )
+    per_position = [counter_delta(b, a) for b, a in positions]
+    generated = counter_delta(before.generation_tokens_total, after.generation_tokens_total)
+    requests = counter_delta(before.num_requests_total, after.num_requests_total)
+    steps = tokens_per_step = None
+    if generated is not None and requests is not None:
+        decode_tokens = generated.value - requests.value
+        steps = decode_tokens - accepted.value
+        tokens_per_step = decode_tokens / steps if steps > 0 else None
+    return DraftAcceptance(
+        drafts=drafts.value,
+        accept_length=1 + accepted.value / drafts.value,
+        rate=accepted.value / proposed.value if proposed and proposed.value > 0 else None,
+        per_position=tuple(d.value / drafts.value for d in per_position if d is not None),
+        steps=steps,
+        tokens_per_step=tokens_per_step,
+    )
+
+
+def server_cycle_ms(before: ServerMetrics, after: ServerMetrics) -> float | None:
+    """llama.cpp's cycle time over a window: 1000 · Δtokens_predicted_seconds / Δdrafts.
+
+    Its streams carry one chunk per token, so chunk gaps are not cycles; its counters are. Each
+    request's generation time runs from its first token to its last, so with every step drafting
+    (a draft model always does) this is the mean draft+verify step as the server times it.
+    """
+    seconds = counter_delta(before.decode_seconds_total, after.decode_seconds_total)
+    drafts = counter_delta(before.spec_drafts_total, after.spec_drafts_total)
+    if seconds is None or drafts is None or drafts.value <= 0:
+        return None
+    return 1000 * seconds.value / drafts.value

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from specmon.analysis.gpus import gpu_differences
 from specmon.model import Protocol, Snapshot
 
 DEFAULT_MAX_AGE_S = 30 * 60.0
@@ -79,6 +80,8 @@ class Validity:
     """Whether a baseline applies, with every reason it does not."""
 
     reasons: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
+    """Differences that do not invalidate it but weigh on the comparison (GPU conditions)."""
 
     @property
     def valid(self) -> bool:
@@ -120,4 +123,4 @@ def baseline_validity(
         reasons.append(f"too old ({age / 60:.0f} min > {max_age_s / 60:.0f} min)")
     if restarted:
         reasons.append("the baseline server restarted since")
-    return Validity(tuple(reasons))
+    return Validity(tuple(reasons), tuple(gpu_differences(baseline.gpu, run.gpu)))

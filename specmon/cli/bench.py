@@ -6,9 +6,12 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TextIO
 
+from specmon.analysis.gpus import describe_gpu_state, models
 from specmon.bench import Progress, run_bench
+from specmon.cli.agent import add_gpu_metrics
 from specmon.cli.common import (
     add_connection,
     add_db,
@@ -18,13 +21,14 @@ from specmon.cli.common import (
     target_of,
     tokens,
 )
-from specmon.errors import SpecmonError
-from specmon.model import Protocol
+from specmon.errors import SourceError, SpecmonError
+from specmon.model import Protocol, Telemetry
 from specmon.render import run_line, summary_lines, target_line
 from specmon.serialize import snapshot_to_dict
 from specmon.sources.backend import connect
 from specmon.sources.http import make_client
 from specmon.sources.probe import DEFAULT_PROMPT
+from specmon.sources.telemetry import TelemetrySource, open_telemetry
 from specmon.store import Store
 
 
@@ -48,8 +52,26 @@ def register(commands: Any) -> None:
     bench.add_argument("--prompt", default=DEFAULT_PROMPT, help="prompt text (default: built in)")
     bench.add_argument("--json", action="store_true", help="print one JSON object (schema 1)")
     add_db(bench)
+    add_gpu_metrics(bench)
     add_connection(bench)
     bench.set_defaults(run=run, interrupted="the bench did not complete: nothing saved")
+
+
+async def _gpu_reader(
+    telemetry: TelemetrySource, out: TextIO
+) -> Callable[[], Awaitable[Telemetry]] | None:
+    """The GPU reader to sample during the bench, after saying what it sees (None: no GPUs)."""
+    try:
+        first = await telemetry.read()
+    except SourceError as exc:
+        print(f"GPUs: not recorded: {exc}", file=out)
+        return None
+    if first.unavailable is not None or not first.gpus:
+        hint = f"; {first.hint}" if first.hint else ""
+        print(f"GPUs: not recorded: {first.unavailable or 'none seen'}{hint}", file=out)
+        return None
+    print(f"GPUs: {models(first.gpus)} ({first.source}), sampled during the runs", file=out)
+    return telemetry.read
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,20 +89,33 @@ async def _bench(args: argparse.Namespace, store: Store) -> int:
         phase = "Warm-up" if p.phase == "warmup" else "Run"
         print(run_line(p.index, p.total, p.figures, phase), file=out, flush=True)
 
-    async with make_client(target) as client:
-        backend, info = await connect(client)
-        print(f"Benchmarking {target.url}: {target_line(info)}", file=out)
-        print(
-            f"Protocol: {protocol.warmup} warm-up + {protocol.runs} runs × {protocol.max_tokens} "
-            "tokens, temperature 0, ignore_eos",
-            file=out,
-            flush=True,
-        )
-        snapshot = await run_bench(
-            client, backend, target.url, info, protocol, label=args.label, on_progress=progress
-        )
+    telemetry = await open_telemetry(target.url, gpu_metrics=args.gpu_metrics)
+    try:
+        async with make_client(target) as client:
+            backend, info = await connect(client)
+            print(f"Benchmarking {target.url}: {target_line(info)}", file=out)
+            print(
+                f"Protocol: {protocol.warmup} warm-up + {protocol.runs} runs × "
+                f"{protocol.max_tokens} tokens, temperature 0, ignore_eos",
+                file=out,
+                flush=True,
+            )
+            snapshot = await run_bench(
+                client,
+                backend,
+                target.url,
+                info,
+                protocol,
+                label=args.label,
+                on_progress=progress,
+                gpu_state=await _gpu_reader(telemetry, out),
+            )
+    finally:
+        await telemetry.aclose()
     for line in summary_lines(snapshot):
         print(line, file=out)
+    if snapshot.gpu is not None:
+        print(f"GPU state: {describe_gpu_state(snapshot.gpu)}", file=out)
     exit_code = 0
     snapshot_id: int | None = None
     try:

@@ -10,10 +10,12 @@ from typing import Any
 
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S, fingerprint
 from specmon.check import DEFAULT_CHECK_TOKENS, report_to_dict, run_check
+from specmon.cli.agent import add_gpu_metrics
 from specmon.cli.common import add_connection, add_db, open_store, seconds, target_of, tokens
 from specmon.errors import SpecmonError
 from specmon.model import ServerInfo, Snapshot
 from specmon.sources.http import make_client
+from specmon.sources.telemetry import open_telemetry
 from specmon.store import Store
 
 
@@ -43,6 +45,7 @@ def register(commands: Any) -> None:
     )
     check.add_argument("--json", action="store_true", help="print one JSON object")
     add_db(check)
+    add_gpu_metrics(check)
     add_connection(check)
     check.set_defaults(run=run, failure_exit=2)
 
@@ -67,14 +70,19 @@ async def _check(args: argparse.Namespace, store: Store | None) -> int:
     def find_baseline(info: ServerInfo) -> Snapshot | None:
         return store.latest_baseline(fingerprint(info.args)) if store else None
 
-    async with make_client(target) as client:
-        report = await run_check(
-            client,
-            target.url,
-            find_baseline=find_baseline,
-            probe_tokens=args.probe_tokens,
-            max_age_s=args.max_age,
-        )
+    telemetry = await open_telemetry(target.url, gpu_metrics=args.gpu_metrics)
+    try:
+        async with make_client(target) as client:
+            report = await run_check(
+                client,
+                target.url,
+                find_baseline=find_baseline,
+                probe_tokens=args.probe_tokens,
+                max_age_s=args.max_age,
+                gpu=telemetry.read,
+            )
+    finally:
+        await telemetry.aclose()
     if args.json:
         print(json.dumps(report_to_dict(report), indent=2))
     else:

@@ -38,8 +38,9 @@ class Series:
     value: float
 
 
-def parse_series(text: str) -> list[Series]:
-    """Parse exposition text into SGLang series, ignoring other families.
+def parse_series(text: str, prefixes: tuple[str, ...] = PREFIXES) -> list[Series]:
+    """Parse exposition text into the series whose names start with one of `prefixes` (SGLang's
+    by default), prefix stripped, ignoring other families.
 
     Raises:
         MalformedResponse: The text is not Prometheus exposition format.
@@ -48,7 +49,7 @@ def parse_series(text: str) -> list[Series]:
     try:
         for family in text_string_to_metric_families(text):
             for sample in family.samples:
-                short = _short_name(sample.name)
+                short = _short_name(sample.name, prefixes)
                 if short is None or math.isnan(sample.value):
                     continue
                 series.append(Series(short, tuple(sorted(sample.labels.items())), sample.value))
@@ -57,8 +58,8 @@ def parse_series(text: str) -> list[Series]:
     return series
 
 
-def _short_name(name: str) -> str | None:
-    for prefix in PREFIXES:
+def _short_name(name: str, prefixes: tuple[str, ...]) -> str | None:
+    for prefix in prefixes:
         if name.startswith(prefix):
             return name[len(prefix) :]
     return None
@@ -151,23 +152,38 @@ def metrics_from_text(text: str) -> ServerMetrics:
 
 
 async def fetch_metrics(client: httpx.AsyncClient) -> ServerMetrics:
-    """Scrape `/metrics` (plain Accept header, so names keep their colon).
+    """Scrape SGLang's `/metrics`.
 
     Raises:
         MetricsDisabled: 404, the server was started without `--enable-metrics`.
         SourceError: Any other failure, typed.
     """
+    return metrics_from_text(await fetch_text(client, "start the server with --enable-metrics"))
+
+
+async def fetch_text(
+    client: httpx.AsyncClient, off_hint: str, off_statuses: tuple[int, ...] = (404,)
+) -> str:
+    """`/metrics` as text (plain Accept header, so names keep their colon).
+
+    Args:
+        client: The target's client.
+        off_hint: How to turn metrics on, for the MetricsDisabled message.
+        off_statuses: The statuses that mean metrics are off.
+
+    Raises:
+        MetricsDisabled: One of `off_statuses`: the server serves no metrics.
+        SourceError: Any other failure, typed.
+    """
     try:
         response = await get(client, "/metrics")
     except HttpStatus as exc:
-        if exc.status == 404:
+        if exc.status in off_statuses:
             raise MetricsDisabled(
-                f"{client.base_url}/metrics: 404 — metrics are off; start the server with "
-                "--enable-metrics"
+                f"{client.base_url}/metrics: {exc.status} — metrics are off; {off_hint}"
             ) from None
         raise
     try:
-        text = response.content.decode("utf-8")
+        return response.content.decode("utf-8")
     except UnicodeDecodeError:
         raise MalformedResponse(f"{client.base_url}/metrics: the body is not UTF-8") from None
-    return metrics_from_text(text)

@@ -1,4 +1,5 @@
-"""The probe: one streaming native `/generate` request, timed chunk by chunk.
+"""The probe: one streaming native `/generate` request, timed chunk by chunk (the SSE loop,
+`stream_probe`, is shared by every backend's probe).
 
 Tokens are counted with the cumulative `meta_info.completion_tokens`, never by chunks or
 `output_ids` (SGLang coalesces chunks, and 0.5.1–0.5.4 sent `output_ids` as deltas).
@@ -58,12 +59,12 @@ def _number(meta: dict[str, Any], key: str) -> float | None:
     return float(value)
 
 
-def parse_chunk(data: str) -> ChunkUpdate:
-    """Decode one SSE `data:` payload of a native `/generate` stream.
+def stream_json(data: str) -> dict[str, Any]:
+    """One SSE `data:` payload as a JSON object (every backend streams JSON objects).
 
     Raises:
         StreamErrorEvent: The payload is the server's `{"error": …}`.
-        MalformedResponse: The payload is not a chunk of the expected shape.
+        MalformedResponse: The payload is not a JSON object.
     """
     try:
         body = json.loads(data)
@@ -75,7 +76,17 @@ def parse_chunk(data: str) -> ChunkUpdate:
         error = body["error"]
         message = error.get("message") if isinstance(error, dict) else error
         raise StreamErrorEvent(f"the server reported an error mid-stream: {message}")
-    meta = body.get("meta_info")
+    return body
+
+
+def parse_chunk(data: str) -> ChunkUpdate:
+    """Decode one SSE `data:` payload of a native `/generate` stream.
+
+    Raises:
+        StreamErrorEvent: The payload is the server's `{"error": …}`.
+        MalformedResponse: The payload is not a chunk of the expected shape.
+    """
+    meta = stream_json(data).get("meta_info")
     if not isinstance(meta, dict):
         raise MalformedResponse("stream chunk has no meta_info")
     tokens = meta.get("completion_tokens")
@@ -108,6 +119,7 @@ class _Collector:
         self.last: ChunkUpdate | None = None
         self.prompt_tokens: int | None = None
         self.verify_ct: int | None = None
+        self.finish_reason: str | None = None
 
     def add(self, update: ChunkUpdate, t: float) -> None:
         previous = self.chunks[-1].completion_tokens if self.chunks else 0
@@ -122,6 +134,8 @@ class _Collector:
             self.prompt_tokens = update.prompt_tokens
         if update.verify_ct is not None:  # 0.4.3 sent it in every chunk; later only at the end
             self.verify_ct = update.verify_ct
+        if update.finish_reason is not None:  # OpenAI streams close with a usage-only chunk
+            self.finish_reason = update.finish_reason
         self.last = update
 
     def result(self) -> ProbeResult:
@@ -137,7 +151,7 @@ class _Collector:
             prompt_tokens=self.prompt_tokens,
             verify_ct=self.verify_ct if self.verify_ct else None,
             server_accept_length=last.accept_length or None,
-            finish_reason=last.finish_reason,
+            finish_reason=self.finish_reason,
         )
 
 
@@ -162,13 +176,31 @@ async def run_probe(
         SourceError: Typed: unreachable, timed out, auth, HTTP status, mid-stream error,
             truncated stream, malformed chunk.
     """
-    url = f"{client.base_url}/generate"
+    payload = generate_payload(prompt, max_tokens)
+    return await stream_probe(client, "/generate", payload, parse_chunk, clock=clock, wall=wall)
+
+
+async def stream_probe(
+    client: httpx.AsyncClient,
+    path: str,
+    payload: dict[str, Any],
+    parse: Callable[[str], ChunkUpdate],
+    *,
+    clock: Callable[[], float],
+    wall: Callable[[], float],
+) -> ProbeResult:
+    """POST a streaming request and time every SSE `data:` payload that `parse` reads.
+
+    Every backend's probe is this loop with its own path, payload and chunk parser.
+
+    Raises:
+        SourceError: Typed, as `run_probe`.
+    """
+    url = f"{client.base_url}{path}"
     collector = _Collector(wall())
     t0 = clock()
     try:
-        async with aconnect_sse(
-            client, "POST", "/generate", json=generate_payload(prompt, max_tokens)
-        ) as source:
+        async with aconnect_sse(client, "POST", path, json=payload) as source:
             response = source.response
             if response.status_code >= 400:
                 await response.aread()
@@ -179,7 +211,7 @@ async def run_probe(
                     if event.data == "[DONE]":
                         break
                     if event.data:
-                        collector.add(parse_chunk(event.data), t)
+                        collector.add(parse(event.data), t)
             except SSEError as exc:
                 raise MalformedResponse(f"{url}: not an event stream ({exc})") from None
     except httpx.TimeoutException as exc:

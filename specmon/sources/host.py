@@ -1,0 +1,222 @@
+"""psutil facade: the host's CPU and memory, the server process found by its listening port, and
+whether an address is this machine's.
+
+Everything here blocks (psutil reads /proc, DNS resolves): callers on the event loop run it with
+`asyncio.to_thread`. Only this module imports psutil.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import psutil  # type: ignore[import-untyped]  # no stubs installed; typeshed has types-psutil
+
+from specmon.errors import SourceError
+from specmon.model import HostStats, ProcessStats
+
+
+class ServerProcessUnknown(SourceError):
+    """The process listening on the server's port could not be found or seen."""
+
+
+def process_name(pid: int) -> str | None:
+    """The name of a process, or None when it is gone or not visible from here."""
+    try:
+        return str(psutil.Process(pid).name())
+    except psutil.Error:
+        return None
+
+
+def own_addresses() -> set[str]:
+    """Every IP address of this machine's interfaces."""
+    addresses: set[str] = set()
+    for entries in psutil.net_if_addrs().values():
+        for entry in entries:
+            if entry.family in (socket.AF_INET, socket.AF_INET6):
+                addresses.add(str(entry.address).split("%")[0])  # drop an IPv6 zone ("%eth0")
+    return addresses
+
+
+def is_local_address(host: str, *, resolve: Callable[[str], Iterable[str]] | None = None) -> bool:
+    """Whether `host` (a name or an IP) is this machine: loopback, unspecified or one of its
+    interfaces' addresses. A name that does not resolve is not local.
+
+    Args:
+        host: As in the server URL (IPv6 may be bracketed).
+        resolve: Name to addresses (default: `socket.getaddrinfo`), injectable for tests.
+    """
+    name = host.strip("[]")
+    lookup = resolve or _resolve
+    try:
+        candidates = [name] if _is_ip(name) else list(lookup(name))
+    except OSError:
+        return False
+    mine = own_addresses()
+    for text in candidates:
+        address = ipaddress.ip_address(text.split("%")[0])
+        if address.is_loopback or address.is_unspecified or str(address) in mine:
+            return True
+    return False
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _resolve(name: str) -> list[str]:
+    return [str(info[4][0]) for info in socket.getaddrinfo(name, None)]
+
+
+def find_listener(port: int, *, net_connections: Callable[..., Any] | None = None) -> int:
+    """The pid of the process listening on a TCP port of this machine.
+
+    Several listeners on one port (workers sharing it) resolve to the one whose parent is not
+    among them. Where the system-wide table is refused (macOS without root), each process is
+    asked in turn, skipping those that refuse.
+
+    Args:
+        port: The TCP port.
+        net_connections: `psutil.net_connections`, injectable for tests.
+
+    Raises:
+        ServerProcessUnknown: Nothing listens there, or the listener cannot be seen.
+    """
+    table = net_connections or psutil.net_connections
+    try:
+        connections = table(kind="inet")
+    except psutil.AccessDenied:
+        return _find_listener_per_process(port)
+    listeners = [c for c in connections if c.status == psutil.CONN_LISTEN and c.laddr.port == port]
+    pids = {c.pid for c in listeners if c.pid is not None}
+    if pids:
+        return _root_of(pids)
+    if listeners:
+        raise ServerProcessUnknown(
+            f"port {port}: the listening process belongs to another user "
+            "(run specmon as that user or as root to see it)"
+        )
+    raise ServerProcessUnknown(f"nothing on this machine listens on port {port}")
+
+
+def _find_listener_per_process(port: int) -> int:
+    pids: set[int] = set()
+    refused = 0
+    for proc in psutil.process_iter():
+        try:
+            # psutil < 6 names it `connections`.
+            connections = getattr(proc, "net_connections", None) or proc.connections
+            if any(
+                c.status == psutil.CONN_LISTEN and c.laddr.port == port
+                for c in connections(kind="inet")
+            ):
+                pids.add(int(proc.pid))
+        except (psutil.AccessDenied, psutil.ZombieProcess):
+            refused += 1
+        except psutil.NoSuchProcess:
+            continue
+    if pids:
+        return _root_of(pids)
+    if refused:
+        raise ServerProcessUnknown(
+            f"port {port}: no visible process listens there and {refused} processes refused "
+            "to say (run specmon as the server's user or as root)"
+        )
+    raise ServerProcessUnknown(f"nothing on this machine listens on port {port}")
+
+
+def _root_of(pids: set[int]) -> int:
+    for pid in sorted(pids):
+        try:
+            if psutil.Process(pid).ppid() not in pids:
+                return pid
+        except psutil.Error:
+            continue
+    return min(pids)
+
+
+def process_tree(pid: int) -> frozenset[int]:
+    """A process and all its descendants (the server's scheduler and worker processes)."""
+    try:
+        proc = psutil.Process(pid)
+        return frozenset({pid, *(int(child.pid) for child in proc.children(recursive=True))})
+    except psutil.Error:
+        return frozenset({pid})
+
+
+@dataclass(frozen=True, slots=True)
+class HostReading:
+    """What `HostSource.read` saw."""
+
+    host: HostStats
+    server_process: ProcessStats | None
+    server_process_missing: str | None
+    """Why there is no server process, when one was looked for."""
+    server_pids: frozenset[int] | None
+    """The server's process tree, to tell its GPU processes from others; None if unknown."""
+
+
+class HostSource:
+    """Host CPU and memory, and the server process by its port. Blocking: run it in a thread.
+
+    It keeps the psutil objects between readings: CPU percentages are measured from one reading
+    to the next, so the first reading of each has None.
+    """
+
+    def __init__(self, server_port: int | None) -> None:
+        """Args:
+        server_port: The server's TCP port on this machine; None to skip the process.
+        """
+        self.server_port = server_port
+        self._cpu_primed = False
+        self._process: Any = None  # psutil.Process of the server, kept for cpu_percent
+
+    def read(self) -> HostReading:
+        """Read the host, and find and read the server process."""
+        cpu = psutil.cpu_percent(interval=None)
+        cpu_percent = float(cpu) if self._cpu_primed else None
+        self._cpu_primed = True
+        memory = psutil.virtual_memory()
+        host = HostStats(
+            cpu_percent=cpu_percent,
+            cpu_count=psutil.cpu_count(logical=True),
+            memory_used_bytes=int(memory.total - memory.available),
+            memory_total_bytes=int(memory.total),
+        )
+        if self.server_port is None:
+            return HostReading(host, None, None, None)
+        try:
+            stats = self._server_process(self.server_port)
+        except ServerProcessUnknown as exc:
+            self._process = None
+            return HostReading(host, None, str(exc), None)
+        return HostReading(host, stats, None, process_tree(stats.pid))
+
+    def _server_process(self, port: int) -> ProcessStats:
+        pid = find_listener(port)
+        # A new pid, or the same pid reused by another process: measure CPU from scratch.
+        fresh = self._process is None or self._process.pid != pid or not self._process.is_running()
+        try:
+            if fresh:
+                self._process = psutil.Process(pid)
+            proc = self._process
+            with proc.oneshot():
+                cpu = float(proc.cpu_percent(interval=None))  # 0.0 on the first call: unknown
+                return ProcessStats(
+                    pid=pid,
+                    name=str(proc.name()),
+                    start_time=float(proc.create_time()),
+                    cpu_percent=None if fresh else cpu,
+                    rss_bytes=int(proc.memory_info().rss),
+                    port=port,
+                )
+        except psutil.Error as exc:
+            self._process = None
+            raise ServerProcessUnknown(f"port {port}: pid {pid}: {exc}") from None

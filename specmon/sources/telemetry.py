@@ -1,0 +1,122 @@
+"""Which telemetry source serves a target: NVML + psutil on the box, DCGM-style from afar.
+
+The choice follows the server's address: loopback or one of this machine's own addresses means
+the server runs here, so NVML and psutil read it directly; any other address means the GPUs are
+elsewhere, so specmon scrapes port 9400 there (dcgm-exporter's, and `specmon agent`'s), unless
+`--gpu-metrics URL` names the endpoint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from typing import Protocol
+from urllib.parse import urlsplit
+
+from specmon.model import GpuDevice, GpuSourceKind, Telemetry
+from specmon.sources.dcgm import DCGM_PORT, DcgmSource
+from specmon.sources.host import HostSource, is_local_address
+from specmon.sources.nvml import NvmlSource
+
+
+class TelemetrySource(Protocol):
+    """What the sampler, `check`, `bench` and the agent read telemetry through."""
+
+    @property
+    def kind(self) -> GpuSourceKind:
+        """ "nvml" (this machine) or "dcgm" (an endpoint)."""
+        ...
+
+    @property
+    def description(self) -> str:
+        """Where the readings come from, e.g. "NVML on this machine"."""
+        ...
+
+    async def read(self) -> Telemetry:
+        """One reading; never blocks the event loop."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what the source holds (NVML, an HTTP client)."""
+        ...
+
+
+class LocalTelemetry:
+    """NVML and psutil on the machine the server runs on (and the agent's source)."""
+
+    def __init__(self, nvml: NvmlSource, host: HostSource) -> None:
+        """Args:
+        nvml: The GPUs.
+        host: The host and the server process (by its port).
+        """
+        self.nvml = nvml
+        self.host = host
+
+    @property
+    def kind(self) -> GpuSourceKind:
+        """Always "nvml"."""
+        return "nvml"
+
+    @property
+    def description(self) -> str:
+        """Where the readings come from."""
+        return self.nvml.description
+
+    async def read(self) -> Telemetry:
+        """Read the GPUs and the host concurrently, each in a worker thread."""
+        gpus, host = await asyncio.gather(self.nvml.read(), asyncio.to_thread(self.host.read))
+        return replace(
+            gpus,
+            gpus=attribute_processes(gpus.gpus, host.server_pids),
+            host=host.host,
+            server_process=host.server_process,
+            server_process_missing=host.server_process_missing,
+        )
+
+    async def aclose(self) -> None:
+        """Shut NVML down."""
+        await self.nvml.aclose()
+
+
+def attribute_processes(
+    gpus: tuple[GpuDevice, ...], server_pids: frozenset[int] | None
+) -> tuple[GpuDevice, ...]:
+    """Mark each GPU process as the server's or not.
+
+    A process psutil cannot see (no name: gone, or in another pid namespace, as NVML reports
+    host pids inside containers) stays unknown, as do all when the server's pids are unknown.
+    """
+    if server_pids is None:
+        return gpus
+    marked = []
+    for gpu in gpus:
+        if gpu.processes is None:
+            marked.append(gpu)
+            continue
+        processes = tuple(
+            replace(p, is_server=None if p.name is None else p.pid in server_pids)
+            for p in gpu.processes
+        )
+        marked.append(replace(gpu, processes=processes))
+    return tuple(marked)
+
+
+async def open_telemetry(server_url: str, *, gpu_metrics: str | None = None) -> TelemetrySource:
+    """The telemetry source for a server.
+
+    Args:
+        server_url: The server's base URL (its host decides local or remote).
+        gpu_metrics: A DCGM-style endpoint given by the user (`--gpu-metrics`); it wins.
+
+    Raises:
+        TargetError: `gpu_metrics` is not a usable address.
+    """
+    if gpu_metrics is not None:
+        return DcgmSource(gpu_metrics, explicit=True)
+    parts = urlsplit(server_url)
+    host = parts.hostname or "localhost"
+    if await asyncio.to_thread(is_local_address, host):
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        return LocalTelemetry(NvmlSource(), HostSource(port))
+    bracketed = f"[{host}]" if ":" in host else host
+    return DcgmSource(f"http://{bracketed}:{DCGM_PORT}/metrics", explicit=False)

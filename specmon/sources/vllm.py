@@ -1,0 +1,279 @@
+"""vLLM: identity from `/version` and `/v1/models`, `vllm:` metrics, and an OpenAI streaming probe.
+
+Facts from the real vLLM 0.32.0 (CPU) captures in tests/fixtures/vllm-0.32.0-cpu and
+reference/sglang-interfaces.md §6:
+
+- `/version` answers `{"version": "0.32.0"}` (SGLang has no such route); `/v1/models` names the
+  served model, its path (`root`) and `max_model_len`.
+- The server's configuration is exposed only with `VLLM_SERVER_DEV_MODE=1`, at
+  `/server_info?config_format=json`; otherwise speculation shows in `/metrics`: the
+  `vllm:spec_decode_*` families exist only with a speculative config, one
+  `…_per_pos_total{position}` series per draft position.
+- A streamed completion sends one chunk per engine step holding every token accepted in it, so
+  its chunks after the first are the verify steps; `stream_options.continuous_usage_stats` puts
+  the cumulative `usage.completion_tokens` in every chunk.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import httpx
+
+from specmon.errors import HttpStatus, MalformedResponse, NotVllm, SourceError
+from specmon.model import ProbeResult, ServerInfo, ServerMetrics, SpecConfig
+from specmon.sources.counted import (
+    count_speculative_tokens,
+    exclusive_accept_length,
+    fetch_prefixed_metrics,
+    metrics_or_none,
+    number_of,
+    parse_stream_json,
+)
+from specmon.sources.http import get, parse_json
+from specmon.sources.metrics import Series, _histogram, _mean, _total, parse_series
+from specmon.sources.probe import DEFAULT_PROMPT, ChunkUpdate, stream_probe
+from specmon.sources.secrets import mask_args
+
+PREFIXES = ("vllm:", "vllm_")
+COMPLETIONS = "/v1/completions"
+
+# Server args kept from the dev-mode config: the launch choices that define a configuration
+# (sizes the server derives at start, ports and ids that change per launch are left out).
+_DEV_ARGS = {
+    "model_config": ("model", "served_model_name", "dtype", "max_model_len", "quantization"),
+    "cache_config": ("block_size", "cache_dtype", "enable_prefix_caching"),
+    "parallel_config": ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size"),
+    "scheduler_config": ("max_num_seqs", "max_num_batched_tokens"),
+}
+_SPEC_ARGS = ("method", "num_speculative_tokens", "model", "prompt_lookup_min", "prompt_lookup_max")
+
+
+async def fetch_server_info(client: httpx.AsyncClient) -> ServerInfo:
+    """Identify a vLLM server and read what it exposes of its configuration.
+
+    Raises:
+        NotVllm: No `/version` with a version string: not vLLM.
+        SourceError: Any other failure, typed (auth, unreachable, malformed …).
+    """
+    try:
+        body = parse_json(await get(client, "/version"))
+    except (HttpStatus, MalformedResponse):
+        raise NotVllm(f"{client.base_url}: no vLLM /version") from None
+    version = body.get("version") if isinstance(body, dict) else None
+    if not isinstance(version, str):
+        raise NotVllm(f"{client.base_url}/version: not vLLM's answer")
+    card = await _model_card(client)
+    config = await _dev_config(client)
+    metrics = await metrics_or_none(client, fetch_metrics)
+    return server_info_from(version, card, config, metrics)
+
+
+async def _model_card(client: httpx.AsyncClient) -> Mapping[str, Any]:
+    body = parse_json(await get(client, "/v1/models"))
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list) or not data or not isinstance(data[0], dict):
+        raise MalformedResponse(f"{client.base_url}/v1/models: no model listed")
+    card: Mapping[str, Any] = data[0]
+    return card
+
+
+async def _dev_config(client: httpx.AsyncClient) -> Mapping[str, Any] | None:
+    """`vllm_config` from `/server_info` (only with `VLLM_SERVER_DEV_MODE=1`), else None."""
+    try:
+        body = parse_json(await get(client, "/server_info", params={"config_format": "json"}))
+    except (HttpStatus, MalformedResponse):
+        return None  # 404 outside dev mode; older versions answered with a string
+    config = body.get("vllm_config") if isinstance(body, dict) else None
+    return config if isinstance(config, dict) else None
+
+
+def server_info_from(
+    version: str,
+    card: Mapping[str, Any],
+    config: Mapping[str, Any] | None,
+    metrics: ServerMetrics | None,
+) -> ServerInfo:
+    """Normalise what vLLM answered into a ServerInfo.
+
+    Args:
+        version: `/version`'s version.
+        card: The first model card of `/v1/models`.
+        config: The dev-mode `vllm_config`, when the server exposes it.
+        metrics: One `/metrics` scrape, when it could be read (speculation shows there).
+    """
+    args: dict[str, Any] = {
+        "model": card.get("root"),
+        "served_model_name": card.get("id"),
+        "max_model_len": card.get("max_model_len"),
+    }
+    spec_config: Mapping[str, Any] = {}
+    parallel: Mapping[str, Any] = {}
+    if config is not None:
+        for section, keys in _DEV_ARGS.items():
+            values = config.get(section)
+            if isinstance(values, dict):
+                args.update({k: values[k] for k in keys if k in values})
+        parallel = _dict(config.get("parallel_config"))
+        spec_config = _dict(config.get("speculative_config"))
+    speculative = _speculation(spec_config, metrics)
+    if speculative is not None:
+        args.update({f"speculative_{k}": spec_config[k] for k in _SPEC_ARGS if k in spec_config})
+        args.setdefault("speculative_num_speculative_tokens", speculative.num_steps)
+    served = card.get("id")
+    return ServerInfo(
+        backend="vllm",
+        version=version,
+        model=served if isinstance(served, str) else None,
+        tp_size=number_of(parallel, "tensor_parallel_size"),
+        dp_size=number_of(parallel, "data_parallel_size"),
+        pp_size=number_of(parallel, "pipeline_parallel_size"),
+        speculative=speculative,
+        stream_interval=None,
+        cuda_graph_disabled=None,
+        cuda_graph_max_bs=None,
+        metrics_enabled=metrics is not None,
+        args=mask_args(args),
+        info_route="/version",
+    )
+
+
+def _dict(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _speculation(config: Mapping[str, Any], metrics: ServerMetrics | None) -> SpecConfig | None:
+    method = config.get("method")
+    if isinstance(method, str):
+        draft = config.get("model")
+        tokens = config.get("num_speculative_tokens")
+        return SpecConfig(
+            algorithm=method,
+            num_steps=tokens if isinstance(tokens, int) else None,
+            eagle_topk=None,
+            num_draft_tokens=None,
+            draft_model_path=draft if isinstance(draft, str) and draft != method else None,
+        )
+    if metrics is None or metrics.spec_drafts_total is None:
+        return None
+    positions = metrics.spec_accepted_per_position
+    # The method is not exposed outside dev mode; the draft length is (one series per position).
+    return SpecConfig("unknown", len(positions) if positions else None, None, None)
+
+
+def metrics_from_text(text: str) -> ServerMetrics:
+    """Aggregate the figures specmon uses from one vLLM scrape (summed over engines)."""
+    series = parse_series(text, PREFIXES)
+    return ServerMetrics(
+        generation_tokens_total=_total(series, "generation_tokens_total"),
+        prompt_tokens_total=_total(series, "prompt_tokens_total"),
+        num_requests_total=_total(series, "request_success_total"),
+        num_running_reqs=_total(series, "num_requests_running"),
+        num_queue_reqs=_total(series, "num_requests_waiting"),
+        token_usage=_mean(series, "kv_cache_usage_perc"),
+        ttft_seconds=_histogram(series, "time_to_first_token_seconds"),
+        # Per engine step and request, not per token: with speculation, one verify step.
+        itl_seconds=_histogram(series, "inter_token_latency_seconds"),
+        e2e_seconds=_histogram(series, "e2e_request_latency_seconds"),
+        spec_drafts_total=_total(series, "spec_decode_num_drafts_total"),
+        spec_draft_tokens_total=_total(series, "spec_decode_num_draft_tokens_total"),
+        spec_accepted_tokens_total=_total(series, "spec_decode_num_accepted_tokens_total"),
+        spec_accepted_per_position=_per_position(series),
+        families=frozenset(s.name for s in series),
+    )
+
+
+def _per_position(series: list[Series]) -> tuple[float, ...] | None:
+    return count_speculative_tokens(
+        [s for s in series if s.name == "spec_decode_num_accepted_tokens_per_pos_total"]
+    )
+
+
+async def fetch_metrics(client: httpx.AsyncClient) -> ServerMetrics:
+    """Scrape vLLM's `/metrics` (always served).
+
+    Raises:
+        SourceError: Typed (unreachable, auth, malformed …).
+    """
+    return metrics_from_text(await fetch_prefixed_metrics(client, "vLLM serves it at all times"))
+
+
+def completions_payload(prompt: str, max_tokens: int) -> dict[str, Any]:
+    """The probe's request: greedy, `ignore_eos`, usage in every chunk (cumulative)."""
+    return {
+        "prompt": prompt,
+        "max_tokens": max_tokens,
+        "temperature": 0,
+        "ignore_eos": True,
+        "stream": True,
+        "stream_options": {"include_usage": True, "continuous_usage_stats": True},
+    }
+
+
+def parse_chunk(data: str) -> ChunkUpdate:
+    """Decode one `data:` payload of a streamed `/v1/completions` answer.
+
+    Raises:
+        StreamErrorEvent: The payload is the server's `{"error": …}`.
+        MalformedResponse: Not a chunk of the expected shape (e.g. no per-chunk usage).
+    """
+    body = parse_stream_json(data)
+    usage = body.get("usage")
+    tokens = number_of(usage, "completion_tokens") if isinstance(usage, dict) else None
+    if tokens is None:
+        raise MalformedResponse(
+            "vLLM sent a chunk without usage.completion_tokens "
+            "(stream_options.continuous_usage_stats needs vLLM 0.6 or later)"
+        )
+    choices = body.get("choices")
+    if not isinstance(choices, list):
+        raise MalformedResponse("vLLM stream chunk has no choices list")
+    reason = choices[0].get("finish_reason") if choices and isinstance(choices[0], dict) else None
+    return ChunkUpdate(
+        completion_tokens=tokens,
+        prompt_tokens=number_of(usage, "prompt_tokens"),
+        # The usage-only chunk (no choices) closes the stream after the finishing one.
+        finished=reason is not None or not choices,
+        finish_reason=reason if isinstance(reason, str) else None,
+        verify_ct=None,
+        accept_length=None,
+    )
+
+
+async def run_probe(
+    client: httpx.AsyncClient,
+    *,
+    prompt: str = DEFAULT_PROMPT,
+    max_tokens: int = 500,
+    clock: Callable[[], float] = time.perf_counter,
+    wall: Callable[[], float] = time.time,
+) -> ProbeResult:
+    """One streamed completion, timed per chunk, between two `/metrics` scrapes.
+
+    The chunks after the first are the verify steps when speculation is on (the draft counters
+    exist); the scrapes give vLLM's own `1 + Δaccepted/Δdrafts` for the request when it ran
+    alone.
+
+    Raises:
+        SourceError: Typed, as `specmon.sources.probe.run_probe`.
+    """
+    before = await metrics_or_none(client, fetch_metrics)
+    payload = completions_payload(prompt, max_tokens)
+    result = await stream_probe(client, COMPLETIONS, payload, parse_chunk, clock=clock, wall=wall)
+    after = await metrics_or_none(client, fetch_metrics) if before is not None else None
+    speculative = before is not None and before.spec_drafts_total is not None
+    steps = len(result.chunks) - 1
+    return ProbeResult(
+        sent_at=result.sent_at,
+        chunks=result.chunks,
+        prompt_tokens=result.prompt_tokens,
+        verify_ct=steps if speculative and steps > 0 else None,
+        server_accept_length=exclusive_accept_length(before, after, result, requests=True),
+        finish_reason=result.finish_reason,
+        steps_source="chunks",
+    )
+
+
+__all__ = ["SourceError", "fetch_metrics", "fetch_server_info", "run_probe"]
