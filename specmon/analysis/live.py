@@ -130,6 +130,7 @@ class LiveState:
         self.sample: Sample | None = None
         self.history: deque[tuple[float, float]] = deque()
         self.probes: deque[ProbeRun] = deque(maxlen=RECENT_PROBES)
+        self.accept_history: deque[tuple[float, float]] = deque()
         self.probe_error: str | None = None
         self.probe_paused = False
         self.probe_enabled = True
@@ -151,6 +152,7 @@ class LiveState:
             self.log(sample.wall, level, text)
             if restart:
                 self.probes.clear()  # runs of another lifetime are not this server's speed
+                self.accept_history.clear()
         rate = self.server.window.decode_tok_s(RATE_SPAN_S)
         if rate is not None:
             self.history.append((sample.t, rate.value))
@@ -170,6 +172,10 @@ class LiveState:
     def on_probe(self, wall: float, t: float, figures: RunFigures, result: ProbeResult) -> None:
         """A live probe finished."""
         self.probes.append(ProbeRun(wall, t, figures, result))
+        if figures.accept_length is not None:
+            self.accept_history.append((t, figures.accept_length))
+        while self.accept_history and self.accept_history[0][0] < t - HISTORY_S:
+            self.accept_history.popleft()
         if self.probe_error is not None:
             self.log(wall, "info", "probe recovered")
         self.probe_error = None
@@ -290,6 +296,7 @@ class LiveState:
             break_even=None,
             margin=None,
             tokens_per_cycle=histogram if enabled else (),
+            accept_history=tuple(v for _, v in self.accept_history) if enabled else (),
         )
 
     def _baseline(
@@ -299,7 +306,7 @@ class LiveState:
         if snapshot is None:
             missing.append(("speedup", "no baseline yet: press b"))
             return BaselineView(
-                False, None, None, None, None, 0, None, None, None, None, None, None, (),
+                False, None, None, None, None, 0, None, None, None, None, None, None, None, (),
                 self.baseline_progress, self.waiting_for_baseline,
             )  # fmt: skip
         base = [r.decode_tok_s for r in snapshot.runs if r.decode_tok_s is not None]
@@ -327,6 +334,7 @@ class LiveState:
             runs=len(snapshot.runs),
             age_s=now_wall - snapshot.created_at,
             origin=self.baseline_origin,
+            current_tok_s=statistics.fmean(current) if current else None,
             speedup=gain.value if gain else None,
             speedup_low=gain.low if gain else None,
             speedup_high=gain.high if gain else None,

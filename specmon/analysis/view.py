@@ -71,6 +71,8 @@ class SpecView:
     margin: float | None
     tokens_per_cycle: tuple[int, ...]
     """Counts of verify steps by tokens they produced (index 0 = 1 token), last probe."""
+    accept_history: tuple[float, ...] = ()
+    """Accept length of each probe of the last 5 minutes, oldest first."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +88,8 @@ class BaselineView:
     age_s: float | None
     origin: str | None
     """"baseline server http://…" or "this server, speculation off"."""
+    current_tok_s: float | None
+    """Mean decode tok/s of the recent probes: the other side of the comparison."""
     speedup: float | None
     speedup_low: float | None
     speedup_high: float | None

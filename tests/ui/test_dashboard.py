@@ -37,10 +37,12 @@ METRICS_OFF = (
 )
 
 
-async def push_server(app: SpecmonApp, *, metrics: bool = True) -> None:
+async def push_server(pilot: Pilot[None], *, metrics: bool = True) -> None:
     """Two ticks of a healthy speculative server, then three real probe runs."""
-    if metrics:
+    app = pilot.app
+    if metrics:  # ticks replace undelivered older ones (can_replace): deliver each
         app.post_message(SampleReady(sample(1.0, server_info(), server_metrics("spec/metrics"))))
+        await pilot.pause()
         app.post_message(
             SampleReady(sample(2.0, server_info(), server_metrics("spec/metrics_after"), seq=2))
         )
@@ -59,7 +61,7 @@ async def push_baseline(app: SpecmonApp, age_s: float = 120.0, **arg_changes: ob
 
 def healthy() -> Callable[[Pilot[None]], Awaitable[None]]:
     async def run(pilot: Pilot[None]) -> None:
-        await push_server(pilot.app)  # type: ignore[arg-type]
+        await push_server(pilot)
         await push_baseline(pilot.app)  # type: ignore[arg-type]
         await pilot.pause()
 
@@ -69,7 +71,7 @@ def healthy() -> Callable[[Pilot[None]], Awaitable[None]]:
 def stale() -> Callable[[Pilot[None]], Awaitable[None]]:
     async def run(pilot: Pilot[None]) -> None:
         app: SpecmonApp = pilot.app  # type: ignore[assignment]
-        await push_server(app)
+        await push_server(pilot)
         await push_baseline(app, age_s=45 * 60, mem_fraction_static=0.5)
         await pilot.pause()
 
@@ -78,7 +80,7 @@ def stale() -> Callable[[Pilot[None]], Awaitable[None]]:
 
 def metrics_off() -> Callable[[Pilot[None]], Awaitable[None]]:
     async def run(pilot: Pilot[None]) -> None:
-        await push_server(pilot.app, metrics=False)  # type: ignore[arg-type]
+        await push_server(pilot, metrics=False)
         await pilot.pause()
 
     return run
@@ -87,7 +89,7 @@ def metrics_off() -> Callable[[Pilot[None]], Awaitable[None]]:
 def server_down() -> Callable[[Pilot[None]], Awaitable[None]]:
     async def run(pilot: Pilot[None]) -> None:
         app: SpecmonApp = pilot.app  # type: ignore[assignment]
-        await push_server(app)
+        await push_server(pilot)
         await pilot.pause()
         info, metrics = server_info(), server_metrics("spec/metrics_after")
         down = sample(9.0, info, metrics, seq=2, info_error=REFUSED, metrics_error=REFUSED)
@@ -99,7 +101,7 @@ def server_down() -> Callable[[Pilot[None]], Awaitable[None]]:
 
 def waiting() -> Callable[[Pilot[None]], Awaitable[None]]:
     async def run(pilot: Pilot[None]) -> None:
-        await push_server(pilot.app)  # type: ignore[arg-type]
+        await push_server(pilot)
         await pilot.pause()
         await pilot.press("b")  # speculation on, no baseline server: the choices
         await pilot.press("w")  # wait for the restart without speculation
@@ -225,7 +227,8 @@ async def test_spec_off_server_has_no_speculative_figures(
             SampleReady(sample(1.0, server_info("plain"), server_metrics("plain/metrics")))
         )
         await pilot.pause()
-        assert "speculation is off" in str(app.query_one(SpecPanel).render())
+        body = app.query_one(SpecPanel).query_one("#spec-body")
+        assert "speculation is off" in str(body.render())
 
 
 async def test_keys_answer_and_probe_pauses(make_app: Callable[..., SpecmonApp]) -> None:

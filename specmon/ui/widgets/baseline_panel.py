@@ -41,10 +41,22 @@ class BaselinePanel(Vertical):
         else:
             self.border_subtitle = ""
         self.set_class(view.present and view.valid is False, "stale")
-        self.query_one("#baseline-body", Static).update(_body(view))
+        width = self.content_size.width or 36  # before the first layout, a 80x24 panel's
+        self.query_one("#baseline-body", Static).update(_body(view, max(24, width)))
+
+    def on_resize(self) -> None:
+        """The bars scale with the panel."""
+        self.watch_view(self.view)
 
 
-def _body(view: BaselineView) -> str:
+def bar(value: float, top: float, width: int) -> str:
+    """A horizontal bar of `value` on a scale ending at `top`, in eighths of a cell."""
+    eighths = round(8 * width * max(0.0, value) / top) if top > 0 else 0
+    full, part = divmod(min(eighths, 8 * width), 8)
+    return "█" * full + ("▏▎▍▌▋▊▉"[part - 1] if part else "")
+
+
+def _body(view: BaselineView, width: int) -> str:
     if not view.present:
         if view.waiting:
             return (
@@ -66,6 +78,12 @@ def _body(view: BaselineView) -> str:
         f"{escape(spread)}",
         f"{view.runs} runs · {age(view.age_s)} old · {mark}",
     ]
+    if view.tok_s is not None and view.current_tok_s is not None:
+        top = max(view.tok_s, view.current_tok_s)
+        span = width - 16
+        lines.append(f"[$baseline]base {bar(view.tok_s, top, span):<{span}}[/] {view.tok_s:6.1f}")
+        lines.append(f"[$primary]now  {bar(view.current_tok_s, top, span):<{span}}[/] "
+                     f"{view.current_tok_s:6.1f}")  # fmt: skip
     interval = ""
     if view.speedup_low is not None and view.speedup_high is not None:
         interval = f" [{pct(view.speedup_low, True)}, {pct(view.speedup_high, True)}]"

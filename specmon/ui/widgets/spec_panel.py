@@ -4,8 +4,10 @@ and a histogram of tokens per verify step.
 
 from __future__ import annotations
 
+from textual.app import ComposeResult
+from textual.containers import Vertical
 from textual.reactive import reactive
-from textual.widgets import Static
+from textual.widgets import Sparkline, Static
 
 from specmon.analysis.view import SpecView
 from specmon.ui.format import DASH, num, pct
@@ -21,10 +23,15 @@ def histogram_line(counts: tuple[int, ...]) -> str:
     return " ".join(f"{i}{_BARS[round(8 * c / top)]}" for i, c in enumerate(counts, 1))
 
 
-class SpecPanel(Static):
-    """Acceptance and its pay-off."""
+class SpecPanel(Vertical):
+    """Acceptance and its pay-off, and the accept length of each probe of the last 5 minutes."""
 
     view: reactive[SpecView | None] = reactive(None)
+
+    def compose(self) -> ComposeResult:
+        """Figures, then the accept-length sparkline (it takes what room is left)."""
+        yield Static(id="spec-body")
+        yield Sparkline([], id="spec-spark")
 
     def on_mount(self) -> None:
         """Title the panel."""
@@ -34,8 +41,12 @@ class SpecPanel(Static):
         """Render the figures; margin coloured by sign."""
         if view is None:
             return
+        body = self.query_one("#spec-body", Static)
+        spark = self.query_one("#spec-spark", Sparkline)
+        spark.data = list(view.accept_history)
+        spark.tooltip = "accept length of each probe, last 5 minutes"
         if view.enabled is False:
-            self.update("speculation is off on this server\n[dim]accept length and cycle time "
+            body.update("speculation is off on this server\n[dim]accept length and cycle time "
                         "need a speculative server[/]")  # fmt: skip
             return
         server = num(view.server_accept_length, ".2f")
@@ -54,4 +65,4 @@ class SpecPanel(Static):
             f"break-even {num(view.break_even, '.2f')} · {margin}",
             f"tokens/step {histogram_line(view.tokens_per_cycle)}",
         ]
-        self.update("\n".join(lines))
+        body.update("\n".join(lines))
