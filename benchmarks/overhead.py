@@ -46,8 +46,8 @@ def measure(url: str, size: tuple[int, int], probe: bool, seconds: float) -> Res
     subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", str(width), "-y",
                     str(height), " ".join(command)], check=True)  # fmt: skip
     try:
-        pane_pid = int(subprocess.run(["tmux", "list-panes", "-t", session, "-F", "#{pane_pid}"],
-                                      capture_output=True, text=True, check=True).stdout)  # fmt: skip
+        panes = ["tmux", "list-panes", "-t", session, "-F", "#{pane_pid}"]
+        pane_pid = int(subprocess.run(panes, capture_output=True, text=True, check=True).stdout)
         shell = psutil.Process(pane_pid)
         deadline = time.monotonic() + 20
         process = shell

@@ -10,6 +10,7 @@ The exposition text is written by prometheus-client (a custom collector over one
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 
 from aiohttp import web
@@ -60,6 +61,11 @@ class _TelemetryCollector(Collector):
         if t.unavailable is not None:
             reason = {"reason": t.unavailable}
             yield _single(dcgm.GPU_UNAVAILABLE, "Why the agent reads no GPU.", 1, reason)
+        present = Metric(dcgm.GPU_INFO, "A GPU the agent sees.", "gauge")
+        for gpu in t.gpus:
+            present.add_sample(dcgm.GPU_INFO, _gpu_labels(t, gpu), 1)
+        if present.samples:
+            yield present
         yield from self._gpus()
         yield from self._host()
 
@@ -199,8 +205,9 @@ class Agent:
             await site.start()
         except OSError as exc:
             await runner.cleanup()
+            reason = os.strerror(exc.errno) if exc.errno else str(exc)
             raise AgentError(
-                f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc} "
+                f"cannot listen on {self.host}:{self.port}: {reason} "
                 "(dcgm-exporter may hold it: pass --port)"
             ) from None
         for address in runner.addresses:

@@ -1,7 +1,7 @@
 """`specmon check`: triage in seconds, one finding per line, an exit code scripts can use.
 
 Exit codes: 0 healthy; 1 degraded (metrics off, losing speculation, a failing probe …);
-2 unreachable or refused (nothing listening, no answer, auth failed, not SGLang).
+2 unreachable or refused (nothing listening, no answer, auth failed, not a server specmon knows).
 """
 
 from __future__ import annotations
@@ -19,7 +19,16 @@ from specmon.analysis.gpus import gpu_verdict
 from specmon.analysis.stats import summarize
 from specmon.analysis.validity import Validity, baseline_validity
 from specmon.errors import AuthFailed, MetricsDisabled, SourceError
-from specmon.model import Protocol, RunFigures, ServerInfo, ServerMetrics, Snapshot, Telemetry
+from specmon.model import (
+    BACKEND_NAMES,
+    Protocol,
+    RunFigures,
+    ServerInfo,
+    ServerMetrics,
+    Snapshot,
+    Telemetry,
+)
+from specmon.render import cycle_text
 from specmon.sources.backend import Backend, connect
 from specmon.sources.probe import DEFAULT_PROMPT
 
@@ -117,7 +126,8 @@ async def _check_metrics(client: httpx.AsyncClient, backend: Backend, report: Ch
     except SourceError as exc:
         report.add("warn", f"metrics unreadable: {exc}", EXIT_DEGRADED)
     else:
-        report.add("ok", f"metrics: on ({len(report.metrics.families)} SGLang series names)")
+        kind = BACKEND_NAMES.get(backend.name, backend.name)
+        report.add("ok", f"metrics: on ({len(report.metrics.families)} {kind} series names)")
 
 
 async def _check_gpus(read: Callable[[], Awaitable[Telemetry]], report: CheckReport) -> None:
@@ -137,7 +147,7 @@ def _describe_probe(f: RunFigures) -> str:
     if f.accept_length is not None:
         parts.append(f"accept {f.accept_length:.2f}")
     if f.cycle_ms is not None:
-        parts.append(f"cycle {f.cycle_ms:.1f} ms")
+        parts.append(cycle_text(f.cycle_ms, f.cycle_source))
     return ", ".join(parts)
 
 

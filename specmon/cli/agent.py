@@ -60,7 +60,7 @@ def register(commands: Any) -> None:
         help="the LLM server's port on this box: adds its process (CPU, RSS, start time) and "
         "tells its GPU processes from others",
     )
-    agent.set_defaults(run=run, interrupted="agent stopped")
+    agent.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

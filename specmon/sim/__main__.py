@@ -1,6 +1,8 @@
-"""`python -m specmon.sim`: run the simulated SGLang server until Ctrl-C.
+"""`python -m specmon.sim`: run the simulated SGLang (or vLLM, llama.cpp) server until Ctrl-C.
 
-Flags are SGLang's own (`--model-path`, `--tp-size`, `--speculative-*`, `--enable-metrics`,
+`--backend vllm|llamacpp` speaks vLLM 0.32.0 or llama.cpp's `llama-server` instead of SGLang
+(with the same decode model; their draft length is `--speculative-num-draft-tokens` − 1). Flags
+are SGLang's own (`--model-path`, `--tp-size`, `--speculative-*`, `--enable-metrics`,
 `--api-key` ...) plus the simulator's knobs (`--sglang-version`, `--plain-step-ms`, `--cycle-ms`,
 `--accept-length`, `--ttft-ms`, `--prefill-ms-per-token`, `--concurrency-slowdown`, `--seed`,
 `--record`). Unlike SGLang, speculation defaults to the seed's EAGLE3 setup; pass
@@ -14,7 +16,14 @@ import asyncio
 import contextlib
 from collections.abc import Sequence
 
-from specmon.sim.config import DEFAULT_DRAFT_MODEL, SUPPORTED_VERSIONS, SimConfig
+from specmon.sim.config import (
+    BACKENDS,
+    DEFAULT_DRAFT_MODEL,
+    LLAMACPP_BUILD,
+    SUPPORTED_VERSIONS,
+    VLLM_VERSION,
+    SimConfig,
+)
 from specmon.sim.server import SimServer
 
 
@@ -23,8 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
     d = SimConfig()
     p = argparse.ArgumentParser(
         prog="python -m specmon.sim",
-        description="Simulated SGLang server (HTTP on loopback, paced by a model of decode).",
+        description="Simulated SGLang, vLLM or llama.cpp server (HTTP on loopback, paced by a "
+        "model of decode).",
     )
+    p.add_argument("--backend", choices=BACKENDS, default=d.backend, help="server kind spoken")
     p.add_argument("--model-path", default=d.model_path)
     p.add_argument("--served-model-name", default=None)
     p.add_argument("--tp-size", "--tp", dest="tp_size", type=int, default=d.tp_size)
@@ -64,6 +75,7 @@ def config_from_args(argv: Sequence[str] | None = None) -> SimConfig:
     if algorithm is not None and algorithm.lower() in ("", "none"):
         algorithm = None
     return SimConfig(
+        backend=a.backend,
         version=a.sglang_version,
         host=a.host,
         port=a.port,
@@ -95,7 +107,10 @@ async def serve(config: SimConfig) -> None:
     server = SimServer(config)
     await server.start()
     spec = config.speculative_algorithm or "off"
-    print(f"specmon sim: SGLang {config.version} (speculation {spec}) at {server.url}", flush=True)
+    kind = {"vllm": f"vLLM {VLLM_VERSION}", "llamacpp": f"llama.cpp {LLAMACPP_BUILD}"}.get(
+        config.backend, f"SGLang {config.version}"
+    )
+    print(f"specmon sim: {kind} (speculation {spec}) at {server.url}", flush=True)
     try:
         await asyncio.Event().wait()
     finally:

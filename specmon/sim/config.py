@@ -11,6 +11,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 SUPPORTED_VERSIONS = ("0.4.6", "0.5.4", "0.5.17", "0.5.23")
+# The server kinds the simulator speaks; vLLM and llama.cpp in one shape each, that of the real
+# captures in tests/fixtures (vLLM 0.32.0, llama.cpp build b1-0c1e570).
+BACKENDS = ("sglang", "vllm", "llamacpp")
+VLLM_VERSION = "0.32.0"
+LLAMACPP_BUILD = "b1-0c1e570"
 
 # An EAGLE-3 draft repository for Llama 3.3 70B as published on the Hugging Face hub.
 DEFAULT_DRAFT_MODEL = "yuhuili/EAGLE3-LLaMA3.3-Instruct-70B"
@@ -24,7 +29,9 @@ class SimConfig:
     server arg reported by `/server_info` (for example `{"decode_log_interval": 5}`).
 
     Attributes:
-        version: SGLang version whose HTTP shapes are spoken (one of `SUPPORTED_VERSIONS`).
+        backend: The server kind spoken: "sglang" (default), "vllm" or "llamacpp".
+        version: SGLang version whose HTTP shapes are spoken (one of `SUPPORTED_VERSIONS`; the
+            other backends speak `VLLM_VERSION` and `LLAMACPP_BUILD`).
         host: Address to bind.
         port: Port to bind; 0 picks a free one.
         model_path: `--model-path`.
@@ -52,6 +59,7 @@ class SimConfig:
     """
 
     version: str = "0.5.23"
+    backend: str = "sglang"
     host: str = "127.0.0.1"
     port: int = 0
     model_path: str = "meta-llama/Llama-3.3-70B-Instruct"
@@ -78,6 +86,8 @@ class SimConfig:
     record_path: str | None = None
 
     def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise ValueError(f"unknown backend {self.backend!r}; choose one of {BACKENDS}")
         if self.version not in SUPPORTED_VERSIONS:
             raise ValueError(
                 f"unsupported SGLang version {self.version!r}; choose one of {SUPPORTED_VERSIONS}"

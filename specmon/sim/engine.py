@@ -14,10 +14,10 @@ import itertools
 import random
 import time
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from specmon.sim.config import Flavor, SimConfig
 from specmon.sim.decode import DecodeModel, request_id, request_rng, token_id, token_text
-from specmon.sim.observe import Observer
 from specmon.sim.record import EmittedRequest
 
 # SGLang streams non-streaming requests internally every SGLANG_FORCE_STREAM_INTERVAL tokens;
@@ -78,10 +78,46 @@ class SimRequest:
         return "".join(token_text(t) for t in self.token_ids[:upto])
 
 
-class Engine:
-    """Admits requests, runs the batch loop, and tells the observer what happened."""
+class EngineHooks(Protocol):
+    """What the engine tells a server's metrics about (each backend counts its own way)."""
 
-    def __init__(self, config: SimConfig, flavor: Flavor, observer: Observer, epoch: int) -> None:
+    def on_prefill_start(self, batch: list[SimRequest], start: float, end: float) -> None:
+        """A prefill batch runs from `start` to `end` (model time)."""
+
+    def on_first_token(self, req: SimRequest) -> None:
+        """The prefill produced the first token of `req`."""
+
+    def on_verify(self, req: SimRequest, drafted: int, accepted: int) -> None:
+        """A verify step of `req` took `accepted` of `drafted` draft tokens."""
+
+    def on_decode_step(
+        self,
+        engine: Engine,
+        *,
+        tokens: int,
+        emitted: int,
+        batch_size: int,
+        correct_drafts: int,
+        now: float,
+    ) -> None:
+        """A decode step ended at `now`: `tokens` accepted, `emitted` within requests' limits."""
+
+    def on_output(self, req: SimRequest, interval: float, new_tokens: int) -> None:
+        """An output of `new_tokens` reached the front end `interval` s after the previous one."""
+
+    def on_finish(self, req: SimRequest) -> None:
+        """`req` finished."""
+
+    def on_abort(self, req: SimRequest) -> None:
+        """`req` was aborted (its client went away)."""
+
+
+class Engine:
+    """Admits requests, runs the batch loop, and tells its hooks what happened."""
+
+    def __init__(
+        self, config: SimConfig, flavor: Flavor, observer: EngineHooks, epoch: int
+    ) -> None:
         self.config = config
         self.flavor = flavor
         self.model = DecodeModel.from_config(config)
@@ -194,11 +230,10 @@ class Engine:
         self.observer.on_abort(req)
 
     def flush_cache(self) -> bool:
-        """Drop the prefix cache and the cumulative accept-length counters (only when idle)."""
+        """Drop the prefix cache (only when idle); True when it was dropped."""
         if self.waiting or self.running:
             return False
         self._prompts_seen.clear()
-        self.observer.on_flush()
         return True
 
     @property
@@ -246,31 +281,48 @@ class Engine:
         batch = list(self.running)
         self._cursor += self.model.step_ms(len(batch)) / 1000
         await self._sleep_until(self._cursor)
-        produced = correct = 0
+        produced = emitted = correct = 0
         stepped = 0
         for req in batch:
             if req.aborted:
                 continue
             accepted = self.model.draw_accepted(req.rng)
-            if self.model.speculative:
+            remaining = req.max_new_tokens - req.completion_tokens
+            drafted = self._draft_length(remaining)
+            accepted = min(accepted, drafted)
+            if drafted:
                 req.verify_ct += 1
                 req.correct_drafts += accepted
                 req.histogram[accepted] += 1
+                req.record.step_drafted.append(drafted)
                 req.record.step_accepted.append(accepted)
-            remaining = req.max_new_tokens - req.completion_tokens
+                self.observer.on_verify(req, drafted, accepted)
             self._produce(req, min(accepted + 1, remaining), self._cursor)
             # The scheduler counts what the GPU accepted, even past max_new_tokens.
             produced += accepted + 1
+            emitted += min(accepted + 1, remaining)
             correct += accepted
             stepped += 1
         self.running = [r for r in self.running if not r.finished and not r.aborted]
         self.observer.on_decode_step(
             self,
             tokens=produced,
+            emitted=emitted,
             batch_size=stepped,
             correct_drafts=correct,
             now=self._cursor,
         )
+
+    def _draft_length(self, remaining: int) -> int:
+        """Draft tokens a verify step proposes (0: a plain decode step).
+
+        llama-server shortens the draft to the tokens the request has left, minus the one the
+        target adds, and skips drafting when none is left; SGLang and vLLM draft in full.
+        """
+        if not self.model.speculative:
+            return 0
+        drafted = self.model.num_draft_tokens - 1
+        return min(drafted, remaining - 1) if self.config.backend == "llamacpp" else drafted
 
     def _produce(self, req: SimRequest, n: int, deadline: float) -> None:
         start = req.completion_tokens

@@ -186,10 +186,23 @@ class Observer:
     def _used_tokens(self, engine: Engine) -> int:
         return sum(r.prompt_tokens + r.completion_tokens for r in engine.running)
 
+    def on_verify(self, req: SimRequest, drafted: int, accepted: int) -> None:
+        """SGLang counts verify steps per request when it finishes (`on_finish`), not here."""
+
     def on_decode_step(
-        self, engine: Engine, *, tokens: int, batch_size: int, correct_drafts: int, now: float
+        self,
+        engine: Engine,
+        *,
+        tokens: int,
+        emitted: int,
+        batch_size: int,
+        correct_drafts: int,
+        now: float,
     ) -> None:
-        """One decode batch step (one draft+verify cycle under speculation) ended at `now`."""
+        """One decode batch step (one draft+verify cycle under speculation) ended at `now`.
+
+        SGLang's scheduler counts every accepted token, `emitted` or past a request's limit.
+        """
         s = self.store
         self.last_decode_mono = now
         s.inc(_G + "realtime_tokens_total", tokens, mode="decode")

@@ -31,6 +31,7 @@ class EmittedRequest:
         finished_mono: Model time of the final output.
         step_tokens: Tokens each engine step added (prefill first, then one per decode step).
         step_deadlines: Model time each of those steps ended (event-loop clock).
+        step_drafted: Draft tokens proposed at each verify step.
         step_accepted: Drafts accepted at each verify step (before truncation at the limit).
         chunk_tokens: Tokens carried by each streamed chunk (one entry per engine output
             written to the stream; an OpenAI chat role or finish chunk rides with its output).
@@ -57,6 +58,7 @@ class EmittedRequest:
     finished_mono: float | None = None
     step_tokens: list[int] = field(default_factory=list)
     step_deadlines: list[float] = field(default_factory=list)
+    step_drafted: list[int] = field(default_factory=list)
     step_accepted: list[int] = field(default_factory=list)
     chunk_tokens: list[int] = field(default_factory=list)
     chunk_completion_tokens: list[int] = field(default_factory=list)

@@ -15,9 +15,9 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from specmon.sim import serverinfo
+from specmon.sim import llamacpp, serverinfo, vllm
 from specmon.sim.config import Flavor, SimConfig
-from specmon.sim.engine import Engine, SimRequest
+from specmon.sim.engine import Engine, EngineHooks, SimRequest
 from specmon.sim.metrics import CONTENT_TYPE_OPENMETRICS, CONTENT_TYPE_TEXT
 from specmon.sim.native import handle_generate
 from specmon.sim.observe import Observer
@@ -53,10 +53,27 @@ class SimState:
         # SGLang draws a fresh random_seed per launch; the capture shows it change on restart.
         self.random_seed = random.Random(f"seed:{config.seed}:{epoch}").randrange(1 << 30)
         loop = asyncio.get_running_loop()
-        self.observer = Observer(config, self.flavor, epoch, loop.time())
-        self.engine = Engine(config, self.flavor, self.observer, epoch)
+        # What the engine reports to: the metrics of the backend spoken.
+        self.sglang: Observer | None = None
+        self.vllm: vllm.VllmMetrics | None = None
+        self.llamacpp: llamacpp.LlamaCppMetrics | None = None
+        hooks: EngineHooks
+        if config.backend == "vllm":
+            hooks = self.vllm = vllm.VllmMetrics(config, self.started_wall)
+        elif config.backend == "llamacpp":
+            hooks = self.llamacpp = llamacpp.LlamaCppMetrics(config)
+        else:
+            hooks = self.sglang = Observer(config, self.flavor, epoch, loop.time())
+        self.engine = Engine(config, self.flavor, hooks, epoch)
         # A stand-in scheduler pid for the `pid` label: a restart brings new processes.
         self.scheduler_pid = str(10000 + (config.seed * 7919 + epoch * 131) % 50000)
+
+    @property
+    def observer(self) -> Observer:
+        """SGLang's metrics and scheduler statistics (an SGLang simulator's only)."""
+        if self.sglang is None:
+            raise RuntimeError(f"a {self.config.backend} simulator has no SGLang observer")
+        return self.sglang
 
     def finish_record(self, req: SimRequest) -> None:
         """Store the ground truth of a request whose response is over."""
@@ -64,7 +81,7 @@ class SimState:
 
 
 class SimServer:
-    """A simulated SGLang server for one asyncio loop.
+    """A simulated SGLang, vLLM or llama.cpp server for one asyncio loop.
 
     Attributes:
         config: The current launch configuration (replaced by `restart(new_config)`).
@@ -155,7 +172,7 @@ class SimServer:
     @web.middleware
     async def _outer(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         state = self._state
-        observer = state.observer if state is not None else None
+        observer = state.sglang if state is not None else None
         endpoint, method = request.path, request.method
         if observer is not None:
             observer.on_http(endpoint, method, None)
@@ -212,11 +229,18 @@ class SimServer:
         else:
             ok = header == "Bearer " + key
         if not ok:
+            if self.config.backend == "llamacpp":
+                error = {"code": 401, "message": "Invalid API Key", "type": "authentication_error"}
+                return json_response({"error": error}, status=401)
             return json_response({"error": "Unauthorized"}, status=401)
         return await handler(request)
 
     def _exempt(self, request: web.Request) -> bool:
         path = request.path
+        if self.config.backend == "vllm":
+            return not path.startswith("/v1")  # vLLM guards only its /v1 API
+        if self.config.backend == "llamacpp":
+            return path in ("/health", "/v1/health")
         if request.method == "OPTIONS" or path.startswith(("/health", "/metrics")):
             return True
         return path == "/ready" and Flavor(self.config.version).auth_exempt_ready
@@ -224,6 +248,12 @@ class SimServer:
     # ------------------------------------------------------------------ routes
 
     def _add_routes(self, app: web.Application, state: SimState) -> None:
+        if state.vllm is not None:
+            vllm.add_routes(app, state, state.vllm)
+            return
+        if state.llamacpp is not None:
+            llamacpp.add_routes(app, state, state.llamacpp)
+            return
         flavor = state.flavor
         r = app.router
 
@@ -245,6 +275,8 @@ class SimServer:
 
         async def flush(_: web.Request) -> web.StreamResponse:
             ok = state.engine.flush_cache()
+            if ok:
+                state.observer.on_flush()
             return web.Response(
                 text=_FLUSHED,
                 status=200 if ok else 400,

@@ -79,6 +79,8 @@ async def stream_request(
     render: Render,
     error_payload: dict[str, Any],
     tail: Callable[[], list[dict[str, Any]]] = list,
+    *,
+    done: bool = True,
 ) -> web.StreamResponse:
     """Stream `req`'s outputs as `data:` chunks, then `tail()` chunks and `[DONE]`.
 
@@ -90,6 +92,7 @@ async def stream_request(
         render: Turns one engine output into chunk payloads (`first` marks the first output).
         error_payload: The mid-stream error chunk of this version.
         tail: Payloads sent after the final output (usage, spec details).
+        done: End with `data: [DONE]` (llama.cpp's native stream does not).
 
     Returns:
         The (already written) response.
@@ -130,7 +133,8 @@ async def stream_request(
                 break
         for payload in tail():
             await resp.write(b"data: " + dumps(payload).encode() + b"\n\n")
-        await resp.write(b"data: [DONE]\n\n")
+        if done:
+            await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()
     except ConnectionError:
         # The client went away mid-stream: SGLang aborts the request.

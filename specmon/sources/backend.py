@@ -12,8 +12,9 @@ from typing import Protocol
 
 import httpx
 
-from specmon.errors import NotSGLang
+from specmon.errors import NotThisServer
 from specmon.model import ProbeResult, ServerInfo, ServerMetrics
+from specmon.sources import llamacpp, vllm
 from specmon.sources.metrics import fetch_metrics
 from specmon.sources.probe import run_probe
 from specmon.sources.sglang import fetch_server_info
@@ -39,28 +40,36 @@ class Backend:
 
     name: str
     server_info: Callable[[httpx.AsyncClient], Awaitable[ServerInfo]]
-    """Identity and configuration; raises NotSGLang (or the like) when the server is not one."""
+    """Identity and configuration; raises NotThisServer when the server is not one."""
     metrics: Callable[[httpx.AsyncClient], Awaitable[ServerMetrics]]
     probe: ProbeFn
 
 
 SGLANG = Backend("sglang", fetch_server_info, fetch_metrics, run_probe)
-BACKENDS = (SGLANG,)
+VLLM = Backend("vllm", vllm.fetch_server_info, vllm.fetch_metrics, vllm.run_probe)
+LLAMACPP = Backend(
+    "llamacpp", llamacpp.fetch_server_info, llamacpp.fetch_metrics, llamacpp.run_probe
+)
+# Tried in order: SGLang's server-info routes, vLLM's `/version` (no SGLang has one), then
+# llama.cpp's `/props` (neither of the others has one).
+BACKENDS = (SGLANG, VLLM, LLAMACPP)
 
 
 async def connect(client: httpx.AsyncClient) -> tuple[Backend, ServerInfo]:
     """Find the backend that answers, and its server info.
 
     Raises:
-        NotSGLang: No backend recognised the server.
+        NotThisServer: No backend recognised the server.
         SourceError: Any other failure (unreachable, auth …), typed, from the first backend.
     """
     for backend in BACKENDS:
         try:
             return backend, await backend.server_info(client)
-        except NotSGLang:
+        except NotThisServer:
             continue
-    raise NotSGLang(f"{client.base_url}: not a server specmon knows (SGLang)")
+    raise NotThisServer(
+        f"{client.base_url}: not a server specmon knows (SGLang, vLLM, llama.cpp's llama-server)"
+    )
 
 
 class Connection:

@@ -55,6 +55,7 @@ CLOCK_THROTTLE_REASONS = "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"  # the same, befor
 # specmon agent's own families (docs/gpus.md).
 AGENT_INFO = "specmon_agent_info"  # 1, labels version, Hostname
 GPU_UNAVAILABLE = "specmon_gpu_unavailable"  # 1, label reason: why the agent reads no GPU
+GPU_INFO = "specmon_gpu_info"  # 1 per GPU the agent sees (even one with no other series)
 GPU_ERROR = "specmon_gpu_error"  # 1 per GPU that could not be read, label reason
 GPU_PROCESS_COUNT = "specmon_gpu_process_count"  # per GPU, when its processes are known
 GPU_PROCESS_INFO = "specmon_gpu_process_info"  # 1, labels pid, name, server ("true"/"false")
@@ -310,7 +311,7 @@ class DcgmSource:
             return Telemetry(
                 kind="dcgm",
                 source=self.description,
-                unavailable=f"no GPU metrics at {self.url} ({_reason(exc, self.url)})",
+                unavailable=f"no GPU metrics at {self.url}: {_reason(exc, self.url)}",
                 hint=NO_GPU_HINT,
             )
         try:

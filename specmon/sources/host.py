@@ -94,7 +94,7 @@ def find_listener(port: int, *, net_connections: Callable[..., Any] | None = Non
         connections = table(kind="inet")
     except psutil.AccessDenied:
         return _find_listener_per_process(port)
-    listeners = [c for c in connections if c.status == psutil.CONN_LISTEN and c.laddr.port == port]
+    listeners = [c for c in connections if _listens(c, port)]
     pids = {c.pid for c in listeners if c.pid is not None}
     if pids:
         return _root_of(pids)
@@ -113,10 +113,7 @@ def _find_listener_per_process(port: int) -> int:
         try:
             # psutil < 6 names it `connections`.
             connections = getattr(proc, "net_connections", None) or proc.connections
-            if any(
-                c.status == psutil.CONN_LISTEN and c.laddr.port == port
-                for c in connections(kind="inet")
-            ):
+            if any(_listens(c, port) for c in connections(kind="inet")):
                 pids.add(int(proc.pid))
         except (psutil.AccessDenied, psutil.ZombieProcess):
             refused += 1
@@ -130,6 +127,13 @@ def _find_listener_per_process(port: int) -> int:
             "to say (run specmon as the server's user or as root)"
         )
     raise ServerProcessUnknown(f"nothing on this machine listens on port {port}")
+
+
+def _listens(connection: Any, port: int) -> bool:
+    # `laddr` is an empty tuple where a socket has no address.
+    return bool(connection.status == psutil.CONN_LISTEN and connection.laddr) and (
+        connection.laddr.port == port
+    )
 
 
 def _root_of(pids: set[int]) -> int:

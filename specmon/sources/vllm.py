@@ -22,20 +22,14 @@ from typing import Any
 
 import httpx
 
-from specmon.errors import HttpStatus, MalformedResponse, NotVllm, SourceError
+from specmon.errors import HttpStatus, MalformedResponse, NotVllm
 from specmon.model import ProbeResult, ServerInfo, ServerMetrics, SpecConfig
-from specmon.sources.counted import (
-    count_speculative_tokens,
-    exclusive_accept_length,
-    fetch_prefixed_metrics,
-    metrics_or_none,
-    number_of,
-    parse_stream_json,
-)
+from specmon.sources.drafts import exclusive_accept_length, metrics_or_none, per_position
 from specmon.sources.http import get, parse_json
-from specmon.sources.metrics import Series, _histogram, _mean, _total, parse_series
-from specmon.sources.probe import DEFAULT_PROMPT, ChunkUpdate, stream_probe
+from specmon.sources.metrics import _histogram, _mean, _total, fetch_text, parse_series
+from specmon.sources.probe import DEFAULT_PROMPT, ChunkUpdate, stream_json, stream_probe
 from specmon.sources.secrets import mask_args
+from specmon.sources.sglang import _int
 
 PREFIXES = ("vllm:", "vllm_")
 COMPLETIONS = "/v1/completions"
@@ -127,9 +121,9 @@ def server_info_from(
         backend="vllm",
         version=version,
         model=served if isinstance(served, str) else None,
-        tp_size=number_of(parallel, "tensor_parallel_size"),
-        dp_size=number_of(parallel, "data_parallel_size"),
-        pp_size=number_of(parallel, "pipeline_parallel_size"),
+        tp_size=_int(parallel.get("tensor_parallel_size")),
+        dp_size=_int(parallel.get("data_parallel_size")),
+        pp_size=_int(parallel.get("pipeline_parallel_size")),
         speculative=speculative,
         stream_interval=None,
         cuda_graph_disabled=None,
@@ -180,14 +174,10 @@ def metrics_from_text(text: str) -> ServerMetrics:
         spec_drafts_total=_total(series, "spec_decode_num_drafts_total"),
         spec_draft_tokens_total=_total(series, "spec_decode_num_draft_tokens_total"),
         spec_accepted_tokens_total=_total(series, "spec_decode_num_accepted_tokens_total"),
-        spec_accepted_per_position=_per_position(series),
+        spec_accepted_per_position=per_position(
+            [s for s in series if s.name == "spec_decode_num_accepted_tokens_per_pos_total"]
+        ),
         families=frozenset(s.name for s in series),
-    )
-
-
-def _per_position(series: list[Series]) -> tuple[float, ...] | None:
-    return count_speculative_tokens(
-        [s for s in series if s.name == "spec_decode_num_accepted_tokens_per_pos_total"]
     )
 
 
@@ -197,7 +187,8 @@ async def fetch_metrics(client: httpx.AsyncClient) -> ServerMetrics:
     Raises:
         SourceError: Typed (unreachable, auth, malformed …).
     """
-    return metrics_from_text(await fetch_prefixed_metrics(client, "vLLM serves it at all times"))
+    text = await fetch_text(client, "vLLM always serves them: is a proxy in between?")
+    return metrics_from_text(text)
 
 
 def completions_payload(prompt: str, max_tokens: int) -> dict[str, Any]:
@@ -219,9 +210,11 @@ def parse_chunk(data: str) -> ChunkUpdate:
         StreamErrorEvent: The payload is the server's `{"error": …}`.
         MalformedResponse: Not a chunk of the expected shape (e.g. no per-chunk usage).
     """
-    body = parse_stream_json(data)
+    body = stream_json(data)
     usage = body.get("usage")
-    tokens = number_of(usage, "completion_tokens") if isinstance(usage, dict) else None
+    if not isinstance(usage, dict):
+        usage = {}
+    tokens = _int(usage.get("completion_tokens"))
     if tokens is None:
         raise MalformedResponse(
             "vLLM sent a chunk without usage.completion_tokens "
@@ -233,7 +226,7 @@ def parse_chunk(data: str) -> ChunkUpdate:
     reason = choices[0].get("finish_reason") if choices and isinstance(choices[0], dict) else None
     return ChunkUpdate(
         completion_tokens=tokens,
-        prompt_tokens=number_of(usage, "prompt_tokens"),
+        prompt_tokens=_int(usage.get("prompt_tokens")),
         # The usage-only chunk (no choices) closes the stream after the finishing one.
         finished=reason is not None or not choices,
         finish_reason=reason if isinstance(reason, str) else None,
@@ -270,10 +263,7 @@ async def run_probe(
         chunks=result.chunks,
         prompt_tokens=result.prompt_tokens,
         verify_ct=steps if speculative and steps > 0 else None,
-        server_accept_length=exclusive_accept_length(before, after, result, requests=True),
+        server_accept_length=exclusive_accept_length(before, after, result, counts_requests=True),
         finish_reason=result.finish_reason,
         steps_source="chunks",
     )
-
-
-__all__ = ["SourceError", "fetch_metrics", "fetch_server_info", "run_probe"]

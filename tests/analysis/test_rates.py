@@ -6,8 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from specmon.analysis.rates import any_reset, counter_delta, counter_rate, server_accept_length
+from specmon.analysis.rates import (
+    any_reset,
+    counter_delta,
+    counter_rate,
+    draft_acceptance,
+    server_accept_length,
+    server_cycle_ms,
+)
 from specmon.model import ServerMetrics
+from specmon.sources import llamacpp, vllm
 from specmon.sources.metrics import metrics_from_text
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "sglang-0.5.17"
@@ -49,3 +57,77 @@ def test_real_restart_is_detected() -> None:
     after = metrics_from_text((FIXTURES / "plain_metrics_after_restart.txt").read_text())
     assert any_reset(before, after)
     assert not any_reset(before, before)
+
+
+REAL = Path(__file__).parent.parent / "fixtures"
+
+
+def _scrapes(folder: str, after: str) -> tuple[ServerMetrics, ServerMetrics]:
+    parse = vllm.metrics_from_text if folder.startswith("vllm") else llamacpp.metrics_from_text
+    return (
+        parse((REAL / folder / "metrics_before").read_text()),
+        parse((REAL / folder / after).read_text()),
+    )
+
+
+# (folder, after, drafts, accepted, draft tokens, per position, steps, tokens per step), from the
+# real captures: one 128-token stream on a fresh server, then one plus six concurrent ones.
+DRAFT_WINDOWS = [
+    ("vllm-0.32.0-cpu", "metrics_after", 33, 60, 124, (22, 17, 12, 9), 127 - 60, 127),
+    ("vllm-0.32.0-cpu", "metrics_after_concurrent", 224, 546, 658, (210, 133, 119, 84),
+     896 - 7 - 546, 896 - 7),
+    # llama.cpp counts no requests: no steps from its counters.
+    ("llamacpp-cpu", "metrics_after", 81, 45, 318, (19, 9, 9, 8), None, None),
+    ("llamacpp-cpu", "metrics_after_concurrent", 252, 637, 1008, (196, 154, 147, 140), None,
+     None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("folder", "after", "drafts", "accepted", "proposed", "positions", "steps", "decode_tokens"),
+    DRAFT_WINDOWS,
+)
+def test_draft_acceptance_of_real_windows(
+    folder: str,
+    after: str,
+    drafts: int,
+    accepted: int,
+    proposed: int,
+    positions: tuple[int, ...],
+    steps: int | None,
+    decode_tokens: int | None,
+) -> None:
+    before, later = _scrapes(folder, after)
+    window = draft_acceptance(before, later)
+    assert window is not None
+    assert window.drafts == drafts
+    assert window.accept_length == pytest.approx(1 + accepted / drafts)
+    assert window.rate == pytest.approx(accepted / proposed)
+    assert window.per_position == pytest.approx([n / drafts for n in positions])
+    assert window.steps == steps
+    if steps is None or decode_tokens is None:
+        assert window.tokens_per_step is None
+    else:
+        assert window.tokens_per_step == pytest.approx(decode_tokens / steps)
+    accept = server_accept_length(before, later)
+    assert accept is not None and accept.source == "drafts"
+    assert accept.value == pytest.approx(1 + accepted / drafts)
+
+
+def test_llamacpp_cycle_from_its_counters() -> None:
+    before, after = _scrapes("llamacpp-cpu", "metrics_after_concurrent")
+    assert server_cycle_ms(before, after) == pytest.approx(12301.1 / 252)
+    assert server_cycle_ms(after, after) is None  # no drafts in the window: unknown
+    vllm_before, vllm_after = _scrapes("vllm-0.32.0-cpu", "metrics_after")
+    assert server_cycle_ms(vllm_before, vllm_after) is None  # vLLM has no generation seconds
+
+
+def test_no_drafts_no_acceptance() -> None:
+    idle = ServerMetrics(spec_drafts_total=5.0, spec_accepted_tokens_total=9.0)
+    assert draft_acceptance(idle, idle) is None
+    assert draft_acceptance(ServerMetrics(), idle) is None  # unknown before: unknown window
+
+
+def test_draft_counters_going_down_are_a_restart() -> None:
+    assert any_reset(ServerMetrics(spec_drafts_total=10.0), ServerMetrics(spec_drafts_total=2.0))
+    assert any_reset(ServerMetrics(decode_seconds_total=3.0), ServerMetrics(decode_seconds_total=0))

@@ -1,0 +1,85 @@
+"""Helpers of the real-server tests: the servers' URLs, their own counters, specmon's commands."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from specmon.cli import main
+
+HOW = "start them with `bash ci/realserver/run.sh .venv/bin/pytest -m realserver`"
+
+
+@dataclass(frozen=True)
+class RealServer:
+    """One running server: the backend specmon should detect, and where it listens."""
+
+    backend: str
+    url: str
+
+
+def server_url(variable: str) -> str:
+    """The URL in `variable`; skips (or, when servers are required, fails) without one."""
+    url = os.environ.get(variable, "").strip()
+    if url:
+        return url
+    reason = f"{variable} is unset: no real server to test against; {HOW}"
+    if os.environ.get("SPECMON_REALSERVER_REQUIRED") == "1":
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+def counters(url: str, prefix: str) -> dict[str, float]:
+    """The server's own counters, read with prometheus_client's parser (not specmon's): each
+    sample name summed over its series, and `…_per_pos_total` kept per position."""
+    text = httpx.get(url + "/metrics", timeout=10).text
+    out: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if not sample.name.startswith(prefix):
+                continue
+            name = sample.name.removeprefix(prefix)
+            if "position" in sample.labels:
+                name += f"[{sample.labels['position']}]"
+            out[name] = out.get(name, 0.0) + sample.value
+    return out
+
+
+def deltas(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    """How much each counter grew between two reads."""
+    return {name: value - before.get(name, 0.0) for name, value in after.items()}
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
+    """Run `specmon ARGV --json`; its exit code and the JSON it printed."""
+    code = main([*argv, "--json"])
+    out = capsys.readouterr()
+    assert out.out.strip(), out.err
+    body: dict[str, Any] = json.loads(out.out)
+    return code, body
+
+
+def bench(
+    capsys: pytest.CaptureFixture[str], url: str, db: Path, *, runs: int, tokens: int
+) -> dict[str, Any]:
+    """`specmon bench` without warm-up (so the runs are the whole window); asserts it saved."""
+    code, body = run_json(
+        capsys, "bench", url, "--runs", str(runs), "--warmup", "0",
+        "--max-tokens", str(tokens), "--db", str(db), "--read-timeout", "60",
+    )  # fmt: skip
+    assert code == 0, body
+    return body
+
+
+def warm_up(capsys: pytest.CaptureFixture[str], url: str, tmp_path: Path) -> None:
+    """`specmon check` first: a fresh server's first request also sets up the draft model (it
+    took 170 ms on llama.cpp), which would weigh on a window of three runs."""
+    code, body = run_json(capsys, "check", url, "--db", str(tmp_path / "warm-up.db"))
+    assert code == 0, body["findings"]

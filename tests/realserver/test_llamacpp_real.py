@@ -1,0 +1,84 @@
+"""`specmon bench` and `check` against a real llama.cpp `llama-server` with a draft model, and the
+same server without one as the baseline; every figure held against llama.cpp's own counters.
+
+llama.cpp streams one chunk per token, so verify steps come from its counters
+(`timings.predicted_n − 1 − draft_n_accepted` per request), never from chunk gaps. A draft model
+drafts on every step but the last one (the draft is cut to the tokens left), so its mean
+acceptance length 1 + Δaccepted/Δdrafts is what the bench measures per step, within 2%.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from real_helpers import bench, counters, deltas, run_json, warm_up
+
+pytestmark = pytest.mark.realserver
+
+RUNS, TOKENS = 3, 256
+
+
+def test_bench_agrees_with_llamacpp_counters(
+    llamacpp_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    warm_up(capsys, llamacpp_url, tmp_path)
+    before = counters(llamacpp_url, "llamacpp:")
+    body = bench(capsys, llamacpp_url, tmp_path / "s.db", runs=RUNS, tokens=TOKENS)
+    d = deltas(before, counters(llamacpp_url, "llamacpp:"))
+    target = body["target"]
+    assert (target["backend"], target["model"]) == ("llamacpp", "tiny-llama")
+    assert target["version"].startswith("b")  # the build, e.g. "b1-0c1e570"
+    # Before its first request, llama-server shows that speculation is on, not its kind and
+    # draft length: a slot shows them once it has served, the counters once one finished.
+    assert target["speculative"]["algorithm"] in ("draft", "draft-simple")
+    runs = body["runs"]
+    assert [r["completion_tokens"] for r in runs] == [TOKENS] * RUNS
+    assert d["tokens_predicted_total"] == RUNS * TOKENS
+    # Steps: the bench's (from each request's timings) are the counters' exactly.
+    decode_tokens = RUNS * (TOKENS - 1)
+    accepted, drafts = d["spec_decode_num_accepted_tokens_total"], d["spec_decode_num_drafts_total"]
+    steps = sum(r["verify_ct"] for r in runs)
+    assert steps == decode_tokens - accepted
+    # Accept length: the bench's against llama.cpp's mean acceptance length.
+    assert decode_tokens / steps == pytest.approx(1 + accepted / drafts, rel=0.02)
+    # Cycle: the client's decode time per step against the server's generation time per step
+    # (Δtokens_predicted_seconds / Δdrafts; every step drafts, so the drafts are the steps).
+    assert drafts == steps
+    cycle_ms = sum(r["cycle_ms"] for r in runs) / RUNS
+    assert cycle_ms == pytest.approx(1000 * d["tokens_predicted_seconds_total"] / drafts, rel=0.02)
+    for run in runs:
+        assert run["cycle_source"] == "timings"
+        assert run["cycle_ms_p50"] is None and run["cycle_ms_p95"] is None  # chunks are tokens
+        assert run["server_accept_length"] == pytest.approx(1 + accepted / drafts, rel=0.02)
+
+
+def test_check_against_a_real_baseline(
+    llamacpp_url: str, llamacpp_plain_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "s.db"
+    plain = bench(capsys, llamacpp_plain_url, db, runs=3, tokens=200)
+    assert plain["target"]["speculative"] is None
+    assert plain["summary"]["accept_length"] is None
+    base_tok_s = plain["summary"]["decode_tok_s"]["median"]
+    code, body = run_json(capsys, "check", llamacpp_url, "--db", str(db), "--read-timeout", "60")
+    baseline = body["baseline"]
+    assert baseline is not None and baseline["valid"], body["findings"]
+    assert baseline["snapshot_id"] == plain["snapshot_id"]
+    assert body["server"]["speculative"] == {
+        "algorithm": "draft-simple", "num_steps": 4, "eagle_topk": None,
+        "num_draft_tokens": None, "draft_model_path": None,
+    }  # fmt: skip
+    probe = body["probe"]
+    assert probe["completion_tokens"] == 200  # the baseline's protocol
+    # break-even = cycle / baseline ms per token; speedup = decode tok/s / baseline − 1
+    assert body["break_even_accept_length"] == pytest.approx(
+        probe["cycle_ms"] / (1000 / base_tok_s)
+    )
+    assert body["speedup"] == pytest.approx(probe["decode_tok_s"] / base_tok_s - 1)
+    losing = probe["accept_length"] < body["break_even_accept_length"]
+    assert code == (1 if losing else 0), body["findings"]
+    assert any(f["text"].endswith("(steps from server timings)") for f in body["findings"])
+    assert body["findings"][-1]["text"].endswith(
+        "speculation is losing" if losing else "speculation pays off"
+    )

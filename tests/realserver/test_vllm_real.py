@@ -1,0 +1,79 @@
+"""`specmon bench` and `check` against a real vLLM 0.32.0 (CPU, n-gram speculation), every figure
+held against vLLM's own counters over the same window.
+
+vLLM's mean acceptance length, 1 + Δaccepted/Δdrafts, counts only the steps that verified a
+draft; n-gram drafts nothing when the text so far has no match, so it runs above what a stream
+sees per step. Every step, drafted or not, yields one token plus the drafts it accepts, so the
+counters give the steps too: Δgeneration − Δrequests − Δaccepted. The bench's accept length
+(tokens per step, from its chunks: one per step) is held against that, within 2%.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from real_helpers import bench, counters, deltas, run_json, warm_up
+
+pytestmark = pytest.mark.realserver
+
+RUNS, TOKENS = 3, 256
+
+
+def test_bench_agrees_with_vllm_counters(
+    vllm_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    warm_up(capsys, vllm_url, tmp_path)
+    before = counters(vllm_url, "vllm:")
+    body = bench(capsys, vllm_url, tmp_path / "s.db", runs=RUNS, tokens=TOKENS)
+    d = deltas(before, counters(vllm_url, "vllm:"))
+    target = body["target"]
+    assert (target["backend"], target["version"], target["model"]) == (
+        "vllm",
+        "0.32.0",
+        "tiny-llama",
+    )
+    assert target["speculative"] == {
+        "algorithm": "unknown", "num_steps": 4, "eagle_topk": None, "num_draft_tokens": None,
+    }  # fmt: skip
+    runs = body["runs"]
+    # Tokens: every run got what it asked for, and the server counted exactly those.
+    assert [r["completion_tokens"] for r in runs] == [TOKENS] * RUNS
+    assert d["generation_tokens_total"] == RUNS * TOKENS
+    assert d["request_success_total"] == RUNS
+    # Steps and accept length: the stream's chunks against the counters' steps.
+    decode_tokens = RUNS * (TOKENS - 1)
+    server_steps = decode_tokens - d["spec_decode_num_accepted_tokens_total"]
+    bench_steps = sum(r["verify_ct"] for r in runs)
+    assert bench_steps == pytest.approx(server_steps, rel=0.02)
+    bench_accept = decode_tokens / bench_steps
+    assert bench_accept == pytest.approx(decode_tokens / server_steps, rel=0.02)
+    # vLLM's own figure, per run (the probe's scrapes) and over the window, agree.
+    vllm_accept = 1 + d["spec_decode_num_accepted_tokens_total"] / d["spec_decode_num_drafts_total"]
+    for run in runs:
+        assert run["server_accept_length"] == pytest.approx(vllm_accept, rel=0.02)
+        assert run["server_accept_length"] >= run["accept_length"]  # drafted steps only
+        assert run["cycle_source"] == "chunks"
+        assert run["cycle_ms_p50"] is not None and run["cycle_ms_p95"] is not None
+        # decode tok/s = accept length / cycle time, as DESIGN.md §4 defines them
+        assert run["decode_tok_s"] == pytest.approx(1000 * run["accept_length"] / run["cycle_ms"])
+    accepted_by_position = [
+        d[f"spec_decode_num_accepted_tokens_per_pos_total[{i}]"] for i in range(4)
+    ]
+    assert sum(accepted_by_position) == d["spec_decode_num_accepted_tokens_total"]
+
+
+def test_check_reads_vllm(
+    vllm_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, body = run_json(capsys, "check", vllm_url, "--db", str(tmp_path / "c.db"))
+    assert code == 0, body["findings"]
+    assert body["status"] == "healthy"
+    assert body["server"]["backend"] == "vllm"
+    assert body["server"]["metrics_enabled"] is True
+    assert body["server"]["speculative"]["num_steps"] == 4
+    texts = [f["text"] for f in body["findings"]]
+    assert any(t.startswith("metrics: on (") and "vLLM series names" in t for t in texts)
+    probe = body["probe"]
+    assert probe["completion_tokens"] == 200
+    assert probe["accept_length"] > 1 and probe["cycle_source"] == "chunks"
