@@ -52,6 +52,7 @@ class MonitorConfig:
     probe_tokens: int = 256
     baseline_runs: int = 5
     max_age: float = 30 * 60.0
+    gpu_metrics: str | None = None
     theme: str = "specmon-dark"
     db: str | None = None
     api_key_env: str | None = None
@@ -114,6 +115,11 @@ SETTINGS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "probe_tokens": (_whole(2, 100_000), "tokens per probe and baseline run (default 256)"),
     "baseline_runs": (_whole(1, 100), "timed runs in a baseline (default 5)"),
     "max_age": (_number(1, 7 * 86400), "seconds before a baseline is stale (default 1800)"),
+    "gpu_metrics": (
+        _text,
+        "a DCGM-style endpoint for the server's GPUs (default: NVML here, "
+        "else port 9400 of the server's host)",
+    ),
     "theme": (_text, "colour theme (default specmon-dark)"),
     "db": (_text, "snapshot store path"),
     "api_key_env": (_text, "environment variable holding the API key"),

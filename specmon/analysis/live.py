@@ -11,12 +11,15 @@ from collections import Counter, deque
 from dataclasses import dataclass, replace
 
 from specmon.analysis.breakeven import break_even_accept_length, ms_per_token
+from specmon.analysis.gpus import gpu_line, gpu_state, gpu_verdict
 from specmon.analysis.stats import speedup
-from specmon.analysis.validity import baseline_validity, differing_keys
+from specmon.analysis.tracker import ServerTracker
+from specmon.analysis.validity import baseline_validity
 from specmon.analysis.view import (
     BaselineView,
     DecodeView,
     Event,
+    GpuView,
     IdentityView,
     Level,
     ServerView,
@@ -25,10 +28,19 @@ from specmon.analysis.view import (
     StateName,
     View,
 )
-from specmon.analysis.window import HISTORY_S, MetricsWindow
-from specmon.model import ProbeResult, Protocol, RunFigures, Sample, ServerInfo, Snapshot
+from specmon.analysis.window import HISTORY_S
+from specmon.model import (
+    ProbeResult,
+    Protocol,
+    RunFigures,
+    Sample,
+    Snapshot,
+    Telemetry,
+)
 
 RATE_SPAN_S = 10.0  # server figures are averaged over about this long
+RECENT_TELEMETRY = 20  # GPU readings summarised for the baseline comparison
+GPU_HISTORY = 60  # per-GPU utilisation points kept (a minute at 1 s)
 RECENT_PROBES = 5  # the probe runs compared with the baseline
 MAX_EVENTS = 200
 
@@ -41,80 +53,6 @@ class ProbeRun:
     t: float
     figures: RunFigures
     result: ProbeResult
-
-
-class ServerTracker:
-    """Follows one server's lifetime across samples: restarts, config changes, outages."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.window = MetricsWindow()
-        self.info: ServerInfo | None = None
-        self.first_seen: float | None = None
-        self.down_since: float | None = None
-        self._seqs: dict[str, int] = {}
-        self._errors: dict[str, str | None] = {}
-
-    def update(self, sample: Sample) -> list[tuple[Level, str, bool]]:
-        """Take a sample; returns (level, text, is_restart) for what changed."""
-        changes: list[tuple[Level, str, bool]] = []
-        for source, reading in sample.readings.items():
-            previous_error = self._errors.get(source)
-            if reading.error and reading.error != previous_error:
-                changes.append(("error", f"{self.name} {source}: {reading.error}", False))
-                self._errors[source] = reading.error
-            elif previous_error and reading.error is None:
-                changes.append(("info", f"{self.name} {source}: recovered", False))
-                self._errors[source] = None
-        failing = all(self._errors.get(s) for s in ("info", "metrics") if s in sample.readings)
-        if failing and self.down_since is None and self._seqs:
-            self.down_since = sample.t
-        info_reading = sample.readings.get("info")
-        if info_reading is not None and info_reading.seq != self._seqs.get("info"):
-            self._seqs["info"] = info_reading.seq
-            changes.extend(self._new_info(sample.info, sample.t))
-        metrics_reading = sample.readings.get("metrics")
-        if (
-            metrics_reading is not None
-            and metrics_reading.seq != self._seqs.get("metrics")
-            and sample.metrics is not None
-            and metrics_reading.at is not None
-        ):
-            self._seqs["metrics"] = metrics_reading.seq
-            if self.window.add(metrics_reading.at, sample.metrics):
-                changes.append(("warn", f"{self.name} restarted: its counters went down", True))
-                self.first_seen = sample.t
-        if self.first_seen is None and self._seqs:
-            self.first_seen = sample.t
-        return changes
-
-    def _new_info(self, info: ServerInfo | None, t: float) -> list[tuple[Level, str, bool]]:
-        changes: list[tuple[Level, str, bool]] = []
-        old = self.info
-        self.info = info
-        if info is None:
-            return changes
-        if self.down_since is not None:
-            self.down_since = None
-            changes.append(
-                ("warn", f"{self.name} is back after an outage: treated as a restart", True)
-            )
-            self.first_seen = t
-        if old is None:
-            spec = info.speculative.describe() if info.speculative else "no speculation"
-            changes.append(("info", f"{self.name}: {info.title} · {info.model} · {spec}", False))
-            return changes
-        if old.speculative != info.speculative:
-            before = old.speculative.describe() if old.speculative else "off"
-            after = info.speculative.describe() if info.speculative else "off"
-            changes.append(("warn", f"{self.name} speculation changed: {before} → {after}", True))
-            self.first_seen = t
-        elif old.args != info.args:
-            keys = differing_keys(old.args, info.args)
-            what = f"flags changed: {', '.join(keys)}" if keys else "restarted (new launch)"
-            changes.append(("warn", f"{self.name} {what}", True))
-            self.first_seen = t
-        return changes
 
 
 class LiveState:
@@ -140,6 +78,10 @@ class LiveState:
         self.baseline_progress: tuple[int, int, float | None] | None = None
         self.waiting_for_baseline = False
         self.events: deque[Event] = deque(maxlen=MAX_EVENTS)
+        self.telemetry: Telemetry | None = None
+        self.recent_telemetry: deque[Telemetry] = deque(maxlen=RECENT_TELEMETRY)
+        self.gpu_util: dict[int, deque[float]] = {}
+        self._telemetry_seq = 0
 
     def log(self, wall: float, level: Level, text: str) -> None:
         """Add an event."""
@@ -153,11 +95,26 @@ class LiveState:
             if restart:
                 self.probes.clear()  # runs of another lifetime are not this server's speed
                 self.accept_history.clear()
+        self._new_telemetry(sample)
         rate = self.server.window.decode_tok_s(RATE_SPAN_S)
         if rate is not None:
             self.history.append((sample.t, rate.value))
         while self.history and self.history[0][0] < sample.t - HISTORY_S:
             self.history.popleft()
+
+    def _new_telemetry(self, sample: Sample) -> None:
+        reading = sample.readings.get("gpu")
+        if reading is None or reading.seq == self._telemetry_seq:
+            return
+        self._telemetry_seq = reading.seq
+        if not isinstance(reading.value, Telemetry):
+            return
+        self.telemetry = reading.value
+        self.recent_telemetry.append(reading.value)
+        for gpu in reading.value.gpus:
+            history = self.gpu_util.setdefault(gpu.index, deque(maxlen=GPU_HISTORY))
+            if gpu.utilization_pct is not None:
+                history.append(gpu.utilization_pct)
 
     def on_baseline_sample(self, sample: Sample) -> None:
         """A tick of the baseline server's sampler (with `--baseline-url`)."""
@@ -209,13 +166,14 @@ class LiveState:
             margin = spec.accept_length - be if spec.accept_length is not None else None
             spec = replace(spec, break_even=be, margin=margin)
         server = self._server(missing)
+        gpus = self._gpus(missing)
         sample = self.sample
         sources = (
             tuple(SourceView(n, sample.age(n), r.error) for n, r in sample.readings.items())
             if sample
             else ()
         )
-        return View(identity, decode, spec, baseline, server, tuple(self.events), sources,
+        return View(identity, decode, spec, baseline, server, gpus, tuple(self.events), sources,
                     tuple(missing))  # fmt: skip
 
     def _identity(self, stale_after: float) -> IdentityView:
@@ -307,19 +265,22 @@ class LiveState:
             missing.append(("speedup", "no baseline yet: press b"))
             return BaselineView(
                 False, None, None, None, None, 0, None, None, None, None, None, None, None, (),
-                self.baseline_progress, self.waiting_for_baseline,
+                (), self.baseline_progress, self.waiting_for_baseline,
             )  # fmt: skip
         base = [r.decode_tok_s for r in snapshot.runs if r.decode_tok_s is not None]
         current = [p.figures.decode_tok_s for p in self.probes if p.figures.decode_tok_s]
         reasons: tuple[str, ...] = ()
+        warnings: tuple[str, ...] = ()
         info = self.server.info
         if info is not None and self.probes:
             run = Snapshot(now_wall, self.url, None, info, self.protocol,
-                           tuple(p.figures for p in self.probes))  # fmt: skip
-            reasons = baseline_validity(
+                           tuple(p.figures for p in self.probes),
+                           gpu=gpu_state(list(self.recent_telemetry)))  # fmt: skip
+            validity = baseline_validity(
                 snapshot, run, now=now_wall, max_age_s=self.max_age_s,
                 restarted=self.baseline_restarted,
-            ).reasons  # fmt: skip
+            )  # fmt: skip
+            reasons, warnings = validity.reasons, validity.warnings
         elif self.baseline_restarted:
             reasons = ("the baseline server restarted since",)
         gain = speedup(current, base) if current and base else None
@@ -340,8 +301,36 @@ class LiveState:
             speedup_high=gain.high if gain else None,
             valid=not reasons if self.probes else None,
             reasons=reasons,
+            warnings=warnings,
             progress=self.baseline_progress,
             waiting=self.waiting_for_baseline,
+        )
+
+    def _gpus(self, missing: list[tuple[str, str]]) -> GpuView:
+        t = self.telemetry
+        error = (
+            self.sample.readings["gpu"].error
+            if self.sample and "gpu" in self.sample.readings
+            else None
+        )
+        if t is None:
+            why = error or "no GPU reading yet"
+            missing.append(("GPUs", why))
+            return GpuView(None, why, None, False, (), (), None)
+        if t.unavailable is not None:
+            why = t.unavailable + (f"; {t.hint}" if t.hint else "")
+            missing.append(("GPUs", why))
+        verdict = gpu_verdict(t) if t.unavailable is None else None
+        return GpuView(
+            source=t.source,
+            unavailable=(t.unavailable + (f"; {t.hint}" if t.hint else ""))
+            if t.unavailable
+            else None,
+            summary=verdict.text if verdict else None,
+            warn=verdict is not None and verdict.level == "warn",
+            lines=tuple(gpu_line(g) for g in t.gpus),
+            util_history=tuple(tuple(self.gpu_util.get(g.index, ())) for g in t.gpus),
+            host=_host_line(t),
         )
 
     def _server(self, missing: list[tuple[str, str]]) -> ServerView:
@@ -365,3 +354,23 @@ class LiveState:
             itl_ms=1000 * itl if itl is not None else None,
             metrics_state=state,
         )
+
+
+def _host_line(t: Telemetry) -> str | None:
+    """`host CPU 12% · mem 40/128 GiB · server pid 123 CPU 95% RSS 2.1 GiB`, from what is known."""
+    parts = []
+    host = t.host
+    if host is not None:
+        if host.cpu_percent is not None:
+            parts.append(f"host CPU {host.cpu_percent:.0f}%")
+        if host.memory_used_bytes is not None and host.memory_total_bytes:
+            parts.append(f"mem {host.memory_used_bytes / 2**30:.0f}/"
+                         f"{host.memory_total_bytes / 2**30:.0f} GiB")  # fmt: skip
+    process = t.server_process
+    if process is not None:
+        cpu = f" CPU {process.cpu_percent:.0f}%" if process.cpu_percent is not None else ""
+        rss = f" RSS {process.rss_bytes / 2**30:.1f} GiB" if process.rss_bytes is not None else ""
+        parts.append(f"server pid {process.pid}{cpu}{rss}")
+    elif t.server_process_missing:
+        parts.append(f"server process: {t.server_process_missing}")
+    return " · ".join(parts) or None

@@ -95,6 +95,8 @@ class BaselineView:
     speedup_high: float | None
     valid: bool | None
     reasons: tuple[str, ...]
+    warnings: tuple[str, ...]
+    """GPU conditions that differ between the baseline and now (they do not make it stale)."""
     progress: tuple[int, int, float | None] | None
     """(runs done, runs total, seconds left) while a baseline is being taken."""
     waiting: bool
@@ -117,6 +119,26 @@ class ServerView:
 
 
 @dataclass(frozen=True, slots=True)
+class GpuView:
+    """GPUs, host and server process, from NVML here or a DCGM-style endpoint."""
+
+    source: str | None
+    """Where readings come from ("NVML on this machine", "specmon agent at …")."""
+    unavailable: str | None
+    """Why there are no GPU readings, with how to get them."""
+    summary: str | None
+    """One line for all GPUs: models, max util, throttling, other processes."""
+    warn: bool
+    """Throttling, a failed GPU or another process on a GPU."""
+    lines: tuple[str, ...]
+    """One line per GPU."""
+    util_history: tuple[tuple[float, ...], ...]
+    """Per GPU, its utilisation over the last minute."""
+    host: str | None
+    """Host CPU/memory and the server process's CPU/RSS, when known."""
+
+
+@dataclass(frozen=True, slots=True)
 class SourceView:
     """One source's health, for the diagnostics screen."""
 
@@ -134,6 +156,7 @@ class View:
     spec: SpecView
     baseline: BaselineView
     server: ServerView
+    gpus: GpuView
     events: tuple[Event, ...]
     sources: tuple[SourceView, ...]
     missing: tuple[tuple[str, str], ...]

@@ -34,6 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--baseline-runs", type=positive_int, metavar="N",
                        help=SETTINGS["baseline_runs"][1])  # fmt: skip
     group.add_argument("--max-age", type=seconds, metavar="S", help=SETTINGS["max_age"][1])
+    group.add_argument("--gpu-metrics", metavar="URL", help=SETTINGS["gpu_metrics"][1])
     group.add_argument("--theme", help=SETTINGS["theme"][1] + "; t cycles themes")
     group.add_argument("--db", metavar="PATH", help=f"snapshot store (default {default_db_path()})")
     group.add_argument("--config", metavar="PATH",

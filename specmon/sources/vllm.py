@@ -112,10 +112,9 @@ def server_info_from(
                 args.update({k: values[k] for k in keys if k in values})
         parallel = _dict(config.get("parallel_config"))
         spec_config = _dict(config.get("speculative_config"))
-    speculative = _speculation(spec_config, metrics)
-    if speculative is not None:
-        args.update({f"speculative_{k}": spec_config[k] for k in _SPEC_ARGS if k in spec_config})
-        args.setdefault("speculative_num_speculative_tokens", speculative.num_steps)
+    # Only the dev-mode config goes into args: a scrape can fail, and args that change between
+    # two reads mean a restart to `bench`.
+    args.update({f"speculative_{k}": spec_config[k] for k in _SPEC_ARGS if k in spec_config})
     served = card.get("id")
     return ServerInfo(
         backend="vllm",
@@ -124,7 +123,7 @@ def server_info_from(
         tp_size=_int(parallel.get("tensor_parallel_size")),
         dp_size=_int(parallel.get("data_parallel_size")),
         pp_size=_int(parallel.get("pipeline_parallel_size")),
-        speculative=speculative,
+        speculative=_speculation(spec_config, metrics),
         stream_interval=None,
         cuda_graph_disabled=None,
         cuda_graph_max_bs=None,

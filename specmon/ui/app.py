@@ -27,6 +27,7 @@ from specmon.sources.backend import Connection
 from specmon.sources.http import Target, make_client
 from specmon.sources.probe import DEFAULT_PROMPT
 from specmon.sources.sampler import PollSource, Sampler
+from specmon.sources.telemetry import open_telemetry
 from specmon.store import Store
 from specmon.ui.messages import (
     BaselineSampleReady,
@@ -46,6 +47,7 @@ from specmon.ui.theming import APP_VARIABLES, load_themes
 from specmon.ui.widgets.baseline_panel import BaselinePanel
 from specmon.ui.widgets.decode_panel import DecodePanel
 from specmon.ui.widgets.events_log import EventsLog
+from specmon.ui.widgets.gpu_panel import GpuPanel
 from specmon.ui.widgets.identity_bar import IdentityBar
 from specmon.ui.widgets.server_panel import ServerPanel
 from specmon.ui.widgets.spec_panel import SpecPanel
@@ -118,6 +120,7 @@ class SpecmonApp(App[None]):
             yield SpecPanel(id="spec", classes="panel")
             yield BaselinePanel(id="baseline", classes="panel")
             yield ServerPanel(id="server", classes="panel")
+        yield GpuPanel(id="gpus", classes="panel")
         yield EventsLog(id="events", classes="panel")
         yield Footer()
 
@@ -131,6 +134,7 @@ class SpecmonApp(App[None]):
     def on_resize(self, event: events.Resize) -> None:
         """Below 30 rows, drop the big digits so the panels keep their lines."""
         self.screen.set_class(event.size.height < 30, "-compact")
+        self.query_one(GpuPanel).watch_view(self.query_one(GpuPanel).view)
 
     def on_mount(self) -> None:
         """Register themes, start the workers."""
@@ -160,8 +164,22 @@ class SpecmonApp(App[None]):
     async def _sample_server(self) -> None:
         async with make_client(self.targets.server) as client:
             self.server = Connection(client)
-            sampler = Sampler(self._sources(self.server), interval=self.config.interval)
-            await sampler.run(lambda sample: self.post_message(SampleReady(sample)))
+            sources = self._sources(self.server)
+            try:
+                telemetry = await open_telemetry(
+                    self.config.url, gpu_metrics=self.config.gpu_metrics
+                )
+            except SpecmonError as exc:
+                self.post_message(ProbeFailed(self.wall(), f"GPU telemetry: {exc}"))
+                telemetry = None
+            if telemetry is not None:
+                sources.append(PollSource("gpu", telemetry.read, self.config.interval))
+            sampler = Sampler(sources, interval=self.config.interval)
+            try:
+                await sampler.run(lambda sample: self.post_message(SampleReady(sample)))
+            finally:
+                if telemetry is not None:
+                    await telemetry.aclose()
 
     @work(group="baseline-sampler", exit_on_error=False)
     async def _sample_baseline_server(self) -> None:
@@ -317,6 +335,7 @@ class SpecmonApp(App[None]):
         self.query_one(SpecPanel).view = view.spec
         self.query_one(BaselinePanel).view = view.baseline
         self.query_one(ServerPanel).view = view.server
+        self.query_one(GpuPanel).view = view.gpus
         self.query_one(EventsLog).events = view.events
         self._last_view = view
 

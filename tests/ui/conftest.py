@@ -15,7 +15,16 @@ from replay import FIXTURES, replay_probe
 
 from specmon.analysis.figures import run_figures
 from specmon.config import MonitorConfig, Targets
-from specmon.model import Protocol, Reading, Sample, ServerInfo, ServerMetrics, Snapshot
+from specmon.model import (
+    Protocol,
+    Reading,
+    Sample,
+    ServerInfo,
+    ServerMetrics,
+    Snapshot,
+    Telemetry,
+)
+from specmon.sources.dcgm import telemetry_from_text
 from specmon.sources.http import Target
 from specmon.sources.metrics import metrics_from_text
 from specmon.sources.probe import DEFAULT_PROMPT
@@ -53,6 +62,12 @@ def server_metrics(name: str = "spec/metrics_after") -> ServerMetrics:
     return metrics_from_text((FIXTURES / name).read_text())
 
 
+def gpus() -> Telemetry:
+    """Eight H200s as dcgm-exporter serves them (tests/fixtures/dcgm)."""
+    text = (FIXTURES.parent / "dcgm" / "dcgm-exporter-8gpu.txt").read_text()
+    return telemetry_from_text(text, "http://10.1.230.174:9400/metrics")
+
+
 def sample(
     t: float,
     info: ServerInfo | None,
@@ -61,6 +76,7 @@ def sample(
     seq: int = 1,
     info_error: str | None = None,
     metrics_error: str | None = None,
+    telemetry: Telemetry | None = None,
 ) -> Sample:
     """A sampler tick, as the sampler would post it."""
     readings = {
@@ -69,6 +85,8 @@ def sample(
         "metrics": Reading(metrics, t if metrics else None, seq if metrics else 0, metrics_error,
                            t if metrics_error else None),
     }  # fmt: skip
+    if telemetry is not None:
+        readings["gpu"] = Reading(telemetry, t, seq)
     return Sample(t, NOW - 10 + t, MappingProxyType(readings))
 
 

@@ -14,6 +14,7 @@ from conftest import (
     BASE_URL,
     NOW,
     baseline_snapshot,
+    gpus,
     sample,
     server_info,
     server_metrics,
@@ -25,6 +26,7 @@ from specmon.analysis.figures import run_figures
 from specmon.ui.app import SpecmonApp
 from specmon.ui.messages import BaselineSampleReady, BenchDone, ProbeDone, SampleReady
 from specmon.ui.widgets.baseline_panel import BaselinePanel
+from specmon.ui.widgets.gpu_panel import GpuPanel
 from specmon.ui.widgets.identity_bar import IdentityBar
 from specmon.ui.widgets.server_panel import ServerPanel
 from specmon.ui.widgets.spec_panel import SpecPanel
@@ -43,9 +45,8 @@ async def push_server(pilot: Pilot[None], *, metrics: bool = True) -> None:
     if metrics:  # ticks replace undelivered older ones (can_replace): deliver each
         app.post_message(SampleReady(sample(1.0, server_info(), server_metrics("spec/metrics"))))
         await pilot.pause()
-        app.post_message(
-            SampleReady(sample(2.0, server_info(), server_metrics("spec/metrics_after"), seq=2))
-        )
+        after = server_metrics("spec/metrics_after")
+        app.post_message(SampleReady(sample(2.0, server_info(), after, seq=2, telemetry=gpus())))
     else:
         app.post_message(SampleReady(sample(2.0, server_info(), None, metrics_error=METRICS_OFF)))
     for i in range(3):
@@ -229,6 +230,25 @@ async def test_spec_off_server_has_no_speculative_figures(
         await pilot.pause()
         body = app.query_one(SpecPanel).query_one("#spec-body")
         assert "speculation is off" in str(body.render())
+
+
+async def test_eight_gpus_fit_at_80x24_and_are_listed_when_wide(
+    make_app: Callable[..., SpecmonApp],
+) -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await push_server(pilot)
+        await pilot.pause()
+        panel = app.query_one(GpuPanel)
+        assert panel.size.height == 1
+        assert str(panel.render()).startswith("GPUs: 8 × H100 80GB HBM3, max util 97%")
+        await pilot.resize_terminal(160, 50)
+        await pilot.pause()
+        app.refresh_view()
+        await pilot.pause()
+        text = str(panel.render())
+        assert all(f"GPU {i} H100" in text for i in range(8))
+    assert len(gpus().gpus) == 8
 
 
 async def test_keys_answer_and_probe_pauses(make_app: Callable[..., SpecmonApp]) -> None:

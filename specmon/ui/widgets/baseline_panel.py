@@ -93,6 +93,7 @@ def _body(view: BaselineView, width: int) -> str:
     else:
         style = "$good" if (view.speedup or 0) >= 0 else "$bad"
         lines.append(f"speedup [bold {style}]{pct(view.speedup, True)}[/]{escape(interval)}")
+    lines.extend(f"[$stale]⚠[/] {escape(warning)}" for warning in view.warnings)
     if view.origin:
         lines.append(f"[dim]{escape(view.origin)}[/]")
     return "\n".join(lines)

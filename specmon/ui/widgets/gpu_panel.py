@@ -1,0 +1,48 @@
+"""GPUs: one summary line on small terminals; a line per GPU with its utilisation over the last
+minute, clocks and power, and the host and server process, on large ones.
+"""
+
+from __future__ import annotations
+
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from specmon.analysis.view import GpuView
+from specmon.ui.format import escape
+
+_TICKS = "▁▂▃▄▅▆▇█"
+
+
+def util_spark(values: tuple[float, ...], width: int = 20) -> str:
+    """The last `width` utilisation values (0–100) as a one-line sparkline."""
+    return "".join(_TICKS[min(7, int(v / 100 * 8))] for v in values[-width:]).rjust(width, " ")
+
+
+class GpuPanel(Static):
+    """GPU state: a single line when the screen is small (`-compact`), all GPUs otherwise."""
+
+    view: reactive[GpuView | None] = reactive(None)
+
+    def on_mount(self) -> None:
+        """Title the panel."""
+        self.border_title = "GPUs"
+
+    def watch_view(self, view: GpuView | None) -> None:
+        """Render the summary, or every GPU when there is room."""
+        if view is None:
+            return
+        self.border_subtitle = escape(view.source or "")
+        if view.unavailable is not None:
+            self.update(f"[$stale]GPUs:[/] [dim]{escape(view.unavailable)}[/]")
+            return
+        style = "$stale" if view.warn else "$good"
+        summary = f"[{style}]GPUs:[/] {escape(view.summary or '')}"
+        if self.screen.has_class("-compact") or not view.lines:
+            self.update(summary)
+            return
+        lines = [summary]
+        for line, history in zip(view.lines, view.util_history, strict=False):
+            lines.append(f"[$primary]{util_spark(history)}[/] {escape(line)}")
+        if view.host:
+            lines.append(f"[dim]{escape(view.host)}[/]")
+        self.update("\n".join(lines))
