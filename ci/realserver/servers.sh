@@ -73,7 +73,10 @@ realserver_up() {
   ((!failed)) || return 1
 
   vllm_port=$(_free_port)
-  _start vllm env VLLM_CPU_KVCACHE_SPACE=1 VLLM_CPU_OMP_THREADS_BIND=auto HF_HUB_OFFLINE=1 \
+  # vLLM's OpenMP threads spin on the cores they are bound to: bound to both of a 2-core
+  # machine, they starve its API server and the client, and whole streams arrive at once.
+  # One core for them leaves the other for everything else.
+  _start vllm env VLLM_CPU_KVCACHE_SPACE=1 VLLM_CPU_OMP_THREADS_BIND=0 HF_HUB_OFFLINE=1 \
     TRANSFORMERS_OFFLINE=1 VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1 \
     "$VLLM_VENV/bin/python" -m vllm.entrypoints.openai.api_server \
     --model "$MODELS_DIR/tiny-llama" --served-model-name tiny-llama \
