@@ -1,0 +1,94 @@
+"""LiveState: restarts, config changes, outages and baseline validity, from samples alone."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from specmon.analysis.live import LiveState
+from specmon.model import Protocol, Reading, RunFigures, Sample, ServerInfo, ServerMetrics, Snapshot
+from specmon.sources.metrics import metrics_from_text
+from specmon.sources.sglang import parse_server_info
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "sglang-0.5.17"
+PROTOCOL = Protocol(5, 0, 256, 0.0, "p")
+
+
+def _info(kind: str = "spec", **changes: Any) -> ServerInfo:
+    body = json.loads((FIXTURES / kind / "server_info").read_text())
+    body.update(changes)
+    return parse_server_info(body)
+
+
+def _metrics(name: str) -> ServerMetrics:
+    return metrics_from_text((FIXTURES / name).read_text())
+
+
+def _sample(t: float, info: ServerInfo | None, metrics: ServerMetrics | None, seq: int,
+            error: str | None = None) -> Sample:  # fmt: skip
+    readings = {
+        "info": Reading(info, t if info else None, seq, error, t if error else None),
+        "metrics": Reading(metrics, t if metrics else None, seq, error, t if error else None),
+    }
+    return Sample(t, 1000.0 + t, MappingProxyType(readings))
+
+
+def _live() -> LiveState:
+    return LiveState("http://h:1", PROTOCOL, max_age_s=1800, probe_every=10)
+
+
+def test_counters_going_down_is_a_restart() -> None:
+    live = _live()
+    live.on_sample(_sample(1, _info("plain"), _metrics("plain/metrics_after"), 1))
+    live.on_sample(_sample(2, _info("plain"), _metrics("plain_metrics_after_restart.txt"), 2))
+    texts = [e.text for e in live.events]
+    assert "server restarted: its counters went down" in texts
+
+
+def test_speculation_change_and_flag_change_are_events() -> None:
+    live = _live()
+    live.on_sample(_sample(1, _info("spec"), None, 1))
+    live.on_sample(_sample(2, _info("plain"), None, 2))
+    live.on_sample(_sample(3, _info("plain", mem_fraction_static=0.5), None, 3))
+    texts = [e.text for e in live.events]
+    assert "server speculation changed: NGRAM steps=0 topk=10 draft=4 → off" in texts
+    assert "server flags changed: mem_fraction_static" in texts
+
+
+def test_outage_then_return_is_a_restart_and_state_goes_down_then_live() -> None:
+    live = _live()
+    live.on_sample(_sample(1, _info(), _metrics("spec/metrics"), 1))
+    assert live.view(1001, 3).identity.state == "live"
+    live.on_sample(_sample(5, _info(), _metrics("spec/metrics"), 1, error="refused"))
+    view = live.view(1005, 3)
+    assert view.identity.state == "down"
+    assert view.identity.state_detail == "refused"
+    live.on_sample(_sample(9, _info(), _metrics("spec/metrics_after"), 2))
+    assert live.view(1009, 3).identity.state == "live"
+    assert any("back after an outage" in e.text for e in live.events)
+
+
+def test_no_baseline_says_how_to_get_one() -> None:
+    live = _live()
+    live.on_sample(_sample(1, _info(), None, 1))
+    view = live.view(1001, 3)
+    assert not view.baseline.present
+    assert ("speedup", "no baseline yet: press b") in view.missing
+
+
+def test_baseline_server_restart_invalidates_once() -> None:
+    live = _live()
+    run = RunFigures(128, 62, 20.0, 0.5, 256, 280.0, None, None, None, None, None, None)
+    live.set_baseline(1000, Snapshot(1000, "http://b:2", None, _info("plain"), PROTOCOL, (run,),
+                                     id=7), "baseline server http://b:2")  # fmt: skip
+    live.on_baseline_sample(_sample(1, _info("plain"), _metrics("plain/metrics_after"), 1))
+    assert not live.baseline_restarted
+    live.on_baseline_sample(
+        _sample(2, _info("plain"), _metrics("plain_metrics_after_restart.txt"), 2)
+    )
+    assert live.baseline_restarted
+    assert [e.text for e in live.events].count(
+        "the baseline no longer applies: press b for a fresh one"
+    ) == 1

@@ -1,0 +1,68 @@
+"""Monitor settings: defaults < TOML file < SPECMON_* environment < flags, every bad value named."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from specmon.config import load_config
+from specmon.errors import TargetError
+
+
+def _load(tmp_path: Path, flags: dict[str, object], env: dict[str, str], toml: str = "") -> object:
+    path = tmp_path / "config.toml"
+    path.write_text(toml)
+    return load_config(flags, config_path=str(path), environ=env)
+
+
+def test_defaults(tmp_path: Path) -> None:
+    config = _load(tmp_path, {}, {})
+    assert config.url == "http://127.0.0.1:30000"  # type: ignore[attr-defined]
+    assert config.interval == 1.0  # type: ignore[attr-defined]
+    assert config.probe is True  # type: ignore[attr-defined]
+
+
+def test_layers_in_order(tmp_path: Path) -> None:
+    toml = 'host = "file-host"\nport = 1\ninterval = 5\nprobe_every = 30\ntheme = "specmon-light"\n'
+    env = {"SPECMON_PORT": "2", "SPECMON_INTERVAL": "3", "SPECMON_NO_SUCH": "x"}
+    config = _load(tmp_path, {"interval": 0.5, "probe": None}, env, toml)
+    assert config.url == "http://file-host:2"  # type: ignore[attr-defined]
+    assert config.interval == 0.5  # type: ignore[attr-defined]
+    assert config.probe_every == 30  # type: ignore[attr-defined]
+    assert config.theme == "specmon-light"  # type: ignore[attr-defined]
+
+
+def test_a_url_in_a_higher_layer_replaces_host_and_port(tmp_path: Path) -> None:
+    config = _load(tmp_path, {"url": "https://gpu-box:8443"}, {}, 'host = "a"\nport = 1\n')
+    assert config.url == "https://gpu-box:8443"  # type: ignore[attr-defined]
+
+
+def test_specmon_table_is_accepted(tmp_path: Path) -> None:
+    config = _load(tmp_path, {}, {}, '[specmon]\nbaseline_url = "10.0.0.2:8001"\n')
+    assert config.baseline_url == "http://10.0.0.2:8001"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("flags", "env", "toml", "message"),
+    [
+        ({}, {}, "interval = 0", "config file .*: interval: must be between 0.1 and 60"),
+        ({}, {}, "colour = 1", "unknown setting\\(s\\) colour"),
+        ({}, {}, "interval = ", "is not valid TOML"),
+        ({}, {"SPECMON_PROBE": "maybe"}, "", "environment: probe: not a boolean"),
+        ({}, {"SPECMON_PROBE_TOKENS": "1.5"}, "", "environment: probe_tokens"),
+        ({"url": "x:1", "host": "y"}, {}, "", "command line: give either a URL or host/port"),
+        ({"baseline_url": "127.0.0.1:30000"}, {}, "", "is the monitored server itself"),
+        ({"url": "ftp://x"}, {}, "", "unsupported scheme"),
+    ],
+)
+def test_bad_values_name_their_layer(
+    tmp_path: Path, flags: dict[str, object], env: dict[str, str], toml: str, message: str
+) -> None:
+    with pytest.raises(TargetError, match=message):
+        _load(tmp_path, flags, env, toml)
+
+
+def test_a_named_config_file_must_exist(tmp_path: Path) -> None:
+    with pytest.raises(TargetError, match="does not exist"):
+        load_config({}, config_path=str(tmp_path / "nope.toml"), environ={})
