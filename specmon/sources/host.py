@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -174,13 +175,24 @@ class HostSource:
     to the next, so the first reading of each has None.
     """
 
-    def __init__(self, server_port: int | None) -> None:
+    # Looking a port up scans every socket of the machine (about 12 ms here): done again only
+    # when the known process has gone, or now and then while nothing listens.
+    RETRY_MISSING_S = 10.0
+    TREE_EVERY_S = 10.0
+
+    def __init__(
+        self, server_port: int | None, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         """Args:
         server_port: The server's TCP port on this machine; None to skip the process.
+        clock: Monotonic clock (tests inject one).
         """
         self.server_port = server_port
+        self.clock = clock
         self._cpu_primed = False
         self._process: Any = None  # psutil.Process of the server, kept for cpu_percent
+        self._missing: tuple[float, str] | None = None  # (when, why) the last lookup failed
+        self._tree: tuple[float, int, frozenset[int]] | None = None  # (when, pid, tree)
 
     def read(self) -> HostReading:
         """Read the host, and find and read the server process."""
@@ -196,17 +208,30 @@ class HostSource:
         )
         if self.server_port is None:
             return HostReading(host, None, None, None)
+        now = self.clock()
+        if self._missing is not None and now - self._missing[0] < self.RETRY_MISSING_S:
+            return HostReading(host, None, self._missing[1], None)
         try:
             stats = self._server_process(self.server_port)
         except ServerProcessUnknown as exc:
             self._process = None
+            self._missing = (now, str(exc))
             return HostReading(host, None, str(exc), None)
-        return HostReading(host, stats, None, process_tree(stats.pid))
+        self._missing = None
+        if (
+            self._tree is None
+            or self._tree[1] != stats.pid
+            or now - self._tree[0] > self.TREE_EVERY_S
+        ):
+            self._tree = (now, stats.pid, process_tree(stats.pid))
+        return HostReading(host, stats, None, self._tree[2])
 
     def _server_process(self, port: int) -> ProcessStats:
-        pid = find_listener(port)
-        # A new pid, or the same pid reused by another process: measure CPU from scratch.
-        fresh = self._process is None or self._process.pid != pid or not self._process.is_running()
+        # The process found last time still runs (is_running also checks its start time, so a
+        # reused pid does not pass): it still holds the port. Otherwise look the port up again.
+        known = self._process is not None and self._process.is_running()
+        pid = self._process.pid if known else find_listener(port)
+        fresh = not known
         try:
             if fresh:
                 self._process = psutil.Process(pid)

@@ -111,3 +111,36 @@ def test_local_addresses() -> None:
         raise socket.gaierror("Name or service not known")
 
     assert not is_local_address("no-such-host", resolve=unknown)
+
+
+def test_port_lookups_are_not_repeated_every_tick(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lookup scans every socket: redone only when the process is gone or after a pause."""
+    import os
+
+    from specmon.sources import host as host_module
+
+    calls: list[int] = []
+    answer: dict[str, int | None] = {"pid": None}
+
+    def fake_find(port: int) -> int:
+        calls.append(port)
+        if answer["pid"] is None:
+            raise host_module.ServerProcessUnknown(
+                f"nothing on this machine listens on port {port}"
+            )
+        return answer["pid"]
+
+    monkeypatch.setattr(host_module, "find_listener", fake_find)
+    now = [0.0]
+    source = host_module.HostSource(30000, clock=lambda: now[0])
+    assert source.read().server_process_missing is not None
+    now[0] = 5.0
+    assert source.read().server_process_missing is not None
+    assert len(calls) == 1  # the miss is remembered for RETRY_MISSING_S
+    answer["pid"] = os.getpid()
+    now[0] = 11.0
+    found = source.read()
+    assert found.server_process is not None and found.server_process.pid == os.getpid()
+    now[0] = 12.0
+    source.read()
+    assert len(calls) == 2  # the live process is kept, not looked up again
