@@ -1,64 +1,81 @@
-"""specmon's own cost while monitoring: CPU seconds per minute and peak RSS, in tmux.
+"""A monitor's own cost while it watches a server: CPU seconds per minute and peak RSS, in tmux.
 
-Starts a simulated SGLang server, runs `specmon --url … --interval 1` in a detached tmux session
-of the given size, and samples the specmon process with psutil. Configurations alternate
-round by round so machine noise spreads over all of them.
+Runs each monitor in a detached tmux session of the given size, at a 1 s refresh, and samples
+its process with psutil after a 3 s start-up. Configurations alternate round by round so
+machine noise spreads over all of them; medians are reported.
 
+    # specmon alone, against the built-in simulator, probe on and off:
     python benchmarks/overhead.py --seconds 60 --rounds 3
+    # specmon against vllmstat, same real vLLM server, same refresh and size:
+    python benchmarks/overhead.py --url http://127.0.0.1:8000 --vllmstat /tmp/vs/bin/vllmstat \
+        --sizes 80x24 --no-probe-only --seconds 60 --rounds 3
 
-Prints a Markdown table (medians over rounds) for docs/performance.md.
+Prints a Markdown table for docs/performance.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import psutil
 
 from specmon.sim import SimConfig, SimThread
 
-SIZES = ((80, 24), (160, 50))
+
+@dataclass(frozen=True)
+class Config:
+    """One thing to measure."""
+
+    tool: str
+    size: tuple[int, int]
+    probe: bool
+
+    def label(self) -> str:
+        """How the table names it."""
+        probe = "" if self.tool != "specmon" else (" probe on (every 10 s)" if self.probe
+                                                   else " probe off")  # fmt: skip
+        return f"{self.tool}{probe}"
 
 
 @dataclass(frozen=True)
 class Result:
     """One run of one configuration."""
 
-    size: tuple[int, int]
-    probe: bool
+    config: Config
     cpu_s_per_min: float
     peak_rss_mib: float
 
 
-def measure(url: str, size: tuple[int, int], probe: bool, seconds: float) -> Result:
-    """Run specmon in tmux for `seconds` and measure it."""
-    session = f"specmon-overhead-{os.getpid()}"
-    command = [sys.executable, "-m", "specmon", "--url", url, "--interval", "1",
-               "--db", f"/tmp/{session}.db"] + ([] if probe else ["--no-probe"])  # fmt: skip
-    width, height = size
+def command(config: Config, url: str, vllmstat: str | None, db: str) -> list[str]:
+    """The command line of a configuration (both tools refresh every second)."""
+    if config.tool == "vllmstat":
+        assert vllmstat is not None
+        return [vllmstat, "--url", url, "--interval", "1"]
+    probe = [] if config.probe else ["--no-probe"]
+    return [sys.executable, "-m", "specmon", "--url", url, "--interval", "1", "--db", db, *probe]
+
+
+def measure(config: Config, argv: list[str], seconds: float) -> Result:
+    """Run one monitor in tmux for `seconds` and measure its process."""
+    session = f"overhead-{os.getpid()}"
+    width, height = config.size
     subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", str(width), "-y",
-                    str(height), " ".join(command)], check=True)  # fmt: skip
+                    str(height), " ".join(argv)], check=True)  # fmt: skip
     try:
         panes = ["tmux", "list-panes", "-t", session, "-F", "#{pane_pid}"]
-        pane_pid = int(subprocess.run(panes, capture_output=True, text=True, check=True).stdout)
-        shell = psutil.Process(pane_pid)
-        deadline = time.monotonic() + 20
-        process = shell
-        while time.monotonic() < deadline:  # the pane runs specmon directly or via a shell
-            found = [p for p in [shell, *shell.children(recursive=True)]
-                     if "specmon" in " ".join(p.cmdline())]  # fmt: skip
-            if found:
-                process = found[-1]
-                break
-            time.sleep(0.2)
+        pane = psutil.Process(int(subprocess.run(panes, capture_output=True, text=True,
+                                                 check=True).stdout))  # fmt: skip
         time.sleep(3)  # start-up (imports, first paint) is not steady-state cost
+        process = max([pane, *pane.children(recursive=True)], key=lambda p: p.memory_info().rss)
         start = process.cpu_times()
         t0 = time.monotonic()
         peak = 0
@@ -70,35 +87,57 @@ def measure(url: str, size: tuple[int, int], probe: bool, seconds: float) -> Res
         elapsed = time.monotonic() - t0
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], check=False)
-    return Result(size, probe, 60 * used / elapsed, peak / 2**20)
+    return Result(config, 60 * used / elapsed, peak / 2**20)
+
+
+@contextlib.contextmanager
+def server(url: str | None) -> Iterator[str]:
+    """The given server, or the built-in simulator (metrics on)."""
+    if url is not None:
+        yield url
+        return
+    with SimThread(SimConfig(enable_metrics=True)) as sim:
+        yield sim.url
 
 
 def main() -> int:
     """Alternate configurations over rounds; print the medians."""
     parser = argparse.ArgumentParser()
+    parser.add_argument("--url", help="a real server (default: the built-in simulator)")
+    parser.add_argument("--vllmstat", metavar="PATH", help="also measure this vllmstat")
+    parser.add_argument("--sizes", default="80x24,160x50")
+    parser.add_argument("--no-probe-only", action="store_true", help="specmon without probe only")
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     if shutil.which("tmux") is None:
         print("tmux is needed", file=sys.stderr)
         return 2
+    sizes = [tuple(int(n) for n in s.split("x")) for s in args.sizes.split(",")]
+    configs = [Config("specmon", (w, h), probe) for w, h in sizes
+               for probe in ((False,) if args.no_probe_only else (False, True))]  # fmt: skip
+    if args.vllmstat:
+        configs += [Config("vllmstat", (w, h), False) for w, h in sizes]
     results: list[Result] = []
-    with SimThread(SimConfig(enable_metrics=True)) as sim:
+    with server(args.url) as url:
         for round_ in range(args.rounds):
-            for size in SIZES:
-                for probe in (False, True):
-                    result = measure(sim.url, size, probe, args.seconds)
-                    results.append(result)
-                    print(f"round {round_ + 1}: {result}", file=sys.stderr, flush=True)
-    print("| terminal | probe | CPU s/min (median) | % of one core | peak RSS MiB (median) |")
+            for config in configs:
+                argv = command(config, url, args.vllmstat, f"/tmp/overhead-{os.getpid()}.db")
+                results.append(measure(config, argv, args.seconds))
+                print(f"round {round_ + 1}: {results[-1]}", file=sys.stderr, flush=True)
+    print("| terminal | monitor | CPU s/min (median) | % of one core | peak RSS MiB (median) |")
     print("|---|---|---|---|---|")
-    for size in SIZES:
-        for probe in (False, True):
-            runs = [r for r in results if r.size == size and r.probe == probe]
-            cpu = statistics.median(r.cpu_s_per_min for r in runs)
-            rss = statistics.median(r.peak_rss_mib for r in runs)
-            print(f"| {size[0]}x{size[1]} | {'on (every 10 s)' if probe else 'off'} | "
-                  f"{cpu:.2f} | {cpu / 60:.1%} | {rss:.0f} |")  # fmt: skip
+    medians: dict[Config, float] = {}
+    for config in configs:
+        runs = [r for r in results if r.config == config]
+        cpu = medians[config] = statistics.median(r.cpu_s_per_min for r in runs)
+        rss = statistics.median(r.peak_rss_mib for r in runs)
+        print(f"| {config.size[0]}x{config.size[1]} | {config.label()} | {cpu:.2f} | "
+              f"{cpu / 60:.1%} | {rss:.0f} |")  # fmt: skip
+    for w, h in sizes:
+        ours, theirs = Config("specmon", (w, h), False), Config("vllmstat", (w, h), False)
+        if theirs in medians:
+            print(f"\n{w}x{h}: specmon / vllmstat CPU = {medians[ours] / medians[theirs]:.2f}")
     return 0
 
 
