@@ -37,18 +37,6 @@ def register(commands: Any) -> None:
     demo.set_defaults(run=run)
 
 
-def plain(config: SimConfig) -> SimConfig:
-    """The same server without speculation."""
-    return replace(
-        config,
-        speculative_algorithm=None,
-        speculative_num_steps=None,
-        speculative_eagle_topk=None,
-        speculative_num_draft_tokens=None,
-        speculative_draft_model_path=None,
-    )
-
-
 def run(args: argparse.Namespace) -> int:
     """Start both simulators and open the dashboard; everything stops when it quits."""
     from specmon.ui.app import SpecmonApp  # Textual is imported only for the dashboard
@@ -56,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     spec_config = SimConfig()
     with (
         SimThread(spec_config) as spec,
-        SimThread(plain(spec_config)) as base,
+        SimThread(replace(spec_config, speculative_algorithm=None)) as base,
         tempfile.TemporaryDirectory(prefix="specmon-demo-") as tmp,
         Store(Path(tmp) / "demo.db") as store,
     ):

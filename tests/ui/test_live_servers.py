@@ -21,9 +21,7 @@ from specmon.store import Store
 from specmon.ui.app import SpecmonApp
 
 FAST = SimConfig(plain_step_ms=4.0, cycle_ms=7.0, accept_length=2.1, ttft_ms=5.0, seed=11)
-PLAIN = replace(FAST, speculative_algorithm=None, speculative_num_steps=None,
-                speculative_eagle_topk=None, speculative_num_draft_tokens=None,
-                speculative_draft_model_path=None)  # fmt: skip
+PLAIN = replace(FAST, speculative_algorithm=None)  # the simulator drops the other spec args
 
 
 async def until(pilot: Pilot[None], condition: Callable[[], bool], limit_s: float = 30.0) -> None:
