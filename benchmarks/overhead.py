@@ -68,10 +68,11 @@ def measure(config: Config, argv: list[str], seconds: float) -> Result:
     """Run one monitor in tmux for `seconds` and measure its process."""
     session = f"overhead-{os.getpid()}"
     width, height = config.size
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", str(width), "-y",
+    tmux = ["tmux", "-L", session]  # a server of its own: nobody else's kill-server stops it
+    subprocess.run([*tmux, "new-session", "-d", "-s", session, "-x", str(width), "-y",
                     str(height), " ".join(argv)], check=True)  # fmt: skip
     try:
-        panes = ["tmux", "list-panes", "-t", session, "-F", "#{pane_pid}"]
+        panes = [*tmux, "list-panes", "-t", session, "-F", "#{pane_pid}"]
         pane = psutil.Process(int(subprocess.run(panes, capture_output=True, text=True,
                                                  check=True).stdout))  # fmt: skip
         time.sleep(3)  # start-up (imports, first paint) is not steady-state cost
@@ -86,7 +87,7 @@ def measure(config: Config, argv: list[str], seconds: float) -> Result:
         used = (end.user - start.user) + (end.system - start.system)
         elapsed = time.monotonic() - t0
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+        subprocess.run([*tmux, "kill-server"], check=False)
     return Result(config, 60 * used / elapsed, peak / 2**20)
 
 
