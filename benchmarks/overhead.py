@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import os
 import shutil
 import statistics
@@ -29,6 +30,9 @@ from dataclasses import dataclass
 import psutil
 
 from specmon.sim import SimConfig, SimThread
+
+
+_RUNS = itertools.count()
 
 
 @dataclass(frozen=True)
@@ -66,7 +70,7 @@ def command(config: Config, url: str, vllmstat: str | None, db: str) -> list[str
 
 def measure(config: Config, argv: list[str], seconds: float) -> Result:
     """Run one monitor in tmux for `seconds` and measure its process."""
-    session = f"overhead-{os.getpid()}"
+    session = f"overhead-{os.getpid()}-{next(_RUNS)}"
     width, height = config.size
     tmux = ["tmux", "-L", session]  # a server of its own: nobody else's kill-server stops it
     subprocess.run([*tmux, "new-session", "-d", "-s", session, "-x", str(width), "-y",
