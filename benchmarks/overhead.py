@@ -31,7 +31,6 @@ import psutil
 
 from specmon.sim import SimConfig, SimThread
 
-
 _RUNS = itertools.count()
 
 
