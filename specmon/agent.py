@@ -10,6 +10,7 @@ The exposition text is written by prometheus-client (a custom collector over one
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Iterator, Mapping
 
@@ -27,6 +28,9 @@ from specmon.sources.telemetry import TelemetrySource
 # The classic text format: what dcgm-exporter serves and every scraper reads.
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _MIB = 1024 * 1024
+READ_TIMEOUT_S = 3.0
+"""How long a scrape waits for NVML and psutil before answering 503 (a hung driver call); under
+specmon's own read timeout (5 s), so that a scraper hears why."""
 
 # (metric, help, GpuDevice field): the units are the same on both sides.
 _GPU_FIELDS: tuple[tuple[str, str, str], ...] = (
@@ -155,6 +159,16 @@ def _single(
     return metric
 
 
+def _retrieve(task: asyncio.Task[Telemetry]) -> None:
+    """Mark a reading's failure as seen (every waiter may have timed out before it came)."""
+    if not task.cancelled():
+        task.exception()
+
+
+def _plain(status: int, text: str) -> web.Response:
+    return web.Response(status=status, text=f"specmon agent: {text}\n")
+
+
 def render_metrics(telemetry: Telemetry) -> bytes:
     """The exposition text of one reading."""
     registry = CollectorRegistry(auto_describe=False)
@@ -172,16 +186,26 @@ class Agent:
         await agent.stop()
     """
 
-    def __init__(self, telemetry: TelemetrySource, host: str, port: int) -> None:
+    def __init__(
+        self,
+        telemetry: TelemetrySource,
+        host: str,
+        port: int,
+        *,
+        read_timeout: float = READ_TIMEOUT_S,
+    ) -> None:
         """Args:
         telemetry: What to serve (read afresh at every scrape).
         host: Address to listen on.
         port: TCP port (0 picks a free one).
+        read_timeout: Seconds a scrape waits for a reading before answering 503.
         """
         self.telemetry = telemetry
         self.host = host
         self.port = port
+        self.read_timeout = read_timeout
         self._runner: web.AppRunner | None = None
+        self._reading: asyncio.Task[Telemetry] | None = None
 
     @property
     def url(self) -> str:
@@ -223,7 +247,20 @@ class Agent:
             self._runner = None
 
     async def _metrics(self, _: web.Request) -> web.StreamResponse:
-        body = render_metrics(await self.telemetry.read())
+        # One reading at a time, shared by concurrent scrapes: a hung NVML call then holds one
+        # thread, not one per scrape, and every scrape still gets an answer in time.
+        if self._reading is None or self._reading.done():
+            self._reading = asyncio.create_task(self.telemetry.read())
+            self._reading.add_done_callback(_retrieve)
+        try:
+            telemetry = await asyncio.wait_for(asyncio.shield(self._reading), self.read_timeout)
+        except TimeoutError:
+            return _plain(
+                503, f"reading the GPUs took longer than {self.read_timeout:g} s (NVML hung?)"
+            )
+        except Exception as exc:  # a failing reader must not take the endpoint down
+            return _plain(500, f"cannot read the GPUs and host: {exc!r}")
+        body = render_metrics(telemetry)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
 
     async def _index(self, _: web.Request) -> web.StreamResponse:

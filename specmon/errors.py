@@ -67,6 +67,10 @@ class MalformedResponse(SourceError):
     """A body that could not be parsed (bad JSON, bad metrics text, bad SSE)."""
 
 
+class ResponseTooLarge(SourceError):
+    """An answer larger than specmon reads (refused before it was read whole)."""
+
+
 class ProbeError(SourceError):
     """The probe's stream failed after it started."""
 

@@ -142,15 +142,17 @@ class ProbeResult:
     `meta_info.spec_verify_ct`; vLLM: the chunks after the first (one per step); llama.cpp:
     `timings.predicted_n − 1 − timings.draft_n_accepted`."""
     server_accept_length: float | None
-    """The server's own accept length for the request: SGLang's `meta_info.spec_accept_length`;
-    vLLM's and llama.cpp's `1 + Δaccepted/Δdrafts` over the probe (only when no other request
-    ran meanwhile)."""
+    """SGLang's `meta_info.spec_accept_length` when it sent one (vLLM's and llama.cpp's own
+    figure is derived from `scrapes`)."""
     finish_reason: str | None
     steps_source: str = "spec_verify_ct"
-    """Where `verify_ct` came from: "spec_verify_ct", "chunks" or "timings"."""
+    """Where `verify_ct` came from: "spec_verify_ct", "chunks", "counters" or "timings"."""
     chunks_are_steps: bool = True
     """One chunk per verify step (SGLang, vLLM), so chunk gaps are cycle times; llama.cpp sends
     one chunk per token."""
+    scrapes: tuple[ServerMetrics, ServerMetrics] | None = None
+    """`/metrics` just before and just after the probe (vLLM, llama.cpp: their draft counters
+    are the server's own account of the request when nothing else ran meanwhile)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,8 +173,10 @@ class RunFigures:
     cycle_ms_p95: float | None
     cycle_source: str | None = None
     """Where the verify steps behind accept length and cycle came from (None without
-    speculation): "spec_verify_ct" (SGLang's count), "chunks" (vLLM: one chunk per step; p50/p95
-    are chunk gaps) or "timings" (llama.cpp's counters: one chunk per token, so no p50/p95)."""
+    speculation): "spec_verify_ct" (SGLang's count), "counters" (vLLM's own count over the probe,
+    Δ`inter_token_latency_seconds_count`), "chunks" (vLLM, when other requests ran meanwhile: one
+    chunk per step until the client falls behind) or "timings" (llama.cpp's counters: one chunk
+    per token, so no p50/p95)."""
 
 
 @dataclass(frozen=True, slots=True)

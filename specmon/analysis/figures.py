@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
+from specmon.analysis.rates import exclusive_accept_length, exclusive_steps
 from specmon.analysis.stats import percentile
 from specmon.model import ProbeResult, RunFigures
 
@@ -26,6 +28,12 @@ def decode_verify_steps(result: ProbeResult) -> float | None:
 
 def run_figures(result: ProbeResult) -> RunFigures:
     """Derive TTFT, tok/s, accept length and cycle time from one probe's chunks."""
+    if result.steps_source == "chunks" and result.verify_ct and result.scrapes is not None:
+        # vLLM merges steps into one chunk when the client falls behind: its own count of the
+        # probe's steps, when the probe ran alone, beats counting chunks.
+        counted = exclusive_steps(*result.scrapes, result.chunks[-1].completion_tokens)
+        if counted is not None:
+            result = replace(result, verify_ct=counted, steps_source="counters")
     chunks = result.chunks
     first, last = chunks[0], chunks[-1]
     decode_tokens = last.completion_tokens - first.completion_tokens
@@ -39,8 +47,10 @@ def run_figures(result: ProbeResult) -> RunFigures:
     gaps = [1000 * (b.t - a.t) for a, b in itertools.pairwise(chunks)]
     step_gaps = speculative and result.chunks_are_steps and bool(gaps)
     server_accept = result.server_accept_length
-    if server_accept is None and result.verify_ct:
-        server_accept = last.completion_tokens / result.verify_ct
+    if server_accept is None and result.scrapes is not None:  # vLLM, llama.cpp: their counters
+        server_accept = exclusive_accept_length(*result.scrapes, last.completion_tokens)
+    elif server_accept is None and result.verify_ct and result.steps_source == "spec_verify_ct":
+        server_accept = last.completion_tokens / result.verify_ct  # SGLang's own definition
     return RunFigures(
         completion_tokens=last.completion_tokens,
         prompt_tokens=result.prompt_tokens,

@@ -293,7 +293,7 @@ class LiveState:
             tok_s_min=min(base) if base else None,
             tok_s_max=max(base) if base else None,
             runs=len(snapshot.runs),
-            age_s=now_wall - snapshot.created_at,
+            age_s=max(0.0, now_wall - snapshot.created_at),  # the wall clock may move back
             origin=self.baseline_origin,
             current_tok_s=statistics.fmean(current) if current else None,
             speedup=gain.value if gain else None,

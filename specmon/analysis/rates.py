@@ -144,3 +144,39 @@ def server_cycle_ms(before: ServerMetrics, after: ServerMetrics) -> float | None
     if seconds is None or drafts is None or drafts.value <= 0:
         return None
     return 1000 * seconds.value / drafts.value
+
+
+def ran_alone(before: ServerMetrics, after: ServerMetrics, tokens: int) -> bool:
+    """Whether a probe of `tokens` tokens was all the server did between two scrapes.
+
+    The generation counter grew by exactly the probe's tokens and, where the server counts
+    requests (vLLM), by one finished request; otherwise the deltas mix in other traffic.
+    """
+    generated = counter_delta(before.generation_tokens_total, after.generation_tokens_total)
+    if generated is None or generated.value != tokens:
+        return False
+    if before.num_requests_total is None:
+        return True
+    finished = counter_delta(before.num_requests_total, after.num_requests_total)
+    return finished is not None and finished.value == 1
+
+
+def exclusive_accept_length(
+    before: ServerMetrics, after: ServerMetrics, tokens: int
+) -> float | None:
+    """The server's `1 + Δaccepted/Δdrafts` over one probe of `tokens` tokens, if it ran alone."""
+    if not ran_alone(before, after, tokens):
+        return None
+    acceptance = draft_acceptance(before, after)
+    return None if acceptance is None else acceptance.accept_length
+
+
+def exclusive_steps(before: ServerMetrics, after: ServerMetrics, tokens: int) -> int | None:
+    """vLLM's own count of a probe's steps, if it ran alone: Δ`inter_token_latency_seconds`
+    observations, one per engine step and request after the first token."""
+    if not ran_alone(before, after, tokens) or before.itl_seconds is None:
+        return None
+    steps = counter_delta(
+        before.itl_seconds.count, after.itl_seconds.count if after.itl_seconds else None
+    )
+    return int(steps.value) if steps is not None and steps.value > 0 else None

@@ -17,7 +17,8 @@ class ServerTracker:
         self.info: ServerInfo | None = None
         self.first_seen: float | None = None
         self.down_since: float | None = None
-        self.process_start: float | None = None
+        self.process: tuple[int, float] | None = None
+        """The server process's (pid, start time) as last seen."""
         self._seqs: dict[str, int] = {}
         self._errors: dict[str, str | None] = {}
 
@@ -56,13 +57,22 @@ class ServerTracker:
         return changes
 
     def _new_process(self, sample: Sample) -> list[tuple[Level, str, bool]]:
-        """The server process's start time (psutil here, or the agent there) as a restart signal."""
+        """A new server process (psutil here, or the agent there) as a restart signal.
+
+        A new process has a new pid and start time. The same pid with a moved start time is the
+        host's clock jumping (start times are counted from a boot time that follows the wall
+        clock), not a restart.
+        """
         telemetry = sample.value("gpu")
         process = telemetry.server_process if isinstance(telemetry, Telemetry) else None
         if process is None or process.start_time is None:
             return []
-        previous, self.process_start = self.process_start, process.start_time
-        if previous is None or abs(previous - process.start_time) < 1:
+        previous, self.process = self.process, (process.pid, process.start_time)
+        if (
+            previous is None
+            or previous[0] == process.pid
+            or abs(previous[1] - process.start_time) < 1
+        ):
             return []
         self.first_seen = sample.t
         return [("warn", f"{self.name} restarted: its process (pid {process.pid}) is new", True)]

@@ -14,6 +14,9 @@ from specmon.analysis.gpus import gpu_differences
 from specmon.model import Protocol, Snapshot
 
 DEFAULT_MAX_AGE_S = 30 * 60.0
+CLOCK_SLACK_S = 60.0
+"""How far in the future a baseline's time may lie (clocks of two machines) before it is taken
+for the sign of a clock that moved back."""
 
 # Args that differ between two launches of the same configuration, so they say nothing about
 # whether a baseline applies. Seen on real SGLang 0.5.17 (fixtures/real): a plain restart changes
@@ -119,7 +122,12 @@ def baseline_validity(
     if differences:
         reasons.append("different protocol: " + ", ".join(differences))
     age = now - baseline.created_at
-    if age > max_age_s:
+    if age < -CLOCK_SLACK_S:
+        reasons.append(
+            f"taken {-age / 60:.0f} min from now, in the future: the clock moved back since, "
+            "so its age is unknown"
+        )
+    elif age > max_age_s:
         reasons.append(f"too old ({age / 60:.0f} min > {max_age_s / 60:.0f} min)")
     if restarted:
         reasons.append("the baseline server restarted since")

@@ -10,6 +10,9 @@ from specmon.analysis.rates import WindowAccept, any_reset, counter_delta, serve
 from specmon.model import Histogram, ServerMetrics
 
 HISTORY_S = 300.0  # the 5-minute sparkline
+WINDOW_S = 60.0
+"""The longest span a figure is read over (live.py: accept length and latencies over a minute):
+the scrapes the window keeps, each a few KB, so memory does not grow with the sparkline."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +37,7 @@ def histogram_mean(before: Histogram | None, after: Histogram | None) -> float |
 class MetricsWindow:
     """The scrapes of the last `span` seconds (plus one before, as the window's start)."""
 
-    def __init__(self, span: float = HISTORY_S) -> None:
+    def __init__(self, span: float = WINDOW_S) -> None:
         self.span = span
         self._scrapes: deque[tuple[float, ServerMetrics]] = deque()
 

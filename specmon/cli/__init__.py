@@ -45,8 +45,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command is None:
         args.run = monitor.run
-    # SIGTERM (and SIGHUP where it exists) stop a command like Ctrl-C: cleanly, nothing saved.
-    stops = [signal.SIGTERM] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
+        args.dashboard = True
+    # SIGTERM (and SIGHUP where it exists) stop a headless command like Ctrl-C: cleanly,
+    # nothing saved. The dashboard handles them in its own event loop (SpecmonApp.on_mount).
+    stops = [] if getattr(args, "dashboard", False) else [signal.SIGTERM]
+    stops += [signal.SIGHUP] if stops and hasattr(signal, "SIGHUP") else []
     previous = {signum: signal.signal(signum, _raise_interrupt) for signum in stops}
     interrupted = getattr(args, "interrupted", "")
     try:

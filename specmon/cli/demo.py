@@ -34,7 +34,7 @@ def register(commands: Any) -> None:
     demo.add_argument("--probe-tokens", type=tokens, default=128, metavar="N",
                       help="tokens per probe and baseline run (default 128)")  # fmt: skip
     demo.add_argument("--theme", default="specmon-dark", help="colour theme")
-    demo.set_defaults(run=run)
+    demo.set_defaults(run=run, dashboard=True)
 
 
 def run(args: argparse.Namespace) -> int:

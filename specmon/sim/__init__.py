@@ -7,9 +7,9 @@ ground truth of every request, so that specmon's numbers can be checked exactly.
 """
 
 from specmon.sim.config import SUPPORTED_VERSIONS, SimConfig
+from specmon.sim.faults import Faults
 from specmon.sim.record import EmittedRequest
 from specmon.sim.server import SimServer
-from specmon.sim.sse import Faults
 from specmon.sim.thread import SimThread
 
 __all__ = ["SUPPORTED_VERSIONS", "EmittedRequest", "Faults", "SimConfig", "SimServer", "SimThread"]

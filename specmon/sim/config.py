@@ -46,6 +46,8 @@ class SimConfig:
         speculative_draft_model_path: `--speculative-draft-model-path`.
         enable_metrics: `--enable-metrics` (on here, off in the CLI as in SGLang).
         api_key: `--api-key`; None means no auth.
+        ssl_certfile: `--ssl-certfile`: serve HTTPS with this certificate (PEM).
+        ssl_keyfile: `--ssl-keyfile`: the certificate's private key (PEM).
         stream_interval: `--stream-interval`.
         extra_args: Any other server arg, reported verbatim.
         plain_step_ms: One decode step without speculation, for a batch of one.
@@ -74,6 +76,8 @@ class SimConfig:
     speculative_draft_model_path: str | None = DEFAULT_DRAFT_MODEL
     enable_metrics: bool = True
     api_key: str | None = None
+    ssl_certfile: str | None = None
+    ssl_keyfile: str | None = None
     stream_interval: int = 1
     extra_args: Mapping[str, object] = field(default_factory=dict)
     plain_step_ms: float = 1000 / 62.9

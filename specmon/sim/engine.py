@@ -18,11 +18,16 @@ from typing import Protocol
 
 from specmon.sim.config import Flavor, SimConfig
 from specmon.sim.decode import DecodeModel, request_id, request_rng, token_id, token_text
+from specmon.sim.faults import Faults
 from specmon.sim.record import EmittedRequest
 
 # SGLang streams non-streaming requests internally every SGLANG_FORCE_STREAM_INTERVAL tokens;
 # that is the granularity at which its tokenizer observes their inter-token latency.
 _NON_STREAM_INTERVAL = 50
+ENDLESS = 1 << 40
+"""The length of a request under `Faults.endless_stream`: it never finishes."""
+PREFIX_CACHE_PROMPTS = 1000
+"""Prompts the simulated prefix cache remembers (the oldest is evicted first)."""
 
 
 @dataclass(frozen=True)
@@ -116,9 +121,15 @@ class Engine:
     """Admits requests, runs the batch loop, and tells its hooks what happened."""
 
     def __init__(
-        self, config: SimConfig, flavor: Flavor, observer: EngineHooks, epoch: int
+        self,
+        config: SimConfig,
+        flavor: Flavor,
+        observer: EngineHooks,
+        epoch: int,
+        faults: Faults | None = None,
     ) -> None:
         self.config = config
+        self.faults = faults or Faults()
         self.flavor = flavor
         self.model = DecodeModel.from_config(config)
         self.observer = observer
@@ -126,7 +137,7 @@ class Engine:
         self.waiting: list[SimRequest] = []
         self.running: list[SimRequest] = []
         self._counter = itertools.count()
-        self._prompts_seen: set[str] = set()
+        self._prompts_seen: dict[str, None] = {}  # insertion-ordered: the oldest goes first
         self._wake = asyncio.Event()
         loop = asyncio.get_running_loop()
         self._loop = loop
@@ -140,8 +151,8 @@ class Engine:
         return self._loop.time()
 
     def wall(self, mono: float) -> float:
-        """Unix time of event-loop time `mono`."""
-        return mono + self.wall_offset
+        """Unix time of event-loop time `mono` (as the server's clock says: it may jump)."""
+        return mono + self.wall_offset + self.faults.clock_jump_s
 
     def start(self) -> None:
         """Start the batch loop task."""
@@ -185,7 +196,9 @@ class Engine:
         arrival = self.now()
         # The radix cache keeps a prompt seen before; SGLang still recomputes its last token.
         cached = prompt_tokens - 1 if prompt_key in self._prompts_seen else 0
-        self._prompts_seen.add(prompt_key)
+        self._prompts_seen[prompt_key] = None
+        if len(self._prompts_seen) > PREFIX_CACHE_PROMPTS:
+            del self._prompts_seen[next(iter(self._prompts_seen))]
         interval = stream_interval or self.config.stream_interval
         rid = request_id(self.config.seed, self.epoch, index)
         record = EmittedRequest(
@@ -205,7 +218,7 @@ class Engine:
             stream=stream,
             prompt_tokens=prompt_tokens,
             cached_tokens=cached,
-            max_new_tokens=max(1, max_new_tokens),
+            max_new_tokens=ENDLESS if self.faults.endless_stream else max(1, max_new_tokens),
             emit_interval=interval if stream else _NON_STREAM_INTERVAL,
             rng=request_rng(self.config.seed, self.epoch, index),
             arrival=arrival,

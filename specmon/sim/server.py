@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import random
 import secrets
+import ssl
 import time
 from collections.abc import Awaitable, Callable
 
@@ -18,14 +19,18 @@ from aiohttp import web
 from specmon.sim import llamacpp, serverinfo, vllm
 from specmon.sim.config import Flavor, SimConfig
 from specmon.sim.engine import Engine, EngineHooks, SimRequest
+from specmon.sim.faults import Faults, intercept, rewrite_metrics
 from specmon.sim.metrics import CONTENT_TYPE_OPENMETRICS, CONTENT_TYPE_TEXT
 from specmon.sim.native import handle_generate
 from specmon.sim.observe import Observer
 from specmon.sim.openai_api import handle_openai
 from specmon.sim.record import EmittedRequest, append_jsonl
-from specmon.sim.sse import Faults, json_response
+from specmon.sim.sse import json_response
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+MAX_EMITTED = 500
+"""Finished requests whose ground truth `SimServer.emitted` keeps (a long session stays flat)."""
 
 _NOT_FOUND = {"detail": "Not Found"}
 _FLUSHED = (
@@ -64,7 +69,7 @@ class SimState:
             hooks = self.llamacpp = llamacpp.LlamaCppMetrics(config)
         else:
             hooks = self.sglang = Observer(config, self.flavor, epoch, loop.time())
-        self.engine = Engine(config, self.flavor, hooks, epoch)
+        self.engine = Engine(config, self.flavor, hooks, epoch, self.faults)
         # A stand-in scheduler pid for the `pid` label: a restart brings new processes.
         self.scheduler_pid = str(10000 + (config.seed * 7919 + epoch * 131) % 50000)
 
@@ -85,7 +90,7 @@ class SimServer:
 
     Attributes:
         config: The current launch configuration (replaced by `restart(new_config)`).
-        emitted: Ground truth of every finished request, across restarts.
+        emitted: Ground truth of the last `MAX_EMITTED` finished requests, across restarts.
         faults: Misbehaviour to inject (see `Faults`).
         hung: Set when a request starts hanging under `faults.hang` (tests await it instead of
             sleeping); clear it to wait for the next one.
@@ -105,7 +110,8 @@ class SimServer:
     @property
     def url(self) -> str:
         """Base URL, e.g. `http://127.0.0.1:30000` (valid once started)."""
-        return f"http://{self.config.host}:{self._port}"
+        scheme = "https" if self.config.ssl_certfile else "http"
+        return f"{scheme}://{self.config.host}:{self._port}"
 
     @property
     def state(self) -> SimState:
@@ -117,6 +123,8 @@ class SimServer:
     def record(self, rec: EmittedRequest) -> None:
         """Keep a finished request's ground truth (and append it to `record_path`)."""
         self.emitted.append(rec)
+        if len(self.emitted) > MAX_EMITTED:
+            del self.emitted[0]
         if self.config.record_path:
             append_jsonl(self.config.record_path, rec)
 
@@ -132,7 +140,13 @@ class SimServer:
         self._add_routes(app, state)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await runner.setup()
-        site = web.TCPSite(runner, self.config.host, self._port, reuse_address=True)
+        tls = None
+        if self.config.ssl_certfile:
+            tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            tls.load_cert_chain(self.config.ssl_certfile, self.config.ssl_keyfile)
+        site = web.TCPSite(
+            runner, self.config.host, self._port, reuse_address=True, ssl_context=tls
+        )
         try:
             await site.start()
         except BaseException:
@@ -193,27 +207,11 @@ class SimServer:
 
     @web.middleware
     async def _fault_layer(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        if self.faults.hangs(request.path):
-            # Accept and never answer; released (connection dropped) only when the server stops.
-            self.hung.set()
-            await self._closing.wait()
-            if request.transport is not None:
-                request.transport.abort()
-            return web.Response(status=503)
-        forced = self.faults.forced_status(request.path)
-        if forced is not None:
-            if forced == 404:
-                return json_response(_NOT_FOUND, status=404)
-            if forced == 401:
-                return json_response({"error": "Unauthorized"}, status=401)
-            if forced >= 500:
-                return web.Response(
-                    text="Internal Server Error",
-                    status=forced,
-                    headers={"Content-Type": "text/plain; charset=utf-8"},
-                )
-            return json_response({"error": f"Simulated HTTP {forced}"}, status=forced)
-        return await handler(request)
+        faulty = await intercept(self.faults, request, self._closing, self.hung)
+        if faulty is not None:
+            return faulty
+        resp = await handler(request)
+        return rewrite_metrics(self.faults, resp) if request.path == "/metrics" else resp
 
     @web.middleware
     async def _auth(self, request: web.Request, handler: Handler) -> web.StreamResponse:

@@ -5,48 +5,15 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
 
 from specmon.sim.engine import Engine, SimRequest, StepOut
+from specmon.sim.faults import Faults
 
 SSE_CONTENT_TYPE = "text/event-stream; charset=utf-8"
 JSON_CONTENT_TYPE = "application/json"
-
-
-@dataclass
-class Faults:
-    """Misbehaviour to inject; mutate it at any time, it applies to requests from then on.
-
-    Attributes:
-        hang: Paths that accept the request and never answer ("*" = every path).
-        status: Path -> HTTP status returned instead of the real answer ("*" = every path).
-        drop_stream_after: Close the connection after this many data chunks of a stream.
-        stream_error_after: After this many data chunks send a mid-stream `{"error": ...}`
-            chunk, then `[DONE]`.
-    """
-
-    hang: set[str] = field(default_factory=set)
-    status: dict[str, int] = field(default_factory=dict)
-    drop_stream_after: int | None = None
-    stream_error_after: int | None = None
-
-    def clear(self) -> None:
-        """Back to a well-behaved server."""
-        self.hang.clear()
-        self.status.clear()
-        self.drop_stream_after = None
-        self.stream_error_after = None
-
-    def hangs(self, path: str) -> bool:
-        """Whether requests to `path` hang."""
-        return "*" in self.hang or path in self.hang
-
-    def forced_status(self, path: str) -> int | None:
-        """The status forced on `path`, if any."""
-        return self.status.get(path, self.status.get("*"))
 
 
 def dumps(obj: object) -> str:
@@ -88,7 +55,7 @@ async def stream_request(
         request: The HTTP request.
         engine: The engine running `req` (already submitted).
         req: The request.
-        faults: Faults to apply (drop / mid-stream error after N data chunks).
+        faults: Faults to apply (drop, error, garbage or a clean end after N data chunks).
         render: Turns one engine output into chunk payloads (`first` marks the first output).
         error_payload: The mid-stream error chunk of this version.
         tail: Payloads sent after the final output (usage, spec details).
@@ -118,15 +85,18 @@ async def stream_request(
             for payload in render(out, first):
                 await resp.write(b"data: " + dumps(payload).encode() + b"\n\n")
                 sent += 1
-                if faults.drop_stream_after is not None and sent >= faults.drop_stream_after:
+                fault = _stream_fault(faults, sent)
+                if fault == "garbage":
+                    await resp.write(b"data: {not json\n\n")
+                elif fault is not None:
                     engine.abort(req)
-                    abort_connection(request)
-                    return resp
-                if faults.stream_error_after is not None and sent >= faults.stream_error_after:
-                    engine.abort(req)
-                    await resp.write(b"data: " + dumps(error_payload).encode() + b"\n\n")
-                    await resp.write(b"data: [DONE]\n\n")
-                    await resp.write_eof()
+                    if fault == "drop":
+                        abort_connection(request)
+                        return resp
+                    if fault == "error":
+                        await resp.write(b"data: " + dumps(error_payload).encode() + b"\n\n")
+                        await resp.write(b"data: [DONE]\n\n")
+                    await resp.write_eof()  # "truncate": a clean end, too early
                     return resp
             first = False
             if out.finished:
@@ -140,3 +110,14 @@ async def stream_request(
         # The client went away mid-stream: SGLang aborts the request.
         engine.abort(req)
     return resp
+
+
+def _stream_fault(faults: Faults, sent: int) -> str | None:
+    """The stream fault due after `sent` data chunks: "drop", "error", "truncate", "garbage"."""
+    due = (
+        ("drop", faults.drop_stream_after),
+        ("error", faults.stream_error_after),
+        ("truncate", faults.truncate_stream_after),
+        ("garbage", faults.garbage_stream_after),
+    )
+    return next((name for name, after in due if after is not None and sent >= after), None)

@@ -3,8 +3,8 @@
 Both servers count speculation the same way (`spec_decode_num_drafts_total`,
 `…_num_draft_tokens_total`, `…_num_accepted_tokens_total`, `…_per_pos_total{position}`), and
 neither reports per-request acceptance in its stream as SGLang does, so their probes scrape
-`/metrics` before and after the stream: when no other request ran meanwhile, the counters'
-deltas are the server's own account of the probe.
+`/metrics` before and after the stream (`ProbeResult.scrapes`): when no other request ran
+meanwhile, the counters' deltas are the server's own account of the probe.
 """
 
 from __future__ import annotations
@@ -14,9 +14,8 @@ from collections.abc import Awaitable, Callable
 
 import httpx
 
-from specmon.analysis.rates import counter_delta, draft_acceptance
 from specmon.errors import SourceError
-from specmon.model import ProbeResult, ServerMetrics
+from specmon.model import ServerMetrics
 from specmon.sources.metrics import Series
 
 
@@ -42,26 +41,28 @@ async def metrics_or_none(
         return None
 
 
-def exclusive_accept_length(
-    before: ServerMetrics | None,
-    after: ServerMetrics | None,
-    result: ProbeResult,
-    *,
-    counts_requests: bool,
-) -> float | None:
-    """The server's `1 + Δaccepted/Δdrafts` over a probe, if the probe ran alone.
+# Scrapes after a probe before giving up on the server counting it (each is a round trip).
+SETTLE_SCRAPES = 20
 
-    Alone means the generation counter grew by exactly the probe's tokens (and, where the server
-    counts requests, by one finished request); otherwise the deltas mix in other traffic.
+
+async def settled_scrape(
+    client: httpx.AsyncClient,
+    fetch: Callable[[httpx.AsyncClient], Awaitable[ServerMetrics]],
+    before: ServerMetrics,
+    tokens: int,
+) -> ServerMetrics | None:
+    """The scrape after a probe of `tokens` tokens, once the server has counted them.
+
+    llama.cpp adds a request to its counters when it releases the request's slot, which can
+    come a moment after the last chunk has gone out (seen under load): while the generation
+    counter is still short of the probe's tokens, scrape again, at most `SETTLE_SCRAPES` times.
     """
-    if before is None or after is None or not result.chunks:
-        return None
-    generated = counter_delta(before.generation_tokens_total, after.generation_tokens_total)
-    if generated is None or generated.value != result.chunks[-1].completion_tokens:
-        return None
-    if counts_requests:
-        finished = counter_delta(before.num_requests_total, after.num_requests_total)
-        if finished is None or finished.value != 1:
+    after = None
+    for _ in range(SETTLE_SCRAPES):
+        after = await metrics_or_none(client, fetch)
+        if after is None:
             return None
-    acceptance = draft_acceptance(before, after)
-    return None if acceptance is None else acceptance.accept_length
+        start, end = before.generation_tokens_total, after.generation_tokens_total
+        if start is None or end is None or end - start >= tokens:
+            return after
+    return after

@@ -19,14 +19,20 @@ from specmon.errors import (
     AuthFailed,
     HttpStatus,
     MalformedResponse,
+    ResponseTooLarge,
     TargetError,
     TimedOut,
     Unreachable,
 )
+from specmon.sources.secrets import MASK
 
 DEFAULT_CONNECT_TIMEOUT = 2.0
 DEFAULT_READ_TIMEOUT = 5.0
 DEFAULT_API_KEY_ENV = "SPECMON_API_KEY"
+MAX_BODY_BYTES = 32 * 2**20
+"""The largest answer `get` reads (a real 0.5.17 /metrics is ~65 KB, its server info ~31 KB)."""
+# Headers that describe the body as it came over the wire, not as `get` hands it on (decoded).
+_WIRE_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,19 +187,64 @@ def check_status(response: httpx.Response) -> None:
             + ("wrong" if "authorization" in response.request.headers else "missing")
             + " (set SPECMON_API_KEY, --api-key-env or --api-key-file)"
         )
-    detail = response.text.strip().replace("\n", " ")[:200]  # callers read the body first
-    raise HttpStatus(f"{url}: HTTP {status} {detail}".rstrip(), status)
+    detail = response.text.strip().replace("\n", " ")  # callers read the body first
+    token = response.request.headers.get("authorization", "").partition(" ")[2]
+    if token:  # a server or proxy that echoes the request must not make us print the key
+        detail = detail.replace(token, MASK)
+    raise HttpStatus(f"{url}: HTTP {status} {detail[:200]}".rstrip(), status)
 
 
-async def get(client: httpx.AsyncClient, path: str, **kwargs: Any) -> httpx.Response:
-    """GET a path; transport failures and error statuses become typed errors."""
+async def get(
+    client: httpx.AsyncClient, path: str, *, limit: int = MAX_BODY_BYTES, **kwargs: Any
+) -> httpx.Response:
+    """GET a path, read whole; transport failures and error statuses become typed errors.
+
+    Args:
+        client: The target's client.
+        path: The path to read.
+        limit: The largest body read (decoded); a larger one is refused, never held whole.
+        **kwargs: Passed to the request (headers, params …).
+
+    Raises:
+        ResponseTooLarge: The body is (or says it is) larger than `limit`.
+        SourceError: Any other failure, typed.
+    """
     url = f"{client.base_url}{path}"
-    try:
-        response = await client.get(path, **kwargs)
-    except httpx.TransportError as exc:
-        raise describe_transport_error(exc, url) from None
+    for attempt in range(2):
+        try:
+            async with client.stream("GET", path, **kwargs) as streamed:
+                declared = streamed.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > limit:
+                    raise _too_large(url, limit)
+                parts: list[bytes] = []
+                size = 0
+                async for part in streamed.aiter_bytes():
+                    size += len(part)
+                    if size > limit:
+                        raise _too_large(url, limit)
+                    parts.append(part)
+            break
+        except httpx.RemoteProtocolError as exc:
+            # Most often a kept-alive connection the server closed just as it was reused
+            # (llama-server does, under load): a GET may be sent again, once.
+            if attempt:
+                raise describe_transport_error(exc, url) from None
+        except httpx.TransportError as exc:
+            raise describe_transport_error(exc, url) from None
+        except httpx.DecodingError as exc:
+            raise MalformedResponse(f"{url}: the body cannot be decoded ({exc})") from None
+    headers = [(k, v) for k, v in streamed.headers.multi_items() if k not in _WIRE_HEADERS]
+    response = httpx.Response(
+        streamed.status_code, headers=headers, content=b"".join(parts), request=streamed.request
+    )
     check_status(response)
     return response
+
+
+def _too_large(url: str, limit: int) -> ResponseTooLarge:
+    return ResponseTooLarge(
+        f"{url}: the answer is larger than {limit / 2**20:g} MiB; refused without reading it all"
+    )
 
 
 def parse_json(response: httpx.Response) -> Any:

@@ -25,7 +25,7 @@ import httpx
 
 from specmon.errors import HttpStatus, MalformedResponse, NotLlamaCpp
 from specmon.model import ProbeResult, ServerInfo, ServerMetrics, SpecConfig
-from specmon.sources.drafts import exclusive_accept_length, metrics_or_none, per_position
+from specmon.sources.drafts import metrics_or_none, per_position, settled_scrape
 from specmon.sources.http import get, parse_json
 from specmon.sources.metrics import _total, fetch_text, parse_series
 from specmon.sources.probe import DEFAULT_PROMPT, ChunkUpdate, stream_json, stream_probe
@@ -216,14 +216,18 @@ async def run_probe(
     before = await metrics_or_none(client, fetch_metrics)
     payload = completion_payload(prompt, max_tokens)
     result = await stream_probe(client, COMPLETION, payload, parse_chunk, clock=clock, wall=wall)
-    after = await metrics_or_none(client, fetch_metrics) if before is not None else None
+    after = None
+    if before is not None:
+        tokens = result.chunks[-1].completion_tokens
+        after = await settled_scrape(client, fetch_metrics, before, tokens)
     return ProbeResult(
         sent_at=result.sent_at,
         chunks=result.chunks,
         prompt_tokens=result.prompt_tokens,
         verify_ct=result.verify_ct,
-        server_accept_length=exclusive_accept_length(before, after, result, counts_requests=False),
+        server_accept_length=None,
         finish_reason=result.finish_reason,
         steps_source="timings",
         chunks_are_steps=False,
+        scrapes=(before, after) if before is not None and after is not None else None,
     )

@@ -7,9 +7,10 @@ Tokens are counted with the cumulative `meta_info.completion_tokens`, never by c
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,12 +19,19 @@ from httpx_sse import SSEError, aconnect_sse
 
 from specmon.errors import (
     MalformedResponse,
+    ProbeError,
+    ResponseTooLarge,
     StreamErrorEvent,
     StreamTruncated,
     TimedOut,
 )
 from specmon.model import ProbeChunk, ProbeResult
 from specmon.sources.http import check_status, describe_transport_error
+
+STREAM_TOKEN_MARGIN = 16
+"""Tokens past the requested length a stream may carry before it is cut off."""
+MAX_EVENT_BYTES = 16 * 2**20
+"""The most bytes read between two stream events (a legitimate chunk is a few KB)."""
 
 DEFAULT_PROMPT = (
     "Write a detailed, step by step explanation of how a CPU executes an instruction, "
@@ -191,13 +199,18 @@ async def stream_probe(
 ) -> ProbeResult:
     """POST a streaming request and time every SSE `data:` payload that `parse` reads.
 
-    Every backend's probe is this loop with its own path, payload and chunk parser.
+    Every backend's probe is this loop with its own path, payload and chunk parser. However the
+    server misbehaves, the loop ends: a stream that brings no new token for the read timeout
+    (keep-alives only, or nothing) times out, one that runs past the requested length is cut
+    off, and no more than `MAX_EVENT_BYTES` are read between two events.
 
     Raises:
         SourceError: Typed, as `run_probe`.
     """
     url = f"{client.base_url}{path}"
     collector = _Collector(wall())
+    most = requested_tokens(payload) + STREAM_TOKEN_MARGIN
+    stall_s = client.timeout.read
     t0 = clock()
     try:
         async with aconnect_sse(client, "POST", path, json=payload) as source:
@@ -205,15 +218,34 @@ async def stream_probe(
             if response.status_code >= 400:
                 await response.aread()
                 check_status(response)
+            budget = _EventBudget(response.stream, url)
+            response.stream = budget
             try:
-                async for event in source.aiter_sse():
-                    t = clock() - t0
-                    if event.data == "[DONE]":
-                        break
-                    if event.data:
-                        collector.add(parse(event.data), t)
+                async with asyncio.timeout(stall_s) as stall:
+                    async for event in source.aiter_sse():
+                        budget.seen = 0
+                        t = clock() - t0
+                        if event.data == "[DONE]":
+                            break
+                        if not event.data:
+                            continue
+                        update = parse(event.data)
+                        if update.completion_tokens > most:
+                            raise ProbeError(
+                                f"{url}: the stream ran past the {most - STREAM_TOKEN_MARGIN} "
+                                f"tokens asked for ({update.completion_tokens}); cut off"
+                            )
+                        before = len(collector.chunks)
+                        collector.add(update, t)
+                        if stall_s is not None and len(collector.chunks) > before:
+                            stall.reschedule(asyncio.get_running_loop().time() + stall_s)
             except SSEError as exc:
                 raise MalformedResponse(f"{url}: not an event stream ({exc})") from None
+            except TimeoutError:
+                got = collector.chunks[-1].completion_tokens if collector.chunks else 0
+                raise TimedOut(
+                    f"{url}: no new token for {stall_s:g} s (the read timeout) after {got} tokens"
+                ) from None
     except httpx.TimeoutException as exc:
         if collector.chunks:
             raise TimedOut(
@@ -231,3 +263,49 @@ async def stream_probe(
         raise describe_transport_error(exc, url) from None
     # A missing [DONE] is tolerated once the final chunk (finish_reason set) has arrived.
     return collector.result()
+
+
+def requested_tokens(payload: dict[str, Any]) -> int:
+    """The length a generation request asks for, under any backend's name for it.
+
+    SGLang's `sampling_params.max_new_tokens`, OpenAI's (vLLM's) `max_tokens`, llama.cpp's
+    `n_predict`; `STREAM_TOKEN_MARGIN`-bounded streams rest on it.
+    """
+    params = payload.get("sampling_params")
+    candidates = (
+        params.get("max_new_tokens") if isinstance(params, dict) else None,
+        payload.get("max_tokens"),
+        payload.get("n_predict"),
+    )
+    for value in candidates:
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    raise ValueError(f"no requested length in the payload: {sorted(payload)}")
+
+
+class _EventBudget(httpx.AsyncByteStream):
+    """A response's byte stream that refuses more than `MAX_EVENT_BYTES` between two events.
+
+    The SSE reader buffers a line until its end: an endless line would otherwise grow without
+    bound. The probe loop sets `seen` back to 0 at every event.
+    """
+
+    def __init__(self, stream: httpx.SyncByteStream | httpx.AsyncByteStream, url: str) -> None:
+        if not isinstance(stream, httpx.AsyncByteStream):
+            raise TypeError("an async client's response has an async byte stream")
+        self.stream = stream
+        self.url = url
+        self.seen = 0
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self.stream:
+            self.seen += len(chunk)
+            if self.seen > MAX_EVENT_BYTES:
+                raise ResponseTooLarge(
+                    f"{self.url}: more than {MAX_EVENT_BYTES / 2**20:g} MiB without a complete "
+                    "stream event; refused"
+                )
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self.stream.aclose()

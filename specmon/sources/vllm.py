@@ -9,9 +9,12 @@ reference/sglang-interfaces.md §6:
   `/server_info?config_format=json`; otherwise speculation shows in `/metrics`: the
   `vllm:spec_decode_*` families exist only with a speculative config, one
   `…_per_pos_total{position}` series per draft position.
-- A streamed completion sends one chunk per engine step holding every token accepted in it, so
-  its chunks after the first are the verify steps; `stream_options.continuous_usage_stats` puts
-  the cumulative `usage.completion_tokens` in every chunk.
+- A streamed completion sends one chunk per engine step holding every token accepted in it
+  (until the client falls behind: then vLLM merges steps), so its chunks after the first are the
+  verify steps; `stream_options.continuous_usage_stats` puts the cumulative
+  `usage.completion_tokens` in every chunk. When the probe ran alone, vLLM's own count of its
+  steps (Δ`inter_token_latency_seconds_count`, from the scrapes around it) replaces the chunk
+  count (`analysis.figures`).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import httpx
 
 from specmon.errors import HttpStatus, MalformedResponse, NotVllm
 from specmon.model import ProbeResult, ServerInfo, ServerMetrics, SpecConfig
-from specmon.sources.drafts import exclusive_accept_length, metrics_or_none, per_position
+from specmon.sources.drafts import metrics_or_none, per_position, settled_scrape
 from specmon.sources.http import get, parse_json
 from specmon.sources.metrics import _histogram, _mean, _total, fetch_text, parse_series
 from specmon.sources.probe import DEFAULT_PROMPT, ChunkUpdate, stream_json, stream_probe
@@ -254,7 +257,10 @@ async def run_probe(
     before = await metrics_or_none(client, fetch_metrics)
     payload = completions_payload(prompt, max_tokens)
     result = await stream_probe(client, COMPLETIONS, payload, parse_chunk, clock=clock, wall=wall)
-    after = await metrics_or_none(client, fetch_metrics) if before is not None else None
+    after = None
+    if before is not None:
+        tokens = result.chunks[-1].completion_tokens
+        after = await settled_scrape(client, fetch_metrics, before, tokens)
     speculative = before is not None and before.spec_drafts_total is not None
     steps = len(result.chunks) - 1
     return ProbeResult(
@@ -262,7 +268,8 @@ async def run_probe(
         chunks=result.chunks,
         prompt_tokens=result.prompt_tokens,
         verify_ct=steps if speculative and steps > 0 else None,
-        server_accept_length=exclusive_accept_length(before, after, result, counts_requests=True),
+        server_accept_length=None,
         finish_reason=result.finish_reason,
         steps_source="chunks",
+        scrapes=(before, after) if before is not None and after is not None else None,
     )

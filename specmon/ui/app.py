@@ -6,6 +6,7 @@ Workers do I/O and post messages; only message handlers touch widgets (DESIGN.md
 from __future__ import annotations
 
 import asyncio
+import signal
 import time
 from collections.abc import Callable
 
@@ -13,6 +14,7 @@ from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid
+from textual.css.query import NoMatches
 from textual.widgets import Footer
 
 from specmon.analysis.figures import run_figures
@@ -109,6 +111,7 @@ class SpecmonApp(App[None]):
         self.server: Connection | None = None
         self._looked_up_baseline = False
         self._bench_on_server = False
+        self._saving = False  # a bench is writing its snapshot: too late to cancel it
         self._theme_names: list[str] = []
         self._last_view: View | None = None
 
@@ -137,7 +140,11 @@ class SpecmonApp(App[None]):
         self.query_one(GpuPanel).watch_view(self.query_one(GpuPanel).view)
 
     def on_mount(self) -> None:
-        """Register themes, start the workers."""
+        """Register themes, start the workers; SIGTERM and a lost terminal (SIGHUP) quit."""
+        loop = asyncio.get_running_loop()
+        for name in ("SIGTERM", "SIGHUP"):
+            if hasattr(signal, name):
+                loop.add_signal_handler(getattr(signal, name), self.exit)
         self.screen.set_class(self.size.height < 30, "-compact")
         for theme in load_themes():
             self.register_theme(theme)
@@ -148,6 +155,8 @@ class SpecmonApp(App[None]):
         else:
             self.live.log(self.wall(), "warn", f"unknown theme {self.config.theme!r}")
         self.live.log(self.wall(), "info", f"watching {self.config.url}")
+        if self.config.insecure:
+            self.live.log(self.wall(), "warn", "TLS verification is off (--insecure)")
         if self.store is None:
             self.live.log(self.wall(), "warn", "no snapshot store: baselines are not saved")
         if self.start_workers:
@@ -239,9 +248,13 @@ class SpecmonApp(App[None]):
                     )
                 snapshot = await run_bench(client, connection.backend, target.url, info,
                                            protocol, label=label, on_progress=progress)  # fmt: skip
-            if self.store is None:
+            store = self.store
+            if store is None:
                 raise SpecmonError("no snapshot store: the result cannot be saved")
-            saved = self.store.get(self.store.save(snapshot))
+            # Off the event loop: a write waits up to the store's timeout for another process's
+            # lock, and the keys must answer meanwhile.
+            self._saving = True
+            saved = await asyncio.to_thread(lambda: store.get(store.save(snapshot)))
         except SpecmonError as exc:
             self.post_message(BenchFailed(kind, str(exc)))
         except asyncio.CancelledError:
@@ -250,7 +263,7 @@ class SpecmonApp(App[None]):
         else:
             self.post_message(BenchDone(saved, kind, origin))
         finally:
-            self._bench_on_server = False
+            self._bench_on_server = self._saving = False
 
     # Handlers: the only code that touches widgets.
 
@@ -330,7 +343,10 @@ class SpecmonApp(App[None]):
     def refresh_view(self) -> None:
         """Build the View and hand each widget its part."""
         view = self.live.view(self.wall(), stale_after=3 * max(self.config.interval, 1.0))
-        self.query_one(IdentityBar).view = view.identity
+        try:
+            self.query_one(IdentityBar).view = view.identity
+        except NoMatches:  # quitting: a worker's last message came after the widgets went
+            return
         self.query_one(DecodePanel).view = view.decode
         self.query_one(SpecPanel).view = view.spec
         self.query_one(BaselinePanel).view = view.baseline
@@ -369,8 +385,10 @@ class SpecmonApp(App[None]):
         if self.live.waiting_for_baseline:
             self.live.waiting_for_baseline = False
             self.live.log(self.wall(), "info", "stopped waiting for a baseline")
+        if self._saving:
+            self.notify("the snapshot is being saved: too late to cancel", severity="warning")
         for worker in self.workers:
-            if worker.group == "bench" and worker.is_running:
+            if worker.group == "bench" and worker.is_running and not self._saving:
                 worker.cancel()
         self.refresh_view()
 

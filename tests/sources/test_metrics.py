@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
+from strategies import exposition_lines
 
 from specmon.errors import MalformedResponse, MetricsDisabled, SpecmonError
 from specmon.sources.metrics import fetch_metrics, metrics_from_text
@@ -166,17 +166,9 @@ async def test_non_utf8_body_is_typed() -> None:
             await fetch_metrics(client)
 
 
-metric_line = st.builds(
-    lambda name, labels, value: f"{name}{{{labels}}} {value}\n",
-    st.sampled_from(["sglang:gen_throughput", "sglang_generation_tokens_total",
-                     "sglang:spec_verify_calls_total", "sglang:ttft_bucket", "x"]),
-    st.text(alphabet='abc=",{} le0.1+Inf', max_size=20),
-    st.one_of(st.floats(allow_nan=True), st.text(max_size=5)),
-)  # fmt: skip
-
-
 @settings(max_examples=300, deadline=None)
-@given(st.lists(metric_line | st.text(max_size=40), max_size=8))
+@given(exposition_lines(["sglang:gen_throughput", "sglang_generation_tokens_total",
+                         "sglang:spec_verify_calls_total", "sglang:ttft_bucket"]))  # fmt: skip
 def test_fuzz_metrics_text_yields_figures_or_typed_error(lines: list[str]) -> None:
     with contextlib.suppress(SpecmonError):
         metrics_from_text("".join(lines))

@@ -6,13 +6,12 @@ These wait for real workers, never for fixed times: each wait is for a condition
 from __future__ import annotations
 
 import statistics
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
+from live_helpers import until
 
 from specmon.config import MonitorConfig, Targets
 from specmon.sim import SimConfig, SimThread
@@ -22,14 +21,6 @@ from specmon.ui.app import SpecmonApp
 
 FAST = SimConfig(plain_step_ms=4.0, cycle_ms=7.0, accept_length=2.1, ttft_ms=5.0, seed=11)
 PLAIN = replace(FAST, speculative_algorithm=None)  # the simulator drops the other spec args
-
-
-async def until(pilot: Pilot[None], condition: Callable[[], bool], limit_s: float = 30.0) -> None:
-    """Let the app run until `condition` holds (fails after `limit_s`)."""
-    deadline = time.monotonic() + limit_s
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached"
-        await pilot.pause(0.05)
 
 
 @pytest.fixture

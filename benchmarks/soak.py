@@ -1,0 +1,337 @@
+"""Soak: the dashboard, headless, for a long accelerated session against a sick simulator.
+
+The real `SpecmonApp` runs under Textual's headless driver (`run_test`) at a short sampling
+interval, watching a speculative simulator (with a plain twin as its baseline server) whose
+faults flip on and off in turn — every fault of docs/reliability.md, one at a time, plus server
+restarts. Along the way it presses keys and times how long each takes to be handled, takes a
+baseline now and then, and records the process's RSS. At the end: RSS after the first minute
+against RSS at the end (docs/performance.md asks for at most +10%), the slowest key, how long
+each fault took to clear from the dashboard, and any error that was not the fault's own.
+
+    python benchmarks/soak.py --minutes 75 --interval 0.05 --out benchmarks/results/soak.json
+
+The simulators run in a child process (so that their work does not steal the dashboard's
+interpreter); the RSS of both is recorded, and both must stay flat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import multiprocessing
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from specmon.config import MonitorConfig, Targets
+from specmon.sim import Faults, SimConfig, SimThread
+from specmon.sim.faults import duplicate_series, set_values
+from specmon.sources.http import Target
+from specmon.store import Store
+from specmon.ui.app import SpecmonApp
+from specmon.ui.messages import SampleReady
+
+SPEC = SimConfig(plain_step_ms=4.0, cycle_ms=8.0, accept_length=2.1, ttft_ms=5.0, seed=5)
+PLAIN = replace(SPEC, speculative_algorithm=None, speculative_num_steps=None,
+                speculative_eagle_topk=None, speculative_num_draft_tokens=None,
+                speculative_draft_model_path=None)  # fmt: skip
+TIMEOUT_S = 1.0
+INFO_PATHS = ("/server_info", "/get_server_info")
+BAD_METRICS = ("text/plain", b"sglang:x{ 1\n")
+HTML = ("text/html", b"<h1>502 Bad Gateway</h1>")
+
+Fault = Callable[[Faults], None]
+FAULTS: tuple[tuple[str, Fault], ...] = (
+    ("every request hangs", lambda f: f.hang.add("*")),
+    ("/metrics answers in 2 s", lambda f: f.delay_s.update({"/metrics": 2.0})),
+    ("/metrics 503", lambda f: f.status.update({"/metrics": 503})),
+    ("server info 500", lambda f: f.status.update(dict.fromkeys(INFO_PATHS, 500))),
+    ("everything 502", lambda f: f.status.update({"*": 502})),
+    ("everything 401", lambda f: f.status.update({"*": 401})),
+    ("connection reset mid-stream", lambda f: setattr(f, "drop_stream_after", 3)),
+    ("error event mid-stream", lambda f: setattr(f, "stream_error_after", 3)),
+    ("stream ends early", lambda f: setattr(f, "truncate_stream_after", 3)),
+    ("malformed SSE", lambda f: setattr(f, "garbage_stream_after", 3)),
+    ("endless stream", lambda f: setattr(f, "endless_stream", True)),
+    ("100 MB /metrics", lambda f: f.huge.update({"/metrics": 100 * 2**20})),
+    ("malformed /metrics", lambda f: f.body.update({"/metrics": BAD_METRICS})),
+    ("HTML server info", lambda f: f.body.update(dict.fromkeys(INFO_PATHS, HTML))),
+    ("NaN metrics", lambda f: setattr(f, "metrics_rewrite", set_values(math.nan))),
+    ("+Inf metrics", lambda f: setattr(f, "metrics_rewrite", set_values(math.inf))),
+    ("duplicate series", lambda f: setattr(f, "metrics_rewrite", duplicate_series)),
+    ("server clock +1 h", lambda f: setattr(f, "clock_jump_s", 3600.0)),
+)  # fmt: skip
+RESTART = "restart (counters reset)"
+KEY_LIMIT_S = 30.0
+
+
+@dataclass
+class Record:
+    """What the soak saw."""
+
+    rss: list[tuple[float, int, int]] = field(default_factory=list)
+    """(seconds since start, the dashboard's RSS, the simulators' RSS) in bytes."""
+    key_ms: dict[str, list[float]] = field(default_factory=dict)
+    """Fault (or "none") -> how long each key press took to be handled."""
+    recover_s: dict[str, list[float]] = field(default_factory=dict)
+    """Fault -> seconds from clearing it to a live server with a working probe again."""
+    unrecovered: list[str] = field(default_factory=list)
+    ticks: int = 0
+    baselines: int = 0
+    errors: list[str] = field(default_factory=list)
+    """Anything that is a bug, not a fault's expected effect: internal errors, dead workers."""
+
+
+def rss() -> int:
+    """This process's resident set size."""
+    return int(psutil.Process().memory_info().rss)
+
+
+def serve(conn: Connection) -> None:
+    """The child process: both simulators, and their faults changed on request.
+
+    Requests: ("fault", index into FAULTS), ("clear",), ("restart",), ("rss",), ("stop",).
+    """
+    with SimThread(SPEC) as spec, SimThread(PLAIN) as base:
+        conn.send((spec.url, base.url))
+        while True:
+            request = conn.recv()
+            if request[0] == "stop":
+                break
+            if request[0] == "rss":
+                conn.send(rss())
+                continue
+            if request[0] == "restart":
+                spec.call(spec.server.restart)
+            else:
+                change = FAULTS[request[1]][1] if request[0] == "fault" else Faults.clear
+
+                async def apply(change: Fault = change) -> None:
+                    change(spec.server.faults)
+
+                spec.call(apply)
+            conn.send("done")
+
+
+class Simulators:
+    """The child process holding the simulators, driven without blocking the app's loop."""
+
+    def __init__(self) -> None:
+        parent, child = multiprocessing.get_context("spawn").Pipe()
+        self.conn = parent
+        self.process = multiprocessing.get_context("spawn").Process(target=serve, args=(child,))
+        self.process.start()
+        self.spec_url, self.base_url = parent.recv()
+        self._lock = threading.Lock()
+
+    def ask(self, *request: object) -> object:
+        """Send a request and wait for its answer (call it in a thread)."""
+        with self._lock:
+            self.conn.send(request)
+            return self.conn.recv()
+
+    async def do(self, *request: object) -> object:
+        """`ask`, off the event loop."""
+        return await asyncio.to_thread(self.ask, *request)
+
+    def close(self) -> None:
+        """Stop the child."""
+        with self._lock:
+            self.conn.send(("stop",))
+        self.process.join(10)
+
+
+def healthy(app: SpecmonApp) -> bool:
+    """A live server whose probe works: the dashboard recovered."""
+    view = app._last_view
+    return (
+        view is not None
+        and view.identity.state == "live"
+        and app.live.probe_error is None
+        and app.live.server.window.latest is not None
+    )
+
+
+def check_health(app: SpecmonApp, record: Record) -> None:
+    """Record what only a bug can cause: an internal error, a worker that died."""
+    for event in app.live.events:
+        if "internal error" in event.text and event.text not in record.errors:
+            record.errors.append(event.text)
+    for worker in app.workers:
+        died = f"worker {worker.group} died: {worker.error!r}"
+        if worker.state.name == "ERROR" and died not in record.errors:
+            record.errors.append(died)
+
+
+async def soak(args: argparse.Namespace) -> Record:
+    """Run the session; returns what it saw."""
+    record = Record()
+
+    def count(message: object) -> None:
+        if isinstance(message, SampleReady):
+            record.ticks += 1
+
+    sims = Simulators()
+    try:
+        with (
+            tempfile.TemporaryDirectory(prefix="specmon-soak-") as tmp,
+            Store(Path(tmp) / "soak.db") as store,
+        ):
+            config = MonitorConfig(url=sims.spec_url, baseline_url=sims.base_url,
+                                   interval=args.interval, probe_every=1.0, probe_tokens=64,
+                                   baseline_runs=2, connect_timeout=TIMEOUT_S,
+                                   read_timeout=TIMEOUT_S)  # fmt: skip
+            targets = Targets(*(Target(url, connect_timeout=TIMEOUT_S, read_timeout=TIMEOUT_S)
+                                for url in (sims.spec_url, sims.base_url)))  # fmt: skip
+            app = SpecmonApp(config, targets, store)
+            async with app.run_test(size=(160, 50), message_hook=count) as pilot:
+                await session(app, pilot, sims, record, args)
+                print(f"ticks {record.ticks}, events {len(app.live.events)}", file=sys.stderr)
+    finally:
+        sims.close()
+    return record
+
+
+async def session(
+    app: SpecmonApp, pilot: Any, sims: Simulators, record: Record, args: argparse.Namespace
+) -> None:
+    """Flip every fault on and off in turn until the time is up."""
+    start = time.monotonic()
+    end = start + args.minutes * 60
+    schedule = [*range(len(FAULTS)), RESTART]
+    turn = 0
+    next_rss = start
+    next_baseline = start + 60
+    while time.monotonic() < end:
+        step = schedule[turn % len(schedule)]
+        turn += 1
+        name = step if isinstance(step, str) else FAULTS[step][0]
+        await (sims.do("restart") if step == RESTART else sims.do("fault", step))
+        on_until = time.monotonic() + args.on_s
+        while time.monotonic() < on_until:  # keys must answer while the fault lasts
+            await press(app, record, turn, name)
+            next_rss = await sample_rss(sims, record, start, next_rss, args)
+        await sims.do("clear")
+        cleared = time.monotonic()
+        while not healthy(app) and time.monotonic() < cleared + args.off_s * 3:
+            await press(app, record, turn, "none")
+        if healthy(app):
+            record.recover_s.setdefault(name, []).append(time.monotonic() - cleared)
+        else:
+            record.unrecovered.append(f"{name} at {cleared - start:.0f} s")
+        if time.monotonic() > next_baseline and not app.workers_in_group("bench"):
+            await pilot.press("b")
+            record.baselines += 1
+            next_baseline = time.monotonic() + 300
+        while time.monotonic() < cleared + args.off_s:
+            await press(app, record, turn, "none")
+            next_rss = await sample_rss(sims, record, start, next_rss, args)
+        check_health(app, record)
+
+
+async def press(app: SpecmonApp, record: Record, turn: int, fault: str) -> None:
+    """Press a key pair (pause and resume the probe, or open and close `i`) and time each key
+    from the moment it is posted to the moment its action has run.
+
+    Args:
+        app: The dashboard.
+        record: Where the times go.
+        turn: Which pair: odd, the probe; even, the diagnostics screen.
+        fault: The fault in force (or "none").
+    """
+    for key in ("p", "p") if turn % 2 else ("i", "i"):
+        before = key_state(app)
+        began = time.perf_counter()
+        app.simulate_key(key)
+        while key_state(app) == before:
+            if time.perf_counter() - began > KEY_LIMIT_S:
+                record.errors.append(f"key {key!r} not handled within {KEY_LIMIT_S:g} s")
+                break
+            await asyncio.sleep(0.002)
+        record.key_ms.setdefault(fault, []).append(1000 * (time.perf_counter() - began))
+    await asyncio.sleep(0.2)
+
+
+def key_state(app: SpecmonApp) -> tuple[bool, int]:
+    """What the keys change: the probe's pause, the screens open."""
+    return app.live.probe_paused, len(app.screen_stack)
+
+
+async def sample_rss(
+    sims: Simulators, record: Record, start: float, next_at: float, args: argparse.Namespace
+) -> float:
+    """Record both RSS figures when they are due; returns when the next ones are."""
+    now = time.monotonic()
+    if now < next_at:
+        return next_at
+    sim_rss = await sims.do("rss")
+    assert isinstance(sim_rss, int)
+    record.rss.append((now - start, rss(), sim_rss))
+    return now + args.rss_every
+
+
+def summary(record: Record, args: argparse.Namespace) -> dict[str, object]:
+    """The figures docs/performance.md quotes."""
+    first = next((r for r in record.rss if r[0] >= 60), record.rss[0])
+    final = record.rss[-1]
+    keys = sorted(ms for times in record.key_ms.values() for ms in times)
+    return {
+        "command": " ".join(["python", "benchmarks/soak.py", *sys.argv[1:]]),
+        "minutes": args.minutes,
+        "interval_s": args.interval,
+        "ticks": record.ticks,
+        "simulated_hours_at_1s": round(record.ticks / 3600, 1),
+        "rss_after_first_minute_mib": round(first[1] / 2**20, 1),
+        "rss_final_mib": round(final[1] / 2**20, 1),
+        "rss_peak_mib": round(max(r[1] for r in record.rss) / 2**20, 1),
+        "rss_growth_pct": round(100 * (final[1] / first[1] - 1), 1),
+        "sim_rss_after_first_minute_mib": round(first[2] / 2**20, 1),
+        "sim_rss_final_mib": round(final[2] / 2**20, 1),
+        "keys_pressed": len(keys),
+        "key_ms_median": round(statistics.median(keys), 1) if keys else None,
+        "key_ms_p99": round(keys[int(0.99 * (len(keys) - 1))], 1) if keys else None,
+        "key_ms_max": round(keys[-1], 1) if keys else None,
+        "key_ms_max_by_fault": {k: round(max(v), 1) for k, v in record.key_ms.items()},
+        "recover_s_max": {k: round(max(v), 2) for k, v in record.recover_s.items()},
+        "unrecovered": record.unrecovered,
+        "baselines_started": record.baselines,
+        "errors": record.errors,
+        "rss_mib_over_time": [
+            (round(t), round(r / 2**20, 1), round(m / 2**20, 1)) for t, r, m in record.rss
+        ],
+    }
+
+
+def main() -> int:
+    """Run the soak and write its figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=75.0)
+    parser.add_argument("--interval", type=float, default=0.05, help="sampling interval (s)")
+    parser.add_argument("--on-s", type=float, default=10.0, help="seconds each fault lasts")
+    parser.add_argument("--off-s", type=float, default=10.0, help="seconds between faults")
+    parser.add_argument("--rss-every", type=float, default=30.0, help="seconds between RSS samples")
+    parser.add_argument("--out", type=Path, help="write the figures here as JSON")
+    args = parser.parse_args()
+    result = summary(asyncio.run(soak(args)), args)
+    text = json.dumps(result, indent=2)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text + "\n")
+    print(text)
+    ok = result["rss_growth_pct"] <= 10 and not result["errors"] and not result["unrecovered"]  # type: ignore[operator]
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

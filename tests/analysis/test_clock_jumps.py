@@ -1,0 +1,73 @@
+"""Clock jumps: neither the server host's clock nor this machine's fakes a restart or an age."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import MappingProxyType
+
+from specmon.analysis.live import LiveState
+from specmon.analysis.validity import baseline_validity
+from specmon.model import (
+    ProcessStats,
+    Protocol,
+    Reading,
+    RunFigures,
+    Sample,
+    ServerInfo,
+    Snapshot,
+    Telemetry,
+)
+from specmon.sources.sglang import parse_server_info
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "sglang-0.5.17"
+PROTOCOL = Protocol(5, 0, 256, 0.0, "p")
+RUN = RunFigures(128, 62, 20.0, 0.5, 256, 280.0, None, None, None, None, None, None)
+START = 1_796_000_000.0
+
+
+def _info() -> ServerInfo:
+    return parse_server_info(json.loads((FIXTURES / "plain" / "server_info").read_text()))
+
+
+def _sample(t: float, pid: int, start_time: float) -> Sample:
+    process = ProcessStats(pid, "python3", start_time, 50.0, 2**30, 30000)
+    telemetry = Telemetry("nvml", "NVML on this machine", server_process=process)
+    readings = {"info": Reading(_info(), t, 1), "gpu": Reading(telemetry, t, int(t))}
+    return Sample(t, START + t, MappingProxyType(readings))
+
+
+def _restarts(live: LiveState) -> list[str]:
+    return [e.text for e in live.events if "restarted" in e.text]
+
+
+def test_the_server_hosts_clock_jumping_is_not_a_restart() -> None:
+    """psutil counts start times from a boot time that follows the wall clock: an NTP step moves
+    the same process's start time."""
+    live = LiveState("http://h:1", PROTOCOL, max_age_s=1800, probe_every=10)
+    live.on_sample(_sample(1, 4100, START))
+    live.on_sample(_sample(2, 4100, START + 3600))  # the clock jumped an hour ahead
+    live.on_sample(_sample(3, 4100, START - 86400))  # and a day back
+    assert _restarts(live) == []
+    live.on_sample(_sample(4, 4242, START + 10))  # a new process: that is a restart
+    assert _restarts(live) == ["server restarted: its process (pid 4242) is new"]
+
+
+def _baseline(created_at: float) -> Snapshot:
+    return Snapshot(created_at, "http://b:2", None, _info(), PROTOCOL, (RUN,), id=3)
+
+
+def test_a_baseline_from_the_future_has_an_unknown_age() -> None:
+    run = Snapshot(START, "http://h:1", None, _info(), PROTOCOL, (RUN,))
+    behind = baseline_validity(_baseline(START + 7200), run, now=START)
+    assert behind.reasons == (
+        "taken 120 min from now, in the future: the clock moved back since, so its age is unknown",
+    )
+    assert baseline_validity(_baseline(START + 30), run, now=START).valid  # two machines' clocks
+
+
+def test_the_dashboards_clock_moving_back_shows_no_negative_age() -> None:
+    live = LiveState("http://h:1", PROTOCOL, max_age_s=1800, probe_every=10)
+    live.set_baseline(START, _baseline(START), "baseline server http://b:2")
+    view = live.view(START - 3600, stale_after=3)
+    assert view.baseline.age_s == 0.0
