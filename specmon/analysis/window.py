@@ -100,7 +100,7 @@ class MetricsWindow:
 
     def accept_length(self, span: float) -> WindowAccept | None:
         """Server-side accept length over about the last `span` seconds."""
-        pair = self._pair(span, lambda m: m.spec_verify_calls_total)
+        pair = self._pair(span, _accept_counter)
         if pair is None:
             latest = self.latest
             if latest is not None and latest.spec_accept_length:
@@ -117,6 +117,11 @@ class MetricsWindow:
     ) -> float | None:
         pair = self._pair(span, get)
         return histogram_mean(get(pair[1]), get(pair[3])) if pair else None
+
+
+def _accept_counter(m: ServerMetrics) -> float | None:
+    """The counter a window's accept length rests on: vLLM/llama.cpp drafts, SGLang verifies."""
+    return m.spec_drafts_total if m.spec_drafts_total is not None else m.spec_verify_calls_total
 
 
 def _ttft(m: ServerMetrics) -> Histogram | None:

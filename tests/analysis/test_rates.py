@@ -131,3 +131,14 @@ def test_no_drafts_no_acceptance() -> None:
 def test_draft_counters_going_down_are_a_restart() -> None:
     assert any_reset(ServerMetrics(spec_drafts_total=10.0), ServerMetrics(spec_drafts_total=2.0))
     assert any_reset(ServerMetrics(decode_seconds_total=3.0), ServerMetrics(decode_seconds_total=0))
+
+
+def test_window_accept_length_uses_draft_counters_for_vllm() -> None:
+    from specmon.analysis.window import MetricsWindow
+
+    window = MetricsWindow()
+    window.add(0.0, ServerMetrics(spec_drafts_total=100.0, spec_accepted_tokens_total=150.0))
+    window.add(5.0, ServerMetrics(spec_drafts_total=200.0, spec_accepted_tokens_total=420.0))
+    accept = window.accept_length(60)
+    assert accept is not None
+    assert (accept.value, accept.source) == (1 + 270 / 100, "drafts")
