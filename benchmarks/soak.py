@@ -206,23 +206,33 @@ async def soak(args: argparse.Namespace) -> Record:
 async def session(
     app: SpecmonApp, pilot: Any, sims: Simulators, record: Record, args: argparse.Namespace
 ) -> None:
-    """Flip every fault on and off in turn until the time is up."""
+    """Every fault once, briefly, in the first minute; then each in turn, on and off, until the
+    time is up. The first round runs every code path a fault opens, so the RSS after the first
+    minute holds their high-water marks (a refused 100 MB answer leaves the allocator with as
+    many pages as it read): what the rest measures is growth, which only a leak makes."""
     start = time.monotonic()
-    end = start + args.minutes * 60
     schedule = [*range(len(FAULTS)), RESTART]
-    turn = 0
-    next_rss = start
-    next_baseline = start + 60
-    while time.monotonic() < end:
-        step = schedule[turn % len(schedule)]
-        turn += 1
+    rss_at = [start]
+
+    async def hold(step: int | str, seconds: float, turn: int) -> str:
         name = step if isinstance(step, str) else FAULTS[step][0]
         await (sims.do("restart") if step == RESTART else sims.do("fault", step))
-        on_until = time.monotonic() + args.on_s
-        while time.monotonic() < on_until:  # keys must answer while the fault lasts
+        until = time.monotonic() + seconds
+        while time.monotonic() < until:  # the keys must answer while the fault lasts
             await press(app, record, turn, name)
-            next_rss = await sample_rss(sims, record, start, next_rss, args)
+            rss_at[0] = await sample_rss(sims, record, start, rss_at[0], args)
         await sims.do("clear")
+        return name
+
+    for turn, step in enumerate(schedule):
+        await hold(step, 50 / len(schedule), turn)
+    await pilot.press("b")  # a baseline now and then: the store and the bench path too
+    record.baselines += 1
+    next_baseline = time.monotonic() + 300
+    turn = 0
+    while time.monotonic() < start + args.minutes * 60:
+        turn += 1
+        name = await hold(schedule[turn % len(schedule)], args.on_s, turn)
         cleared = time.monotonic()
         while not healthy(app) and time.monotonic() < cleared + args.off_s * 3:
             await press(app, record, turn, "none")
@@ -236,7 +246,7 @@ async def session(
             next_baseline = time.monotonic() + 300
         while time.monotonic() < cleared + args.off_s:
             await press(app, record, turn, "none")
-            next_rss = await sample_rss(sims, record, start, next_rss, args)
+            rss_at[0] = await sample_rss(sims, record, start, rss_at[0], args)
         check_health(app, record)
 
 

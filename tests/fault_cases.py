@@ -26,7 +26,7 @@ FAST = SimConfig(plain_step_ms=1.0, cycle_ms=2.0, accept_length=2.1, ttft_ms=2.0
 TIMEOUT_S = 0.5
 INFO = ("/server_info", "/get_server_info")
 TIMED_OUT = "connected, but no answer within the read timeout"
-TOO_LARGE = "larger than 32 MiB; refused"
+TOO_LARGE = "larger than 16 MiB; refused"
 
 
 @dataclass(frozen=True)

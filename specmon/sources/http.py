@@ -29,8 +29,10 @@ from specmon.sources.secrets import MASK
 DEFAULT_CONNECT_TIMEOUT = 2.0
 DEFAULT_READ_TIMEOUT = 5.0
 DEFAULT_API_KEY_ENV = "SPECMON_API_KEY"
-MAX_BODY_BYTES = 32 * 2**20
-"""The largest answer `get` reads (a real 0.5.17 /metrics is ~65 KB, its server info ~31 KB)."""
+MAX_BODY_BYTES = 16 * 2**20
+"""The largest answer `get` reads: a real 0.5.17 /metrics at TP 8 is ~65 KB, its server info
+~31 KB, dcgm-exporter's for 8 GPUs ~30 KB. A larger body is refused; reading it held up to this
+much memory for a moment (and the allocator keeps the pages), so the limit stays modest."""
 # Headers that describe the body as it came over the wire, not as `get` hands it on (decoded).
 _WIRE_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 

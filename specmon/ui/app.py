@@ -15,7 +15,6 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid
 from textual.css.query import NoMatches
-from textual.widgets import Footer
 
 from specmon.analysis.figures import run_figures
 from specmon.analysis.live import LiveState
@@ -51,6 +50,7 @@ from specmon.ui.widgets.decode_panel import DecodePanel
 from specmon.ui.widgets.events_log import EventsLog
 from specmon.ui.widgets.gpu_panel import GpuPanel
 from specmon.ui.widgets.identity_bar import IdentityBar
+from specmon.ui.widgets.keys_footer import KeysFooter
 from specmon.ui.widgets.server_panel import ServerPanel
 from specmon.ui.widgets.spec_panel import SpecPanel
 
@@ -125,7 +125,7 @@ class SpecmonApp(App[None]):
             yield ServerPanel(id="server", classes="panel")
         yield GpuPanel(id="gpus", classes="panel")
         yield EventsLog(id="events", classes="panel")
-        yield Footer()
+        yield KeysFooter()
 
     def get_css_variables(self) -> dict[str, str]:
         """App colours follow the theme's semantic colours unless the theme sets them."""

@@ -111,7 +111,7 @@ def gpu_endpoint() -> Iterator[SimThread]:
     ("fault", "cause"),
     [
         (lambda f: f.status.update({"/metrics": 500}), "HTTP 500"),
-        (lambda f: f.huge.update({"/metrics": 100 * 2**20}), "larger than 32 MiB"),
+        (lambda f: f.huge.update({"/metrics": 100 * 2**20}), "larger than 16 MiB"),
         (lambda f: f.body.update({"/metrics": ("text/html", b"<h1>")}), "not Prometheus text"),
     ],
     ids=["500", "100 MB", "HTML"],

@@ -11,6 +11,7 @@ import pytest
 from fault_cases import FAST
 
 from specmon.cli import common, main
+from specmon.cli.monitor import open_store_or_warn
 from specmon.sim import SimThread
 from specmon.store import Store
 
@@ -84,3 +85,15 @@ def test_corrupted_store(
     assert main(["snapshots", "--db", str(db), "list"]) == 1
     assert capsys.readouterr().err.count("\n") == 1
     assert db.read_bytes() == b"this is not SQLite\n" * 100  # left as it was
+
+
+def test_the_dashboard_runs_without_a_corrupted_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "db"
+    db.write_bytes(b"this is not SQLite\n" * 100)
+    assert open_store_or_warn(str(db)) is None  # the app then says "no snapshot store"
+    assert capsys.readouterr().err == (
+        f"specmon: warning: snapshots cannot be saved: {db} is not a specmon store (corrupted?):"
+        " move it away or pass --db\n"
+    )

@@ -37,7 +37,7 @@ async def test_a_declared_size_over_the_limit_is_refused_before_reading() -> Non
 
     async with _client(httpx.MockTransport(handler)) as client:
         with pytest.raises(ResponseTooLarge, match=r"http://s/metrics: the answer is larger "
-                           r"than 32 MiB; refused without reading it all"):  # fmt: skip
+                           r"than 16 MiB; refused without reading it all"):  # fmt: skip
             await get(client, "/metrics")
     assert read == []
 
