@@ -114,5 +114,8 @@ def test_restart_mid_bench_saves_nothing(
     helper.join()
     assert code == 1
     line = _error_line(capsys.readouterr().err)
-    assert re.search("restarted|dropped mid-stream|counters went down|no new token", line), line
+    # Which one depends on where the restart lands: between runs the next connect finds the port
+    # closed for a moment; inside a run the stream drops; after the runs the counters went down.
+    causes = "restarted|dropped mid-stream|counters went down|no new token|cannot connect|refused"
+    assert re.search(causes, line), line
     assert _stored(db) == 0
