@@ -36,7 +36,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
+    # As a SIGINT, not a KeyboardInterrupt raised here: asyncio turns a SIGINT into a clean
+    # cancellation of the running command, where an exception raised in whatever frame the
+    # signal lands in (a task of a TaskGroup inside httpx's connect) escapes as an exception
+    # group with a traceback.
+    signal.raise_signal(signal.SIGINT)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -81,10 +81,24 @@ class SimThread:
     ) -> None:
         if self._server is not None:
             self.call(self._server.stop)
+            self.call(_finish_the_rest)
         self._shutdown_loop()
 
     def _shutdown_loop(self) -> None:
+        """Stop the loop and close it once the thread has ended."""
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=5)
         if not self._thread.is_alive():
             self._loop.close()
+
+
+async def _finish_the_rest(limit_s: float = 5.0) -> None:
+    """Cancel what still runs on the loop and wait for it (bounded): a handler whose client went
+    away mid-stream would otherwise be destroyed pending when the loop closes, and its cleanup
+    would run on a closed loop."""
+    current = asyncio.current_task()
+    rest = [task for task in asyncio.all_tasks() if task is not current]
+    for task in rest:
+        task.cancel()
+    if rest:
+        await asyncio.wait(rest, timeout=limit_s)

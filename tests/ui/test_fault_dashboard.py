@@ -4,7 +4,6 @@ terminal shrunk to 20x5 and back, TLS and `--insecure`, a store locked by anothe
 
 from __future__ import annotations
 
-import gc
 import re
 import sqlite3
 import time
@@ -95,8 +94,6 @@ async def test_resized_down_to_20x5_and_back(sim: SimThread, tmp_path: Path) -> 
             assert app.live.probe_paused
 
 
-# asyncio leaks the server's socket of a handshake the client refused (in the simulator's loop).
-@pytest.mark.filterwarnings("ignore:unclosed transport:ResourceWarning")
 async def test_insecure_is_announced_and_verification_failure_named(tmp_path: Path) -> None:
     cert, key = self_signed(tmp_path)
     failed = r"TLS failed \(\[SSL: CERTIFICATE_VER.*--insecure skips verification"
@@ -114,7 +111,6 @@ async def test_insecure_is_announced_and_verification_failure_named(tmp_path: Pa
                     assert _said(app, r"^TLS verification is off \(--insecure\)$")
                 else:
                     await until(pilot, lambda app=app: _said(app, failed))
-    gc.collect()  # the leaked socket's warning, here rather than in another test
 
 
 async def test_keys_answer_while_a_save_waits_for_another_process(

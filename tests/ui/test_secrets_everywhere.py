@@ -14,6 +14,7 @@ import httpx
 import pytest
 from fault_cases import FAST
 from live_helpers import until
+from textual.screen import Screen
 
 from specmon.cli import main
 from specmon.config import MonitorConfig, Targets
@@ -21,6 +22,10 @@ from specmon.sim import SimThread
 from specmon.sources.http import ApiKey, Target
 from specmon.store import Store
 from specmon.ui.app import SpecmonApp
+from specmon.ui.screens.comparison import ComparisonScreen
+from specmon.ui.screens.diagnostics import DiagnosticsScreen
+from specmon.ui.screens.help import HelpScreen
+from specmon.ui.screens.label_prompt import LabelPrompt
 
 KEY = "sk-specmon-SECRET-4f9c2e7a"
 PLAIN = replace(FAST, speculative_algorithm=None, api_key=KEY)
@@ -32,11 +37,6 @@ def _leaks(root: Path) -> list[str]:
     return [str(p) for p in root.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()]
 
 
-@pytest.mark.skip(
-    reason="flaky on 2 shared cores: its bounded waits time out under load, and a loopback "
-    "transport is garbage-collected after it (unraisable warning at session end); unfinished "
-    "hardening work (issue 6), see the closing note of 2026-11-30"
-)
 def test_no_surface_shows_the_key(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -66,7 +66,8 @@ def test_no_surface_shows_the_key(
         ):  # fmt: skip
             code = main(args)
             out = capsys.readouterr()
-            assert code == 0, (args, out.err)
+            # check may find speculation losing to the baseline on a loaded machine: exit 1
+            assert code == 0 or (args[0] == "check" and code == 1), (args, out.out, out.err)
             printed += [out.out, out.err]
         assert "readable by others" in printed[9]  # the loose key file was warned about
         (tmp_path / "svg").mkdir()
@@ -81,26 +82,45 @@ def test_no_surface_shows_the_key(
 
 
 async def _dashboard(spec: SimThread, plain: SimThread, store: Store, shots: Path) -> None:
-    """Every screen of the dashboard, a baseline and a snapshot taken, exports, screenshots."""
+    """Every screen of the dashboard, a baseline and a snapshot taken, exports, screenshots.
+
+    Each key waits for what the one before it opened: under load a screen mounts late, and a
+    key sent before it would go to the screen below.
+    """
     key = ApiKey(KEY, "env SPECMON_API_KEY")
     config = MonitorConfig(url=spec.url, baseline_url=plain.url, interval=0.5, probe_every=0.5,
-                           probe_tokens=24, baseline_runs=2)  # fmt: skip
-    app = SpecmonApp(config, Targets(Target(spec.url, key), Target(plain.url, key)), store)
+                           probe_tokens=24, baseline_runs=2, connect_timeout=10.0,
+                           read_timeout=10.0)  # fmt: skip
+    # Generous timeouts: this test is about what is shown, and it must hold on a loaded machine.
+    targets = Targets(*(Target(url, key, 10.0, 10.0) for url in (spec.url, plain.url)))
+    app = SpecmonApp(config, targets, store)
     async with app.run_test(size=(160, 50)) as pilot:
+
+        async def open_screen(key_name: str, kind: type[Screen[object]]) -> None:
+            await pilot.press(key_name)
+            await until(pilot, lambda: isinstance(app.screen, kind) and app.screen.is_mounted)
+
         await until(pilot, lambda: app.live.server.info is not None and len(app.live.probes) > 1)
         await pilot.press("b")
-        await until(pilot, lambda: app.live.baseline is not None)
-        await pilot.press("s", "m", "enter")
-        await until(pilot, lambda: any("snapshot #" in e.text for e in app.live.events))
+        await until(pilot, lambda: str(app.live.baseline_origin).startswith("baseline server"))
+        await until(pilot, lambda: not app.workers_in_group("bench"))  # else `s` says "busy"
+        await open_screen("s", LabelPrompt)
+        await until(pilot, lambda: app.focused is not None)  # the label's input
+        await pilot.press("m", "enter")
+        await until(pilot, lambda: any("snapshot" in e.text for e in app.live.events))
+        assert any("snapshot #" in e.text for e in app.live.events), list(app.live.events)
         app.save_screenshot("main-160.svg", str(shots))
         await pilot.resize_terminal(80, 24)
         app.save_screenshot("main-80.svg", str(shots))
-        for key_name, name in (("i", "diagnostics"), ("question_mark", "help"), ("c", "compare")):
-            await pilot.press(key_name)
-            app.save_screenshot(f"{name}.svg", str(shots))
-            if name != "compare":
-                await pilot.press("escape")
+        for key_name, kind in (("i", DiagnosticsScreen), ("question_mark", HelpScreen)):
+            await open_screen(key_name, kind)
+            app.save_screenshot(f"{kind.__name__}.svg", str(shots))
+            await pilot.press("escape")
+            await until(pilot, lambda: len(app.screen_stack) == 1)
+        await open_screen("c", ComparisonScreen)
+        app.save_screenshot("ComparisonScreen.svg", str(shots))
         await pilot.press("e", "v", "j")
+        await until(pilot, lambda: len(list(Path.cwd().glob("specmon-comparison-*"))) == 3)
         app.save_screenshot("exported.svg", str(shots))
 
 
