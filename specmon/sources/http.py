@@ -159,7 +159,8 @@ def _causes(exc: BaseException) -> list[BaseException]:
 def describe_transport_error(exc: httpx.TransportError, url: str) -> Exception:
     """Map an httpx transport failure to a typed error with a readable message."""
     chain = _causes(exc)
-    text = str(exc) or type(exc).__name__
+    # httpx's ReadError of a reset connection has no text: say what its cause said, if anything.
+    text = next((str(c) for c in chain if str(c)), type(exc).__name__)
     if isinstance(exc, httpx.ConnectTimeout):
         return Unreachable(f"{url}: no answer to connect within the connect timeout")
     if isinstance(exc, httpx.TimeoutException):
@@ -172,7 +173,7 @@ def describe_transport_error(exc: httpx.TransportError, url: str) -> Exception:
         if any(isinstance(c, ConnectionRefusedError) for c in chain):
             return Unreachable(f"{url}: connection refused (nothing listening?)")
         return Unreachable(f"{url}: cannot connect ({text})")
-    if isinstance(exc, httpx.RemoteProtocolError):
+    if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
         return Unreachable(f"{url}: the server closed the connection ({text})")
     return Unreachable(f"{url}: {text}")
 

@@ -9,7 +9,15 @@ import httpx
 import pytest
 
 from specmon.errors import TargetError, TimedOut, Unreachable
-from specmon.sources.http import ApiKey, Target, get, load_api_key, make_client, normalise_url
+from specmon.sources.http import (
+    ApiKey,
+    Target,
+    describe_transport_error,
+    get,
+    load_api_key,
+    make_client,
+    normalise_url,
+)
 
 
 @pytest.mark.parametrize(
@@ -108,3 +116,19 @@ async def test_get_sends_again_once_on_a_connection_closed_under_it() -> None:
         with pytest.raises(Unreachable, match="the server closed the connection"):
             await get(c, "/metrics")  # twice in a row: a real failure
     assert calls == ["/metrics"] * 4
+
+
+def test_a_reset_without_text_is_named() -> None:
+    """httpx's ReadError of a reset connection has an empty message; its cause is said instead."""
+    try:
+        try:
+            raise ConnectionResetError(104, "Connection reset by peer")
+        except ConnectionResetError as reset:
+            raise httpx.ReadError("") from reset
+    except httpx.ReadError as exc:
+        error = describe_transport_error(exc, "http://s/generate")
+    assert str(error) == (
+        "http://s/generate: the server closed the connection ([Errno 104] Connection reset by peer)"
+    )
+    bare = describe_transport_error(httpx.ReadError(""), "http://s/generate")
+    assert str(bare) == "http://s/generate: the server closed the connection (ReadError)"
