@@ -21,10 +21,17 @@ from conftest import (
 )
 from replay import replay_probe
 from textual.pilot import Pilot
+from textual.widgets import ProgressBar
 
 from specmon.analysis.figures import run_figures
 from specmon.ui.app import SpecmonApp
-from specmon.ui.messages import BaselineSampleReady, BenchDone, ProbeDone, SampleReady
+from specmon.ui.messages import (
+    BaselineSampleReady,
+    BenchDone,
+    BenchProgress,
+    ProbeDone,
+    SampleReady,
+)
 from specmon.ui.widgets.baseline_panel import BaselinePanel
 from specmon.ui.widgets.gpu_panel import GpuPanel
 from specmon.ui.widgets.identity_bar import IdentityBar
@@ -145,6 +152,30 @@ async def test_healthy_figures(make_app: Callable[..., SpecmonApp]) -> None:
         assert view.baseline.speedup is not None and view.baseline.speedup > 0
         assert view.spec.break_even is not None and view.spec.margin is not None
         assert "✓ valid" in str(app.query_one(BaselinePanel).query_one("#baseline-body").render())
+
+
+async def test_progress_bar_only_while_a_baseline_is_taken(
+    make_app: Callable[..., SpecmonApp],
+) -> None:
+    """Run k of n with its ETA; no bar (and none of its timers) before or after."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await push_server(pilot)
+        panel = app.query_one(BaselinePanel)
+        await pilot.pause()
+        assert not panel.query(ProgressBar)
+        app.post_message(BenchProgress(1, 3, 20.0))
+        await pilot.pause()
+        bar = panel.query_one(ProgressBar)
+        assert (bar.progress, bar.total) == (1, 3)
+        assert panel.border_subtitle == "run 1/3 · ETA 20s"
+        app.post_message(BenchProgress(2, 3, 10.0))
+        await pilot.pause()
+        assert panel.query_one(ProgressBar).progress == 2
+        await push_baseline(app)
+        await pilot.pause()
+        assert not panel.query(ProgressBar)
+        assert not panel.border_subtitle
 
 
 async def test_stale_baseline_names_every_reason(make_app: Callable[..., SpecmonApp]) -> None:

@@ -7,22 +7,22 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.widgets import ProgressBar, Static
 
 from specmon.analysis.view import BaselineView
 from specmon.ui.format import age, escape, num, pct
+from specmon.ui.widgets import quiet
 
 
 class BaselinePanel(Vertical):
     """The denominator of every speedup, and whether it still applies."""
 
-    view: reactive[BaselineView | None] = reactive(None)
+    view: var[BaselineView | None] = var(None)  # the watcher redraws what changed
 
     def compose(self) -> ComposeResult:
-        """Figures, then a progress bar shown while a baseline is being taken."""
+        """Figures; a progress bar joins them while a baseline is being taken."""
         yield Static(id="baseline-body")
-        yield ProgressBar(id="baseline-progress", show_eta=False)
 
     def on_mount(self) -> None:
         """Title the panel."""
@@ -32,17 +32,23 @@ class BaselinePanel(Vertical):
         """Render the baseline, its validity and any bench in progress."""
         if view is None:
             return
-        bar = self.query_one(ProgressBar)
-        bar.display = view.progress is not None
+        # Mounted only while a bench runs: an idle ProgressBar keeps timers (15 Hz) going.
+        bars = self.query(ProgressBar)
         if view.progress is not None:
             done, total, eta = view.progress
-            bar.update(total=total, progress=done)
-            self.border_subtitle = f"run {done}/{total}" + (f" · ETA {age(eta)}" if eta else "")
+            if bars:
+                bars.first().update(total=total, progress=done)
+            else:
+                bar = ProgressBar(total, id="baseline-progress", show_eta=False)
+                bar.progress = done
+                self.mount(bar)
+            quiet.subtitle(self, f"run {done}/{total}" + (f" · ETA {age(eta)}" if eta else ""))
         else:
-            self.border_subtitle = ""
+            bars.remove()
+            quiet.subtitle(self, "")
         self.set_class(view.present and view.valid is False, "stale")
         width = self.content_size.width or 36  # before the first layout, a 80x24 panel's
-        self.query_one("#baseline-body", Static).update(_body(view, max(24, width)))
+        quiet.show(self.query_one("#baseline-body", Static), _body(view, max(24, width)))
 
     def on_resize(self) -> None:
         """The bars scale with the panel."""

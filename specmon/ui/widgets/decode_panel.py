@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.widgets import Digits, Sparkline, Static
 
 from specmon.analysis.view import DecodeView
 from specmon.ui.format import DASH, age, escape, num
+from specmon.ui.widgets import quiet
 
 
 class DecodePanel(Vertical):
     """The headline figure."""
 
-    view: reactive[DecodeView | None] = reactive(None)
+    view: var[DecodeView | None] = var(None)  # the watcher redraws what changed
 
     def compose(self) -> ComposeResult:
         """Big digits, detail line, sparkline, probe status."""
@@ -31,16 +32,19 @@ class DecodePanel(Vertical):
         """Show the latest probe and the server's history."""
         if view is None:
             return
-        self.query_one("#decode-digits", Digits).update(num(view.decode_tok_s))
+        digits = self.query_one("#decode-digits", Digits)
+        if digits.value != num(view.decode_tok_s):
+            digits.update(num(view.decode_tok_s))
         # The title carries the figure too: small terminals hide the big digits.
-        self.border_title = f"Decode [bold]{num(view.decode_tok_s)}[/] tok/s (probe)"
-        self.query_one("#decode-detail", Static).update(
-            f"{num(view.ms_per_token, '.1f', 'ms/token')} · TTFT {num(view.ttft_ms, '.0f', 'ms')}"
+        quiet.title(self, f"Decode [bold]{num(view.decode_tok_s)}[/] tok/s (probe)")
+        quiet.show(
+            self.query_one("#decode-detail", Static),
+            f"{num(view.ms_per_token, '.1f', 'ms/token')} · TTFT {num(view.ttft_ms, '.0f', 'ms')}",
         )
         spark = self.query_one("#decode-spark", Sparkline)
-        spark.data = list(view.history)
-        spark.tooltip = f"server decode tok/s, 5 min ({view.history_source or DASH})"
+        spark.data = list(view.history)  # a reactive: redrawn only when the data changed
+        quiet.tooltip(spark, f"server decode tok/s, 5 min ({view.history_source or DASH})")
         status = f"probe {escape(view.probe_state)}"
         if view.probe_age_s is not None:
             status += f" · last {age(view.probe_age_s)} ago"
-        self.query_one("#decode-status", Static).update(status)
+        quiet.show(self.query_one("#decode-status", Static), status)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import time
 
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.widgets import Static
 
 from specmon.analysis.view import Event
 from specmon.ui.format import escape
+from specmon.ui.widgets import quiet
 
 _STYLE = {"info": "", "warn": "$stale", "error": "$bad"}
 
@@ -16,7 +17,7 @@ _STYLE = {"info": "", "warn": "$stale", "error": "$bad"}
 class EventsLog(Static):
     """The last events that fit, newest at the bottom."""
 
-    events: reactive[tuple[Event, ...]] = reactive(())
+    events: var[tuple[Event, ...]] = var(())  # the watcher redraws what changed
 
     def on_mount(self) -> None:
         """Title the panel."""
@@ -31,4 +32,4 @@ class EventsLog(Static):
             style = _STYLE[event.level]
             text = escape(event.text)
             rendered.append(f"[dim]{when}[/] " + (f"[{style}]{text}[/]" if style else text))
-        self.update("\n".join(rendered) or "[dim]no events yet[/]")
+        quiet.show(self, "\n".join(rendered) or "[dim]no events yet[/]")

@@ -4,11 +4,12 @@ minute, clocks and power, and the host and server process, on large ones.
 
 from __future__ import annotations
 
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.widgets import Static
 
 from specmon.analysis.view import GpuView
 from specmon.ui.format import escape
+from specmon.ui.widgets import quiet
 
 _TICKS = "▁▂▃▄▅▆▇█"
 
@@ -21,7 +22,7 @@ def util_spark(values: tuple[float, ...], width: int = 20) -> str:
 class GpuPanel(Static):
     """GPU state: a single line when the screen is small (`-compact`), all GPUs otherwise."""
 
-    view: reactive[GpuView | None] = reactive(None)
+    view: var[GpuView | None] = var(None)  # the watcher redraws what changed
 
     def on_mount(self) -> None:
         """Title the panel."""
@@ -31,18 +32,18 @@ class GpuPanel(Static):
         """Render the summary, or every GPU when there is room."""
         if view is None:
             return
-        self.border_subtitle = escape(view.source or "")
+        quiet.subtitle(self, escape(view.source or ""))
         if view.unavailable is not None:
-            self.update(f"[$stale]GPUs:[/] [dim]{escape(view.unavailable)}[/]")
+            quiet.show(self, f"[$stale]GPUs:[/] [dim]{escape(view.unavailable)}[/]")
             return
         style = "$stale" if view.warn else "$good"
         summary = f"[{style}]GPUs:[/] {escape(view.summary or '')}"
         if self.screen.has_class("-compact") or not view.lines:
-            self.update(summary)
+            quiet.show(self, summary)
             return
         lines = [summary]
         for line, history in zip(view.lines, view.util_history, strict=False):
             lines.append(f"[$primary]{util_spark(history)}[/] {escape(line)}")
         if view.host:
             lines.append(f"[dim]{escape(view.host)}[/]")
-        self.update("\n".join(lines))
+        quiet.show(self, "\n".join(lines))

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.widgets import Static
 
 from specmon.analysis.view import IdentityView
 from specmon.ui.format import age, escape
+from specmon.ui.widgets import quiet
 
 _STATE_STYLE = {"live": "$good", "stale": "$stale", "down": "$bad", "connecting": "$stale"}
 
@@ -14,12 +15,12 @@ _STATE_STYLE = {"live": "$good", "stale": "$stale", "down": "$bad", "connecting"
 class IdentityBar(Static):
     """One line saying what is being watched and whether it is live."""
 
-    view: reactive[IdentityView | None] = reactive(None)
+    view: var[IdentityView | None] = var(None)  # the watcher redraws what changed
 
     def watch_view(self, view: IdentityView | None) -> None:
         """Render the identity line."""
         if view is None:
-            self.update("connecting…")
+            quiet.show(self, "connecting…")
             return
         style = _STATE_STYLE[view.state]
         detail = f" ({escape(view.state_detail)})" if view.state_detail else ""
@@ -34,5 +35,5 @@ class IdentityBar(Static):
         parts.append(f"[$primary]{escape(view.speculation)}[/]")
         if view.up_for_s is not None:
             parts.append(f"up ≥{age(view.up_for_s)}")
-        self.update(" · ".join(parts))
-        self.tooltip = f"{view.url} · {view.model or ''}"
+        quiet.show(self, " · ".join(parts))
+        quiet.tooltip(self, f"{view.url} · {view.model or ''}")

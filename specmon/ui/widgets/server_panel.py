@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.widgets import Static
 
 from specmon.analysis.view import ServerView
 from specmon.ui.format import escape, num, pct
+from specmon.ui.widgets import quiet
 
 
 class ServerPanel(Static):
     """What the server's own /metrics say."""
 
-    view: reactive[ServerView | None] = reactive(None)
+    view: var[ServerView | None] = var(None)  # the watcher redraws what changed
 
     def on_mount(self) -> None:
         """Title the panel."""
@@ -23,9 +24,9 @@ class ServerPanel(Static):
         if view is None:
             return
         if view.metrics_state.startswith("off"):
-            self.update("[$stale]metrics are off[/]\nstart the server with --enable-metrics")
+            quiet.show(self, "[$stale]metrics are off[/]\nstart the server with --enable-metrics")
             return
-        self.tooltip = f"server decode tok/s from {view.decode_source or '—'}"
+        quiet.tooltip(self, f"server decode tok/s from {view.decode_source or '—'}")
         lines = [
             f"running {num(view.running, '.0f')} · queued {num(view.queued, '.0f')} · "
             f"KV {pct(view.kv_usage)}",
@@ -34,4 +35,4 @@ class ServerPanel(Static):
         ]
         if view.metrics_state != "ok":
             lines.append(f"[$stale]metrics {escape(view.metrics_state)}[/]")
-        self.update("\n".join(lines))
+        quiet.show(self, "\n".join(lines))

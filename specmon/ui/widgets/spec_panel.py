@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.widgets import Sparkline, Static
 
 from specmon.analysis.view import SpecView
 from specmon.ui.format import DASH, num, pct
+from specmon.ui.widgets import quiet
 
 _BARS = " ▁▂▃▄▅▆▇█"
 
@@ -26,7 +27,7 @@ def histogram_line(counts: tuple[int, ...]) -> str:
 class SpecPanel(Vertical):
     """Acceptance and its pay-off, and the accept length of each probe of the last 5 minutes."""
 
-    view: reactive[SpecView | None] = reactive(None)
+    view: var[SpecView | None] = var(None)  # the watcher redraws what changed
 
     def compose(self) -> ComposeResult:
         """Figures, then the accept-length sparkline (it takes what room is left)."""
@@ -44,13 +45,13 @@ class SpecPanel(Vertical):
         body = self.query_one("#spec-body", Static)
         spark = self.query_one("#spec-spark", Sparkline)
         spark.data = list(view.accept_history)
-        spark.tooltip = "accept length of each probe, last 5 minutes"
+        quiet.tooltip(spark, "accept length of each probe, last 5 minutes")
         if view.enabled is False:
-            body.update("speculation is off on this server\n[dim]accept length and cycle time "
-                        "need a speculative server[/]")  # fmt: skip
+            quiet.show(body, "speculation is off on this server\n[dim]accept length and cycle "
+                       "time need a speculative server[/]")  # fmt: skip
             return
         server = num(view.server_accept_length, ".2f")
-        self.tooltip = f"server accept length from {view.server_accept_source or '—'}"
+        quiet.tooltip(self, f"server accept length from {view.server_accept_source or '—'}")
         if view.margin is None:
             margin = DASH
         else:
@@ -65,4 +66,4 @@ class SpecPanel(Vertical):
             f"break-even {num(view.break_even, '.2f')} · {margin}",
             f"tokens/step {histogram_line(view.tokens_per_cycle)}",
         ]
-        body.update("\n".join(lines))
+        quiet.show(body, "\n".join(lines))

@@ -1,0 +1,35 @@
+"""Setters that touch a widget only when what it shows changes.
+
+Textual re-renders a widget at every `update` and every title assignment, and lays the screen out
+again after an `update`, even when nothing changed. The dashboard hands every panel a new view
+each second, so these leave the unchanged parts alone: most seconds, most panels do nothing.
+"""
+
+from __future__ import annotations
+
+from textual.widget import Widget
+from textual.widgets import Static
+
+
+def show(widget: Static, content: str) -> None:
+    """`widget.update(content)`, unless it already shows exactly that."""
+    if widget.content != content:
+        widget.update(content)
+
+
+def title(widget: Widget, text: str) -> None:
+    """Set the border title, unless it is already that."""
+    if widget.border_title != widget.render_str(text).markup:
+        widget.border_title = text
+
+
+def subtitle(widget: Widget, text: str) -> None:
+    """Set the border subtitle, unless it is already that."""
+    if (widget.border_subtitle or "") != widget.render_str(text).markup:
+        widget.border_subtitle = text
+
+
+def tooltip(widget: Widget, text: str) -> None:
+    """Set the tooltip, unless it is already that."""
+    if widget.tooltip != text:
+        widget.tooltip = text
