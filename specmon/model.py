@@ -103,7 +103,6 @@ class ServerMetrics:
     token_usage: float | None = None
     ttft_seconds: Histogram | None = None
     itl_seconds: Histogram | None = None
-    e2e_seconds: Histogram | None = None
     spec_drafts_total: float | None = None
     """`spec_decode_num_drafts_total` (vLLM, llama.cpp): per request, the steps that verified a
     draft (n-gram steps that found no match draft nothing and are not counted)."""

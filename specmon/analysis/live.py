@@ -39,6 +39,7 @@ from specmon.model import (
 )
 
 RATE_SPAN_S = 10.0  # server figures are averaged over about this long
+HISTORY_STEP_S = 5.0  # the sparkline's points: means over 5 s (each rate already spans 10 s)
 RECENT_TELEMETRY = 20  # GPU readings summarised for the baseline comparison
 GPU_HISTORY = 60  # per-GPU utilisation points kept (a minute at 1 s)
 RECENT_PROBES = 5  # the probe runs compared with the baseline
@@ -66,7 +67,8 @@ class LiveState:
         self.server = ServerTracker("server")
         self.baseline_server = ServerTracker("baseline server")
         self.sample: Sample | None = None
-        self.history: deque[tuple[float, float]] = deque()
+        self.history: deque[tuple[int, float, int]] = deque()
+        """(step index, sum of rates, their count): one sparkline point per HISTORY_STEP_S."""
         self.probes: deque[ProbeRun] = deque(maxlen=RECENT_PROBES)
         self.accept_history: deque[tuple[float, float]] = deque()
         self.probe_error: str | None = None
@@ -97,9 +99,14 @@ class LiveState:
                 self.accept_history.clear()
         self._new_telemetry(sample)
         rate = self.server.window.decode_tok_s(RATE_SPAN_S)
+        step = int(sample.t // HISTORY_STEP_S)
         if rate is not None:
-            self.history.append((sample.t, rate.value))
-        while self.history and self.history[0][0] < sample.t - HISTORY_S:
+            if self.history and self.history[-1][0] == step:
+                _, total, count = self.history.pop()
+                self.history.append((step, total + rate.value, count + 1))
+            else:
+                self.history.append((step, rate.value, 1))
+        while self.history and self.history[0][0] <= step - HISTORY_S / HISTORY_STEP_S:
             self.history.popleft()
 
     def _new_telemetry(self, sample: Sample) -> None:
@@ -210,6 +217,7 @@ class LiveState:
         if last is None:
             missing.append(("decode tok/s", f"no probe run yet (probe {probe_state})"))
         rate = self.server.window.decode_tok_s(RATE_SPAN_S)
+        current = int(self.sample.t // HISTORY_STEP_S) if self.sample else 0
         figures = last.figures if last else None
         tok_s = figures.decode_tok_s if figures else None
         return DecodeView(
@@ -217,7 +225,8 @@ class LiveState:
             ms_per_token=ms_per_token(tok_s) if tok_s else None,
             ttft_ms=figures.ttft_ms if figures else None,
             probe_age_s=now_wall - last.wall if last else None,
-            history=tuple(v for _, v in self.history),
+            # Completed steps only: the sparkline moves once per step, not at every tick.
+            history=tuple(total / count for step, total, count in self.history if step < current),
             history_source=rate.source if rate else None,
             probe_state=probe_state,
         )

@@ -48,7 +48,7 @@ class DecodeView:
     ttft_ms: float | None
     probe_age_s: float | None
     history: tuple[float, ...]
-    """Server-side decode tok/s of the last 5 minutes, one value per sample (the sparkline)."""
+    """Server-side decode tok/s of the last 5 minutes, one mean per completed 5 s step."""
     history_source: str | None
     probe_state: str
     """"every 10 s", "paused", "off", "failing: …"."""

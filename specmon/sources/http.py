@@ -73,7 +73,10 @@ def normalise_url(raw: str) -> str:
         raise TargetError("empty server address")
     if "://" not in text:
         text = "http://" + text
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+    except ValueError as exc:  # an unbalanced IPv6 bracket
+        raise TargetError(f"not an address: {raw!r} ({exc})") from None
     if parts.scheme not in ("http", "https"):
         raise TargetError(
             f"unsupported scheme {parts.scheme!r} in {raw!r}: use http:// or https://"
@@ -256,3 +259,8 @@ def parse_json(response: httpx.Response) -> Any:
         return json.loads(response.content)
     except (ValueError, UnicodeDecodeError):
         raise MalformedResponse(f"{response.request.url}: the body is not JSON") from None
+
+
+def json_int(value: Any) -> int | None:
+    """A JSON integer, or None for anything else (booleans included)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -26,11 +26,10 @@ import httpx
 from specmon.errors import HttpStatus, MalformedResponse, NotLlamaCpp
 from specmon.model import ProbeResult, ServerInfo, ServerMetrics, SpecConfig
 from specmon.sources.drafts import metrics_or_none, per_position, settled_scrape
-from specmon.sources.http import get, parse_json
-from specmon.sources.metrics import _total, fetch_text, parse_series
+from specmon.sources.http import get, json_int, parse_json
+from specmon.sources.metrics import fetch_text, parse_scrape
 from specmon.sources.probe import DEFAULT_PROMPT, ChunkUpdate, stream_json, stream_probe
 from specmon.sources.secrets import mask_args
-from specmon.sources.sglang import _int
 
 PREFIXES = ("llamacpp:", "llamacpp_")
 COMPLETION = "/completion"
@@ -127,20 +126,20 @@ def _types(slot: Mapping[str, Any]) -> list[str]:
 
 def metrics_from_text(text: str) -> ServerMetrics:
     """The figures specmon uses from one `llama-server` scrape."""
-    series = parse_series(text, PREFIXES)
+    scrape = parse_scrape(text, PREFIXES)
     return ServerMetrics(
-        generation_tokens_total=_total(series, "tokens_predicted_total"),
-        prompt_tokens_total=_total(series, "prompt_tokens_total"),
-        num_running_reqs=_total(series, "requests_processing"),
-        num_queue_reqs=_total(series, "requests_deferred"),
-        spec_drafts_total=_total(series, "spec_decode_num_drafts_total"),
-        spec_draft_tokens_total=_total(series, "spec_decode_num_draft_tokens_total"),
-        spec_accepted_tokens_total=_total(series, "spec_decode_num_accepted_tokens_total"),
+        generation_tokens_total=scrape.total("tokens_predicted_total"),
+        prompt_tokens_total=scrape.total("prompt_tokens_total"),
+        num_running_reqs=scrape.total("requests_processing"),
+        num_queue_reqs=scrape.total("requests_deferred"),
+        spec_drafts_total=scrape.total("spec_decode_num_drafts_total"),
+        spec_draft_tokens_total=scrape.total("spec_decode_num_draft_tokens_total"),
+        spec_accepted_tokens_total=scrape.total("spec_decode_num_accepted_tokens_total"),
         spec_accepted_per_position=per_position(
-            [s for s in series if s.name == "spec_decode_num_accepted_tokens_per_pos_total"]
+            scrape.by_name.get("spec_decode_num_accepted_tokens_per_pos_total", [])
         ),
-        decode_seconds_total=_total(series, "tokens_predicted_seconds_total"),
-        families=frozenset(s.name for s in series),
+        decode_seconds_total=scrape.total("tokens_predicted_seconds_total"),
+        families=scrape.names,
     )
 
 
@@ -174,14 +173,14 @@ def parse_chunk(data: str) -> ChunkUpdate:
         MalformedResponse: Not a chunk of the expected shape.
     """
     body = stream_json(data)
-    tokens = _int(body.get("tokens_predicted"))
+    tokens = json_int(body.get("tokens_predicted"))
     if tokens is None or tokens < 0:
         raise MalformedResponse("llama.cpp stream chunk has no valid tokens_predicted")
     finished = body.get("stop") is True
     reason = body.get("stop_type") if finished else None
     return ChunkUpdate(
         completion_tokens=tokens,
-        prompt_tokens=_int(body.get("tokens_evaluated")),
+        prompt_tokens=json_int(body.get("tokens_evaluated")),
         finished=finished,
         finish_reason=reason if isinstance(reason, str) else None,
         verify_ct=_steps(body.get("timings")) if finished else None,
@@ -193,7 +192,10 @@ def _steps(timings: object) -> int | None:
     """Decode steps after the first token, from the final `timings` (None without drafts)."""
     if not isinstance(timings, dict):
         return None
-    predicted, accepted = _int(timings.get("predicted_n")), _int(timings.get("draft_n_accepted"))
+    predicted, accepted = (
+        json_int(timings.get("predicted_n")),
+        json_int(timings.get("draft_n_accepted")),
+    )
     if predicted is None or accepted is None:
         return None  # `draft_n*` appear only when the request drafted
     steps = predicted - 1 - accepted

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import httpx
@@ -55,7 +55,6 @@ WANTED = (
     "token_usage",
     "time_to_first_token_seconds",
     "inter_token_latency_seconds",
-    "e2e_request_latency_seconds",
 )
 
 
@@ -65,9 +64,9 @@ def _wanted_lines(text: str, prefixes: tuple[str, ...], wanted: tuple[str, ...])
     return "".join(line for line in text.splitlines(keepends=True) if line.startswith(names))
 
 
-def parse_series(
+def parse_scrape(
     text: str, prefixes: tuple[str, ...] = PREFIXES, wanted: tuple[str, ...] | None = None
-) -> list[Series]:
+) -> Scrape:
     """Parse exposition text into the series whose names start with one of `prefixes` (SGLang's
     by default), prefix stripped, ignoring other families.
 
@@ -82,17 +81,18 @@ def parse_series(
     """
     if wanted is not None:
         text = _wanted_lines(text, prefixes, wanted) or text
-    series: list[Series] = []
+    by_name: dict[str, list[Series]] = defaultdict(list)
     try:
         for family in text_string_to_metric_families(text):
             for sample in family.samples:
                 short = _short_name(sample.name, prefixes)
                 if short is None or math.isnan(sample.value):
                     continue
-                series.append(Series(short, tuple(sorted(sample.labels.items())), sample.value))
+                labels = tuple(sorted(sample.labels.items()))
+                by_name[short].append(Series(short, labels, sample.value))
     except (ValueError, TypeError, IndexError, KeyError) as exc:
         raise MalformedResponse(f"/metrics is not Prometheus text format ({exc})") from None
-    return series
+    return Scrape(dict(by_name))
 
 
 def _short_name(name: str, prefixes: tuple[str, ...]) -> str | None:
@@ -102,8 +102,62 @@ def _short_name(name: str, prefixes: tuple[str, ...]) -> str | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class Scrape:
+    """One scrape's series, by short name, and the aggregations the backends read them with."""
+
+    by_name: dict[str, list[Series]]
+
+    @property
+    def names(self) -> frozenset[str]:
+        """The series names present."""
+        return frozenset(self.by_name)
+
+    def series(self, name: str, where: dict[str, tuple[str, ...]] | None = None) -> list[Series]:
+        """The series of `name` (with labels allowed by `where`), one per replica group."""
+        chosen = [
+            s
+            for s in self.by_name.get(name, ())
+            if not where or all(dict(s.labels).get(k) in allowed for k, allowed in where.items())
+        ]
+        return list(_authority(chosen))
+
+    def total(self, name: str, where: dict[str, tuple[str, ...]] | None = None) -> float | None:
+        """Sum a counter or additive gauge over its groups; None when the family is absent."""
+        chosen = self.series(name, where)
+        if not chosen:
+            return None
+        values = [s.value for s in chosen if math.isfinite(s.value)]
+        return sum(values) if values else None
+
+    def mean(self, name: str) -> float | None:
+        """Average a ratio or mean gauge over its groups; None when absent."""
+        chosen = [s.value for s in self.series(name) if math.isfinite(s.value)]
+        return sum(chosen) / len(chosen) if chosen else None
+
+    def histogram(self, name: str) -> Histogram | None:
+        """A histogram summed over its groups; None when a part of it is absent."""
+        buckets: dict[float, float] = defaultdict(float)
+        for s in self.series(name + "_bucket"):
+            le = dict(s.labels).get("le")
+            try:
+                bound = float(le) if le is not None else math.nan
+            except ValueError:
+                continue
+            if not math.isnan(bound):
+                buckets[bound] += s.value
+        total = self.total(name + "_sum")
+        count = self.total(name + "_count")
+        if not buckets or total is None or count is None:
+            return None
+        return Histogram(tuple(sorted(buckets.items())), total, count)
+
+
 def _authority(group: list[Series]) -> Iterator[Series]:
     """Within series differing only by replica labels, keep those of the lowest rank."""
+    if len(group) < 2:
+        yield from group
+        return
     by_rest: dict[tuple[tuple[str, str], ...], list[Series]] = defaultdict(list)
     for s in group:
         rest = tuple((k, v) for k, v in s.labels if k not in REPLICA_LABELS)
@@ -117,74 +171,26 @@ def _rank(s: Series, label: str) -> int:
     return int(value) if value.isdigit() else 0
 
 
-def _select(
-    series: Iterable[Series], name: str, where: dict[str, tuple[str, ...]] | None = None
-) -> list[Series]:
-    chosen = []
-    for s in series:
-        if s.name != name:
-            continue
-        labels = dict(s.labels)
-        if where and any(labels.get(k) not in allowed for k, allowed in where.items()):
-            continue
-        chosen.append(s)
-    return list(_authority(chosen))
-
-
-def _total(
-    series: list[Series], name: str, where: dict[str, tuple[str, ...]] | None = None
-) -> float | None:
-    """Sum a counter or additive gauge over its groups; None when the family is absent."""
-    chosen = _select(series, name, where)
-    if not chosen:
-        return None
-    values = [s.value for s in chosen if math.isfinite(s.value)]
-    return sum(values) if values else None
-
-
-def _mean(series: list[Series], name: str) -> float | None:
-    chosen = [s.value for s in _select(series, name) if math.isfinite(s.value)]
-    return sum(chosen) / len(chosen) if chosen else None
-
-
-def _histogram(series: list[Series], name: str) -> Histogram | None:
-    buckets: dict[float, float] = defaultdict(float)
-    for s in _select(series, name + "_bucket"):
-        le = dict(s.labels).get("le")
-        try:
-            bound = float(le) if le is not None else math.nan
-        except ValueError:
-            continue
-        if not math.isnan(bound):
-            buckets[bound] += s.value
-    total = _total(series, name + "_sum")
-    count = _total(series, name + "_count")
-    if not buckets or total is None or count is None:
-        return None
-    return Histogram(tuple(sorted(buckets.items())), total, count)
-
-
 def metrics_from_text(text: str) -> ServerMetrics:
     """Aggregate the figures specmon uses from one scrape's text."""
-    series = parse_series(text, wanted=WANTED)
+    scrape = parse_scrape(text, wanted=WANTED)
     decode_modes = ("decode_cuda_graph", "decode_none")
     return ServerMetrics(
-        generation_tokens_total=_total(series, "generation_tokens_total"),
-        prompt_tokens_total=_total(series, "prompt_tokens_total"),
-        num_requests_total=_total(series, "num_requests_total"),
-        spec_verify_calls_total=_total(series, "spec_verify_calls_total"),
-        realtime_decode_tokens_total=_total(series, "realtime_tokens_total", {"mode": ("decode",)}),
-        decode_passes_total=_total(series, "cuda_graph_passes_total", {"mode": decode_modes}),
-        gen_throughput=_total(series, "gen_throughput"),
-        spec_accept_length=_mean(series, "spec_accept_length"),
-        spec_accept_rate=_mean(series, "spec_accept_rate"),
-        num_running_reqs=_total(series, "num_running_reqs"),
-        num_queue_reqs=_total(series, "num_queue_reqs"),
-        token_usage=_mean(series, "token_usage"),
-        ttft_seconds=_histogram(series, "time_to_first_token_seconds"),
-        itl_seconds=_histogram(series, "inter_token_latency_seconds"),
-        e2e_seconds=_histogram(series, "e2e_request_latency_seconds"),
-        families=frozenset(s.name for s in series),
+        generation_tokens_total=scrape.total("generation_tokens_total"),
+        prompt_tokens_total=scrape.total("prompt_tokens_total"),
+        num_requests_total=scrape.total("num_requests_total"),
+        spec_verify_calls_total=scrape.total("spec_verify_calls_total"),
+        realtime_decode_tokens_total=scrape.total("realtime_tokens_total", {"mode": ("decode",)}),
+        decode_passes_total=scrape.total("cuda_graph_passes_total", {"mode": decode_modes}),
+        gen_throughput=scrape.total("gen_throughput"),
+        spec_accept_length=scrape.mean("spec_accept_length"),
+        spec_accept_rate=scrape.mean("spec_accept_rate"),
+        num_running_reqs=scrape.total("num_running_reqs"),
+        num_queue_reqs=scrape.total("num_queue_reqs"),
+        token_usage=scrape.mean("token_usage"),
+        ttft_seconds=scrape.histogram("time_to_first_token_seconds"),
+        itl_seconds=scrape.histogram("inter_token_latency_seconds"),
+        families=scrape.names,
     )
 
 

@@ -14,7 +14,7 @@ import httpx
 
 from specmon.errors import HttpStatus, MalformedResponse, NotSGLang
 from specmon.model import ServerInfo, SpecConfig
-from specmon.sources.http import get, parse_json
+from specmon.sources.http import get, json_int, parse_json
 from specmon.sources.secrets import mask_args
 
 # Keys of the answer that describe the running state, not the configuration.
@@ -61,10 +61,6 @@ async def fetch_server_info(client: httpx.AsyncClient) -> ServerInfo:
     )
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _float(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
@@ -97,9 +93,9 @@ def parse_server_info(body: Mapping[str, Any], route: str = "/server_info") -> S
     if algorithm is not None and algorithm.upper() != "NONE":
         speculative = SpecConfig(
             algorithm=algorithm,
-            num_steps=_int(body.get("speculative_num_steps")),
-            eagle_topk=_int(body.get("speculative_eagle_topk")),
-            num_draft_tokens=_int(body.get("speculative_num_draft_tokens")),
+            num_steps=json_int(body.get("speculative_num_steps")),
+            eagle_topk=json_int(body.get("speculative_eagle_topk")),
+            num_draft_tokens=json_int(body.get("speculative_num_draft_tokens")),
             draft_model_path=_str(body.get("speculative_draft_model_path")),
         )
     max_bs = body.get("cuda_graph_max_bs", body.get("cuda_graph_max_bs_decode"))
@@ -107,13 +103,13 @@ def parse_server_info(body: Mapping[str, Any], route: str = "/server_info") -> S
         backend="sglang",
         version=_str(body.get("version")),
         model=_str(body.get("served_model_name")) or _str(body.get("model_path")),
-        tp_size=_int(body.get("tp_size")),
-        dp_size=_int(body.get("dp_size")),
-        pp_size=_int(body.get("pp_size")),
+        tp_size=json_int(body.get("tp_size")),
+        dp_size=json_int(body.get("dp_size")),
+        pp_size=json_int(body.get("pp_size")),
         speculative=speculative,
-        stream_interval=_int(body.get("stream_interval")),
+        stream_interval=json_int(body.get("stream_interval")),
         cuda_graph_disabled=_bool(body.get("disable_cuda_graph")),
-        cuda_graph_max_bs=_int(max_bs),
+        cuda_graph_max_bs=json_int(max_bs),
         metrics_enabled=_bool(body.get("enable_metrics")),
         args=args,
         last_gen_throughput=sum(throughputs) if throughputs else None,

@@ -28,11 +28,10 @@ import httpx
 from specmon.errors import HttpStatus, MalformedResponse, NotVllm
 from specmon.model import ProbeResult, ServerInfo, ServerMetrics, SpecConfig
 from specmon.sources.drafts import metrics_or_none, per_position, settled_scrape
-from specmon.sources.http import get, parse_json
-from specmon.sources.metrics import _histogram, _mean, _total, fetch_text, parse_series
+from specmon.sources.http import get, json_int, parse_json
+from specmon.sources.metrics import fetch_text, parse_scrape
 from specmon.sources.probe import DEFAULT_PROMPT, ChunkUpdate, stream_json, stream_probe
 from specmon.sources.secrets import mask_args
-from specmon.sources.sglang import _int
 
 PREFIXES = ("vllm:", "vllm_")
 COMPLETIONS = "/v1/completions"
@@ -123,9 +122,9 @@ def server_info_from(
         backend="vllm",
         version=version,
         model=served if isinstance(served, str) else None,
-        tp_size=_int(parallel.get("tensor_parallel_size")),
-        dp_size=_int(parallel.get("data_parallel_size")),
-        pp_size=_int(parallel.get("pipeline_parallel_size")),
+        tp_size=json_int(parallel.get("tensor_parallel_size")),
+        dp_size=json_int(parallel.get("data_parallel_size")),
+        pp_size=json_int(parallel.get("pipeline_parallel_size")),
         speculative=_speculation(spec_config, metrics),
         stream_interval=None,
         cuda_graph_disabled=None,
@@ -170,32 +169,30 @@ WANTED = (
     "kv_cache_usage_perc",
     "time_to_first_token_seconds",
     "inter_token_latency_seconds",
-    "e2e_request_latency_seconds",
     "spec_decode_",
 )
 
 
 def metrics_from_text(text: str) -> ServerMetrics:
     """Aggregate the figures specmon uses from one vLLM scrape (summed over engines)."""
-    series = parse_series(text, PREFIXES, WANTED)
+    scrape = parse_scrape(text, PREFIXES, WANTED)
     return ServerMetrics(
-        generation_tokens_total=_total(series, "generation_tokens_total"),
-        prompt_tokens_total=_total(series, "prompt_tokens_total"),
-        num_requests_total=_total(series, "request_success_total"),
-        num_running_reqs=_total(series, "num_requests_running"),
-        num_queue_reqs=_total(series, "num_requests_waiting"),
-        token_usage=_mean(series, "kv_cache_usage_perc"),
-        ttft_seconds=_histogram(series, "time_to_first_token_seconds"),
+        generation_tokens_total=scrape.total("generation_tokens_total"),
+        prompt_tokens_total=scrape.total("prompt_tokens_total"),
+        num_requests_total=scrape.total("request_success_total"),
+        num_running_reqs=scrape.total("num_requests_running"),
+        num_queue_reqs=scrape.total("num_requests_waiting"),
+        token_usage=scrape.mean("kv_cache_usage_perc"),
+        ttft_seconds=scrape.histogram("time_to_first_token_seconds"),
         # Per engine step and request, not per token: with speculation, one verify step.
-        itl_seconds=_histogram(series, "inter_token_latency_seconds"),
-        e2e_seconds=_histogram(series, "e2e_request_latency_seconds"),
-        spec_drafts_total=_total(series, "spec_decode_num_drafts_total"),
-        spec_draft_tokens_total=_total(series, "spec_decode_num_draft_tokens_total"),
-        spec_accepted_tokens_total=_total(series, "spec_decode_num_accepted_tokens_total"),
+        itl_seconds=scrape.histogram("inter_token_latency_seconds"),
+        spec_drafts_total=scrape.total("spec_decode_num_drafts_total"),
+        spec_draft_tokens_total=scrape.total("spec_decode_num_draft_tokens_total"),
+        spec_accepted_tokens_total=scrape.total("spec_decode_num_accepted_tokens_total"),
         spec_accepted_per_position=per_position(
-            [s for s in series if s.name == "spec_decode_num_accepted_tokens_per_pos_total"]
+            scrape.by_name.get("spec_decode_num_accepted_tokens_per_pos_total", [])
         ),
-        families=frozenset(s.name for s in series),
+        families=scrape.names,
     )
 
 
@@ -232,7 +229,7 @@ def parse_chunk(data: str) -> ChunkUpdate:
     usage = body.get("usage")
     if not isinstance(usage, dict):
         usage = {}
-    tokens = _int(usage.get("completion_tokens"))
+    tokens = json_int(usage.get("completion_tokens"))
     if tokens is None:
         raise MalformedResponse(
             "vLLM sent a chunk without usage.completion_tokens "
@@ -244,7 +241,7 @@ def parse_chunk(data: str) -> ChunkUpdate:
     reason = choices[0].get("finish_reason") if choices and isinstance(choices[0], dict) else None
     return ChunkUpdate(
         completion_tokens=tokens,
-        prompt_tokens=_int(usage.get("prompt_tokens")),
+        prompt_tokens=json_int(usage.get("prompt_tokens")),
         # The usage-only chunk (no choices) closes the stream after the finishing one.
         finished=reason is not None or not choices,
         finish_reason=reason if isinstance(reason, str) else None,

@@ -33,7 +33,7 @@ class IdentityBar(Static):
         if view.tp_size is not None:
             parts.append(f"tp{view.tp_size}")
         parts.append(f"[$primary]{escape(view.speculation)}[/]")
-        if view.up_for_s is not None:
-            parts.append(f"up ≥{age(view.up_for_s)}")
+        if view.up_for_s is not None:  # in minutes: a line that changes each second costs a redraw
+            parts.append("up <1m" if view.up_for_s < 60 else f"up ≥{age(view.up_for_s)}")
         quiet.show(self, " · ".join(parts))
         quiet.tooltip(self, f"{view.url} · {view.model or ''}")
