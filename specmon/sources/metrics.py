@@ -7,6 +7,7 @@ OpenMetrics output the `# HELP`/`# TYPE` lines and the samples disagree on the s
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import defaultdict
 from collections.abc import Iterator
@@ -58,29 +59,22 @@ WANTED = (
 )
 
 
-def _wanted_lines(text: str, prefixes: tuple[str, ...], wanted: tuple[str, ...]) -> str:
-    """The sample lines of wanted families (comments dropped: samples are matched by name)."""
+def wanted_text(text: str, prefixes: tuple[str, ...], wanted: tuple[str, ...]) -> str:
+    """The sample lines of the wanted families (short names under `prefixes`; comments dropped:
+    samples are matched by name), or the whole text when there are none, so that a body that
+    is not exposition format still fails to parse."""
     names = tuple(prefix + name for prefix in prefixes for name in wanted)
-    return "".join(line for line in text.splitlines(keepends=True) if line.startswith(names))
+    lines = "".join(line for line in text.splitlines(keepends=True) if line.startswith(names))
+    return lines or text
 
 
-def parse_scrape(
-    text: str, prefixes: tuple[str, ...] = PREFIXES, wanted: tuple[str, ...] | None = None
-) -> Scrape:
+def parse_scrape(text: str, prefixes: tuple[str, ...] = PREFIXES) -> Scrape:
     """Parse exposition text into the series whose names start with one of `prefixes` (SGLang's
     by default), prefix stripped, ignoring other families.
-
-    Args:
-        text: The exposition text.
-        prefixes: Name prefixes to keep, stripped from the names returned.
-        wanted: Only these families (by short name) are parsed; when none of them is there,
-            the whole text is parsed, so that a body that is not exposition format still fails.
 
     Raises:
         MalformedResponse: The text is not Prometheus exposition format.
     """
-    if wanted is not None:
-        text = _wanted_lines(text, prefixes, wanted) or text
     by_name: dict[str, list[Series]] = defaultdict(list)
     try:
         for family in text_string_to_metric_families(text):
@@ -173,7 +167,12 @@ def _rank(s: Series, label: str) -> int:
 
 def metrics_from_text(text: str) -> ServerMetrics:
     """Aggregate the figures specmon uses from one scrape's text."""
-    scrape = parse_scrape(text, wanted=WANTED)
+    return _metrics(wanted_text(text, PREFIXES, WANTED))
+
+
+@functools.lru_cache(maxsize=4)  # an idle server repeats itself: parsed once (server, baseline)
+def _metrics(text: str) -> ServerMetrics:
+    scrape = parse_scrape(text)
     decode_modes = ("decode_cuda_graph", "decode_none")
     return ServerMetrics(
         generation_tokens_total=scrape.total("generation_tokens_total"),

@@ -19,6 +19,7 @@ reference/sglang-interfaces.md §6:
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -29,7 +30,7 @@ from specmon.errors import HttpStatus, MalformedResponse, NotVllm
 from specmon.model import ProbeResult, ServerInfo, ServerMetrics, SpecConfig
 from specmon.sources.drafts import metrics_or_none, per_position, settled_scrape
 from specmon.sources.http import get, json_int, parse_json
-from specmon.sources.metrics import fetch_text, parse_scrape
+from specmon.sources.metrics import fetch_text, parse_scrape, wanted_text
 from specmon.sources.probe import DEFAULT_PROMPT, ChunkUpdate, stream_json, stream_probe
 from specmon.sources.secrets import mask_args
 
@@ -175,7 +176,12 @@ WANTED = (
 
 def metrics_from_text(text: str) -> ServerMetrics:
     """Aggregate the figures specmon uses from one vLLM scrape (summed over engines)."""
-    scrape = parse_scrape(text, PREFIXES, WANTED)
+    return _metrics(wanted_text(text, PREFIXES, WANTED))
+
+
+@functools.lru_cache(maxsize=4)  # an idle server repeats itself: parsed once (server, baseline)
+def _metrics(text: str) -> ServerMetrics:
+    scrape = parse_scrape(text, PREFIXES)
     return ServerMetrics(
         generation_tokens_total=scrape.total("generation_tokens_total"),
         prompt_tokens_total=scrape.total("prompt_tokens_total"),
