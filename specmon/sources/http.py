@@ -35,7 +35,7 @@ MAX_BODY_BYTES = 16 * 2**20
 """The largest answer `get` reads: a real 0.5.17 /metrics at TP 8 is ~65 KB, its server info
 ~31 KB, dcgm-exporter's for 8 GPUs ~30 KB. A larger body is refused; reading it held up to this
 much memory for a moment (and the allocator keeps the pages), so the limit stays modest."""
-# glibc's malloc_trim, where the C library has one (see release_freed_memory).
+# glibc's malloc_trim, where the C library has one (see _release_freed_memory).
 _MALLOC_TRIM = getattr(ctypes.CDLL(None), "malloc_trim", None) if sys.platform == "linux" else None
 # Headers that describe the body as it came over the wire, not as `get` hands it on (decoded).
 _WIRE_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
@@ -232,7 +232,7 @@ async def get(
                     size += len(part)
                     if size > limit:
                         parts.clear()
-                        release_freed_memory()
+                        _release_freed_memory()
                         raise _too_large(url, limit)
                     parts.append(part)
             break
@@ -253,7 +253,7 @@ async def get(
     return response
 
 
-def release_freed_memory() -> None:
+def _release_freed_memory() -> None:
     """Hand freed heap pages back to the OS (glibc only; elsewhere nothing happens).
 
     A refused oversized body leaves up to `MAX_BODY_BYTES` of freed chunks in the heap, which
