@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import socket
 import ssl
 import stat
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +24,7 @@ from specmon.errors import (
     TimedOut,
     Unreachable,
 )
+from specmon.heap import release_freed_memory
 from specmon.sources.secrets import MASK
 
 DEFAULT_CONNECT_TIMEOUT = 2.0
@@ -35,8 +34,6 @@ MAX_BODY_BYTES = 16 * 2**20
 """The largest answer `get` reads: a real 0.5.17 /metrics at TP 8 is ~65 KB, its server info
 ~31 KB, dcgm-exporter's for 8 GPUs ~30 KB. A larger body is refused; reading it held up to this
 much memory for a moment (and the allocator keeps the pages), so the limit stays modest."""
-# glibc's malloc_trim, where the C library has one (see _release_freed_memory).
-_MALLOC_TRIM = getattr(ctypes.CDLL(None), "malloc_trim", None) if sys.platform == "linux" else None
 # Headers that describe the body as it came over the wire, not as `get` hands it on (decoded).
 _WIRE_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 
@@ -232,7 +229,8 @@ async def get(
                     size += len(part)
                     if size > limit:
                         parts.clear()
-                        _release_freed_memory()
+                        # up to `limit` of freed chunks, which glibc would keep mapped
+                        release_freed_memory()
                         raise _too_large(url, limit)
                     parts.append(part)
             break
@@ -251,17 +249,6 @@ async def get(
     )
     check_status(response)
     return response
-
-
-def _release_freed_memory() -> None:
-    """Hand freed heap pages back to the OS (glibc only; elsewhere nothing happens).
-
-    A refused oversized body leaves up to `MAX_BODY_BYTES` of freed chunks in the heap, which
-    glibc keeps mapped; objects allocated among them later pin those pages, and a long session
-    against a server that keeps sending such bodies grew by a few MiB each time (the soak).
-    """
-    if _MALLOC_TRIM is not None:
-        _MALLOC_TRIM(0)
 
 
 def _too_large(url: str, limit: int) -> ResponseTooLarge:

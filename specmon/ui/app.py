@@ -23,6 +23,7 @@ from specmon.analysis.view import View
 from specmon.bench import Progress, run_bench
 from specmon.config import MonitorConfig, Targets
 from specmon.errors import SpecmonError
+from specmon.heap import freeze_long_lived, release_freed_memory, thaw
 from specmon.model import Protocol, ServerInfo
 from specmon.sources.backend import Connection
 from specmon.sources.http import Target, make_client
@@ -54,6 +55,7 @@ from specmon.ui.widgets.keys_footer import KeysFooter
 from specmon.ui.widgets.server_panel import ServerPanel
 from specmon.ui.widgets.spec_panel import SpecPanel
 
+TRIM_EVERY_S = 10.0  # specmon/heap.py: a trim takes ~1 ms
 INFO_EVERY_S = 5.0  # server info is large (31 KB on 0.5.17) and changes only across restarts
 
 
@@ -166,6 +168,12 @@ class SpecmonApp(App[None]):
             if self.config.probe:
                 self._probe_loop()
         self.refresh_view()
+        self.call_after_refresh(freeze_long_lived)
+        self.set_interval(TRIM_EVERY_S, release_freed_memory)
+
+    def on_unmount(self) -> None:
+        """The frozen objects go back to the garbage collector (tests run many apps)."""
+        thaw()
 
     # Workers: I/O only, results go out as messages.
 

@@ -7,6 +7,7 @@ off and every message is pushed by the test.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Awaitable, Callable
 
 import pytest
@@ -176,6 +177,19 @@ async def test_progress_bar_only_while_a_baseline_is_taken(
         await pilot.pause()
         assert not panel.query(ProgressBar)
         assert not panel.border_subtitle
+
+
+async def test_long_lived_objects_are_frozen_while_it_runs(
+    make_app: Callable[..., SpecmonApp],
+) -> None:
+    """Its widgets and modules stay out of full collections (specmon/heap.py) until it quits."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        collected = {id(o) for o in gc.get_objects()}  # every generation but the frozen one
+        panels = list(app.query("#panels *"))  # the footer's keys are remade on each screen
+        assert panels and [w for w in panels if id(w) in collected] == []
+    assert gc.get_freeze_count() == 0
 
 
 async def test_stale_baseline_names_every_reason(make_app: Callable[..., SpecmonApp]) -> None:
