@@ -8,7 +8,7 @@ baseline now and then, and records the process's RSS. At the end: RSS after the 
 against RSS at the end (docs/performance.md asks for at most +10%), the slowest key, how long
 each fault took to clear from the dashboard, and any error that was not the fault's own.
 
-    python benchmarks/soak.py --minutes 75 --interval 0.05 --out benchmarks/results/soak.json
+    python benchmarks/soak.py --minutes 35 --interval 0.02 --out benchmarks/results/soak.json
 
 The simulators run in a child process (so that their work does not steal the dashboard's
 interpreter); the RSS of both is recorded, and both must stay flat.
