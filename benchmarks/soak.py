@@ -65,6 +65,7 @@ FAULTS: tuple[tuple[str, Fault], ...] = (
     ("malformed SSE", lambda f: setattr(f, "garbage_stream_after", 3)),
     ("endless stream", lambda f: setattr(f, "endless_stream", True)),
     ("100 MB /metrics", lambda f: f.huge.update({"/metrics": 100 * 2**20})),
+    ("/metrics trickles in", lambda f: f.trickle_s.update({"/metrics": 0.2})),
     ("malformed /metrics", lambda f: f.body.update({"/metrics": BAD_METRICS})),
     ("HTML server info", lambda f: f.body.update(dict.fromkeys(INFO_PATHS, HTML))),
     ("NaN metrics", lambda f: setattr(f, "metrics_rewrite", set_values(math.nan))),

@@ -126,7 +126,10 @@ SETTINGS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "api_key_file": (_text, "file holding the API key"),
     "insecure": (_bool, "do not verify TLS certificates"),
     "connect_timeout": (_number(0.01, 3600), "seconds to wait for a connection (default 2)"),
-    "read_timeout": (_number(0.01, 3600), "seconds to wait for each read (default 5)"),
+    "read_timeout": (
+        _number(0.01, 3600),
+        "seconds to wait for each read; a whole answer gets twice this (default 5)",
+    ),
 }
 
 

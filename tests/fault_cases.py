@@ -27,6 +27,7 @@ TIMEOUT_S = 0.5
 INFO = ("/server_info", "/get_server_info")
 TIMED_OUT = "connected, but no answer within the read timeout"
 TOO_LARGE = "larger than 16 MiB; refused"
+TRICKLE = "still arriving after 1 s"  # two read timeouts
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,10 @@ CASES = (
          None, (1, f"metrics unreadable: .*{TOO_LARGE}"), f"metrics: .*{TOO_LARGE}"),
     Case("100 MB server info", _update("huge", INFO, 100 * 2**20),
          TOO_LARGE, (2, TOO_LARGE), f"info: .*{TOO_LARGE}"),
+    Case("/metrics trickles in", _update("trickle_s", ("/metrics",), 0.2),
+         None, (1, f"metrics unreadable: .*{TRICKLE}"), f"metrics: .*{TRICKLE}"),
+    Case("every answer trickles in", _update("trickle_s", ("*",), 0.2),
+         TRICKLE, (2, TRICKLE), f"info: .*{TRICKLE}"),
     Case("malformed /metrics", _update("body", ("/metrics",), ("text/plain", b"sglang:x{ 1\n")),
          None, (1, "metrics unreadable: .*not Prometheus text format"),
          "metrics: .*not Prometheus text format"),

@@ -108,7 +108,8 @@ def add_connection(parser: argparse.ArgumentParser, *, layered: bool = False) ->
         type=seconds,
         default=None if layered else DEFAULT_READ_TIMEOUT,
         metavar="S",
-        help=f"seconds to wait for each read (default {DEFAULT_READ_TIMEOUT:g})",
+        help=f"seconds to wait for each read; a whole answer gets twice this "
+        f"(default {DEFAULT_READ_TIMEOUT:g})",
     )
 
 

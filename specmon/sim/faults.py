@@ -2,8 +2,8 @@
 
 `Faults` is mutated at any time (tests flip faults on and off while a client is connected) and
 applies to requests from then on. HTTP-level faults are answered by `intercept` (the server's
-fault middleware), stream faults by `sse.stream_request`, `endless_stream` and `clock_jump_s` by
-the engine.
+fault middleware), or applied to the real answer by `trickle`; stream faults by
+`sse.stream_request`, `endless_stream` and `clock_jump_s` by the engine.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ HANG_POLL_S = 0.05
 """How often a hung request checks whether its client went away (then its handler ends)."""
 FILLER_CHUNK = (b"# " + b"x" * 1021 + b"\n") * 1024
 """One MiB of Prometheus comment lines: what a `huge` answer is made of."""
+TRICKLE_BYTES = 64
 
 
 @dataclass
@@ -39,6 +40,8 @@ class Faults:
         body: Path -> (content type, bytes) answered with status 200 instead of the real answer:
             malformed JSON or metrics, a proxy's HTML page, a wrong content type.
         huge: Path -> bytes of filler streamed (chunked, no Content-Length) instead of the answer.
+        trickle_s: Path -> the real answer sent `TRICKLE_BYTES` at a time, this many seconds
+            apart (a server or proxy alive but barely sending: no single read waits long).
         metrics_rewrite: Applied to the text of every /metrics answer (`nan_values`,
             `duplicate_series` …).
         drop_stream_after: Reset the connection after this many data chunks of a stream.
@@ -56,6 +59,7 @@ class Faults:
     status: dict[str, int] = field(default_factory=dict)
     body: dict[str, tuple[str, bytes]] = field(default_factory=dict)
     huge: dict[str, int] = field(default_factory=dict)
+    trickle_s: dict[str, float] = field(default_factory=dict)
     metrics_rewrite: Callable[[str], str] | None = None
     drop_stream_after: int | None = None
     stream_error_after: int | None = None
@@ -155,6 +159,27 @@ async def _filler(request: web.Request, size: int) -> web.StreamResponse:
     except ConnectionError:
         pass  # the client refused the rest: what a size cap does
     return resp
+
+
+async def trickle(
+    faults: Faults, request: web.Request, resp: web.StreamResponse
+) -> web.StreamResponse:
+    """Send `resp` in small pieces, `trickle_s` apart, when the fault is on for its path."""
+    every = _for(faults.trickle_s, request.path)
+    if not every or not isinstance(resp, web.Response) or not isinstance(resp.body, bytes):
+        return resp
+    headers = {k: v for k, v in resp.headers.items() if k.lower() != "content-length"}
+    slow = web.StreamResponse(status=resp.status, headers=headers)
+    await slow.prepare(request)
+    try:
+        body = resp.body
+        for start in range(0, len(body), TRICKLE_BYTES):
+            await slow.write(body[start : start + TRICKLE_BYTES])
+            await asyncio.sleep(every)
+        await slow.write_eof()
+    except ConnectionError:
+        pass  # the client gave up
+    return slow
 
 
 def rewrite_metrics(faults: Faults, resp: web.StreamResponse) -> web.StreamResponse:

@@ -19,7 +19,7 @@ from aiohttp import web
 from specmon.sim import llamacpp, serverinfo, vllm
 from specmon.sim.config import Flavor, SimConfig
 from specmon.sim.engine import Engine, EngineHooks, SimRequest
-from specmon.sim.faults import Faults, intercept, rewrite_metrics
+from specmon.sim.faults import Faults, intercept, rewrite_metrics, trickle
 from specmon.sim.metrics import CONTENT_TYPE_OPENMETRICS, CONTENT_TYPE_TEXT
 from specmon.sim.native import handle_generate
 from specmon.sim.observe import Observer
@@ -211,7 +211,9 @@ class SimServer:
         if faulty is not None:
             return faulty
         resp = await handler(request)
-        return rewrite_metrics(self.faults, resp) if request.path == "/metrics" else resp
+        if request.path == "/metrics":
+            resp = rewrite_metrics(self.faults, resp)
+        return await trickle(self.faults, request, resp)
 
     @web.middleware
     async def _auth(self, request: web.Request, handler: Handler) -> web.StreamResponse:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -34,6 +35,10 @@ MAX_BODY_BYTES = 16 * 2**20
 """The largest answer `get` reads: a real 0.5.17 /metrics at TP 8 is ~65 KB, its server info
 ~31 KB, dcgm-exporter's for 8 GPUs ~30 KB. A larger body is refused; reading it held up to this
 much memory for a moment (and the allocator keeps the pages), so the limit stays modest."""
+WHOLE_ANSWER_READS = 2
+"""A whole answer of `get` must arrive within this many read timeouts: each read waits at most
+one, and a server (or proxy) trickling its answer a line at a time would otherwise hold a
+scrape for minutes."""
 # Headers that describe the body as it came over the wire, not as `get` hands it on (decoded).
 _WIRE_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 
@@ -217,7 +222,29 @@ async def get(
         SourceError: Any other failure, typed.
     """
     url = f"{client.base_url}{path}"
-    for attempt in range(2):
+    within = (client.timeout.read or DEFAULT_READ_TIMEOUT) * WHOLE_ANSWER_READS
+    try:
+        async with asyncio.timeout(within):
+            streamed, body = await _read(client, path, url, limit, **kwargs)
+    except TimeoutError:
+        raise TimedOut(
+            f"{url}: the answer was still arriving after {within:g} s (the server sends it a "
+            "trickle at a time)"
+        ) from None
+    headers = [(k, v) for k, v in streamed.headers.multi_items() if k not in _WIRE_HEADERS]
+    response = httpx.Response(
+        streamed.status_code, headers=headers, content=body, request=streamed.request
+    )
+    check_status(response)
+    return response
+
+
+async def _read(
+    client: httpx.AsyncClient, path: str, url: str, limit: int, **kwargs: Any
+) -> tuple[httpx.Response, bytes]:
+    """The streamed response and its whole body (`get` without the overall deadline)."""
+    retried = False
+    while True:
         try:
             async with client.stream("GET", path, **kwargs) as streamed:
                 declared = streamed.headers.get("content-length", "")
@@ -233,22 +260,17 @@ async def get(
                         release_freed_memory()
                         raise _too_large(url, limit)
                     parts.append(part)
-            break
+            return streamed, b"".join(parts)
         except httpx.RemoteProtocolError as exc:
             # Most often a kept-alive connection the server closed just as it was reused
             # (llama-server does, under load): a GET may be sent again, once.
-            if attempt:
+            if retried:
                 raise describe_transport_error(exc, url) from None
+            retried = True
         except httpx.TransportError as exc:
             raise describe_transport_error(exc, url) from None
         except httpx.DecodingError as exc:
             raise MalformedResponse(f"{url}: the body cannot be decoded ({exc})") from None
-    headers = [(k, v) for k, v in streamed.headers.multi_items() if k not in _WIRE_HEADERS]
-    response = httpx.Response(
-        streamed.status_code, headers=headers, content=b"".join(parts), request=streamed.request
-    )
-    check_status(response)
-    return response
 
 
 def _too_large(url: str, limit: int) -> ResponseTooLarge:
