@@ -2,8 +2,8 @@
 
 The real `SpecmonApp` runs under Textual's headless driver (`run_test`) at a short sampling
 interval, watching a speculative simulator (with a plain twin as its baseline server) whose
-faults flip on and off in turn — every fault of docs/reliability.md, one at a time, plus server
-restarts. Along the way it presses keys and times how long each takes to be handled, takes a
+faults flip on and off in turn — each kind of fault of docs/reliability.md, one at a time, plus
+server restarts. Along the way it presses keys and times how long each takes to be handled, takes a
 baseline now and then, and records the process's RSS. At the end: RSS after the first minute
 against RSS at the end (docs/performance.md asks for at most +10%), the slowest key, how long
 each fault took to clear from the dashboard, and any error that was not the fault's own.
