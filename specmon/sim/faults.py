@@ -26,6 +26,7 @@ HANG_POLL_S = 0.05
 FILLER_CHUNK = (b"# " + b"x" * 1021 + b"\n") * 1024
 """One MiB of Prometheus comment lines: what a `huge` answer is made of."""
 TRICKLE_BYTES = 64
+"""The size of each piece of a `trickle_s` answer."""
 
 
 @dataclass

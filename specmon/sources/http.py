@@ -37,8 +37,8 @@ MAX_BODY_BYTES = 16 * 2**20
 much memory for a moment (and the allocator keeps the pages), so the limit stays modest."""
 WHOLE_ANSWER_READS = 2
 """A whole answer of `get` must arrive within this many read timeouts: each read waits at most
-one, and a server (or proxy) trickling its answer a line at a time would otherwise hold a
-scrape for minutes."""
+one, and a server (or proxy) trickling its answer a few bytes at a time would otherwise hold
+a scrape for minutes."""
 # Headers that describe the body as it came over the wire, not as `get` hands it on (decoded).
 _WIRE_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 

@@ -55,7 +55,7 @@ from specmon.ui.widgets.keys_footer import KeysFooter
 from specmon.ui.widgets.server_panel import ServerPanel
 from specmon.ui.widgets.spec_panel import SpecPanel
 
-TRIM_EVERY_S = 10.0  # specmon/heap.py: a trim takes ~1 ms
+TRIM_EVERY_S = 10.0  # specmon/heap.py: a trim takes under 1 ms
 INFO_EVERY_S = 5.0  # server info is large (31 KB on 0.5.17) and changes only across restarts
 
 
