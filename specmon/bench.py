@@ -17,6 +17,7 @@ import httpx
 from specmon.analysis.figures import run_figures
 from specmon.analysis.gpus import gpu_state as summarize_gpu_state
 from specmon.analysis.rates import any_reset
+from specmon.analysis.validity import lifetime_of
 from specmon.errors import SourceError, SpecmonError
 from specmon.model import (
     ProbeResult,
@@ -28,6 +29,7 @@ from specmon.model import (
     Telemetry,
 )
 from specmon.sources.backend import Backend
+from specmon.wording import BUFFERED_STREAM
 
 GPU_SAMPLE_EVERY_S = 0.5
 
@@ -118,12 +120,14 @@ async def run_bench(
         wall: Wall clock for the snapshot's time.
         gpu_state: Reads the GPUs (a telemetry source's `read`): sampled before the runs, every
             `gpu_every` seconds during each timed run (idle clocks say nothing) and after, into
-            the snapshot's `gpu`. A failing read is skipped: it never fails the bench.
+            the snapshot's `gpu`; the server process's start time it reports goes into the
+            snapshot's `lifetime`. A failing read is skipped: it never fails the bench.
         gpu_every: Seconds between GPU samples during a run.
 
     Raises:
         SourceError: The server failed (typed); nothing should be saved.
-        BenchInvalid: The server restarted or changed its flags during the bench.
+        BenchInvalid: The server restarted or changed its flags during the bench, or its stream
+            arrived buffered (no timing to measure).
     """
     metrics_before = await _metrics_or_none(client, backend)
     for i in range(protocol.warmup):
@@ -138,6 +142,8 @@ async def run_bench(
             backend.probe(client, prompt=protocol.prompt, max_tokens=protocol.max_tokens)
         )
         figures = run_figures(result)
+        if figures.buffered:
+            raise BenchInvalid(f"{url}: {BUFFERED_STREAM}; nothing saved")
         runs.append(figures)
         if on_progress:
             on_progress(Progress("run", i + 1, protocol.runs, figures))
@@ -148,6 +154,8 @@ async def run_bench(
     metrics_after = await _metrics_or_none(client, backend)
     if metrics_before and metrics_after and any_reset(metrics_before, metrics_after):
         raise BenchInvalid("the server's counters went down during the bench: it restarted")
+    processes = [t.server_process for t in gpu.readings if t.server_process is not None]
+    started_at = processes[-1].start_time if processes else None
     return Snapshot(
         created_at=wall(),
         url=url,
@@ -156,4 +164,5 @@ async def run_bench(
         protocol=protocol,
         runs=tuple(runs),
         gpu=summarize_gpu_state(gpu.readings),
+        lifetime=lifetime_of(info_after, metrics_after, started_at),
     )

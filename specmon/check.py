@@ -1,6 +1,7 @@
 """`specmon check`: triage in seconds, one finding per line, an exit code scripts can use.
 
-Exit codes: 0 healthy; 1 degraded (metrics off, losing speculation, a failing probe …);
+Exit codes: 0 healthy; 1 degraded (metrics off, losing speculation, a failing probe, a baseline
+that is stale or whose server's lifetime cannot be verified …);
 2 unreachable or refused (nothing listening, no answer, auth failed, not a server specmon knows).
 """
 
@@ -13,11 +14,11 @@ from typing import Literal
 
 import httpx
 
-from specmon.analysis.breakeven import break_even_accept_length, ms_per_token
-from specmon.analysis.figures import run_figures
+from specmon.analysis.comparison import Comparison, Verdict, compare
 from specmon.analysis.gpus import gpu_verdict
-from specmon.analysis.stats import summarize
-from specmon.analysis.validity import Validity, baseline_validity
+from specmon.analysis.pooled import pool
+from specmon.analysis.validity import LifetimeCheck, Validity, baseline_validity
+from specmon.bench import BenchInvalid
 from specmon.errors import AuthFailed, MetricsDisabled, SourceError
 from specmon.model import (
     BACKEND_NAMES,
@@ -29,8 +30,10 @@ from specmon.model import (
     Telemetry,
 )
 from specmon.render import cycle_text
+from specmon.session.baselines import BaselineLookup, describe_nearest
 from specmon.sources.backend import Backend, connect
 from specmon.sources.probe import DEFAULT_PROMPT
+from specmon.wording import speedup_text, verdict_text
 
 EXIT_HEALTHY, EXIT_DEGRADED, EXIT_UNREACHABLE = 0, 1, 2
 DEFAULT_CHECK_TOKENS = 200
@@ -58,8 +61,7 @@ class CheckReport:
     probe: RunFigures | None = None
     baseline: Snapshot | None = None
     validity: Validity | None = None
-    speedup: float | None = None
-    break_even: float | None = None
+    comparison: Comparison | None = None
 
     def add(self, level: Level, text: str, exit_code: int = EXIT_HEALTHY) -> None:
         """Record a finding and raise the exit code to at least `exit_code`."""
@@ -67,20 +69,35 @@ class CheckReport:
         self.exit_code = max(self.exit_code, exit_code)
 
 
+ProbeRunner = Callable[[Protocol], Awaitable[Snapshot]]
+"""Runs the probe as a one-run snapshot (`session.snapshot.take_snapshot`)."""
+
+
 async def run_check(
     client: httpx.AsyncClient,
     url: str,
     *,
-    find_baseline: Callable[[ServerInfo], Snapshot | None] = lambda _info: None,
-    probe_tokens: int = DEFAULT_CHECK_TOKENS,
+    run_probe: ProbeRunner,
+    check_lifetime: Callable[[Snapshot], Awaitable[LifetimeCheck]],
+    find_baseline: Callable[[ServerInfo], BaselineLookup] = lambda _info: BaselineLookup(None),
+    probe_tokens: int | None = None,
     max_age_s: float = 30 * 60,
     wall: Callable[[], float] = time.time,
     gpu: Callable[[], Awaitable[Telemetry]] | None = None,
 ) -> CheckReport:
     """Check one server: reachable, auth, version, metrics, speculation, a probe, the baseline.
 
-    With `gpu` (a telemetry source's `read`), one line about the GPUs too; it never changes the
-    exit code (no GPU data, throttling or another process on a GPU are information).
+    Args:
+        client: The target's client (for identity and metrics).
+        url: The target's base URL.
+        run_probe: Takes the probe as a one-run snapshot under a protocol.
+        check_lifetime: Whether a baseline's server restarted since it was taken.
+        find_baseline: The store's baseline for a server, or the nearest.
+        probe_tokens: The user's probe size; a baseline's protocol wins (said on screen).
+        max_age_s: Older baselines are stale.
+        wall: Wall clock.
+        gpu: A telemetry source's `read`: one line about the GPUs; it never changes the exit
+            code (no GPU data, throttling or another process on a GPU are information).
     """
     report = CheckReport(url)
     try:
@@ -99,22 +116,42 @@ async def run_check(
         report.add("ok", f"speculation: {info.speculative.describe()}")
     if gpu is not None:
         await _check_gpus(gpu, report)
-    baseline = find_baseline(info) if info.speculative is not None else None
-    protocol_tokens = baseline.protocol.max_tokens if baseline else probe_tokens
-    prompt = baseline.protocol.prompt if baseline else DEFAULT_PROMPT
+    lookup = find_baseline(info) if info.speculative is not None else BaselineLookup(None)
+    baseline = lookup.baseline
+    tokens, prompt = probe_tokens or DEFAULT_CHECK_TOKENS, DEFAULT_PROMPT
+    if baseline is not None:
+        tokens, prompt = baseline.protocol.max_tokens, baseline.protocol.prompt
+        if probe_tokens is not None and probe_tokens != tokens:
+            report.add(
+                "info",
+                f"probe: {tokens} tokens, the protocol of baseline #{baseline.id} "
+                f"(--probe-tokens {probe_tokens} set aside: runs compare only like for like)",
+            )
     try:
-        result = await backend.probe(client, prompt=prompt, max_tokens=protocol_tokens)
+        probe = await run_probe(Protocol(1, 0, tokens, 0.0, prompt))
     except AuthFailed as exc:
         report.add("fail", f"probe refused: {exc}", EXIT_UNREACHABLE)
         return report
-    except SourceError as exc:
+    except (SourceError, BenchInvalid) as exc:
         report.add("fail", f"probe failed: {exc}", EXIT_DEGRADED)
         return report
-    figures = run_figures(result)
+    figures = probe.runs[0]
     report.probe = figures
     report.add("ok", "probe: " + _describe_probe(figures))
-    if info.speculative is not None:
-        _judge_speculation(report, info, figures, baseline, prompt, max_age_s, wall())
+    if info.speculative is None:
+        return report
+    if figures.accept_length is None:
+        report.add("warn", "speculation is on but the probe saw no verify steps", EXIT_DEGRADED)
+        return report
+    if baseline is None:
+        report.add(
+            "info",
+            "no baseline for this configuration in the store "
+            f"({describe_nearest(lookup.nearest)}): run `specmon bench` against the same server "
+            "without speculative flags to get speedup and break-even",
+        )
+        return report
+    _judge(report, probe, baseline, await check_lifetime(baseline), max_age_s, wall())
     return report
 
 
@@ -151,54 +188,56 @@ def _describe_probe(f: RunFigures) -> str:
     return ", ".join(parts)
 
 
-def _judge_speculation(
+def _judge(
     report: CheckReport,
-    info: ServerInfo,
-    figures: RunFigures,
-    baseline: Snapshot | None,
-    prompt: str,
+    probe: Snapshot,
+    baseline: Snapshot,
+    lifetime: LifetimeCheck,
     max_age_s: float,
     now: float,
 ) -> None:
-    if figures.accept_length is None:
-        report.add("warn", "speculation is on but the probe saw no verify steps", EXIT_DEGRADED)
-        return
-    if baseline is None:
-        report.add(
-            "info",
-            "no baseline for this configuration in the store: run `specmon bench` against the "
-            "same server without speculative flags to get speedup and break-even",
-        )
-        return
+    """The speedup line: never a clean ✓ unless the baseline is confirmed to apply."""
     report.baseline = baseline
-    probe_snapshot = Snapshot(
-        created_at=now,
-        url=report.url,
-        label=None,
-        server=info,
-        protocol=Protocol(1, 0, baseline.protocol.max_tokens, 0.0, prompt),
-        runs=(figures,),
+    validity = baseline_validity(
+        baseline,
+        probe.server,
+        now=now,
+        lifetime=lifetime,
+        max_age_s=max_age_s,
+        protocol=probe.protocol,
+        gpu=probe.gpu,
     )
-    report.validity = baseline_validity(baseline, probe_snapshot, now=now, max_age_s=max_age_s)
-    base_tok_s = summarize([r.decode_tok_s for r in baseline.runs if r.decode_tok_s]).median
-    tag = f"baseline #{baseline.id} ({base_tok_s:.1f} tok/s)"
-    if not report.validity.valid:
-        report.add("warn", f"{tag} is stale: " + "; ".join(report.validity.reasons), EXIT_DEGRADED)
+    report.validity = validity
+    base = pool(baseline.runs)
+    base_text = f"{base.decode_tok_s:.1f} tok/s" if base.decode_tok_s else "no decode figure"
+    tag = f"baseline #{baseline.id} ({baseline.url}, {base_text})"
+    if not validity.valid:
+        report.add("warn", f"{tag} is stale: " + "; ".join(validity.reasons), EXIT_DEGRADED)
         return
-    if figures.decode_tok_s is not None:
-        report.speedup = figures.decode_tok_s / base_tok_s - 1
-    if figures.cycle_ms is not None:
-        report.break_even = break_even_accept_length(figures.cycle_ms, ms_per_token(base_tok_s))
-    if report.speedup is None or report.break_even is None:
+    for warning in validity.warnings:
+        report.add("info", f"GPUs differ from the baseline's: {warning}")
+    comparison = compare(pool(probe.runs), base)
+    report.comparison = comparison
+    if comparison is None:
+        report.add("warn", f"vs {tag}: no decode speed to compare", EXIT_DEGRADED)
         return
-    verdict = (
-        f"vs {tag}: speedup {report.speedup:+.1%}, accept {figures.accept_length:.2f} "
-        f"vs break-even {report.break_even:.2f}"
+    text = (
+        f"vs {tag}: now {comparison.now_tok_s:.1f} tok/s, speedup "
+        f"{speedup_text(comparison.speedup)}"
     )
-    if figures.accept_length < report.break_even:
-        report.add("warn", verdict + " — speculation is losing", EXIT_DEGRADED)
+    if comparison.break_even is not None and comparison.margin is not None:
+        accept = comparison.break_even + comparison.margin
+        text += f", accept {accept:.2f} vs break-even {comparison.break_even:.2f}"
+    text += f" — {verdict_text(comparison)}"
+    if validity.unverified:
+        unverified = "; ".join(validity.unverified)
+        report.add("warn", f"{text}; UNVERIFIED: {unverified}", EXIT_DEGRADED)
+    elif comparison.verdict == Verdict.LOSING:
+        report.add("warn", text, EXIT_DEGRADED)
+    elif comparison.verdict == Verdict.WITHIN_NOISE:
+        report.add("info", text)
     else:
-        report.add("ok", verdict + " — speculation pays off")
+        report.add("ok", text)
 
 
 def report_to_dict(report: CheckReport) -> dict[str, object]:
@@ -207,6 +246,7 @@ def report_to_dict(report: CheckReport) -> dict[str, object]:
         report.exit_code, "unreachable"
     )
     server = report.server
+    c = report.comparison
     return {
         "schema": 1,
         "url": report.url,
@@ -227,10 +267,18 @@ def report_to_dict(report: CheckReport) -> dict[str, object]:
         if report.baseline is None
         else {
             "snapshot_id": report.baseline.id,
+            "url": report.baseline.url,
             "created_at": report.baseline.created_at,
+            "decode_tok_s": pool(report.baseline.runs).decode_tok_s,
             "valid": report.validity.valid if report.validity else None,
+            "confirmed": report.validity.confirmed if report.validity else None,
             "reasons": list(report.validity.reasons) if report.validity else [],
+            "unverified": list(report.validity.unverified) if report.validity else [],
         },
-        "speedup": report.speedup,
-        "break_even_accept_length": report.break_even,
+        "speedup": None if c is None else c.speedup.value,
+        "speedup_low": None if c is None else c.speedup.low,
+        "speedup_high": None if c is None else c.speedup.high,
+        "verdict": None if c is None else c.verdict.value,
+        "break_even_accept_length": None if c is None else c.break_even,
+        "margin": None if c is None else c.margin,
     }

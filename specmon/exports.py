@@ -1,9 +1,9 @@
 """Stored snapshots side by side: comparison rows, their export (Markdown, CSV, JSON), and the
 human report of `specmon snapshots compare BASE SPEC`.
 
-Every derived figure comes from `analysis` (speedup, break-even, validity); this module only
-pairs snapshots and formats. Missing figures stay None and render as "—" (Markdown and text),
-an empty cell (CSV) or null (JSON), never 0.
+Every derived figure comes from `analysis` (pooled figures, the comparison, validity); this
+module only pairs snapshots and formats, with `specmon.wording`. Missing figures stay None and
+render as "—" (Markdown and text), an empty cell (CSV) or null (JSON), never 0.
 """
 
 from __future__ import annotations
@@ -11,20 +11,35 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from specmon.analysis.breakeven import break_even_accept_length, ms_per_token
-from specmon.analysis.stats import Speedup, speedup
-from specmon.analysis.validity import Validity, baseline_validity, fingerprint
-from specmon.model import Snapshot, SpecConfig
+from specmon.analysis.comparison import Comparison, compare
+from specmon.analysis.pooled import Pooled, pool
+from specmon.analysis.validity import (
+    LifetimeCheck,
+    LifetimeState,
+    Validity,
+    baseline_validity,
+    fingerprint,
+    protocol_differences,
+    relaunched_for_speculation,
+)
+from specmon.model import Snapshot
 from specmon.serialize import summary_of
-
-MISSING = "—"
+from specmon.wording import (
+    DASH,
+    describe_config,
+    duration,
+    speedup_text,
+    validity_mark,
+    verdict_text,
+)
 
 ExportFormat = Literal["md", "csv", "json"]
+NOT_CHECKED = LifetimeCheck(LifetimeState.UNVERIFIED, "the baseline server was not checked")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,99 +47,113 @@ class ComparisonRow:
     """One snapshot's figures, and for a speculative one its comparison with a baseline."""
 
     id: int | None
+    url: str
     created_at: float
     label: str | None
     config: str
     """`SpecConfig.describe()`, or "no speculation"."""
     speculative: bool
-    decode_tok_s: float | None
-    """Median decode tok/s over the runs."""
+    pooled: Pooled
+    """Decode tok/s, accept length and cycle: the one statistic (analysis/pooled.py)."""
     decode_tok_s_min: float | None
     decode_tok_s_max: float | None
-    accept_length: float | None
-    """Median client-side accept length; None without speculation."""
-    cycle_ms: float | None
-    """Median draft+verify cycle; None without speculation."""
     baseline_id: int | None = None
     """The matched baseline (speculative rows only)."""
-    speedup: Speedup | None = None
-    break_even: float | None = None
-    """Break-even accept length against the matched baseline."""
+    baseline_url: str | None = None
+    comparison: Comparison | None = None
     validity: Validity | None = None
     """Whether the matched baseline applies; None when there is none."""
 
 
-def describe_config(speculative: SpecConfig | None) -> str:
-    """ "EAGLE3 steps=2 topk=1 draft=3", or "no speculation"."""
-    return "no speculation" if speculative is None else speculative.describe()
+def lifetime_for(
+    base: Snapshot, spec: Snapshot, checked: Mapping[int, LifetimeCheck]
+) -> LifetimeCheck:
+    """The baseline server's lifetime as it bears on `spec`: by design relaunched when both were
+    taken at one address, else what the session found (`checked`, by baseline id)."""
+    if base.url == spec.url and spec.server.speculative is not None:
+        return relaunched_for_speculation()
+    return checked.get(base.id, NOT_CHECKED) if base.id is not None else NOT_CHECKED
 
 
-def snapshot_speedup(spec: Snapshot, base: Snapshot) -> Speedup | None:
-    """Decode tok/s speedup of `spec` over `base` with its 95% interval; None without figures."""
-    spec_values = [r.decode_tok_s for r in spec.runs if r.decode_tok_s is not None]
-    base_values = [r.decode_tok_s for r in base.runs if r.decode_tok_s is not None]
-    try:
-        return speedup(spec_values, base_values)
-    except ValueError:
-        # No decode figures on one side, or a non-positive rate: there is no speedup to show.
+def snapshot_validity(
+    base: Snapshot, spec: Snapshot, *, now: float, max_age_s: float, lifetime: LifetimeCheck
+) -> Validity:
+    """`baseline_validity` of `base` for the stored run `spec` (its protocol and GPU state)."""
+    return baseline_validity(
+        base,
+        spec.server,
+        now=now,
+        lifetime=lifetime,
+        max_age_s=max_age_s,
+        protocol=spec.protocol,
+        gpu=spec.gpu,
+    )
+
+
+def match_baseline(spec: Snapshot, candidates: Sequence[Snapshot]) -> Snapshot | None:
+    """The baseline for a speculative snapshot: a plain snapshot of any server with the same
+    fingerprint, the same protocol first, then the newest."""
+    key = fingerprint(spec.server.args)
+    matching = [
+        c
+        for c in candidates
+        if c.server.speculative is None and fingerprint(c.server.args) == key
+    ]
+    if not matching:
         return None
-
-
-def snapshot_break_even(spec: Snapshot, base: Snapshot) -> float | None:
-    """Median cycle of `spec` over the median ms/token of `base` (DESIGN.md §1)."""
-    cycle = summary_of(spec, "cycle_ms")
-    decode = summary_of(base, "decode_tok_s")
-    if cycle is None or decode is None or decode.median <= 0:
-        return None
-    return break_even_accept_length(cycle.median, ms_per_token(decode.median))
+    return max(
+        matching,
+        key=lambda c: (not protocol_differences(c.protocol, spec.protocol), c.created_at),
+    )
 
 
 def comparison_rows(
-    snapshots: Sequence[Snapshot], *, now: float, max_age_s: float
+    snapshots: Sequence[Snapshot],
+    *,
+    candidates: Sequence[Snapshot] | None = None,
+    now: float,
+    max_age_s: float,
+    lifetimes: Mapping[int, LifetimeCheck] | None = None,
 ) -> list[ComparisonRow]:
-    """One row per snapshot (all of one target), in the order given.
+    """One row per snapshot, in the order given.
 
-    A speculative snapshot is compared with the newest non-speculative snapshot of the list with
-    the same fingerprint, whether taken before or after it; validity says whether that baseline
-    applies (`analysis.validity.baseline_validity`).
+    A speculative snapshot is compared with `match_baseline` among `candidates` (by default the
+    snapshots themselves), whatever server it was taken on; validity says whether it applies.
 
     Args:
         snapshots: The snapshots to tabulate.
+        candidates: Where baselines are looked for (every stored snapshot, typically).
         now: Current unix time, for the baselines' age.
         max_age_s: Older baselines are stale.
+        lifetimes: The baseline servers' lifetime checks by baseline id
+            (`session.baselines.check_lifetimes`); a baseline missing here is unverified.
     """
-    baselines: dict[str, Snapshot] = {}
-    for snapshot in snapshots:
-        if snapshot.server.speculative is None:
-            key = fingerprint(snapshot.server.args)
-            known = baselines.get(key)
-            if known is None or snapshot.created_at > known.created_at:
-                baselines[key] = snapshot
+    pool_of = candidates if candidates is not None else snapshots
     rows = []
     for snapshot in snapshots:
         decode = summary_of(snapshot, "decode_tok_s")
-        accept = summary_of(snapshot, "accept_length")
-        cycle = summary_of(snapshot, "cycle_ms")
         row = ComparisonRow(
             id=snapshot.id,
+            url=snapshot.url,
             created_at=snapshot.created_at,
             label=snapshot.label,
             config=describe_config(snapshot.server.speculative),
             speculative=snapshot.server.speculative is not None,
-            decode_tok_s=decode.median if decode else None,
+            pooled=pool(snapshot.runs),
             decode_tok_s_min=decode.min if decode else None,
             decode_tok_s_max=decode.max if decode else None,
-            accept_length=accept.median if accept else None,
-            cycle_ms=cycle.median if cycle else None,
         )
-        base = baselines.get(fingerprint(snapshot.server.args)) if row.speculative else None
+        base = match_baseline(snapshot, pool_of) if row.speculative else None
         if base is not None:
+            lifetime = lifetime_for(base, snapshot, lifetimes or {})
             row = replace(
                 row,
                 baseline_id=base.id,
-                speedup=snapshot_speedup(snapshot, base),
-                break_even=snapshot_break_even(snapshot, base),
-                validity=baseline_validity(base, snapshot, now=now, max_age_s=max_age_s),
+                baseline_url=base.url,
+                comparison=compare(row.pooled, pool(base.runs)),
+                validity=snapshot_validity(
+                    base, snapshot, now=now, max_age_s=max_age_s, lifetime=lifetime
+                ),
             )
         rows.append(row)
     return rows
@@ -133,6 +162,7 @@ def comparison_rows(
 # (key: CSV header and JSON key, Markdown header) of the table columns, in order.
 _COLUMNS = (
     ("id", "id"),
+    ("url", "url"),
     ("created", "created"),
     ("label", "label"),
     ("config", "config"),
@@ -143,26 +173,10 @@ _COLUMNS = (
     ("cycle_ms", "cycle ms"),
     ("baseline_id", "baseline"),
     ("speedup", "speedup"),
+    ("verdict", "verdict"),
     ("break_even", "break-even"),
     ("baseline_valid", "baseline valid"),
 )
-
-
-def format_speedup(value: Speedup | None) -> str | None:
-    """ "+21.0% [+18.2%, +23.9%]" (the interval only when there is one), or None."""
-    if value is None:
-        return None
-    text = f"{value.value:+.1%}"
-    if value.low is not None and value.high is not None:
-        text += f" [{value.low:+.1%}, {value.high:+.1%}]"
-    return text
-
-
-def format_validity(validity: Validity | None) -> str | None:
-    """ "✓", "✗ reason; reason", or None when there is no baseline."""
-    if validity is None:
-        return None
-    return "✓" if validity.valid else "✗ " + "; ".join(validity.reasons)
 
 
 def format_time(unix_s: float) -> str:
@@ -176,44 +190,55 @@ def _fixed(value: float | None, digits: int) -> str | None:
 
 def _cells(row: ComparisonRow) -> list[str | None]:
     """The row's cells in `_COLUMNS` order; None for a missing figure."""
+    c = row.comparison
     return [
         None if row.id is None else str(row.id),
+        row.url,
         format_time(row.created_at),
         row.label,
         row.config,
-        _fixed(row.decode_tok_s, 1),
+        _fixed(row.pooled.decode_tok_s, 1),
         _fixed(row.decode_tok_s_min, 1),
         _fixed(row.decode_tok_s_max, 1),
-        _fixed(row.accept_length, 2),
-        _fixed(row.cycle_ms, 1),
+        _fixed(row.pooled.accept_length, 2),
+        _fixed(row.pooled.cycle_ms, 1),
         None if row.baseline_id is None else str(row.baseline_id),
-        format_speedup(row.speedup),
-        _fixed(row.break_even, 2),
-        format_validity(row.validity),
+        speedup_text(c.speedup) if c else None,
+        verdict_text(c) if c else None,
+        _fixed(c.break_even if c else None, 2),
+        validity_mark(row.validity),
     ]
 
 
 def _json_object(row: ComparisonRow) -> dict[str, Any]:
     """Full-precision numbers for scripts; speedup as fractions (0.21 is +21%)."""
     validity = row.validity
+    c = row.comparison
     return {
         "id": row.id,
+        "url": row.url,
         "created_at": row.created_at,
         "label": row.label,
         "config": row.config,
         "speculative": row.speculative,
-        "decode_tok_s": row.decode_tok_s,
+        "decode_tok_s": row.pooled.decode_tok_s,
         "decode_tok_s_min": row.decode_tok_s_min,
         "decode_tok_s_max": row.decode_tok_s_max,
-        "accept_length": row.accept_length,
-        "cycle_ms": row.cycle_ms,
+        "accept_length": row.pooled.accept_length,
+        "cycle_ms": row.pooled.cycle_ms,
         "baseline_id": row.baseline_id,
+        "baseline_url": row.baseline_url,
+        "baseline_decode_tok_s": c.base_tok_s if c else None,
         "speedup": None
-        if row.speedup is None
-        else {"value": row.speedup.value, "low": row.speedup.low, "high": row.speedup.high},
-        "break_even": row.break_even,
+        if c is None
+        else {"value": c.speedup.value, "low": c.speedup.low, "high": c.speedup.high},
+        "verdict": c.verdict.value if c else None,
+        "break_even": c.break_even if c else None,
+        "margin": c.margin if c else None,
         "baseline_valid": None if validity is None else validity.valid,
+        "baseline_confirmed": None if validity is None else validity.confirmed,
         "baseline_reasons": None if validity is None else list(validity.reasons),
+        "baseline_unverified": None if validity is None else list(validity.unverified),
     }
 
 
@@ -247,18 +272,22 @@ def export(rows: Sequence[ComparisonRow], fmt: ExportFormat) -> str:
 
 def _md_cell(cell: str | None) -> str:
     if cell is None:
-        return MISSING
+        return DASH
     # A pipe would end the cell and a newline the row.
     return cell.replace("|", "\\|").replace("\n", " ")
 
 
-def compare_text(base: Snapshot, spec: Snapshot, *, now: float, max_age_s: float) -> str:
+def compare_text(
+    base: Snapshot, spec: Snapshot, *, now: float, max_age_s: float, lifetime: LifetimeCheck
+) -> str:
     """The report of `specmon snapshots compare BASE SPEC`, one fact per line.
 
     Says loudly when BASE is not a baseline (speculation on) and, line by line prefixed
-    "STALE BASELINE:", every reason the baseline does not apply; then, prefixed "GPU WARNING:",
-    every way the GPUs' condition differed between the two (clocks, power limit, throttling,
-    other processes).
+    "STALE BASELINE:", every reason the baseline does not apply, "UNVERIFIED:" what could not be
+    checked; then, prefixed "GPU WARNING:", every way the GPUs' condition differed between the
+    two (clocks, power limit, throttling, other processes). The speedup, break-even and margin
+    come from one `Comparison` of the pooled runs: "spec / base − 1" of the two decode figures
+    printed above it.
     """
     lines = [_header("base", base), _header("spec", spec)]
     base_speculative = base.server.speculative is not None
@@ -267,51 +296,59 @@ def compare_text(base: Snapshot, spec: Snapshot, *, now: float, max_age_s: float
             f"NOT A BASELINE: {_name(base)} ran with speculation on "
             f"({describe_config(base.server.speculative)}); take one with speculation off"
         )
-    validity = baseline_validity(base, spec, now=now, max_age_s=max_age_s)
-    if validity.valid:
-        age_min = (now - base.created_at) / 60
-        lines.append(f"baseline valid ✓ (taken {age_min:.0f} min ago)")
-    else:
-        lines.extend(f"STALE BASELINE: {reason}" for reason in validity.reasons)
+    validity = snapshot_validity(base, spec, now=now, max_age_s=max_age_s, lifetime=lifetime)
+    if validity.confirmed:
+        lines.append(f"baseline valid ✓ (taken {duration(max(0.0, now - base.created_at))} ago)")
+    lines.extend(f"STALE BASELINE: {reason}" for reason in validity.reasons)
+    lines.extend(f"UNVERIFIED: {what}" for what in validity.unverified)
     lines.extend(f"GPU WARNING: {warning}" for warning in validity.warnings)
-
-    value = snapshot_speedup(spec, base)
-    speedup_text = format_speedup(value) or MISSING
-    if value is not None and value.low is not None:
-        speedup_text += " (95% interval)"
-    if not validity.valid and value is not None:
-        speedup_text += ": does not hold, stale baseline"
-    lines.append(f"speedup         {speedup_text}")
-
-    accept = summary_of(spec, "accept_length")
+    spec_pooled = pool(spec.runs)
+    comparison = compare(spec_pooled, pool(base.runs))
+    speedup_line = DASH
+    if comparison is not None:
+        speedup_line = speedup_text(comparison.speedup) or DASH
+        if comparison.speedup.low is not None:
+            speedup_line += " (95% interval)"
+        if not validity.valid:
+            speedup_line += ": does not hold, stale baseline"
+        elif not base_speculative:
+            speedup_line += f": {verdict_text(comparison)}"
+    lines.append(f"speedup         {speedup_line}")
     server_accept = summary_of(spec, "server_accept_length")
-    cycle = summary_of(spec, "cycle_ms")
-    accept_text = MISSING if accept is None else f"{accept.median:.2f} (client, median)"
-    if server_accept is not None:
-        accept_text += f"; server says {server_accept.median:.2f}"
-    lines.append(f"accept length   {accept_text}")
-    cycle_text = MISSING if cycle is None else f"{cycle.median:.1f} ms per draft+verify (median)"
-    lines.append(f"cycle           {cycle_text}")
-
-    lines.append("break-even      " + _break_even_text(base, spec, base_speculative))
+    accept_line = DASH
+    if spec_pooled.accept_length is not None:
+        accept_line = f"{spec_pooled.accept_length:.2f} (client, pooled)"
+        if server_accept is not None:
+            accept_line += f"; server says {server_accept.median:.2f}"
+    lines.append(f"accept length   {accept_line}")
+    cycle = spec_pooled.cycle_ms
+    lines.append(
+        "cycle           "
+        + (DASH if cycle is None else f"{cycle:.1f} ms per draft+verify (pooled)")
+    )
+    lines.append("break-even      " + _break_even_text(spec, comparison, base_speculative))
     return "\n".join(lines) + "\n"
 
 
-def _break_even_text(base: Snapshot, spec: Snapshot, base_speculative: bool) -> str:
+def compare_holds(base: Snapshot, spec: Snapshot, validity: Validity) -> bool:
+    """Whether `snapshots compare` may exit 0: a real baseline that applies, confirmed."""
+    return base.server.speculative is None and spec.server.speculative is not None and (
+        validity.confirmed
+    )
+
+
+def _break_even_text(spec: Snapshot, comparison: Comparison | None, base_speculative: bool) -> str:
     if base_speculative:
-        return f"{MISSING} (BASE is not plain decoding)"
+        return f"{DASH} (BASE is not plain decoding)"
     if spec.server.speculative is None:
-        return f"{MISSING} (SPEC ran without speculation)"
-    break_even = snapshot_break_even(spec, base)
-    if break_even is None:
-        return MISSING
-    text = f"accept length {break_even:.2f}"
-    accept = summary_of(spec, "accept_length")
-    if accept is None:
+        return f"{DASH} (SPEC ran without speculation)"
+    if comparison is None or comparison.break_even is None:
+        return DASH
+    text = f"accept length {comparison.break_even:.2f}"
+    if comparison.margin is None:
         return text
-    margin = accept.median - break_even
-    verdict = "winning" if margin > 0 else "losing" if margin < 0 else "even"
-    return f"{text}; measured {accept.median:.2f}, margin {margin:+.2f}: {verdict}"
+    accept = comparison.break_even + comparison.margin
+    return f"{text}; measured {accept:.2f}, margin {comparison.margin:+.2f}"
 
 
 def _name(snapshot: Snapshot) -> str:
@@ -321,19 +358,19 @@ def _name(snapshot: Snapshot) -> str:
 def _header(role: str, snapshot: Snapshot) -> str:
     """E.g. "spec  #4 EAGLE3 steps=2  2025-06-01T14:03:00Z "tuned"  decode 75.9 tok/s [...]"."""
     parts = [f"{role:<5} {_name(snapshot)}", describe_config(snapshot.server.speculative)]
+    parts.append(snapshot.url)
     parts.append(format_time(snapshot.created_at))
     if snapshot.label:
         parts.append(json.dumps(snapshot.label, ensure_ascii=False))
+    pooled = pool(snapshot.runs)
     decode = summary_of(snapshot, "decode_tok_s")
-    if decode is None:
-        parts.append(f"decode {MISSING} tok/s")
+    if pooled.decode_tok_s is None or decode is None:
+        parts.append(f"decode {DASH} tok/s")
     else:
         runs = len(snapshot.runs)
-        text = (
-            f"decode {decode.median:.1f} tok/s [{decode.min:.1f}–{decode.max:.1f}]"
+        parts.append(
+            f"decode {pooled.decode_tok_s:.1f} tok/s [{decode.min:.1f}–{decode.max:.1f}]"
             f" over {runs} run{'s' if runs != 1 else ''}"
+            f" ({pooled.ms_per_token:.1f} ms/token)"
         )
-        if decode.median > 0:
-            text += f" ({ms_per_token(decode.median):.1f} ms/token)"
-        parts.append(text)
     return "  ".join(parts)

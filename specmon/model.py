@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Literal
 
 
@@ -114,8 +115,41 @@ class ServerMetrics:
     """`spec_decode_num_accepted_tokens_per_pos_total`, by draft position 0, 1, …"""
     decode_seconds_total: float | None = None
     """llama.cpp `tokens_predicted_seconds_total`: per request, first token to last, summed."""
+    process_start_time: float | None = None
+    """`process_start_time_seconds` (unix seconds; vLLM serves it, SGLang does not)."""
     families: frozenset[str] = field(default_factory=frozenset)
     """Short names of every family seen (prefix stripped), for diagnostics."""
+
+
+class SourceName(StrEnum):
+    """The sampler's sources: the keys of `Sample.readings`."""
+
+    INFO = "info"
+    METRICS = "metrics"
+    GPU = "gpu"
+
+
+class StepsSource(StrEnum):
+    """Where a probe's count of verify steps came from."""
+
+    SPEC_VERIFY_CT = "spec_verify_ct"
+    """SGLang's final `meta_info.spec_verify_ct`: every step, the prefill one included."""
+    CHUNKS = "chunks"
+    """vLLM: the chunks after the first (one per step until the client falls behind)."""
+    COUNTERS = "counters"
+    """vLLM's own count over a probe that ran alone (Δ`inter_token_latency_seconds_count`)."""
+    TIMINGS = "timings"
+    """llama.cpp's `timings`: `predicted_n − 1 − draft_n_accepted`."""
+
+
+class CycleBasis(StrEnum):
+    """What the cycle percentiles (p50/p95) of a run were computed from."""
+
+    CHUNK_GAPS = "chunk_gaps"
+    """Each chunk was one verify step: its gap is one cycle."""
+    PER_STEP = "per_step"
+    """Chunks carried several steps (SGLang `stream_interval` > 1, coalesced chunks under load,
+    vLLM merging steps): each gap divided by the mean steps per chunk."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,8 +178,8 @@ class ProbeResult:
     """SGLang's `meta_info.spec_accept_length` when it sent one (vLLM's and llama.cpp's own
     figure is derived from `scrapes`)."""
     finish_reason: str | None
-    steps_source: str = "spec_verify_ct"
-    """Where `verify_ct` came from: "spec_verify_ct", "chunks", "counters" or "timings"."""
+    steps_source: StepsSource = StepsSource.SPEC_VERIFY_CT
+    """Where `verify_ct` came from."""
     chunks_are_steps: bool = True
     """One chunk per verify step (SGLang, vLLM), so chunk gaps are cycle times; llama.cpp sends
     one chunk per token."""
@@ -162,7 +196,8 @@ class RunFigures:
     prompt_tokens: int | None
     ttft_ms: float
     e2e_s: float
-    e2e_tok_s: float
+    e2e_tok_s: float | None
+    """None when the stream took no measurable time (never 0.0 for an unknown rate)."""
     decode_tok_s: float | None
     accept_length: float | None
     server_accept_length: float | None
@@ -170,12 +205,21 @@ class RunFigures:
     cycle_ms: float | None
     cycle_ms_p50: float | None
     cycle_ms_p95: float | None
-    cycle_source: str | None = None
+    cycle_source: StepsSource | None = None
     """Where the verify steps behind accept length and cycle came from (None without
-    speculation): "spec_verify_ct" (SGLang's count), "counters" (vLLM's own count over the probe,
-    Δ`inter_token_latency_seconds_count`), "chunks" (vLLM, when other requests ran meanwhile: one
-    chunk per step until the client falls behind) or "timings" (llama.cpp's counters: one chunk
-    per token, so no p50/p95)."""
+    speculation); llama.cpp's "timings" come with one chunk per token, so no p50/p95."""
+    decode_tokens: int | None = None
+    """c_last − c_0: the tokens after the first chunk (the numerator of decode tok/s)."""
+    decode_s: float | None = None
+    """t_last − t_0 in seconds (the denominator of decode tok/s); None when the stream's timing
+    is unusable (`buffered`)."""
+    decode_steps: float | None = None
+    """V_decode: the verify steps after the first token; None without speculation."""
+    cycle_basis: CycleBasis | None = None
+    """What p50/p95 rest on; None when they are absent (no speculation, one chunk per token,
+    or a buffered stream)."""
+    buffered: bool = False
+    """The stream's chunks arrived together (a buffering proxy): its timing is not used."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,6 +391,26 @@ class GpuState:
 
 
 @dataclass(frozen=True, slots=True)
+class Lifetime:
+    """What identifies one launch of a server, recorded when a snapshot is taken.
+
+    A later reading of the same server is compared with it (`analysis.validity.lifetime_check`)
+    to tell whether the server restarted since.
+    """
+
+    launch: str
+    """A hash of every server arg the server reported (secrets masked): SGLang draws a fresh
+    `random_seed` and sizes `max_total_num_tokens` at every start, so a relaunch with the same
+    flags usually changes it."""
+    started_at: float | None = None
+    """The server process's start (unix seconds): `process_start_time_seconds` from /metrics
+    (vLLM), or psutil when the server runs on this machine."""
+    counters: tuple[tuple[str, float], ...] = ()
+    """Cumulative counters at the end of the bench (name, value): a value that went down later
+    means a restart."""
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """A completed bench: its runs, the protocol and the server it ran against."""
 
@@ -361,6 +425,8 @@ class Snapshot:
     """Assigned by the store."""
     gpu: GpuState | None = None
     """The GPU state during the runs, when it could be read."""
+    lifetime: Lifetime | None = None
+    """The server's launch markers at the end of the bench (None in older records)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -395,14 +461,25 @@ class Sample:
     @property
     def info(self) -> ServerInfo | None:
         """The latest server info."""
-        value = self.value("info")
+        value = self.value(SourceName.INFO)
         return value if isinstance(value, ServerInfo) else None
 
     @property
     def metrics(self) -> ServerMetrics | None:
         """The latest /metrics scrape."""
-        value = self.value("metrics")
+        value = self.value(SourceName.METRICS)
         return value if isinstance(value, ServerMetrics) else None
+
+    @property
+    def telemetry(self) -> Telemetry | None:
+        """The latest GPU/host reading."""
+        value = self.value(SourceName.GPU)
+        return value if isinstance(value, Telemetry) else None
+
+    def error(self, name: str) -> str | None:
+        """A source's last error since its last success, or None."""
+        reading = self.readings.get(name)
+        return None if reading is None else reading.error
 
     def age(self, name: str) -> float | None:
         """Seconds since the source last succeeded (None if it never did)."""

@@ -13,13 +13,29 @@ Two forms, on purpose:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import fields
-from typing import Any
+from enum import StrEnum
+from typing import Any, TypeVar
 
+from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.stats import summarize
 from specmon.analysis.validity import fingerprint
-from specmon.model import GpuState, Protocol, RunFigures, ServerInfo, Snapshot, SpecConfig, Stats
+from specmon.model import (
+    CycleBasis,
+    GpuState,
+    Lifetime,
+    Protocol,
+    RunFigures,
+    ServerInfo,
+    Snapshot,
+    SpecConfig,
+    Stats,
+    StepsSource,
+)
+
+E = TypeVar("E", bound=StrEnum)
+T = TypeVar("T")
 
 SCHEMA = 1
 """Version of the `snapshot_to_dict` schema."""
@@ -75,7 +91,8 @@ def snapshot_to_dict(snapshot: Snapshot) -> dict[str, Any]:
 
     Keys: "schema", "created_at" (unix seconds), "label", "target" (url, backend, version, model,
     tp/dp/pp sizes, "speculative" or null), "protocol", "runs" (every `RunFigures` field),
-    "summary" (per figure in `SUMMARY_FIGURES`, null when no run has it), "fingerprint" (of the
+    "summary" (per figure in `SUMMARY_FIGURES`, null when no run has it), "pooled" (the one
+    statistic every comparison uses: Σ tokens / Σ time, see docs/metrics.md), "fingerprint" (of the
     server args, see `analysis.validity.fingerprint`), "snapshot_id" (null until stored) and
     "gpu" (the GPU state during the runs, `gpu_state_to_dict`; null when unread).
     """
@@ -111,9 +128,21 @@ def snapshot_to_dict(snapshot: Snapshot) -> dict[str, Any]:
         },
         "runs": [_run_to_dict(run) for run in snapshot.runs],
         "summary": {name: stats_to_dict(summary_of(snapshot, name)) for name in SUMMARY_FIGURES},
+        "pooled": _pooled_to_dict(pool(snapshot.runs)),
         "fingerprint": fingerprint(server.args),
         "snapshot_id": snapshot.id,
         "gpu": gpu_state_to_dict(snapshot.gpu),
+    }
+
+
+def _pooled_to_dict(pooled: Pooled) -> dict[str, Any]:
+    """The one statistic of the runs (analysis/pooled.py): what every comparison uses."""
+    return {
+        "decode_tok_s": pooled.decode_tok_s,
+        "decode_tok_s_rel_se": pooled.rel_se,
+        "accept_length": pooled.accept_length,
+        "cycle_ms": pooled.cycle_ms,
+        "timed_runs": pooled.runs,
     }
 
 
@@ -168,7 +197,27 @@ def snapshot_to_record(snapshot: Snapshot) -> dict[str, Any]:
         },
         "runs": [_run_to_dict(run) for run in snapshot.runs],
         "gpu": gpu_state_to_dict(snapshot.gpu),
+        "lifetime": None
+        if snapshot.lifetime is None
+        else {
+            "launch": snapshot.lifetime.launch,
+            "started_at": snapshot.lifetime.started_at,
+            "counters": dict(snapshot.lifetime.counters),
+        },
     }
+
+
+def _lifetime_from(record: _Reader) -> Lifetime | None:
+    # Records written before lifetimes were kept have no "lifetime": None (unverifiable).
+    lifetime = record.added("lifetime", record.opt_obj)
+    if lifetime is None:
+        return None
+    counters = lifetime.obj("counters")
+    return Lifetime(
+        launch=lifetime.string("launch"),
+        started_at=lifetime.opt_number("started_at"),
+        counters=tuple((name, counters.number(name)) for name in counters.data),
+    )
 
 
 def gpu_state_to_dict(state: GpuState | None) -> dict[str, Any] | None:
@@ -269,6 +318,7 @@ def snapshot_from_record(record: Mapping[str, Any]) -> Snapshot:
         ),
         runs=tuple(_run_from(run) for run in top.objs("runs")),
         gpu=_gpu_from(top),
+        lifetime=_lifetime_from(top),
     )
 
 
@@ -278,7 +328,7 @@ def _run_from(run: _Reader) -> RunFigures:
         prompt_tokens=run.opt_integer("prompt_tokens"),
         ttft_ms=run.number("ttft_ms"),
         e2e_s=run.number("e2e_s"),
-        e2e_tok_s=run.number("e2e_tok_s"),
+        e2e_tok_s=run.opt_number("e2e_tok_s"),
         decode_tok_s=run.opt_number("decode_tok_s"),
         accept_length=run.opt_number("accept_length"),
         server_accept_length=run.opt_number("server_accept_length"),
@@ -287,7 +337,13 @@ def _run_from(run: _Reader) -> RunFigures:
         cycle_ms_p50=run.opt_number("cycle_ms_p50"),
         cycle_ms_p95=run.opt_number("cycle_ms_p95"),
         # Records written before specmon read vLLM and llama.cpp have no source: None.
-        cycle_source=run.opt_string("cycle_source") if "cycle_source" in run.data else None,
+        cycle_source=run.opt_enum("cycle_source", StepsSource),
+        # Records written before these were kept: derived from the figures when pooled.
+        decode_tokens=run.added("decode_tokens", run.opt_integer),
+        decode_s=run.added("decode_s", run.opt_number),
+        decode_steps=run.added("decode_steps", run.opt_number),
+        cycle_basis=run.opt_enum("cycle_basis", CycleBasis),
+        buffered=bool(run.added("buffered", run.opt_bool)),
     )
 
 
@@ -339,6 +395,20 @@ class _Reader:
 
     def opt_number(self, key: str) -> float | None:
         return None if self._get(key) is None else self.number(key)
+
+    def added(self, key: str, read: Callable[[str], T]) -> T | None:
+        """A field that later records added: read with `read`, or None when absent."""
+        return read(key) if key in self.data else None
+
+    def opt_enum(self, key: str, kind: type[E]) -> E | None:
+        """An optional enum value by its text; None when absent (older records)."""
+        text = self.added(key, self.opt_string)
+        if text is None:
+            return None
+        try:
+            return kind(text)
+        except ValueError:
+            raise self._bad(key, f"one of {[e.value for e in kind]}", text) from None
 
     def opt_bool(self, key: str) -> bool | None:
         value = self._get(key)

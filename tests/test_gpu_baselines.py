@@ -10,16 +10,18 @@ from pathlib import Path
 import httpx
 import pytest
 
-from specmon.analysis.validity import baseline_validity
+from specmon.analysis.validity import LifetimeCheck, LifetimeState
 from specmon.bench import run_bench
-from specmon.check import EXIT_HEALTHY, run_check
+from specmon.check import EXIT_HEALTHY, CheckReport, run_check
 from specmon.cli import main
 from specmon.errors import Unreachable
-from specmon.exports import compare_text
-from specmon.model import GpuDevice, GpuState, Protocol, RunFigures, Telemetry
+from specmon.exports import compare_text, snapshot_validity
+from specmon.model import GpuDevice, GpuState, Protocol, RunFigures, Snapshot, Telemetry
 from specmon.serialize import RecordError, snapshot_from_record, snapshot_to_record
+from specmon.session.snapshot import SnapshotKind, take_snapshot
 from specmon.sim import SimConfig, SimServer
 from specmon.sources.backend import connect
+from specmon.sources.http import Target
 
 FAST = SimConfig(plain_step_ms=2.0, cycle_ms=4.0, accept_length=2.1, ttft_ms=5.0, seed=3)
 PROTOCOL = Protocol(runs=2, warmup=0, max_tokens=40, temperature=0.0, prompt="p")
@@ -27,6 +29,7 @@ BUSY = GpuDevice(
     0, name="NVIDIA H200", sm_clock_mhz=1980.0, sm_clock_max_mhz=1980.0, power_limit_w=700.0,
     temperature_c=55.0, clock_event_mask=0, utilization_pct=95.0,
 )  # fmt: skip
+SAME = LifetimeCheck(LifetimeState.SAME, "the same server process")
 NO_NVML = Telemetry(
     "nvml",
     "NVML on this machine",
@@ -90,11 +93,22 @@ async def test_gpu_failures_never_fail_a_bench(sim: tuple[SimServer, httpx.Async
     assert plain.gpu is None
 
 
+async def _check(client: httpx.AsyncClient, url: str, gpu: Readings) -> CheckReport:
+    async def probe(protocol: Protocol) -> Snapshot:
+        return await take_snapshot(Target(url), protocol, kind=SnapshotKind.RUN)
+
+    async def lifetime(_baseline: Snapshot) -> LifetimeCheck:
+        raise AssertionError("no baseline here")
+
+    return await run_check(client, url, run_probe=probe, check_lifetime=lifetime,
+                           probe_tokens=20, gpu=gpu)  # fmt: skip
+
+
 async def test_check_says_no_nvml_and_stays_healthy(
     sim: tuple[SimServer, httpx.AsyncClient],
 ) -> None:
     server, client = sim
-    report = await run_check(client, server.url, probe_tokens=20, gpu=Readings(NO_NVML))
+    report = await _check(client, server.url, Readings(NO_NVML))
     assert report.exit_code == EXIT_HEALTHY
     gpu_lines = [f for f in report.findings if f.text.startswith("GPUs:")]
     assert [(f.level, f.text) for f in gpu_lines] == [
@@ -104,7 +118,7 @@ async def test_check_says_no_nvml_and_stays_healthy(
             "run `specmon agent` on the GPU box or pass --gpu-metrics URL",
         )
     ]
-    report = await run_check(client, server.url, probe_tokens=20, gpu=Readings(None))
+    report = await _check(client, server.url, Readings(None))
     assert report.exit_code == EXIT_HEALTHY
     assert [(f.level, f.text) for f in report.findings if f.text.startswith("GPUs:")] == [
         ("warn", "GPUs: http://gpu-box:9400/metrics: connection refused")
@@ -112,7 +126,7 @@ async def test_check_says_no_nvml_and_stays_healthy(
     eight = Telemetry(
         "nvml", "NVML on this machine", gpus=tuple(replace(BUSY, index=i) for i in range(8))
     )
-    report = await run_check(client, server.url, probe_tokens=20, gpu=Readings(eight))
+    report = await _check(client, server.url, Readings(eight))
     assert "GPUs: 8 × H200, max util 95%, no throttling (NVML on this machine)" in [
         f.text for f in report.findings
     ]
@@ -179,17 +193,18 @@ async def test_comparison_warns_about_gpu_differences(
             other_processes=("python (pid 4242) on GPU 3: 20480 MiB, SM 35%",),
         ),
     )
-    validity = baseline_validity(base, run, now=spec.created_at)
+    validity = snapshot_validity(base, run, now=spec.created_at, max_age_s=1800, lifetime=SAME)
     assert validity.valid  # GPU differences are warnings, not reasons
     assert validity.warnings == (
         "SM clock under load 15% lower in the run (1683 vs 1980 MHz)",
         "other processes on the GPUs during the run: python (pid 4242) on GPU 3: 20480 MiB, SM 35%",
     )
-    text = compare_text(base, run, now=spec.created_at, max_age_s=1800)
+    text = compare_text(base, run, now=spec.created_at, max_age_s=1800, lifetime=SAME)
     lines = text.splitlines()
     assert "GPU WARNING: SM clock under load 15% lower in the run (1683 vs 1980 MHz)" in lines
     assert (
         lines.index("GPU WARNING: SM clock under load 15% lower in the run (1683 vs 1980 MHz)") == 3
     )
-    same = compare_text(base, replace(run, gpu=BASE_STATE), now=spec.created_at, max_age_s=1800)
+    same = compare_text(base, replace(run, gpu=BASE_STATE), now=spec.created_at, max_age_s=1800,
+                        lifetime=SAME)  # fmt: skip
     assert "GPU WARNING" not in same

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from specmon.analysis.validity import fingerprint
-from specmon.model import Protocol, RunFigures, ServerInfo, Snapshot, SpecConfig, Stats
+from specmon.model import Lifetime, Protocol, RunFigures, ServerInfo, Snapshot, SpecConfig, Stats
 from specmon.serialize import (
     RecordError,
     snapshot_from_record,
@@ -95,6 +95,7 @@ def make_snapshot(*, spec: bool, snapshot_id: int | None = None) -> Snapshot:
         protocol=PROTOCOL,
         runs=runs,
         id=snapshot_id,
+        lifetime=Lifetime("0123456789ab", 1_749_990_000.0, (("generation_tokens_total", 12.0),)),
     )
 
 
@@ -115,8 +116,12 @@ def test_dict_has_exactly_the_documented_keys() -> None:
         "label",
         "fingerprint",
         "gpu",
+        "pooled",
     }
     assert data["schema"] == 1
+    assert set(data["pooled"]) == {
+        "decode_tok_s", "decode_tok_s_rel_se", "accept_length", "cycle_ms", "timed_runs"
+    }  # fmt: skip
     assert set(data["target"]) == {
         "url",
         "backend",
@@ -150,6 +155,11 @@ def test_dict_has_exactly_the_documented_keys() -> None:
             "cycle_ms_p50",
             "cycle_ms_p95",
             "cycle_source",
+            "decode_tokens",
+            "decode_s",
+            "decode_steps",
+            "cycle_basis",
+            "buffered",
         }
     assert set(data["summary"]) == {
         "decode_tok_s",
@@ -248,6 +258,17 @@ def test_record_round_trip_is_exact(spec: bool) -> None:
     assert record["record_version"] == 1
     # Through JSON text, as the store keeps it.
     assert snapshot_from_record(json.loads(json.dumps(record))) == snapshot
+
+
+def test_records_from_before_lifetimes_and_pooled_parts_still_read() -> None:
+    record = json.loads(json.dumps(snapshot_to_record(make_snapshot(spec=True))))
+    del record["lifetime"]
+    for run in record["runs"]:
+        for key in ("decode_tokens", "decode_s", "decode_steps", "cycle_basis", "buffered"):
+            del run[key]
+    snapshot = snapshot_from_record(record)
+    assert snapshot.lifetime is None
+    assert snapshot.runs[0].decode_tokens is None and not snapshot.runs[0].buffered
 
 
 def test_record_leaves_the_id_to_the_store() -> None:

@@ -1,4 +1,6 @@
-"""The figures of one probe run, exactly as DESIGN.md §4 defines them."""
+"""The figures of one probe run, exactly as DESIGN.md §4 defines them, and the checks that keep
+their timing honest (a buffered stream, chunks that carry several steps).
+"""
 
 from __future__ import annotations
 
@@ -7,18 +9,28 @@ from dataclasses import replace
 
 from specmon.analysis.rates import exclusive_accept_length, exclusive_steps
 from specmon.analysis.stats import percentile
-from specmon.model import ProbeResult, RunFigures
+from specmon.model import CycleBasis, ProbeChunk, ProbeResult, RunFigures, StepsSource
+
+BUFFERED_STEP_S = 1e-4
+"""A verify step (or, without speculation, a decode step) shorter than 0.1 ms on average is no
+GPU's: the chunks were held back and delivered together (a buffering proxy)."""
+STEPS_PER_CHUNK_SLACK = 0.05
+"""Chunks count as steps when their number is within 5% of the verify steps."""
 
 
 def decode_verify_steps(result: ProbeResult) -> float | None:
     """Verify steps after the first token (V_decode).
 
-    SGLang sends the prefill token on its own first chunk, so V_decode = V. If the first chunk
-    already carried more (a coalesced stream), its share of V is removed in proportion.
+    Only SGLang's `spec_verify_ct` counts the prefill step too: its first chunk holds the prefill
+    token alone, so V_decode = V; if that chunk already carried more (a coalesced stream), its
+    share of V is removed in proportion. vLLM's chunk or counter count and llama.cpp's timings
+    already start after the first token.
     """
     v = result.verify_ct
     if v is None or not result.chunks:
         return None
+    if result.steps_source != StepsSource.SPEC_VERIFY_CT:
+        return float(v)
     first = result.chunks[0].completion_tokens
     last = result.chunks[-1].completion_tokens
     if first <= 1 or last <= 1:
@@ -26,43 +38,98 @@ def decode_verify_steps(result: ProbeResult) -> float | None:
     return v * (last - first) / (last - 1)
 
 
-def run_figures(result: ProbeResult) -> RunFigures:
-    """Derive TTFT, tok/s, accept length and cycle time from one probe's chunks."""
-    if result.steps_source == "chunks" and result.verify_ct and result.scrapes is not None:
-        # vLLM merges steps into one chunk when the client falls behind: its own count of the
-        # probe's steps, when the probe ran alone, beats counting chunks.
+def is_buffered(chunks: tuple[ProbeChunk, ...], steps: float | None) -> bool:
+    """Whether the decode part of a stream arrived (nearly) all at once.
+
+    A real server spends at least `BUFFERED_STEP_S` per step; chunks that arrive faster than
+    that were buffered on the way and their gaps say nothing about the server.
+    """
+    if len(chunks) < 2:
+        return False
+    first, last = chunks[0], chunks[-1]
+    decode_tokens = last.completion_tokens - first.completion_tokens
+    count = steps if steps else len(chunks) - 1
+    return decode_tokens > 0 and count > 0 and (last.t - first.t) / count < BUFFERED_STEP_S
+
+
+def _with_counted_steps(result: ProbeResult) -> ProbeResult:
+    """vLLM merges steps into one chunk when the client falls behind: its own count of the
+    probe's steps, when the probe ran alone, beats counting chunks."""
+    if result.steps_source == StepsSource.CHUNKS and result.verify_ct and result.scrapes:
         counted = exclusive_steps(*result.scrapes, result.chunks[-1].completion_tokens)
         if counted is not None:
-            result = replace(result, verify_ct=counted, steps_source="counters")
+            return replace(result, verify_ct=counted, steps_source=StepsSource.COUNTERS)
+    return result
+
+
+def cycle_percentiles(
+    chunks: tuple[ProbeChunk, ...], steps: float
+) -> tuple[float, float, CycleBasis] | None:
+    """p50 and p95 of the draft+verify cycle in ms, per verify step.
+
+    Where the chunks are the steps (their number within `STEPS_PER_CHUNK_SLACK` of `steps`),
+    the chunk gaps are the cycles. Where each carries several (SGLang's `stream_interval` > 1,
+    chunks coalesced under load, vLLM merging steps), each gap is divided by the mean steps per
+    chunk, which is exact for a fixed stream interval.
+    """
+    gaps = [1000 * (b.t - a.t) for a, b in itertools.pairwise(chunks)]
+    if not gaps or steps <= 0:
+        return None
+    per_chunk = steps / len(gaps)
+    if abs(per_chunk - 1) <= STEPS_PER_CHUNK_SLACK:
+        return percentile(gaps, 50), percentile(gaps, 95), CycleBasis.CHUNK_GAPS
+    return (
+        percentile(gaps, 50) / per_chunk,
+        percentile(gaps, 95) / per_chunk,
+        CycleBasis.PER_STEP,
+    )
+
+
+def run_figures(result: ProbeResult) -> RunFigures:
+    """Derive TTFT, tok/s, accept length and cycle time from one probe's chunks.
+
+    A buffered stream keeps its token counts (accept length) but none of its timing: decode
+    tok/s, cycle and its percentiles are None (`buffered` says why).
+    """
+    result = _with_counted_steps(result)
     chunks = result.chunks
     first, last = chunks[0], chunks[-1]
     decode_tokens = last.completion_tokens - first.completion_tokens
     decode_s = last.t - first.t
-    decode_tok_s = decode_tokens / decode_s if decode_tokens > 0 and decode_s > 0 else None
     v_decode = decode_verify_steps(result)
     speculative = v_decode is not None and v_decode > 0 and decode_tokens > 0
-    accept = decode_tokens / v_decode if speculative and v_decode else None
-    cycle_ms = 1000 * decode_s / v_decode if speculative and v_decode else None
-    # Chunk gaps are cycle times only where each chunk is one verify step (not llama.cpp's).
-    gaps = [1000 * (b.t - a.t) for a, b in itertools.pairwise(chunks)]
-    step_gaps = speculative and result.chunks_are_steps and bool(gaps)
+    steps = v_decode if speculative else None
+    buffered = is_buffered(chunks, steps)
+    timed = decode_tokens > 0 and decode_s > 0 and not buffered
+    spread = None
+    if speculative and timed and steps and result.chunks_are_steps:
+        spread = cycle_percentiles(chunks, steps)
     server_accept = result.server_accept_length
     if server_accept is None and result.scrapes is not None:  # vLLM, llama.cpp: their counters
         server_accept = exclusive_accept_length(*result.scrapes, last.completion_tokens)
-    elif server_accept is None and result.verify_ct and result.steps_source == "spec_verify_ct":
+    elif (
+        server_accept is None
+        and result.verify_ct
+        and result.steps_source == StepsSource.SPEC_VERIFY_CT
+    ):
         server_accept = last.completion_tokens / result.verify_ct  # SGLang's own definition
     return RunFigures(
         completion_tokens=last.completion_tokens,
         prompt_tokens=result.prompt_tokens,
         ttft_ms=1000 * first.t,
         e2e_s=last.t,
-        e2e_tok_s=last.completion_tokens / last.t if last.t > 0 else 0.0,
-        decode_tok_s=decode_tok_s,
-        accept_length=accept,
+        e2e_tok_s=last.completion_tokens / last.t if last.t > 0 else None,
+        decode_tok_s=decode_tokens / decode_s if timed else None,
+        accept_length=decode_tokens / steps if steps else None,
         server_accept_length=server_accept if speculative else None,
         verify_ct=result.verify_ct if speculative else None,
-        cycle_ms=cycle_ms,
-        cycle_ms_p50=percentile(gaps, 50) if step_gaps else None,
-        cycle_ms_p95=percentile(gaps, 95) if step_gaps else None,
+        cycle_ms=1000 * decode_s / steps if steps and timed else None,
+        cycle_ms_p50=spread[0] if spread else None,
+        cycle_ms_p95=spread[1] if spread else None,
         cycle_source=result.steps_source if speculative else None,
+        decode_tokens=decode_tokens,
+        decode_s=decode_s if timed else None,
+        decode_steps=steps,
+        cycle_basis=spread[2] if spread else None,
+        buffered=buffered,
     )

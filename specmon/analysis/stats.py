@@ -1,11 +1,10 @@
-"""Run statistics, percentiles and the speedup of two run sets with a 95% interval."""
+"""Run statistics, percentiles and Student's t quantiles."""
 
 from __future__ import annotations
 
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from specmon.model import Stats
 
@@ -46,36 +45,3 @@ def percentile(values: Sequence[float], q: float) -> float:
     low = math.floor(rank)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
-
-
-@dataclass(frozen=True, slots=True)
-class Speedup:
-    """spec / baseline − 1, with a 95% interval (None when either side has one run)."""
-
-    value: float
-    low: float | None
-    high: float | None
-
-
-def speedup(spec: Sequence[float], base: Sequence[float]) -> Speedup:
-    """The speedup of run set `spec` over run set `base` (both tok/s), ratio of means.
-
-    The interval is the delta method on the log ratio, with Welch–Satterthwaite degrees of
-    freedom: log(R) ± t·sqrt(s1²/(n1·m1²) + s2²/(n2·m2²)).
-    """
-    if not spec or not base:
-        raise ValueError("both run sets need at least one run")
-    m1, m2 = statistics.fmean(spec), statistics.fmean(base)
-    if m1 <= 0 or m2 <= 0:
-        raise ValueError("tok/s must be positive")
-    ratio = m1 / m2
-    if len(spec) < 2 or len(base) < 2:
-        return Speedup(ratio - 1, None, None)
-    a = statistics.variance(spec) / (len(spec) * m1 * m1)
-    b = statistics.variance(base) / (len(base) * m2 * m2)
-    se = math.sqrt(a + b)
-    if se == 0:
-        return Speedup(ratio - 1, ratio - 1, ratio - 1)
-    df = (a + b) ** 2 / (a * a / (len(spec) - 1) + b * b / (len(base) - 1))
-    half = t975(df) * se
-    return Speedup(ratio - 1, ratio * math.exp(-half) - 1, ratio * math.exp(half) - 1)

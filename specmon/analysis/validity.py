@@ -1,17 +1,19 @@
 """Baseline validity (DESIGN.md §5): same configuration apart from speculation, same protocol,
-fresh enough, and the same server lifetime.
+fresh enough, and the same server lifetime. Every surface asks `baseline_validity`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from specmon.analysis.gpus import gpu_differences
-from specmon.model import Protocol, Snapshot
+from specmon.model import GpuState, Lifetime, Protocol, ServerInfo, ServerMetrics, Snapshot
+from specmon.wording import duration
 
 DEFAULT_MAX_AGE_S = 30 * 60.0
 CLOCK_SLACK_S = 60.0
@@ -57,6 +59,12 @@ def config_args(args: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def launch_hash(args: Mapping[str, Any]) -> str:
+    """A short hash of every reported arg, volatile ones included: one launch's identity."""
+    text = json.dumps(dict(args), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
 def fingerprint(args: Mapping[str, Any]) -> str:
     """A short stable hash of `config_args`: equal for a baseline and its speculative runs."""
     text = json.dumps(config_args(args), sort_keys=True, default=str)
@@ -78,11 +86,134 @@ def protocol_differences(a: Protocol, b: Protocol) -> list[str]:
     return [n for n in names if getattr(a, n) != getattr(b, n)]
 
 
+LIFETIME_COUNTERS = (
+    "generation_tokens_total",
+    "prompt_tokens_total",
+    "num_requests_total",
+    "spec_verify_calls_total",
+    "realtime_decode_tokens_total",
+    "decode_seconds_total",
+)
+"""Cumulative counters kept with a snapshot: a lower value later means the server restarted."""
+START_SLACK_S = 1.0
+"""Two readings of one process's start time agree within this (start times are derived from a
+boot time that follows the wall clock)."""
+
+
+def lifetime_of(
+    info: ServerInfo, metrics: ServerMetrics | None, started_at: float | None = None
+) -> Lifetime:
+    """A server's launch markers now: its args, its process start and its counters.
+
+    Args:
+        info: Its server info.
+        metrics: A /metrics scrape, or None (metrics off).
+        started_at: The process start from psutil or the agent, when known; else the one
+            /metrics serves (vLLM's `process_start_time_seconds`).
+    """
+    counters: tuple[tuple[str, float], ...] = ()
+    if metrics is not None:
+        counters = tuple(
+            (name, value)
+            for name in LIFETIME_COUNTERS
+            if (value := getattr(metrics, name)) is not None
+        )
+        if started_at is None:
+            started_at = metrics.process_start_time
+    return Lifetime(launch_hash(info.args), started_at, counters)
+
+
+class LifetimeState(StrEnum):
+    """Whether the baseline server is still the lifetime the baseline measured."""
+
+    SAME = "same"
+    RESTARTED = "restarted"
+    UNVERIFIED = "unverified"
+    """It cannot be told: unreachable, metrics off on a remote server, an older record."""
+    RELAUNCHED = "relaunched"
+    """Taken on this very address with speculation off: the server was relaunched with
+    speculation since, by design, so its lifetime says nothing."""
+
+
+@dataclass(frozen=True, slots=True)
+class LifetimeCheck:
+    """The answer of `lifetime_check`, with its evidence."""
+
+    state: LifetimeState
+    detail: str
+
+
+def relaunched_for_speculation() -> LifetimeCheck:
+    """The baseline was taken at this address before the server was relaunched with speculation."""
+    return LifetimeCheck(
+        LifetimeState.RELAUNCHED,
+        "taken on this address before the server was relaunched with speculation",
+    )
+
+
+def lifetime_check(
+    recorded: Lifetime | None, observed: Lifetime | None, *, unreachable: str | None = None
+) -> LifetimeCheck:
+    """Compare the baseline server's launch markers now with those kept with the baseline.
+
+    A different process start time, counters that went down or a different launch hash (SGLang
+    draws a new `random_seed` at each start) prove a restart. Without any of those, the same
+    start time proves the same lifetime; counters that grew, with the same args, are taken for
+    it. With
+    neither (metrics off, the server on another machine without an agent) it is unverified.
+
+    Args:
+        recorded: `Snapshot.lifetime` of the baseline (None in records older than lifetimes).
+        observed: `lifetime_of` the baseline server now; None when it could not be read.
+        unreachable: Why it could not be read.
+    """
+    if recorded is None:
+        return LifetimeCheck(
+            LifetimeState.UNVERIFIED, "the baseline was saved without its server's launch markers"
+        )
+    if observed is None:
+        why = f": {unreachable}" if unreachable else ""
+        return LifetimeCheck(
+            LifetimeState.UNVERIFIED, f"the baseline server cannot be read{why}"
+        )
+    moved = None
+    if recorded.started_at is not None and observed.started_at is not None:
+        moved = abs(recorded.started_at - observed.started_at) > START_SLACK_S
+    if moved:
+        return LifetimeCheck(
+            LifetimeState.RESTARTED, "the baseline server restarted since (a new process)"
+        )
+    before = dict(recorded.counters)
+    went_down = sorted(n for n, v in observed.counters if n in before and v < before[n])
+    if went_down:
+        return LifetimeCheck(
+            LifetimeState.RESTARTED,
+            f"the baseline server restarted since (its counters went down: {went_down[0]})",
+        )
+    if recorded.launch != observed.launch:
+        return LifetimeCheck(
+            LifetimeState.RESTARTED,
+            "the baseline server restarted since (a new launch: its reported args changed)",
+        )
+    if moved is False:
+        return LifetimeCheck(LifetimeState.SAME, "the same server process")
+    if before and any(n in before for n, _ in observed.counters):
+        return LifetimeCheck(LifetimeState.SAME, "the same args and counters that only grew")
+    return LifetimeCheck(
+        LifetimeState.UNVERIFIED,
+        "the baseline server's restarts cannot be seen (no /metrics counters and no process "
+        "start time: run specmon on its machine, or `specmon agent` there)",
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Validity:
     """Whether a baseline applies, with every reason it does not."""
 
     reasons: tuple[str, ...]
+    """Why it does not apply (stale); empty when it does."""
+    unverified: tuple[str, ...] = ()
+    """What could not be checked: it applies as far as is known, but not certainly."""
     warnings: tuple[str, ...] = ()
     """Differences that do not invalidate it but weigh on the comparison (GPU conditions)."""
 
@@ -91,44 +222,93 @@ class Validity:
         """True when no reason was found."""
         return not self.reasons
 
+    @property
+    def confirmed(self) -> bool:
+        """Valid, and every rule could be checked: only then is it a clean ✓."""
+        return not self.reasons and not self.unverified
+
 
 def baseline_validity(
     baseline: Snapshot,
-    run: Snapshot,
+    server: ServerInfo,
     *,
     now: float,
+    lifetime: LifetimeCheck,
     max_age_s: float = DEFAULT_MAX_AGE_S,
-    restarted: bool = False,
+    protocol: Protocol | None = None,
+    gpu: GpuState | None = None,
 ) -> Validity:
-    """Check a baseline against a run (DESIGN.md §5).
+    """Check a baseline against the server it is compared with (DESIGN.md §5).
+
+    Age, flags and model need only the server's info; the protocol and GPU state are checked
+    when the other side has them (a run, or a probe's protocol).
 
     Args:
         baseline: The baseline snapshot (speculation off).
-        run: The snapshot it is compared with.
+        server: The speculative server's info (now, or a snapshot's).
         now: Current unix time (for age).
+        lifetime: Whether the baseline server restarted since (`lifetime_check`).
         max_age_s: Older baselines are stale.
-        restarted: The caller saw the baseline server restart since the snapshot.
+        protocol: The other side's bench protocol, when there is one.
+        gpu: The GPU state of the other side, when known.
     """
     reasons: list[str] = []
     if baseline.server.speculative is not None:
         reasons.append("the baseline ran with speculation on")
-    if baseline.server.model != run.server.model:
-        reasons.append(f"different model ({baseline.server.model} vs {run.server.model})")
-    keys = differing_keys(baseline.server.args, run.server.args)
+    if baseline.server.model != server.model:
+        reasons.append(f"different model ({baseline.server.model} vs {server.model})")
+    keys = differing_keys(baseline.server.args, server.args)
     if keys:
-        shown = ", ".join(keys[:6]) + (f" and {len(keys) - 6} more" if len(keys) > 6 else "")
-        reasons.append(f"flags differ: {shown}")
-    differences = protocol_differences(baseline.protocol, run.protocol)
-    if differences:
-        reasons.append("different protocol: " + ", ".join(differences))
+        reasons.append(f"flags differ: {_keys_text(keys)}")
+    if protocol is not None:
+        differences = protocol_differences(baseline.protocol, protocol)
+        if differences:
+            reasons.append("different protocol: " + ", ".join(differences))
     age = now - baseline.created_at
     if age < -CLOCK_SLACK_S:
         reasons.append(
-            f"taken {-age / 60:.0f} min from now, in the future: the clock moved back since, "
+            f"taken {duration(-age)} from now, in the future: the clock moved back since, "
             "so its age is unknown"
         )
     elif age > max_age_s:
-        reasons.append(f"too old ({age / 60:.0f} min > {max_age_s / 60:.0f} min)")
-    if restarted:
-        reasons.append("the baseline server restarted since")
-    return Validity(tuple(reasons), tuple(gpu_differences(baseline.gpu, run.gpu)))
+        reasons.append(f"too old ({duration(age)} > {duration(max_age_s)})")
+    unverified: tuple[str, ...] = ()
+    if lifetime.state == LifetimeState.RESTARTED:
+        reasons.append(lifetime.detail)
+    elif lifetime.state == LifetimeState.UNVERIFIED:
+        unverified = (lifetime.detail,)
+    return Validity(tuple(reasons), unverified, tuple(gpu_differences(baseline.gpu, gpu)))
+
+
+def _keys_text(keys: Sequence[str]) -> str:
+    return ", ".join(keys[:6]) + (f" and {len(keys) - 6} more" if len(keys) > 6 else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Nearest:
+    """The baseline closest to applying when none does, and what keeps it from applying."""
+
+    snapshot: Snapshot
+    differences: tuple[str, ...]
+
+
+def nearest_baseline(
+    candidates: Sequence[Snapshot], server: ServerInfo, protocol: Protocol | None = None
+) -> Nearest | None:
+    """Among plain snapshots, the one with the fewest differences from `server` (newest first
+    among equals): its differing flags, model and protocol fields, named."""
+    best: tuple[int, float, Nearest] | None = None
+    for snapshot in candidates:
+        if snapshot.server.speculative is not None:
+            continue
+        differences = [f"flag {key}" for key in differing_keys(snapshot.server.args, server.args)]
+        if snapshot.server.model != server.model:
+            differences.insert(0, f"model {snapshot.server.model}")
+        if protocol is not None:
+            differences += [
+                f"protocol {name}" for name in protocol_differences(snapshot.protocol, protocol)
+            ]
+        rank = (len(differences), -snapshot.created_at)
+        if best is None or rank < best[:2]:
+            best = (*rank, Nearest(snapshot, tuple(differences)))
+    return None if best is None else best[2]

@@ -6,11 +6,10 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Awaitable, Callable
-from typing import Any, TextIO
+from typing import Any
 
-from specmon.analysis.gpus import describe_gpu_state, models
-from specmon.bench import Progress, run_bench
+from specmon.analysis.gpus import describe_gpu_state
+from specmon.bench import Progress
 from specmon.cli.agent import add_gpu_metrics
 from specmon.cli.common import (
     add_connection,
@@ -21,14 +20,12 @@ from specmon.cli.common import (
     target_of,
     tokens,
 )
-from specmon.errors import SourceError, SpecmonError
-from specmon.model import Protocol, Telemetry
+from specmon.errors import SpecmonError
+from specmon.model import Protocol, ServerInfo
 from specmon.render import run_line, summary_lines, target_line
 from specmon.serialize import snapshot_to_dict
-from specmon.sources.backend import connect
-from specmon.sources.http import make_client
+from specmon.session.snapshot import SnapshotKind, take_snapshot
 from specmon.sources.probe import DEFAULT_PROMPT
-from specmon.sources.telemetry import TelemetrySource, open_telemetry
 from specmon.store import Store
 
 
@@ -57,23 +54,6 @@ def register(commands: Any) -> None:
     bench.set_defaults(run=run, interrupted="the bench did not complete: nothing saved")
 
 
-async def _gpu_reader(
-    telemetry: TelemetrySource, out: TextIO
-) -> Callable[[], Awaitable[Telemetry]] | None:
-    """The GPU reader to sample during the bench, after saying what it sees (None: no GPUs)."""
-    try:
-        first = await telemetry.read()
-    except SourceError as exc:
-        print(f"GPUs: not recorded: {exc}", file=out)
-        return None
-    if first.unavailable is not None or not first.gpus:
-        hint = f"; {first.hint}" if first.hint else ""
-        print(f"GPUs: not recorded: {first.unavailable or 'none seen'}{hint}", file=out)
-        return None
-    print(f"GPUs: {models(first.gpus)} ({first.source}), sampled during the runs", file=out)
-    return telemetry.read
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the bench and save it; the store is opened first so a bad one fails fast."""
     with open_store(args) as store:
@@ -89,29 +69,26 @@ async def _bench(args: argparse.Namespace, store: Store) -> int:
         phase = "Warm-up" if p.phase == "warmup" else "Run"
         print(run_line(p.index, p.total, p.figures, phase), file=out, flush=True)
 
-    telemetry = await open_telemetry(target.url, gpu_metrics=args.gpu_metrics)
-    try:
-        async with make_client(target) as client:
-            backend, info = await connect(client)
-            print(f"Benchmarking {target.url}: {target_line(info)}", file=out)
-            print(
-                f"Protocol: {protocol.warmup} warm-up + {protocol.runs} runs × "
-                f"{protocol.max_tokens} tokens, temperature 0, ignore_eos",
-                file=out,
-                flush=True,
-            )
-            snapshot = await run_bench(
-                client,
-                backend,
-                target.url,
-                info,
-                protocol,
-                label=args.label,
-                on_progress=progress,
-                gpu_state=await _gpu_reader(telemetry, out),
-            )
-    finally:
-        await telemetry.aclose()
+    def connected(info: ServerInfo) -> None:
+        print(f"Benchmarking {target.url}: {target_line(info)}", file=out)
+        print(
+            f"Protocol: {protocol.warmup} warm-up + {protocol.runs} runs × "
+            f"{protocol.max_tokens} tokens, temperature 0, ignore_eos",
+            file=out,
+            flush=True,
+        )
+
+    snapshot = await take_snapshot(
+        target,
+        protocol,
+        kind=SnapshotKind.RUN,
+        label=args.label,
+        gpu_metrics=args.gpu_metrics,
+        on_connect=connected,
+        on_progress=progress,
+        say=lambda line: print(line, file=out, flush=True),
+    )
+    info = snapshot.server
     for line in summary_lines(snapshot):
         print(line, file=out)
     if snapshot.gpu is not None:

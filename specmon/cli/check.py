@@ -8,12 +8,14 @@ import json
 import sys
 from typing import Any
 
-from specmon.analysis.validity import DEFAULT_MAX_AGE_S, fingerprint
+from specmon.analysis.validity import DEFAULT_MAX_AGE_S, LifetimeCheck
 from specmon.check import DEFAULT_CHECK_TOKENS, report_to_dict, run_check
 from specmon.cli.agent import add_gpu_metrics
 from specmon.cli.common import add_connection, add_db, open_store, seconds, target_of, tokens
 from specmon.errors import SpecmonError
-from specmon.model import ServerInfo, Snapshot
+from specmon.model import Protocol, ServerInfo, Snapshot
+from specmon.session.baselines import BaselineLookup, check_lifetime, lookup_baseline
+from specmon.session.snapshot import SnapshotKind, take_snapshot
 from specmon.sources.http import make_client
 from specmon.sources.telemetry import open_telemetry
 from specmon.store import Store
@@ -33,8 +35,9 @@ def register(commands: Any) -> None:
     check.add_argument(
         "--probe-tokens",
         type=tokens,
-        default=DEFAULT_CHECK_TOKENS,
-        help=f"probe size when no baseline sets it (default {DEFAULT_CHECK_TOKENS})",
+        default=None,
+        help=f"probe size when no baseline sets it (default {DEFAULT_CHECK_TOKENS}); a "
+        "baseline's protocol wins, and check says so",
     )
     check.add_argument(
         "--max-age",
@@ -67,8 +70,16 @@ def run(args: argparse.Namespace) -> int:
 async def _check(args: argparse.Namespace, store: Store | None) -> int:
     target = target_of(args)
 
-    def find_baseline(info: ServerInfo) -> Snapshot | None:
-        return store.latest_baseline(fingerprint(info.args)) if store else None
+    def find_baseline(info: ServerInfo) -> BaselineLookup:
+        return lookup_baseline(store, info, None) if store else BaselineLookup(None)
+
+    async def run_probe(protocol: Protocol) -> Snapshot:
+        return await take_snapshot(
+            target, protocol, kind=SnapshotKind.RUN, gpu_metrics=args.gpu_metrics
+        )
+
+    async def lifetime(baseline: Snapshot) -> LifetimeCheck:
+        return await check_lifetime(baseline, target, speculative=True)
 
     telemetry = await open_telemetry(target.url, gpu_metrics=args.gpu_metrics)
     try:
@@ -76,6 +87,8 @@ async def _check(args: argparse.Namespace, store: Store | None) -> int:
             report = await run_check(
                 client,
                 target.url,
+                run_probe=run_probe,
+                check_lifetime=lifetime,
                 find_baseline=find_baseline,
                 probe_tokens=args.probe_tokens,
                 max_age_s=args.max_age,

@@ -120,15 +120,15 @@ def add_db(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def target_of(args: argparse.Namespace) -> Target:
-    """The target of a headless command, from its URL and connection options."""
+def target_of(args: argparse.Namespace, url: str | None = None) -> Target:
+    """The target of a headless command, from its URL (or `url`) and connection options."""
     key, warnings = load_api_key(args.api_key_env, args.api_key_file)
     for warning in warnings:
         print(f"specmon: warning: {warning}", file=sys.stderr)
     if args.insecure:
         print("specmon: warning: TLS verification is off (--insecure)", file=sys.stderr)
     return Target(
-        url=normalise_url(args.url),
+        url=normalise_url(url or args.url),
         api_key=key,
         connect_timeout=args.connect_timeout,
         read_timeout=args.read_timeout,

@@ -3,21 +3,34 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 import time
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from specmon.analysis.validity import DEFAULT_MAX_AGE_S
-from specmon.cli.common import add_db, open_store, positive_int, seconds
+from specmon.analysis.pooled import pool
+from specmon.analysis.validity import DEFAULT_MAX_AGE_S, LifetimeCheck
+from specmon.cli.common import add_connection, add_db, open_store, positive_int, seconds, target_of
 from specmon.errors import SpecmonError
-from specmon.exports import compare_text, comparison_rows, export
+from specmon.exports import (
+    compare_holds,
+    compare_text,
+    comparison_rows,
+    export,
+    lifetime_for,
+    match_baseline,
+    snapshot_validity,
+)
 from specmon.model import Snapshot
 from specmon.render import run_line, summary_lines, target_line
 from specmon.serialize import snapshot_to_dict
+from specmon.session.baselines import check_lifetimes
 from specmon.sources.http import normalise_url
 from specmon.store import Store
+from specmon.wording import num
 
 
 def register(commands: Any) -> None:
@@ -45,6 +58,13 @@ def register(commands: Any) -> None:
             metavar="S",
             help=f"baselines older than this are stale (default {DEFAULT_MAX_AGE_S:g} s)",
         )
+        parser.add_argument(
+            "--offline",
+            action="store_true",
+            help="do not contact the baseline servers to check they did not restart "
+            "(their lifetime is then reported unverified)",
+        )
+        add_connection(parser)
     snapshots.set_defaults(run=run)
 
 
@@ -79,18 +99,19 @@ def _snapshots(args: argparse.Namespace, store: Store) -> int:
             print(line)
         return 0
     if args.action == "compare":
-        print(compare_text(store.get(args.base), store.get(args.spec), now=now,
-                           max_age_s=args.max_age))  # fmt: skip
-        return 0
-    items = store.list(normalise_url(args.url) if args.url else None)
-    by_url: dict[str, list[Snapshot]] = {}
-    for s in items:
-        by_url.setdefault(s.url, []).append(s)
-    rows = [
-        row
-        for group in by_url.values()
-        for row in comparison_rows(group, now=now, max_age_s=args.max_age)
-    ]
+        base, spec = store.get(args.base), store.get(args.spec)
+        lifetime = lifetime_for(base, spec, _lifetimes(args, [base]))
+        print(compare_text(base, spec, now=now, max_age_s=args.max_age, lifetime=lifetime))
+        validity = snapshot_validity(base, spec, now=now, max_age_s=args.max_age,
+                                     lifetime=lifetime)  # fmt: skip
+        return 0 if compare_holds(base, spec, validity) else 1
+    every = store.list()
+    wanted = normalise_url(args.url) if args.url else None
+    items = sorted((s for s in every if wanted is None or s.url == wanted),
+                   key=lambda s: (s.url, s.created_at))  # fmt: skip
+    matched = {b.id: b for s in items if (b := match_baseline(s, every)) is not None}
+    rows = comparison_rows(items, candidates=every, now=now, max_age_s=args.max_age,
+                           lifetimes=_lifetimes(args, matched.values()))  # fmt: skip
     text = export(rows, args.format)
     if args.output:
         path = Path(args.output).expanduser()
@@ -104,11 +125,20 @@ def _snapshots(args: argparse.Namespace, store: Store) -> int:
     return 0
 
 
+def _lifetimes(
+    args: argparse.Namespace, baselines: Iterable[Snapshot]
+) -> Mapping[int, LifetimeCheck]:
+    """The baseline servers' lifetime checks, unless --offline."""
+    chosen = [b for b in baselines if b.server.speculative is None]
+    if args.offline or not chosen:
+        return {}
+    return asyncio.run(check_lifetimes(chosen, target_of(args, chosen[0].url)))
+
+
 def snapshot_row(s: Snapshot) -> str:
     """One line of `snapshots list`."""
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.created_at))
-    decode = [r.decode_tok_s for r in s.runs if r.decode_tok_s is not None]
-    tok_s = f"{sorted(decode)[len(decode) // 2]:.1f} tok/s" if decode else "— tok/s"
+    tok_s = f"{num(pool(s.runs).decode_tok_s)} tok/s"
     spec = s.server.speculative.describe() if s.server.speculative else "baseline"
     label = f"  {s.label}" if s.label else ""
     return f"{s.id:>5}  {when}  {s.url}  {spec:<28} {tok_s:>12}  {len(s.runs)} runs{label}"

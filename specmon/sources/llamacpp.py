@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 
 from specmon.errors import HttpStatus, MalformedResponse, NotLlamaCpp
-from specmon.model import ProbeResult, ServerInfo, ServerMetrics, SpecConfig
+from specmon.model import ProbeResult, ServerInfo, ServerMetrics, SpecConfig, StepsSource
 from specmon.sources.drafts import metrics_or_none, per_position, settled_scrape
 from specmon.sources.http import get, json_int, parse_json
 from specmon.sources.metrics import fetch_text, parse_scrape
@@ -229,7 +229,7 @@ async def run_probe(
         verify_ct=result.verify_ct,
         server_accept_length=None,
         finish_reason=result.finish_reason,
-        steps_source="timings",
+        steps_source=StepsSource.TIMINGS,
         chunks_are_steps=False,
         scrapes=(before, after) if before is not None and after is not None else None,
     )

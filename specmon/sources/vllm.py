@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 
 from specmon.errors import HttpStatus, MalformedResponse, NotVllm
-from specmon.model import ProbeResult, ServerInfo, ServerMetrics, SpecConfig
+from specmon.model import ProbeResult, ServerInfo, ServerMetrics, SpecConfig, StepsSource
 from specmon.sources.drafts import metrics_or_none, per_position, settled_scrape
 from specmon.sources.http import get, json_int, parse_json
 from specmon.sources.metrics import fetch_text, parse_scrape, wanted_text
@@ -35,6 +35,7 @@ from specmon.sources.probe import DEFAULT_PROMPT, ChunkUpdate, stream_json, stre
 from specmon.sources.secrets import mask_args
 
 PREFIXES = ("vllm:", "vllm_")
+PROCESS = "process_"  # prometheus_client's process collector: the start time marks a launch
 COMPLETIONS = "/v1/completions"
 
 # Server args kept from the dev-mode config: the launch choices that define a configuration
@@ -171,17 +172,18 @@ WANTED = (
     "time_to_first_token_seconds",
     "inter_token_latency_seconds",
     "spec_decode_",
+    "start_time_seconds",
 )
 
 
 def metrics_from_text(text: str) -> ServerMetrics:
     """Aggregate the figures specmon uses from one vLLM scrape (summed over engines)."""
-    return _metrics(wanted_text(text, PREFIXES, WANTED))
+    return _metrics(wanted_text(text, (*PREFIXES, PROCESS), WANTED))
 
 
 @functools.lru_cache(maxsize=4)  # an idle server repeats itself: parsed once (server, baseline)
 def _metrics(text: str) -> ServerMetrics:
-    scrape = parse_scrape(text, PREFIXES)
+    scrape = parse_scrape(text, (*PREFIXES, PROCESS))
     return ServerMetrics(
         generation_tokens_total=scrape.total("generation_tokens_total"),
         prompt_tokens_total=scrape.total("prompt_tokens_total"),
@@ -198,7 +200,8 @@ def _metrics(text: str) -> ServerMetrics:
         spec_accepted_per_position=per_position(
             scrape.by_name.get("spec_decode_num_accepted_tokens_per_pos_total", [])
         ),
-        families=scrape.names,
+        process_start_time=scrape.total("start_time_seconds"),
+        families=scrape.names - {"start_time_seconds"},
     )
 
 
@@ -289,6 +292,6 @@ async def run_probe(
         verify_ct=steps if speculative and steps > 0 else None,
         server_accept_length=None,
         finish_reason=result.finish_reason,
-        steps_source="chunks",
+        steps_source=StepsSource.CHUNKS,
         scrapes=(before, after) if before is not None and after is not None else None,
     )

@@ -9,6 +9,7 @@ import asyncio
 import signal
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 from textual import events, on, work
 from textual.app import App, ComposeResult
@@ -16,20 +17,15 @@ from textual.binding import Binding
 from textual.containers import Grid
 from textual.css.query import NoMatches
 
-from specmon.analysis.figures import run_figures
-from specmon.analysis.live import LiveState
-from specmon.analysis.validity import fingerprint
-from specmon.analysis.view import View
-from specmon.bench import Progress, run_bench
 from specmon.config import MonitorConfig, Targets
 from specmon.errors import SpecmonError
 from specmon.heap import freeze_long_lived, release_freed_memory, thaw
-from specmon.model import Protocol, ServerInfo
-from specmon.sources.backend import Connection
-from specmon.sources.http import Target, make_client
-from specmon.sources.probe import DEFAULT_PROMPT
-from specmon.sources.sampler import PollSource, Sampler
-from specmon.sources.telemetry import open_telemetry
+from specmon.model import ServerInfo
+from specmon.session.baselines import BaselineOrigin, describe_nearest, lookup_baseline
+from specmon.session.live import LiveState
+from specmon.session.snapshot import Progress, SnapshotKind, default_protocol, take_snapshot
+from specmon.session.view import BenchView, View
+from specmon.session.watch import BASELINE_SERVER_EVERY_S, ProbeOutcome, Watch
 from specmon.store import Store
 from specmon.ui.messages import (
     BaselineSampleReady,
@@ -56,7 +52,6 @@ from specmon.ui.widgets.server_panel import ServerPanel
 from specmon.ui.widgets.spec_panel import SpecPanel
 
 TRIM_EVERY_S = 10.0  # specmon/heap.py: a trim takes under 1 ms
-INFO_EVERY_S = 5.0  # server info is large (31 KB on 0.5.17) and changes only across restarts
 
 
 class SpecmonApp(App[None]):
@@ -104,13 +99,14 @@ class SpecmonApp(App[None]):
         self.auto_baseline = auto_baseline
         self.start_workers = start_workers
         self.wall = wall
-        self.probe_protocol = Protocol(5, 0, config.probe_tokens, 0.0, DEFAULT_PROMPT)
-        self.bench_protocol = Protocol(config.baseline_runs, 1, config.probe_tokens, 0.0,
-                                       DEFAULT_PROMPT)  # fmt: skip
+        self.probe_protocol = default_protocol(5, 0, config.probe_tokens)
+        self.bench_protocol = default_protocol(config.baseline_runs, 1, config.probe_tokens)
         self.live = LiveState(config.url, self.probe_protocol, max_age_s=config.max_age,
                               probe_every=config.probe_every)  # fmt: skip
         self.live.probe_enabled = config.probe
-        self.server: Connection | None = None
+        self.watched = Watch(targets.server, interval=config.interval,
+                           gpu_metrics=config.gpu_metrics, wall=wall)  # fmt: skip
+        self._baseline_server_url: str | None = None
         self._looked_up_baseline = False
         self._bench_on_server = False
         self._saving = False  # a bench is writing its snapshot: too late to cancel it
@@ -163,8 +159,7 @@ class SpecmonApp(App[None]):
             self.live.log(self.wall(), "warn", "no snapshot store: baselines are not saved")
         if self.start_workers:
             self._sample_server()
-            if self.targets.baseline is not None:
-                self._sample_baseline_server()
+            self._follow_baseline_server()
             if self.config.probe:
                 self._probe_loop()
         self.refresh_view()
@@ -175,65 +170,57 @@ class SpecmonApp(App[None]):
         """The frozen objects go back to the garbage collector (tests run many apps)."""
         thaw()
 
-    # Workers: I/O only, results go out as messages.
+    # Workers: they run the session's I/O; results go out as messages.
 
     @work(group="sampler", exit_on_error=False)
     async def _sample_server(self) -> None:
-        async with make_client(self.targets.server) as client:
-            self.server = Connection(client)
-            sources = self._sources(self.server)
-            try:
-                telemetry = await open_telemetry(
-                    self.config.url, gpu_metrics=self.config.gpu_metrics
-                )
-            except SpecmonError as exc:
-                self.post_message(ProbeFailed(self.wall(), f"GPU telemetry: {exc}"))
-                telemetry = None
-            if telemetry is not None:
-                sources.append(PollSource("gpu", telemetry.read, self.config.interval))
-            sampler = Sampler(sources, interval=self.config.interval)
-            try:
-                await sampler.run(lambda sample: self.post_message(SampleReady(sample)))
-            finally:
-                if telemetry is not None:
-                    await telemetry.aclose()
+        await self.watched.sample(
+            lambda sample: self.post_message(SampleReady(sample)),
+            lambda error: self.post_message(ProbeFailed(self.wall(), error)),
+        )
+
+    def _follow_baseline_server(self) -> None:
+        """Sample the baseline's server when it is another one (for its restarts)."""
+        url = self.live.baseline.server_url or self.config.baseline_url
+        if url == self.config.url or url == self._baseline_server_url:
+            return
+        self._baseline_server_url = url
+        self.workers.cancel_group(self, "baseline-sampler")
+        if url is not None:
+            self._sample_baseline_server(url)
 
     @work(group="baseline-sampler", exit_on_error=False)
-    async def _sample_baseline_server(self) -> None:
-        assert self.targets.baseline is not None
-        async with make_client(self.targets.baseline) as client:
-            connection = Connection(client)
-            sampler = Sampler(self._sources(connection), interval=max(self.config.interval, 2.0))
-            await sampler.run(lambda sample: self.post_message(BaselineSampleReady(sample)))
-
-    def _sources(self, connection: Connection) -> list[PollSource]:
-        return [
-            PollSource("info", connection.info, max(INFO_EVERY_S, self.config.interval)),
-            PollSource("metrics", connection.metrics, self.config.interval),
-        ]
+    async def _sample_baseline_server(self, url: str) -> None:
+        watch = Watch(replace(self.targets.server, url=url), telemetry=False,
+                      interval=max(self.config.interval, BASELINE_SERVER_EVERY_S))  # fmt: skip
+        await watch.sample(lambda sample: self.post_message(BaselineSampleReady(sample)),
+                           lambda _error: None)  # fmt: skip
 
     @work(group="probe", exit_on_error=False)
     async def _probe_loop(self) -> None:
-        while True:
-            server = self.server
+        def paused() -> bool:
             busy = self.workers_in_group("bench") and self._bench_on_server
-            if server is not None and not self.live.probe_paused and not busy:
-                try:
-                    result = await server.probe(prompt=DEFAULT_PROMPT,
-                                                max_tokens=self.config.probe_tokens)  # fmt: skip
-                except SpecmonError as exc:
-                    self.post_message(ProbeFailed(self.wall(), str(exc)))
-                else:
-                    figures = run_figures(result)
-                    self.post_message(ProbeDone(self.wall(), time.monotonic(), figures, result))
-            await asyncio.sleep(self.config.probe_every)
+            return self.live.probe_paused or busy
+
+        def done(outcome: ProbeOutcome) -> None:
+            self.post_message(ProbeDone(outcome))
+
+        await self.watched.probe(
+            tokens=self.config.probe_tokens,
+            every=self.config.probe_every,
+            paused=paused,
+            done=done,
+            failed=lambda wall, error: self.post_message(ProbeFailed(wall, error)),
+        )
 
     def workers_in_group(self, group: str) -> bool:
         """Whether a worker of `group` is running."""
         return any(w.group == group and w.is_running for w in self.workers)
 
     @work(group="bench", exclusive=True, exit_on_error=False)
-    async def _bench(self, kind: str, target: Target, origin: str, label: str | None) -> None:
+    async def _bench(
+        self, kind: SnapshotKind, url: str, origin: BaselineOrigin | None, label: str | None
+    ) -> None:
         protocol = self.bench_protocol
         started = time.monotonic()
 
@@ -241,21 +228,21 @@ class SpecmonApp(App[None]):
             if p.phase != "run":
                 return
             per_run = (time.monotonic() - started) / (p.index + protocol.warmup)
-            self.post_message(BenchProgress(p.index, p.total, per_run * (p.total - p.index)))
+            eta = per_run * (p.total - p.index)
+            self.post_message(BenchProgress(BenchView(kind.value, p.index, p.total, eta)))
 
-        self._bench_on_server = target is self.targets.server
+        watched = url == self.config.url
+        self._bench_on_server = watched
         try:
-            async with make_client(target) as client:
-                connection = Connection(client)
-                info = await connection.info()
-                assert connection.backend is not None
-                if kind == "baseline" and info.speculative is not None:
-                    raise SpecmonError(
-                        f"{target.url} runs with speculation ({info.speculative.describe()}): "
-                        "not a baseline"
-                    )
-                snapshot = await run_bench(client, connection.backend, target.url, info,
-                                           protocol, label=label, on_progress=progress)  # fmt: skip
+            snapshot = await take_snapshot(
+                replace(self.targets.server, url=url),
+                protocol,
+                kind=kind,
+                label=label,
+                gpu_metrics=self.config.gpu_metrics if watched else None,
+                on_progress=progress,
+                wall=self.wall,
+            )
             store = self.store
             if store is None:
                 raise SpecmonError("no snapshot store: the result cannot be saved")
@@ -291,7 +278,8 @@ class SpecmonApp(App[None]):
 
     @on(ProbeDone)
     def _on_probe(self, message: ProbeDone) -> None:
-        self.live.on_probe(message.wall, message.t, message.figures, message.result)
+        outcome = message.outcome
+        self.live.on_probe(outcome.wall, outcome.t, outcome.figures, outcome.result)
         self.refresh_view()
 
     @on(ProbeFailed)
@@ -301,16 +289,17 @@ class SpecmonApp(App[None]):
 
     @on(BenchProgress)
     def _on_bench_progress(self, message: BenchProgress) -> None:
-        self.live.baseline_progress = (message.done, message.total, message.eta_s)
+        self.live.bench = message.progress
         self.refresh_view()
 
     @on(BenchDone)
     def _on_bench_done(self, message: BenchDone) -> None:
-        self.live.baseline_progress = None
+        self.live.bench = None
         snapshot = message.snapshot
-        if message.kind == "baseline":
+        if message.kind == SnapshotKind.BASELINE and message.origin is not None:
             self.live.set_baseline(self.wall(), snapshot, message.origin)
-            if message.origin.startswith("this server"):
+            self._follow_baseline_server()
+            if message.origin == BaselineOrigin.THIS_SERVER:
                 self.live.log(self.wall(), "warn", "baseline taken: now restart the server WITH "
                               "speculation; the comparison follows")  # fmt: skip
         else:
@@ -320,33 +309,47 @@ class SpecmonApp(App[None]):
 
     @on(BenchFailed)
     def _on_bench_failed(self, message: BenchFailed) -> None:
-        self.live.baseline_progress = None
-        self.live.log(self.wall(), "error", f"{message.kind} failed: {message.error}")
+        self.live.bench = None
+        self.live.log(self.wall(), "error", f"{message.kind.value} failed: {message.error}")
         self.refresh_view()
 
     def _maybe_load_baseline(self, info: ServerInfo) -> None:
-        if self._looked_up_baseline or self.store is None or self.live.baseline is not None:
+        if self._looked_up_baseline or self.store is None or self.live.baseline.snapshot:
             return
         self._looked_up_baseline = True
         try:
-            found = self.store.latest_baseline(fingerprint(info.args), self.probe_protocol)
+            lookup = lookup_baseline(self.store, info, self.probe_protocol)
         except SpecmonError as exc:
             self.live.log(self.wall(), "error", f"store: {exc}")
             return
-        if found is not None:
-            self.live.set_baseline(self.wall(), found, f"from the store ({found.url})")
+        if lookup.baseline is not None:
+            self.live.set_baseline(self.wall(), lookup.baseline, BaselineOrigin.STORE)
+            self._follow_baseline_server()
         elif self.auto_baseline:
             self.action_baseline()
+        elif info.speculative is not None:
+            self.live.log(self.wall(), "info", "no baseline for this configuration in the "
+                          f"store ({describe_nearest(lookup.nearest)}): press b")  # fmt: skip
 
     def _maybe_take_waited_baseline(self, info: ServerInfo) -> None:
-        if not self.live.waiting_for_baseline or info.speculative is not None:
+        if not self.live.baseline.waiting or info.speculative is not None:
             return
         if self.workers_in_group("bench"):
             return
-        self.live.waiting_for_baseline = False
+        self.live.baseline.waiting = False
         self.live.log(self.wall(), "info", "the server is back without speculation: "
                       "taking the baseline")  # fmt: skip
-        self._bench("baseline", self.targets.server, "this server, speculation off", None)
+        self._start_bench(SnapshotKind.BASELINE, self.config.url, BaselineOrigin.THIS_SERVER)
+
+    def _start_bench(
+        self,
+        kind: SnapshotKind,
+        url: str,
+        origin: BaselineOrigin | None = None,
+        label: str | None = None,
+    ) -> None:
+        self.live.bench = BenchView(kind.value, 0, self.bench_protocol.runs, None)
+        self._bench(kind, url, origin, label)
 
     def refresh_view(self) -> None:
         """Build the View and hand each widget its part."""
@@ -370,28 +373,31 @@ class SpecmonApp(App[None]):
         if self.workers_in_group("bench"):
             self.notify("a bench is already running (Esc cancels it)", severity="warning")
             return
-        if self.targets.baseline is not None:
-            origin = f"baseline server {self.targets.baseline.url}"
-            self.live.baseline_progress = (0, self.bench_protocol.runs, None)
-            self._bench("baseline", self.targets.baseline, origin, None)
-        elif self.live.server.info is not None and self.live.server.info.speculative is None:
-            self.live.baseline_progress = (0, self.bench_protocol.runs, None)
-            self._bench("baseline", self.targets.server, "this server, speculation off", None)
+        info = self.live.server.info
+        if self.config.baseline_url is not None:
+            self._start_bench(SnapshotKind.BASELINE, self.config.baseline_url,
+                              BaselineOrigin.BASELINE_SERVER)  # fmt: skip
+        elif info is None:
+            self.notify("the server has not answered yet, so specmon cannot tell whether it "
+                        "runs with speculation: press b once it is up, or give --baseline-url",
+                        severity="warning")  # fmt: skip
+        elif info.speculative is None:
+            self._start_bench(SnapshotKind.BASELINE, self.config.url, BaselineOrigin.THIS_SERVER)
         else:
             self.push_screen(BaselineChoice(self.config.url), self._on_choice)
         self.refresh_view()
 
     def _on_choice(self, wait: bool | None) -> None:
         if wait:
-            self.live.waiting_for_baseline = True
+            self.live.baseline.waiting = True
             self.live.log(self.wall(), "info", "waiting for the server to restart without "
                           "speculation")  # fmt: skip
             self.refresh_view()
 
     def action_cancel_bench(self) -> None:
         """Esc: cancel a bench in progress (nothing is saved) or stop waiting."""
-        if self.live.waiting_for_baseline:
-            self.live.waiting_for_baseline = False
+        if self.live.baseline.waiting:
+            self.live.baseline.waiting = False
             self.live.log(self.wall(), "info", "stopped waiting for a baseline")
         if self._saving:
             self.notify("the snapshot is being saved: too late to cancel", severity="warning")
@@ -409,8 +415,7 @@ class SpecmonApp(App[None]):
         def start(label: str | None) -> None:
             if label is None:
                 return
-            self.live.baseline_progress = (0, self.bench_protocol.runs, None)
-            self._bench("snapshot", self.targets.server, "this server", label or None)
+            self._start_bench(SnapshotKind.RUN, self.config.url, None, label or None)
             self.refresh_view()
 
         self.push_screen(LabelPrompt(), start)
@@ -418,7 +423,13 @@ class SpecmonApp(App[None]):
     def action_compare(self) -> None:
         """c: every snapshot of this target, compared with its matched baseline."""
         urls = [self.config.url] + ([self.config.baseline_url] if self.config.baseline_url else [])
-        self.push_screen(ComparisonScreen(self.store, urls, self.config.max_age, self.wall))
+        baseline = self.live.baseline.snapshot
+        known = {}
+        if baseline is not None and baseline.id is not None:
+            known[baseline.id] = self.live.baseline.lifetime(self.live.server.info)
+        self.push_screen(
+            ComparisonScreen(self.store, urls, self.config.max_age, self.wall, known)
+        )
 
     def action_toggle_probe(self) -> None:
         """p: pause or resume the probe."""

@@ -6,7 +6,11 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from specmon.model import ProbeResult, RunFigures, Sample, Snapshot
+from specmon.model import Sample, Snapshot
+from specmon.session.baselines import BaselineOrigin
+from specmon.session.snapshot import SnapshotKind
+from specmon.session.view import BenchView
+from specmon.session.watch import ProbeOutcome
 
 
 @dataclass
@@ -35,10 +39,7 @@ class BaselineSampleReady(Message):
 class ProbeDone(Message):
     """A live probe finished."""
 
-    wall: float
-    t: float
-    figures: RunFigures
-    result: ProbeResult
+    outcome: ProbeOutcome
 
 
 @dataclass
@@ -51,11 +52,9 @@ class ProbeFailed(Message):
 
 @dataclass
 class BenchProgress(Message):
-    """A baseline or snapshot bench finished run `done` of `total`."""
+    """A baseline or snapshot bench finished one more run."""
 
-    done: int
-    total: int
-    eta_s: float | None
+    progress: BenchView
 
 
 @dataclass
@@ -63,14 +62,14 @@ class BenchDone(Message):
     """A bench completed and was saved (`snapshot.id` is set)."""
 
     snapshot: Snapshot
-    kind: str
-    """"baseline" or "snapshot"."""
-    origin: str
+    kind: SnapshotKind
+    origin: BaselineOrigin | None
+    """Where a baseline came from (None for a labelled snapshot)."""
 
 
 @dataclass
 class BenchFailed(Message):
     """A bench failed or was cancelled: nothing was saved."""
 
-    kind: str
+    kind: SnapshotKind
     error: str

@@ -134,7 +134,7 @@ def test_draft_counters_going_down_are_a_restart() -> None:
 
 
 def test_window_accept_length_uses_draft_counters_for_vllm() -> None:
-    from specmon.analysis.window import MetricsWindow
+    from specmon.session.window import MetricsWindow
 
     window = MetricsWindow()
     window.add(0.0, ServerMetrics(spec_drafts_total=100.0, spec_accepted_tokens_total=150.0))

@@ -6,8 +6,18 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from specmon.analysis.validity import baseline_validity, differing_keys, fingerprint
-from specmon.model import Protocol, RunFigures, Snapshot
+from specmon.analysis.validity import (
+    LifetimeCheck,
+    LifetimeState,
+    Validity,
+    baseline_validity,
+    differing_keys,
+    fingerprint,
+    lifetime_check,
+    lifetime_of,
+    nearest_baseline,
+)
+from specmon.model import Lifetime, Protocol, RunFigures, Snapshot
 from specmon.sources.sglang import parse_server_info
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "sglang-0.5.17"
@@ -21,13 +31,22 @@ def _snapshot(name: str, created_at: float = 1000.0, **arg_changes: object) -> S
     return Snapshot(created_at, "http://h:1", None, parse_server_info(body), PROTOCOL, (RUN,))
 
 
+SAME = LifetimeCheck(LifetimeState.SAME, "the same server process")
+
+
+def _validity(
+    base: Snapshot, run: Snapshot, now: float, lifetime: LifetimeCheck = SAME
+) -> Validity:
+    return baseline_validity(base, run.server, now=now, lifetime=lifetime, protocol=run.protocol)
+
+
 def test_real_spec_and_plain_share_a_fingerprint() -> None:
     # They differ in port, random_seed, max_total_num_tokens, cuda_graph_config and the
     # speculative_* args only: none of those make the baseline inapplicable.
     spec, plain = _snapshot("spec/server_info"), _snapshot("plain/server_info")
     assert differing_keys(plain.server.args, spec.server.args) == []
     assert fingerprint(plain.server.args) == fingerprint(spec.server.args)
-    assert baseline_validity(plain, spec, now=1060.0).valid
+    assert _validity(plain, spec, 1060.0).confirmed
 
 
 def test_real_restart_keeps_the_fingerprint() -> None:
@@ -39,18 +58,71 @@ def test_real_restart_keeps_the_fingerprint() -> None:
 def test_a_changed_flag_is_named() -> None:
     plain = _snapshot("plain/server_info", mem_fraction_static=0.5)
     spec = _snapshot("spec/server_info")
-    validity = baseline_validity(plain, spec, now=1060.0)
+    validity = _validity(plain, spec, 1060.0)
     assert not validity.valid
     assert validity.reasons == ("flags differ: mem_fraction_static",)
 
 
 def test_age_protocol_restart_and_speculative_baseline() -> None:
     plain, spec = _snapshot("plain/server_info"), _snapshot("spec/server_info")
-    old = baseline_validity(plain, spec, now=1000.0 + 31 * 60)
+    old = _validity(plain, spec, 1000.0 + 31 * 60)
     assert old.reasons == ("too old (31 min > 30 min)",)
     other = replace(spec, protocol=replace(PROTOCOL, max_tokens=128))
-    assert baseline_validity(plain, other, now=1060.0).reasons == (
-        "different protocol: max_tokens",
-    )
-    assert "restarted" in baseline_validity(plain, spec, now=1060.0, restarted=True).reasons[0]
-    assert "speculation on" in baseline_validity(spec, spec, now=1060.0).reasons[0]
+    assert _validity(plain, other, 1060.0).reasons == ("different protocol: max_tokens",)
+    restarted = LifetimeCheck(LifetimeState.RESTARTED, "the baseline server restarted since")
+    assert _validity(plain, spec, 1060.0, restarted).reasons == (restarted.detail,)
+    assert "speculation on" in _validity(spec, spec, 1060.0).reasons[0]
+
+
+def test_ages_are_precise_enough_to_compare_with_their_limit() -> None:
+    plain, spec = _snapshot("plain/server_info"), _snapshot("spec/server_info")
+    validity = baseline_validity(plain, spec.server, now=1065.0, lifetime=SAME, max_age_s=5)
+    assert validity.reasons == ("too old (65 s > 5 s)",)
+
+
+def test_age_and_flags_need_no_run() -> None:
+    # The dashboard with the probe off: the server's info alone says the baseline is stale.
+    plain = _snapshot("plain/server_info", tp_size=2)
+    spec = _snapshot("spec/server_info")
+    validity = baseline_validity(plain, spec.server, now=1000.0 + 5 * 3600, lifetime=SAME)
+    assert validity.reasons == ("flags differ: tp_size", "too old (5.0 h > 30 min)")
+
+
+def test_an_unverified_lifetime_is_valid_but_not_confirmed() -> None:
+    plain, spec = _snapshot("plain/server_info"), _snapshot("spec/server_info")
+    unknown = LifetimeCheck(LifetimeState.UNVERIFIED, "metrics off")
+    validity = _validity(plain, spec, 1060.0, unknown)
+    assert validity.valid and not validity.confirmed
+    assert validity.unverified == ("metrics off",)
+
+
+def test_lifetime_evidence() -> None:
+    plain = _snapshot("plain/server_info")
+    after = _snapshot("plain_server_info_after_restart.json")
+    recorded = Lifetime("a", 1000.0, (("generation_tokens_total", 500.0),))
+    # The same process start proves the same lifetime; another proves a restart.
+    assert lifetime_check(recorded, Lifetime("a", 1000.4)).state == LifetimeState.SAME
+    assert lifetime_check(recorded, Lifetime("a", 2000.0)).state == LifetimeState.RESTARTED
+    # Without start times: counters that went down, or a new launch (random_seed changed).
+    down = Lifetime("a", None, (("generation_tokens_total", 10.0),))
+    assert "counters went down" in lifetime_check(recorded, down).detail
+    real = lifetime_of(plain.server, None), lifetime_of(after.server, None)
+    assert lifetime_check(real[0], real[1]).state == LifetimeState.RESTARTED
+    grown = Lifetime("a", None, (("generation_tokens_total", 900.0),))
+    assert lifetime_check(replace(recorded, started_at=None), grown).state == LifetimeState.SAME
+    # Metrics off on a remote server: nothing to tell a restart by.
+    assert lifetime_check(Lifetime("a"), Lifetime("a")).state == LifetimeState.UNVERIFIED
+    unreachable = lifetime_check(recorded, None, unreachable="connection refused")
+    assert unreachable.state == LifetimeState.UNVERIFIED
+    assert "connection refused" in unreachable.detail
+    assert lifetime_check(None, Lifetime("a")).state == LifetimeState.UNVERIFIED
+
+
+def test_nearest_baseline_names_what_differs() -> None:
+    spec = _snapshot("spec/server_info")
+    close = _snapshot("plain/server_info", mem_fraction_static=0.5)
+    far = _snapshot("plain/server_info", mem_fraction_static=0.5, tp_size=2)
+    nearest = nearest_baseline([far, close, spec], spec.server, PROTOCOL)
+    assert nearest is not None and nearest.snapshot is close
+    assert nearest.differences == ("flag mem_fraction_static",)
+    assert nearest_baseline([spec], spec.server) is None

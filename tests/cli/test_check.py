@@ -98,16 +98,40 @@ def test_json_and_baseline_verdict(
     db = str(tmp_path / "db")
     with SimThread(PLAIN) as plain:
         assert main(["bench", plain.url, "--runs", "3", "--max-tokens", "80", "--db", db]) == 0
-    capsys.readouterr()
-    code = main(["check", sim.url, "--db", db, "--json"])
-    body = json.loads(capsys.readouterr().out)
+        capsys.readouterr()
+        code = main(["check", sim.url, "--db", db, "--json", "--probe-tokens", "40"])
+        body = json.loads(capsys.readouterr().out)
     assert code == 0, body["findings"]
     assert body["status"] == "healthy"
-    assert body["baseline"]["valid"] is True
+    assert body["baseline"]["confirmed"] is True
     assert body["probe"]["completion_tokens"] == 80  # the baseline's protocol was reused
+    assert any("--probe-tokens 40 set aside" in f["text"] for f in body["findings"])
     # plain 4 ms/token vs a 8 ms cycle: break-even 2.0, accept ~2.1, speedup ~+5%
     assert body["break_even_accept_length"] == pytest.approx(2.0, rel=0.03)
-    assert body["speedup"] == pytest.approx(body["probe"]["accept_length"] / 2.0 - 1, abs=0.03)
+    # One figure, one definition: speedup = now / base − 1 = accept / break-even − 1.
+    now, base = body["probe"]["decode_tok_s"], body["baseline"]["decode_tok_s"]
+    assert body["speedup"] == pytest.approx(now / base - 1, rel=1e-9)
+    accept = body["break_even_accept_length"] + body["margin"]
+    assert body["speedup"] == pytest.approx(accept / body["break_even_accept_length"] - 1)
+
+
+def test_a_restarted_baseline_server_is_never_a_clean_speedup(
+    sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "db")
+    with SimThread(replace(PLAIN, enable_metrics=False)) as plain:
+        assert main(["bench", plain.url, "--runs", "2", "--max-tokens", "40", "--db", db]) == 0
+        plain.call(plain.server.restart)  # same flags, metrics off: only its args tell
+        capsys.readouterr()
+        code, lines, _ = _check(capsys, sim.url, "--db", db)
+    assert code == 1
+    stale = [line for line in lines if "is stale" in line]
+    assert len(stale) == 1 and "restarted since" in stale[0], lines
+    assert not any(line.startswith("✓ vs baseline") for line in lines)
+    # Gone altogether: the lifetime cannot be verified, so no clean ✓ either.
+    code, lines, _ = _check(capsys, sim.url, "--db", db)
+    assert code == 1
+    assert any("cannot be read" in line for line in lines), lines
 
 
 def test_bad_address_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

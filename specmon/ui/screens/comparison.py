@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import cast
 
@@ -13,17 +13,12 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
+from specmon.analysis.validity import LifetimeCheck
 from specmon.errors import SpecmonError
-from specmon.exports import (
-    ComparisonRow,
-    ExportFormat,
-    comparison_rows,
-    export,
-    format_speedup,
-)
-from specmon.model import Snapshot
+from specmon.exports import ComparisonRow, ExportFormat, comparison_rows, export
 from specmon.store import Store
 from specmon.ui.format import DASH, escape, num
+from specmon.wording import speedup_text, validity_mark, verdict_text
 
 
 class ComparisonScreen(ModalScreen[None]):
@@ -37,9 +32,22 @@ class ComparisonScreen(ModalScreen[None]):
     ]
 
     def __init__(
-        self, store: Store | None, urls: list[str], max_age_s: float, wall: Callable[[], float]
+        self,
+        store: Store | None,
+        urls: list[str],
+        max_age_s: float,
+        wall: Callable[[], float],
+        lifetimes: Mapping[int, LifetimeCheck],
     ) -> None:
+        """Args:
+        store: Where the snapshots are.
+        urls: Whose snapshots are rows (baselines are matched across every server).
+        max_age_s: Older baselines are stale.
+        wall: Wall clock.
+        lifetimes: The baseline server lifetimes the dashboard knows (by baseline id).
+        """
         super().__init__()
+        self.lifetimes = lifetimes
         self.store = store
         self.urls = urls
         self.max_age_s = max_age_s
@@ -59,36 +67,35 @@ class ComparisonScreen(ModalScreen[None]):
         """Load the snapshots and fill the table."""
         table = self.query_one(DataTable)
         table.add_columns("#", "when", "label", "config", "decode tok/s", "accept", "cycle ms",
-                          "baseline", "speedup (95%)", "break-even", "validity")  # fmt: skip
-        snapshots: list[Snapshot] = []
+                          "baseline", "speedup (95%)", "verdict", "break-even",
+                          "validity")  # fmt: skip
         if self.store is None:
             self._status("no snapshot store")
             return
         try:
-            for url in self.urls:
-                snapshots.extend(self.store.list(url))
+            every = self.store.list()
         except SpecmonError as exc:
             self._status(f"store: {exc}")
             return
-        snapshots.sort(key=lambda s: s.created_at)
-        self.rows = comparison_rows(snapshots, now=self.wall(), max_age_s=self.max_age_s)
+        snapshots = sorted((s for s in every if s.url in self.urls), key=lambda s: s.created_at)
+        self.rows = comparison_rows(snapshots, candidates=every, now=self.wall(),
+                                    max_age_s=self.max_age_s, lifetimes=self.lifetimes)  # fmt: skip
         for row in self.rows:
-            validity = DASH
-            if row.validity is not None:
-                validity = "✓" if row.validity.valid else "✗ " + "; ".join(row.validity.reasons)
+            c = row.comparison
             table.add_row(
                 str(row.id),
                 time.strftime("%m-%d %H:%M", time.localtime(row.created_at)),
                 row.label or "",
                 row.config,
-                f"{num(row.decode_tok_s)} "
+                f"{num(row.pooled.decode_tok_s)} "
                 f"[{num(row.decode_tok_s_min)}–{num(row.decode_tok_s_max)}]",
-                num(row.accept_length, ".2f"),
-                num(row.cycle_ms, ".1f"),
+                num(row.pooled.accept_length, ".2f"),
+                num(row.pooled.cycle_ms, ".1f"),
                 f"#{row.baseline_id}" if row.baseline_id else DASH,
-                format_speedup(row.speedup) or DASH,
-                num(row.break_even, ".2f"),
-                validity,
+                (speedup_text(c.speedup) or DASH) if c else DASH,
+                verdict_text(c) if c else DASH,
+                num(c.break_even if c else None, ".2f"),
+                validity_mark(row.validity) or DASH,
             )
         if not self.rows:
             self._status("no snapshots of this target yet: b takes a baseline, s a snapshot")

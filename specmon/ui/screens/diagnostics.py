@@ -8,7 +8,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from specmon.analysis.view import View
+from specmon.session.view import View
 from specmon.ui.format import age, escape
 
 

@@ -10,9 +10,11 @@ from textual.containers import Vertical
 from textual.reactive import var
 from textual.widgets import ProgressBar, Static
 
-from specmon.analysis.view import BaselineView
-from specmon.ui.format import age, escape, num, pct
+from specmon.analysis.comparison import Verdict
+from specmon.session.view import BaselineView
+from specmon.ui.format import age, escape
 from specmon.ui.widgets import quiet
+from specmon.wording import DASH, num, speedup_text, verdict_text
 
 
 class BaselinePanel(Vertical):
@@ -35,7 +37,7 @@ class BaselinePanel(Vertical):
         # Mounted only while a bench runs: an idle ProgressBar keeps timers (15 Hz) going.
         bars = self.query(ProgressBar)
         if view.progress is not None:
-            done, total, eta = view.progress
+            done, total, eta = view.progress.done, view.progress.total, view.progress.eta_s
             if bars:
                 bars.first().update(total=total, progress=done)
             else:
@@ -46,7 +48,7 @@ class BaselinePanel(Vertical):
         else:
             bars.remove()
             quiet.subtitle(self, "")
-        self.set_class(view.present and view.valid is False, "stale")
+        self.set_class(view.validity is not None and not view.validity.valid, "stale")
         width = self.content_size.width or 36  # before the first layout, a 80x24 panel's
         quiet.show(self.query_one("#baseline-body", Static), _body(view, max(24, width)))
 
@@ -72,13 +74,16 @@ def _body(view: BaselineView, width: int) -> str:
         if view.progress is not None:
             return "taking a baseline… (Esc cancels, nothing is saved)"
         return "no baseline — press [bold]b[/] to take one"
+    validity = view.validity
     spread = f"[{num(view.tok_s_min)}–{num(view.tok_s_max)}]"
-    if view.valid is False:
+    if validity is None:
+        mark = "[dim]validity: once the server answers[/]"
+    elif not validity.valid:
         mark = "[bold reverse $stale] ✗ STALE [/]"
-    elif view.valid:
-        mark = "[bold $good]✓ valid[/]"
+    elif validity.unverified:
+        mark = "[bold $stale]? unverified[/]"
     else:
-        mark = "[dim]validity: after a probe[/]"
+        mark = "[bold $good]✓ valid[/]"
     lines = [
         f"[$baseline]#{view.snapshot_id}[/] [bold]{num(view.tok_s, '.1f', 'tok/s')}[/] "
         f"{escape(spread)}",
@@ -90,16 +95,19 @@ def _body(view: BaselineView, width: int) -> str:
         lines.append(f"[$baseline]base {bar(view.tok_s, top, span):<{span}}[/] {view.tok_s:6.1f}")
         lines.append(f"[$primary]now  {bar(view.current_tok_s, top, span):<{span}}[/] "
                      f"{view.current_tok_s:6.1f}")  # fmt: skip
-    interval = ""
-    if view.speedup_low is not None and view.speedup_high is not None:
-        interval = f" [{pct(view.speedup_low, True)}, {pct(view.speedup_high, True)}]"
-    if view.valid is False:
-        lines.append(f"speedup [dim strike]{pct(view.speedup, True)}{escape(interval)}[/]")
-        lines.extend(f"[$stale]✗ {escape(reason)}[/]" for reason in view.reasons)
+    comparison = view.comparison
+    gain = escape(speedup_text(comparison.speedup) or DASH) if comparison else DASH
+    if validity is not None and not validity.valid:
+        lines.append(f"speedup [dim strike]{gain}[/]")
+        lines.extend(f"[$stale]✗ {escape(reason)}[/]" for reason in validity.reasons)
+    elif comparison is not None:
+        style = {Verdict.WINNING: "$good", Verdict.LOSING: "$bad"}.get(comparison.verdict, "")
+        lines.append(f"speedup [bold {style}]{gain}[/] {escape(verdict_text(comparison))}")
     else:
-        style = "$good" if (view.speedup or 0) >= 0 else "$bad"
-        lines.append(f"speedup [bold {style}]{pct(view.speedup, True)}[/]{escape(interval)}")
-    lines.extend(f"[$stale]⚠[/] {escape(warning)}" for warning in view.warnings)
+        lines.append(f"speedup {DASH}")
+    if validity is not None:
+        lines.extend(f"[$stale]?[/] {escape(what)}" for what in validity.unverified)
+        lines.extend(f"[$stale]⚠[/] {escape(warning)}" for warning in validity.warnings)
     if view.origin:
-        lines.append(f"[dim]{escape(view.origin)}[/]")
+        lines.append(f"[dim]{escape(view.url or '')} · {escape(view.origin)}[/]")
     return "\n".join(lines)

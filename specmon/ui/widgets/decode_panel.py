@@ -7,7 +7,7 @@ from textual.containers import Vertical
 from textual.reactive import var
 from textual.widgets import Digits, Sparkline, Static
 
-from specmon.analysis.view import DecodeView
+from specmon.session.view import DecodeView
 from specmon.ui.format import DASH, age, escape, num
 from specmon.ui.widgets import quiet
 

@@ -7,7 +7,7 @@ import time
 from textual.reactive import var
 from textual.widgets import Static
 
-from specmon.analysis.view import Event
+from specmon.session.view import Event
 from specmon.ui.format import escape
 from specmon.ui.widgets import quiet
 

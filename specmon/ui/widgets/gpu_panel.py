@@ -7,7 +7,7 @@ from __future__ import annotations
 from textual.reactive import var
 from textual.widgets import Static
 
-from specmon.analysis.view import GpuView
+from specmon.session.view import GpuView
 from specmon.ui.format import escape
 from specmon.ui.widgets import quiet
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.reactive import var
 from textual.widgets import Static
 
-from specmon.analysis.view import IdentityView
+from specmon.session.view import IdentityView
 from specmon.ui.format import age, escape
 from specmon.ui.widgets import quiet
 
@@ -34,6 +34,8 @@ class IdentityBar(Static):
             parts.append(f"tp{view.tp_size}")
         parts.append(f"[$primary]{escape(view.speculation)}[/]")
         if view.up_for_s is not None:  # in minutes: a line that changes each second costs a redraw
-            parts.append("up <1m" if view.up_for_s < 60 else f"up ≥{age(view.up_for_s)}")
+            up = "<1m" if view.up_for_s < 60 else age(view.up_for_s)
+            # Without the process's start time, only how long specmon has seen this lifetime.
+            parts.append(f"up {up}" if view.uptime_known else f"seen {up}")
         quiet.show(self, " · ".join(parts))
         quiet.tooltip(self, f"{view.url} · {view.model or ''}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.reactive import var
 from textual.widgets import Static
 
-from specmon.analysis.view import ServerView
+from specmon.session.view import ServerView
 from specmon.ui.format import escape, num, pct
 from specmon.ui.widgets import quiet
 

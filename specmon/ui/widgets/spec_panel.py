@@ -9,7 +9,8 @@ from textual.containers import Vertical
 from textual.reactive import var
 from textual.widgets import Sparkline, Static
 
-from specmon.analysis.view import SpecView
+from specmon.analysis.comparison import Verdict
+from specmon.session.view import SpecView
 from specmon.ui.format import DASH, num, pct
 from specmon.ui.widgets import quiet
 
@@ -52,13 +53,15 @@ class SpecPanel(Vertical):
             return
         server = num(view.server_accept_length, ".2f")
         quiet.tooltip(self, f"server accept length from {view.server_accept_source or '—'}")
-        if view.margin is None:
+        if view.margin is None or view.verdict is None:
             margin = DASH
         else:
-            style = "$good" if view.margin >= 0 else "$bad"
-            word = "winning" if view.margin >= 0 else "LOSING"
+            style = {Verdict.WINNING: "$good", Verdict.LOSING: "$bad"}.get(view.verdict, "")
+            word = view.verdict.value.upper() if view.verdict == Verdict.LOSING else view.verdict
             margin = f"[bold {style}]{view.margin:+.2f} {word}[/]"
         gaps = f"{num(view.cycle_ms_p50, '.1f')}/{num(view.cycle_ms_p95, '.1f')}"
+        if view.cycle_note:
+            quiet.tooltip(body, view.cycle_note)
         lines = [
             f"accept [bold]{num(view.accept_length, '.2f')}[/] probe · {server} server",
             f"cycle [bold]{num(view.cycle_ms, '.1f', 'ms')}[/] · p50/p95 {gaps}",

@@ -1,6 +1,8 @@
 """The dashboard's state: it takes samples, probe runs and baselines, and builds a View.
 
-No I/O and no clock: every time comes with the sample or call that brings it.
+No I/O and no clock: every time comes with the sample or call that brings it. Every figure
+comes from `analysis` (pooled runs, the comparison, validity), the same functions `check`,
+`snapshots compare` and the exports use.
 """
 
 from __future__ import annotations
@@ -8,15 +10,28 @@ from __future__ import annotations
 import itertools
 import statistics
 from collections import Counter, deque
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from specmon.analysis.breakeven import break_even_accept_length, ms_per_token
+from specmon.analysis.comparison import Comparison
 from specmon.analysis.gpus import gpu_line, gpu_state, gpu_verdict
-from specmon.analysis.stats import speedup
-from specmon.analysis.tracker import ServerTracker
-from specmon.analysis.validity import baseline_validity
-from specmon.analysis.view import (
-    BaselineView,
+from specmon.analysis.pooled import Pooled, pool
+from specmon.analysis.validity import Validity
+from specmon.model import (
+    CycleBasis,
+    ProbeResult,
+    Protocol,
+    RunFigures,
+    Sample,
+    Snapshot,
+    SourceName,
+    StepsSource,
+    Telemetry,
+)
+from specmon.session.baseline_state import BaselineState
+from specmon.session.baselines import BaselineOrigin
+from specmon.session.tracker import Change, ServerTracker
+from specmon.session.view import (
+    BenchView,
     DecodeView,
     Event,
     GpuView,
@@ -28,27 +43,20 @@ from specmon.analysis.view import (
     StateName,
     View,
 )
-from specmon.analysis.window import HISTORY_S
-from specmon.model import (
-    ProbeResult,
-    Protocol,
-    RunFigures,
-    Sample,
-    Snapshot,
-    Telemetry,
-)
+from specmon.session.window import HISTORY_S
+from specmon.wording import BUFFERED_STREAM, describe_config
 
 RATE_SPAN_S = 10.0  # server figures are averaged over about this long
 HISTORY_STEP_S = 5.0  # the sparkline's points: means over 5 s (each rate already spans 10 s)
 RECENT_TELEMETRY = 20  # GPU readings summarised for the baseline comparison
 GPU_HISTORY = 60  # per-GPU utilisation points kept (a minute at 1 s)
-RECENT_PROBES = 5  # the probe runs compared with the baseline
+RECENT_PROBES = 5  # the probe runs pooled into "now"
 MAX_EVENTS = 200
 
 
 @dataclass(frozen=True, slots=True)
 class ProbeRun:
-    """One live probe: when it finished (wall) and its figures."""
+    """One live probe: when it finished (wall and monotonic) and its figures."""
 
     wall: float
     t: float
@@ -62,10 +70,9 @@ class LiveState:
     def __init__(self, url: str, protocol: Protocol, *, max_age_s: float, probe_every: float):
         self.url = url
         self.protocol = protocol
-        self.max_age_s = max_age_s
         self.probe_every = probe_every
         self.server = ServerTracker("server")
-        self.baseline_server = ServerTracker("baseline server")
+        self.baseline = BaselineState(url, protocol, max_age_s=max_age_s)
         self.sample: Sample | None = None
         self.history: deque[tuple[int, float, int]] = deque()
         """(step index, sum of rates, their count): one sparkline point per HISTORY_STEP_S."""
@@ -74,11 +81,7 @@ class LiveState:
         self.probe_error: str | None = None
         self.probe_paused = False
         self.probe_enabled = True
-        self.baseline: Snapshot | None = None
-        self.baseline_origin: str | None = None
-        self.baseline_restarted = False
-        self.baseline_progress: tuple[int, int, float | None] | None = None
-        self.waiting_for_baseline = False
+        self.bench: BenchView | None = None
         self.events: deque[Event] = deque(maxlen=MAX_EVENTS)
         self.telemetry: Telemetry | None = None
         self.recent_telemetry: deque[Telemetry] = deque(maxlen=RECENT_TELEMETRY)
@@ -89,15 +92,27 @@ class LiveState:
         """Add an event."""
         self.events.append(Event(wall, level, text))
 
+    def _log_changes(self, wall: float, changes: list[Change]) -> None:
+        for change in changes:
+            self.log(wall, change.level, change.text)
+
     def on_sample(self, sample: Sample) -> None:
         """A tick of the monitored server's sampler."""
         self.sample = sample
-        for level, text, restart in self.server.update(sample):
-            self.log(sample.wall, level, text)
-            if restart:
-                self.probes.clear()  # runs of another lifetime are not this server's speed
-                self.accept_history.clear()
+        changes = self.server.update(sample)
+        self._log_changes(sample.wall, changes)
+        if any(c.restart for c in changes):
+            self.probes.clear()  # runs of another lifetime are not this server's speed
+            self.accept_history.clear()
         self._new_telemetry(sample)
+        if self.baseline.snapshot is not None and self.baseline.server_url is None:
+            seen = self.baseline.observe(
+                self.server.info,
+                self.server.window.latest,
+                self.server.started_at,
+                error=sample.error(SourceName.INFO),
+            )
+            self._log_changes(sample.wall, [seen] if seen else [])
         rate = self.server.window.decode_tok_s(RATE_SPAN_S)
         step = int(sample.t // HISTORY_STEP_S)
         if rate is not None:
@@ -110,7 +125,7 @@ class LiveState:
             self.history.popleft()
 
     def _new_telemetry(self, sample: Sample) -> None:
-        reading = sample.readings.get("gpu")
+        reading = sample.readings.get(SourceName.GPU)
         if reading is None or reading.seq == self._telemetry_seq:
             return
         self._telemetry_seq = reading.seq
@@ -124,14 +139,8 @@ class LiveState:
                 history.append(gpu.utilization_pct)
 
     def on_baseline_sample(self, sample: Sample) -> None:
-        """A tick of the baseline server's sampler (with `--baseline-url`)."""
-        for level, text, restart in self.baseline_server.update(sample):
-            self.log(sample.wall, level, text)
-            if restart and self.baseline is not None and not self.baseline_restarted:
-                self.baseline_restarted = True
-                self.log(
-                    sample.wall, "error", "the baseline no longer applies: press b for a fresh one"
-                )
+        """A tick of the baseline server's sampler (when it is another server)."""
+        self._log_changes(sample.wall, self.baseline.on_server_sample(sample))
 
     def on_probe(self, wall: float, t: float, figures: RunFigures, result: ProbeResult) -> None:
         """A live probe finished."""
@@ -150,50 +159,70 @@ class LiveState:
             self.log(wall, "error", f"probe: {message}")
         self.probe_error = message
 
-    def set_baseline(self, wall: float, snapshot: Snapshot, origin: str) -> None:
+    def set_baseline(self, wall: float, snapshot: Snapshot, origin: BaselineOrigin) -> None:
         """A baseline was taken (or loaded from the store)."""
-        self.baseline = snapshot
-        self.baseline_origin = origin
-        self.baseline_restarted = False
-        self.baseline_progress = None
-        self.waiting_for_baseline = False
-        tok_s = [r.decode_tok_s for r in snapshot.runs if r.decode_tok_s is not None]
-        median = f"{statistics.median(tok_s):.1f} tok/s" if tok_s else "no decode figure"
-        self.log(wall, "info", f"baseline #{snapshot.id} taken: {median} ({origin})")
+        self.baseline.set(snapshot, origin)
+        if self.bench is not None and self.bench.kind == "baseline":
+            self.bench = None
+        tok_s = pool(snapshot.runs).decode_tok_s
+        speed = f"{tok_s:.1f} tok/s" if tok_s else "no decode figure"
+        self.log(wall, "info", f"baseline #{snapshot.id} ({snapshot.url}): {speed}, "
+                 f"{origin.value}")  # fmt: skip
 
     def view(self, now_wall: float, stale_after: float) -> View:
         """Build the View of this moment (`stale_after`: seconds before a reading is stale)."""
         missing: list[tuple[str, str]] = []
-        identity = self._identity(stale_after)
-        decode = self._decode(now_wall, missing)
-        spec = self._spec(missing)
-        baseline = self._baseline(now_wall, spec, missing)
-        if baseline.present and baseline.valid and spec.cycle_ms is not None and baseline.tok_s:
-            be = break_even_accept_length(spec.cycle_ms, ms_per_token(baseline.tok_s))
-            margin = spec.accept_length - be if spec.accept_length is not None else None
-            spec = replace(spec, break_even=be, margin=margin)
-        server = self._server(missing)
-        gpus = self._gpus(missing)
+        recent = pool([p.figures for p in self.probes])
+        validity = self.baseline.validity(
+            self.server.info, now_wall, gpu_state(list(self.recent_telemetry))
+        )
+        progress = self.bench if self.bench and self.bench.kind == "baseline" else None
+        baseline = self.baseline.view(now_wall, recent, validity, progress)
+        if not baseline.present:
+            missing.append(("speedup", "no baseline yet: press b"))
+        elif baseline.comparison is None:
+            missing.append(("speedup", "no timed probe of this server yet"))
+        spec = self._spec(recent, baseline.comparison, validity, missing)
         sample = self.sample
         sources = (
             tuple(SourceView(n, sample.age(n), r.error) for n, r in sample.readings.items())
             if sample
             else ()
         )
-        return View(identity, decode, spec, baseline, server, gpus, tuple(self.events), sources,
-                    tuple(missing))  # fmt: skip
+        return View(
+            self._identity(stale_after),
+            self._decode(now_wall, missing),
+            spec,
+            baseline,
+            self._server(missing),
+            self._gpus(missing),
+            tuple(self.events),
+            sources,
+            tuple(missing),
+            self.bench,
+        )
 
     def _identity(self, stale_after: float) -> IdentityView:
         info = self.server.info
         sample = self.sample
         state: StateName
         if info is None:
-            error = sample.readings["info"].error if sample and "info" in sample.readings else None
+            error = sample.error(SourceName.INFO) if sample else None
             state = "down" if error else "connecting"
-            return IdentityView(self.url, None, None, None, "unknown", None, state, error or "")
-        spec = info.speculative.describe() if info.speculative else "no speculation"
-        up = sample.t - self.server.first_seen if sample and self.server.first_seen else None
-        ages = [a for name in ("info", "metrics") if sample and (a := sample.age(name)) is not None]
+            return IdentityView(
+                self.url, None, None, None, "unknown", None, False, state, error or ""
+            )
+        started_at = self.server.started_at
+        up: float | None = None
+        if started_at is not None and sample is not None:
+            up = max(0.0, sample.wall - started_at)
+        elif sample is not None and self.server.first_seen is not None:
+            up = sample.t - self.server.first_seen
+        ages = [
+            a
+            for name in (SourceName.INFO, SourceName.METRICS)
+            if sample and (a := sample.age(name)) is not None
+        ]
         freshest = min(ages) if ages else None
         if self.server.down_since is not None:
             errors = [r.error for r in sample.readings.values() if r.error] if sample else []
@@ -202,7 +231,9 @@ class LiveState:
             state, detail = "stale", f"last answer {freshest:.0f}s ago" if freshest else ""
         else:
             state, detail = "live", ""
-        return IdentityView(self.url, info.title, info.model, info.tp_size, spec, up, state, detail)
+        return IdentityView(self.url, info.title, info.model, info.tp_size,
+                            describe_config(info.speculative), up, started_at is not None,
+                            state, detail)  # fmt: skip
 
     def _decode(self, now_wall: float, missing: list[tuple[str, str]]) -> DecodeView:
         last = self.probes[-1] if self.probes else None
@@ -214,15 +245,17 @@ class LiveState:
             probe_state = f"failing: {self.probe_error}"
         else:
             probe_state = f"every {self.probe_every:g} s"
+        figures = last.figures if last else None
         if last is None:
             missing.append(("decode tok/s", f"no probe run yet (probe {probe_state})"))
+        elif figures is not None and figures.buffered:
+            missing.append(("decode tok/s", BUFFERED_STREAM))
         rate = self.server.window.decode_tok_s(RATE_SPAN_S)
         current = int(self.sample.t // HISTORY_STEP_S) if self.sample else 0
-        figures = last.figures if last else None
         tok_s = figures.decode_tok_s if figures else None
         return DecodeView(
             decode_tok_s=tok_s,
-            ms_per_token=ms_per_token(tok_s) if tok_s else None,
+            ms_per_token=1000 / tok_s if tok_s else None,
             ttft_ms=figures.ttft_ms if figures else None,
             probe_age_s=now_wall - last.wall if last else None,
             # Completed steps only: the sparkline moves once per step, not at every tick.
@@ -231,97 +264,53 @@ class LiveState:
             probe_state=probe_state,
         )
 
-    def _spec(self, missing: list[tuple[str, str]]) -> SpecView:
+    def _spec(
+        self,
+        recent: Pooled,
+        comparison: Comparison | None,
+        validity: Validity | None,
+        missing: list[tuple[str, str]],
+    ) -> SpecView:
         info = self.server.info
         enabled = None if info is None else info.speculative is not None
         runs = [p.figures for p in self.probes]
-        accepts = [f.accept_length for f in runs if f.accept_length is not None]
-        cycles = [f.cycle_ms for f in runs if f.cycle_ms is not None]
-        gaps = [f.cycle_ms_p50 for f in runs if f.cycle_ms_p50 is not None]
+        p50s = [f.cycle_ms_p50 for f in runs if f.cycle_ms_p50 is not None]
         p95s = [f.cycle_ms_p95 for f in runs if f.cycle_ms_p95 is not None]
         window = self.server.window.accept_length(RATE_SPAN_S * 6)
         latest = self.server.window.latest
         if enabled is False:
             missing.append(("accept length", "speculation is off on this server"))
-        elif not accepts:
+        elif recent.accept_length is None:
             missing.append(("accept length", "no probe with verify steps yet"))
+        note = _cycle_note(runs[-1]) if runs else None
+        if note and not p50s:
+            missing.append(("cycle p50/p95", note))
+        applies = comparison is not None and validity is not None and validity.valid
         tokens: Counter[int] = Counter()
         if self.probes:
-            chunks = self.probes[-1].result.chunks
-            for a, b in itertools.pairwise(chunks):
+            for a, b in itertools.pairwise(self.probes[-1].result.chunks):
                 tokens[b.completion_tokens - a.completion_tokens] += 1
         histogram = tuple(tokens.get(k, 0) for k in range(1, max(tokens, default=0) + 1))
         return SpecView(
             enabled=enabled,
-            accept_length=statistics.median(accepts) if accepts else None,
+            accept_length=recent.accept_length,
             server_accept_length=window.value if window and enabled else None,
             server_accept_source=window.source if window and enabled else None,
             accept_rate=latest.spec_accept_rate if latest and enabled else None,
-            cycle_ms_p50=statistics.median(gaps) if gaps else None,
+            cycle_ms_p50=statistics.median(p50s) if p50s else None,
             cycle_ms_p95=statistics.median(p95s) if p95s else None,
-            cycle_ms=statistics.median(cycles) if cycles else None,
-            break_even=None,
-            margin=None,
+            cycle_ms=recent.cycle_ms,
+            cycle_note=note,
+            break_even=comparison.break_even if applies and comparison else None,
+            margin=comparison.margin if applies and comparison else None,
+            verdict=comparison.verdict if applies and comparison else None,
             tokens_per_cycle=histogram if enabled else (),
             accept_history=tuple(v for _, v in self.accept_history) if enabled else (),
         )
 
-    def _baseline(
-        self, now_wall: float, spec: SpecView, missing: list[tuple[str, str]]
-    ) -> BaselineView:
-        snapshot = self.baseline
-        if snapshot is None:
-            missing.append(("speedup", "no baseline yet: press b"))
-            return BaselineView(
-                False, None, None, None, None, 0, None, None, None, None, None, None, None, (),
-                (), self.baseline_progress, self.waiting_for_baseline,
-            )  # fmt: skip
-        base = [r.decode_tok_s for r in snapshot.runs if r.decode_tok_s is not None]
-        current = [p.figures.decode_tok_s for p in self.probes if p.figures.decode_tok_s]
-        reasons: tuple[str, ...] = ()
-        warnings: tuple[str, ...] = ()
-        info = self.server.info
-        if info is not None and self.probes:
-            run = Snapshot(now_wall, self.url, None, info, self.protocol,
-                           tuple(p.figures for p in self.probes),
-                           gpu=gpu_state(list(self.recent_telemetry)))  # fmt: skip
-            validity = baseline_validity(
-                snapshot, run, now=now_wall, max_age_s=self.max_age_s,
-                restarted=self.baseline_restarted,
-            )  # fmt: skip
-            reasons, warnings = validity.reasons, validity.warnings
-        elif self.baseline_restarted:
-            reasons = ("the baseline server restarted since",)
-        gain = speedup(current, base) if current and base else None
-        if gain is None:
-            missing.append(("speedup", "no probe run of this server yet"))
-        return BaselineView(
-            present=True,
-            snapshot_id=snapshot.id,
-            tok_s=statistics.median(base) if base else None,
-            tok_s_min=min(base) if base else None,
-            tok_s_max=max(base) if base else None,
-            runs=len(snapshot.runs),
-            age_s=max(0.0, now_wall - snapshot.created_at),  # the wall clock may move back
-            origin=self.baseline_origin,
-            current_tok_s=statistics.fmean(current) if current else None,
-            speedup=gain.value if gain else None,
-            speedup_low=gain.low if gain else None,
-            speedup_high=gain.high if gain else None,
-            valid=not reasons if self.probes else None,
-            reasons=reasons,
-            warnings=warnings,
-            progress=self.baseline_progress,
-            waiting=self.waiting_for_baseline,
-        )
-
     def _gpus(self, missing: list[tuple[str, str]]) -> GpuView:
         t = self.telemetry
-        error = (
-            self.sample.readings["gpu"].error
-            if self.sample and "gpu" in self.sample.readings
-            else None
-        )
+        error = self.sample.error(SourceName.GPU) if self.sample else None
         if t is None:
             why = error or "no GPU reading yet"
             missing.append(("GPUs", why))
@@ -344,7 +333,7 @@ class LiveState:
 
     def _server(self, missing: list[tuple[str, str]]) -> ServerView:
         sample = self.sample
-        reading = sample.readings.get("metrics") if sample else None
+        reading = sample.readings.get(SourceName.METRICS) if sample else None
         latest = self.server.window.latest
         if reading is not None and reading.error:
             state = "off (--enable-metrics)" if "--enable-metrics" in reading.error else "failing"
@@ -383,3 +372,14 @@ def _host_line(t: Telemetry) -> str | None:
     elif t.server_process_missing:
         parts.append(f"server process: {t.server_process_missing}")
     return " · ".join(parts) or None
+
+
+def _cycle_note(figures: RunFigures) -> str | None:
+    """What the cycle percentiles of a run rest on, or why it has none."""
+    if figures.buffered:
+        return BUFFERED_STREAM
+    if figures.cycle_source == StepsSource.TIMINGS:
+        return "llama.cpp streams one chunk per token: no per-step gaps (cycle from its timings)"
+    if figures.cycle_basis == CycleBasis.PER_STEP:
+        return "chunks carried several steps: each gap divided by the steps per chunk"
+    return None

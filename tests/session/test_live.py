@@ -7,8 +7,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from specmon.analysis.live import LiveState
+from specmon.analysis.validity import LifetimeState, Validity, lifetime_of
 from specmon.model import Protocol, Reading, RunFigures, Sample, ServerInfo, ServerMetrics, Snapshot
+from specmon.session.baselines import BaselineOrigin
+from specmon.session.live import LiveState
 from specmon.sources.metrics import metrics_from_text
 from specmon.sources.sglang import parse_server_info
 
@@ -53,8 +55,8 @@ def test_speculation_change_and_flag_change_are_events() -> None:
     live.on_sample(_sample(2, _info("plain"), None, 2))
     live.on_sample(_sample(3, _info("plain", mem_fraction_static=0.5), None, 3))
     texts = [e.text for e in live.events]
-    assert "server speculation changed: NGRAM steps=0 topk=10 draft=4 → off" in texts
-    assert "server flags changed: mem_fraction_static" in texts
+    assert "server restarted: speculation changed: NGRAM steps=0 topk=10 draft=4 → off" in texts
+    assert "server restarted: flags changed: mem_fraction_static" in texts
 
 
 def test_outage_then_return_is_a_restart_and_state_goes_down_then_live() -> None:
@@ -81,14 +83,49 @@ def test_no_baseline_says_how_to_get_one() -> None:
 def test_baseline_server_restart_invalidates_once() -> None:
     live = _live()
     run = RunFigures(128, 62, 20.0, 0.5, 256, 280.0, None, None, None, None, None, None)
-    live.set_baseline(1000, Snapshot(1000, "http://b:2", None, _info("plain"), PROTOCOL, (run,),
-                                     id=7), "baseline server http://b:2")  # fmt: skip
-    live.on_baseline_sample(_sample(1, _info("plain"), _metrics("plain/metrics_after"), 1))
-    assert not live.baseline_restarted
-    live.on_baseline_sample(
-        _sample(2, _info("plain"), _metrics("plain_metrics_after_restart.txt"), 2)
-    )
-    assert live.baseline_restarted
-    assert [e.text for e in live.events].count(
-        "the baseline no longer applies: press b for a fresh one"
-    ) == 1
+    plain = _info("plain")
+    at_bench = lifetime_of(plain, _metrics("plain/metrics"))
+    baseline = Snapshot(1000, "http://b:2", None, plain, PROTOCOL, (run,), id=7, lifetime=at_bench)
+    live.set_baseline(1000, baseline, BaselineOrigin.BASELINE_SERVER)
+    live.on_sample(_sample(1, _info("spec"), None, 1))
+    live.on_baseline_sample(_sample(1, plain, _metrics("plain/metrics_after"), 1))
+    assert live.baseline.lifetime(live.server.info).state == LifetimeState.SAME
+    assert live.view(1001, 3).baseline.validity == Validity((), (), ())
+    live.on_baseline_sample(_sample(2, plain, _metrics("plain_metrics_after_restart.txt"), 2))
+    assert live.baseline.lifetime(live.server.info).state == LifetimeState.RESTARTED
+    live.on_baseline_sample(_sample(3, plain, _metrics("plain/metrics_after"), 3))
+    assert live.baseline.lifetime(live.server.info).state == LifetimeState.RESTARTED  # it stays
+    texts = [e.text for e in live.events]
+    assert sum("the baseline no longer applies" in t for t in texts) == 1
+    validity = live.view(1003, 3).baseline.validity
+    assert validity is not None and not validity.valid
+    assert "restarted" in validity.reasons[0]
+
+
+def test_a_baseline_taken_here_survives_the_relaunch_with_speculation() -> None:
+    live = _live()
+    run = RunFigures(128, 62, 20.0, 0.5, 256, 280.0, None, None, None, None, None, None)
+    plain = _info("plain")
+    live.on_sample(_sample(1, plain, _metrics("plain/metrics"), 1))
+    live.set_baseline(1001, Snapshot(1001, "http://h:1", None, plain, PROTOCOL, (run,), id=8,
+                                     lifetime=lifetime_of(plain, _metrics("plain/metrics"))),
+                      BaselineOrigin.THIS_SERVER)  # fmt: skip
+    # The metrics of the new launch come before its server info: a restart, for a moment.
+    live.on_sample(_sample(2, plain, _metrics("plain_metrics_after_restart.txt"), 2))
+    live.on_sample(_sample(7, _info("spec"), _metrics("spec/metrics"), 3))
+    lifetime = live.baseline.lifetime(live.server.info)
+    assert lifetime.state == LifetimeState.RELAUNCHED
+    validity = live.view(1007, 3).baseline.validity
+    assert validity is not None and validity.confirmed
+
+
+def test_validity_without_a_probe() -> None:
+    live = _live()
+    live.probe_enabled = False
+    run = RunFigures(128, 62, 20.0, 0.5, 256, 280.0, None, None, None, None, None, None)
+    old = Snapshot(0, "http://h:1", None, _info("plain", tp_size=2), PROTOCOL, (run,), id=9)
+    live.set_baseline(0, old, BaselineOrigin.STORE)
+    live.on_sample(_sample(1, _info("spec"), None, 1))
+    validity = live.view(5 * 3600, 3).baseline.validity
+    assert validity is not None
+    assert validity.reasons == ("flags differ: tp_size", "too old (5.0 h > 30 min)")

@@ -9,6 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from specmon.analysis.comparison import Comparison, Verdict
+from specmon.analysis.validity import Validity
+
 Level = Literal["info", "warn", "error"]
 StateName = Literal["live", "stale", "down", "connecting"]
 
@@ -34,7 +37,9 @@ class IdentityView:
     speculation: str
     """"EAGLE3 steps=2 topk=1 draft=3" or "no speculation" (or "unknown" before server info)."""
     up_for_s: float | None
-    """Seconds since specmon first saw this server lifetime (a lower bound of its uptime)."""
+    """The server's uptime when its process start is known, else how long specmon has seen
+    this lifetime (`uptime_known` says which)."""
+    uptime_known: bool
     state: StateName
     state_detail: str
 
@@ -56,23 +61,42 @@ class DecodeView:
 
 @dataclass(frozen=True, slots=True)
 class SpecView:
-    """Acceptance and cycle time."""
+    """Acceptance and cycle time of the recent probes (pooled, analysis/pooled.py)."""
 
     enabled: bool | None
     accept_length: float | None
-    """From the probes (median of recent runs)."""
+    """Σ tokens / Σ verify steps of the recent probes."""
     server_accept_length: float | None
     server_accept_source: str | None
     accept_rate: float | None
     cycle_ms_p50: float | None
     cycle_ms_p95: float | None
+    """Medians of the recent probes' per-step cycle percentiles; None with the reason in
+    `cycle_note` when chunks are not steps (llama.cpp) or the stream arrived buffered."""
     cycle_ms: float | None
+    """Σ decode seconds / Σ verify steps of the recent probes."""
+    cycle_note: str | None
+    """Why p50/p95 are missing, or what they rest on when chunks carried several steps."""
     break_even: float | None
     margin: float | None
+    """Accept length − break-even, against a baseline that applies (same runs as the
+    speedup: same sign)."""
+    verdict: Verdict | None
+    """The comparison's verdict (it reads the speedup's interval, which the margin has not)."""
     tokens_per_cycle: tuple[int, ...]
     """Counts of verify steps by tokens they produced (index 0 = 1 token), last probe."""
     accept_history: tuple[float, ...] = ()
     """Accept length of each probe of the last 5 minutes, oldest first."""
+
+
+@dataclass(frozen=True, slots=True)
+class BenchView:
+    """A bench in progress (`b` or `s`)."""
+
+    kind: Literal["baseline", "snapshot"]
+    done: int
+    total: int
+    eta_s: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,24 +105,23 @@ class BaselineView:
 
     present: bool
     snapshot_id: int | None
+    url: str | None
     tok_s: float | None
+    """Pooled decode tok/s of the baseline's runs."""
     tok_s_min: float | None
     tok_s_max: float | None
     runs: int
     age_s: float | None
     origin: str | None
-    """"baseline server http://…" or "this server, speculation off"."""
+    """"the baseline server", "this server, speculation off", "from the store"."""
     current_tok_s: float | None
-    """Mean decode tok/s of the recent probes: the other side of the comparison."""
-    speedup: float | None
-    speedup_low: float | None
-    speedup_high: float | None
-    valid: bool | None
-    reasons: tuple[str, ...]
-    warnings: tuple[str, ...]
-    """GPU conditions that differ between the baseline and now (they do not make it stale)."""
-    progress: tuple[int, int, float | None] | None
-    """(runs done, runs total, seconds left) while a baseline is being taken."""
+    """Pooled decode tok/s of the recent probes: the other side of the comparison."""
+    comparison: Comparison | None
+    """Speedup (now / base − 1 of the two figures above), verdict, break-even."""
+    validity: Validity | None
+    """None until the server's info is known."""
+    progress: BenchView | None
+    """A baseline being taken."""
     waiting: bool
     """Watching for the server to come back without speculation to take the baseline."""
 
@@ -161,3 +184,5 @@ class View:
     sources: tuple[SourceView, ...]
     missing: tuple[tuple[str, str], ...]
     """(figure, why it is missing) for every figure shown as "—"."""
+    bench: BenchView | None = None
+    """A bench in progress, of either kind."""

@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 from types import MappingProxyType
 
-from specmon.analysis.live import LiveState
-from specmon.analysis.validity import baseline_validity
+from specmon.analysis.validity import LifetimeCheck, LifetimeState, baseline_validity
 from specmon.model import (
     ProcessStats,
     Protocol,
@@ -18,6 +17,8 @@ from specmon.model import (
     Snapshot,
     Telemetry,
 )
+from specmon.session.baselines import BaselineOrigin
+from specmon.session.live import LiveState
 from specmon.sources.sglang import parse_server_info
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "sglang-0.5.17"
@@ -58,16 +59,17 @@ def _baseline(created_at: float) -> Snapshot:
 
 
 def test_a_baseline_from_the_future_has_an_unknown_age() -> None:
-    run = Snapshot(START, "http://h:1", None, _info(), PROTOCOL, (RUN,))
-    behind = baseline_validity(_baseline(START + 7200), run, now=START)
+    same = LifetimeCheck(LifetimeState.SAME, "the same server process")
+    behind = baseline_validity(_baseline(START + 7200), _info(), now=START, lifetime=same)
     assert behind.reasons == (
-        "taken 120 min from now, in the future: the clock moved back since, so its age is unknown",
+        "taken 2.0 h from now, in the future: the clock moved back since, so its age is unknown",
     )
-    assert baseline_validity(_baseline(START + 30), run, now=START).valid  # two machines' clocks
+    near = baseline_validity(_baseline(START + 30), _info(), now=START, lifetime=same)
+    assert near.valid  # two machines' clocks
 
 
 def test_the_dashboards_clock_moving_back_shows_no_negative_age() -> None:
     live = LiveState("http://h:1", PROTOCOL, max_age_s=1800, probe_every=10)
-    live.set_baseline(START, _baseline(START), "baseline server http://b:2")
+    live.set_baseline(START, _baseline(START), BaselineOrigin.BASELINE_SERVER)
     view = live.view(START - 3600, stale_after=3)
     assert view.baseline.age_s == 0.0

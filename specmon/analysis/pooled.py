@@ -1,0 +1,110 @@
+"""The one statistic of a set of runs: pooled tokens over pooled time (docs/metrics.md).
+
+Every surface states a set of runs (a baseline's, a snapshot's, the dashboard's recent probes)
+with these figures and nothing else:
+
+- decode tok/s = Σ decode tokens / Σ decode seconds
+- accept length = Σ decode tokens / Σ verify steps
+- cycle = Σ decode seconds / Σ verify steps
+
+so that, over the same runs, decode tok/s = 1000 · accept / cycle exactly, and a speed, a
+speedup and a break-even built from them cannot disagree (`analysis.comparison`). Runs of equal
+length weigh equally; a run cut short weighs by its time.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from specmon.model import RunFigures
+
+
+@dataclass(frozen=True, slots=True)
+class RunParts:
+    """What one run adds to the pooled sums."""
+
+    tokens: float
+    """Decode tokens (c_last − c_0)."""
+    seconds: float | None
+    """Decode seconds (t_last − t_0); None when the run's timing is unusable."""
+    steps: float | None
+    """Verify steps after the first token; None without speculation."""
+
+
+def run_parts(run: RunFigures) -> RunParts | None:
+    """A run's decode tokens, seconds and steps (derived from its figures in older records)."""
+    seconds = run.decode_s
+    if seconds is None and run.decode_tok_s is not None and not run.buffered:
+        seconds = run.e2e_s - run.ttft_ms / 1000
+    tokens: float | None = run.decode_tokens
+    if tokens is None and run.decode_tok_s is not None and seconds is not None:
+        tokens = run.decode_tok_s * seconds
+    if tokens is None or tokens <= 0:
+        return None
+    steps = run.decode_steps
+    if steps is None and run.accept_length:
+        steps = tokens / run.accept_length
+    return RunParts(tokens, seconds if seconds and seconds > 0 else None, steps or None)
+
+
+@dataclass(frozen=True, slots=True)
+class Pooled:
+    """The pooled figures of a set of runs."""
+
+    runs: int
+    """Runs whose timing is used (the speed's sample size)."""
+    decode_tok_s: float | None
+    rel_se: float | None
+    """Relative standard error of `decode_tok_s` (ratio estimator); None with fewer than two
+    timed runs."""
+    accept_length: float | None
+    cycle_ms: float | None
+
+    @property
+    def ms_per_token(self) -> float | None:
+        """1000 / decode tok/s."""
+        return 1000 / self.decode_tok_s if self.decode_tok_s else None
+
+
+def pool(runs: Sequence[RunFigures]) -> Pooled:
+    """Pool a set of runs into one statistic per figure (module docstring).
+
+    Accept length and cycle pool the timed runs with verify steps, so that they and decode
+    tok/s describe the same runs; when no run is timed (buffered streams), accept length pools
+    every run with steps.
+    """
+    parts = [p for run in runs if (p := run_parts(run)) is not None]
+    timed = [p for p in parts if p.seconds is not None]
+    tok_s = rel_se = None
+    if timed:
+        tokens = sum(p.tokens for p in timed)
+        seconds = sum(p.seconds for p in timed if p.seconds is not None)
+        tok_s = tokens / seconds
+        rel_se = _ratio_rel_se([(p.tokens, p.seconds or 0.0) for p in timed], tok_s)
+    stepped = [p for p in timed if p.steps] or [p for p in parts if p.steps]
+    steps = sum(p.steps for p in stepped if p.steps)
+    accept = sum(p.tokens for p in stepped) / steps if stepped else None
+    timed_steps = [p for p in stepped if p.seconds is not None]
+    cycle = None
+    if timed_steps:
+        cycle = (
+            1000
+            * sum(p.seconds for p in timed_steps if p.seconds is not None)
+            / sum(p.steps for p in timed_steps if p.steps)
+        )
+    return Pooled(len(timed), tok_s, rel_se, accept, cycle)
+
+
+def _ratio_rel_se(pairs: list[tuple[float, float]], ratio: float) -> float | None:
+    """Relative standard error of Σy/Σx by linearisation: the residuals y − R·x of each run.
+
+    var(R) ≈ Σ (y_i − R·x_i)² / (n (n − 1) x̄²), the standard ratio-estimator variance.
+    """
+    n = len(pairs)
+    if n < 2 or ratio <= 0:
+        return None
+    mean_x = sum(x for _, x in pairs) / n
+    residuals = sum((y - ratio * x) ** 2 for y, x in pairs)
+    return math.sqrt(residuals / (n * (n - 1))) / mean_x / ratio

@@ -1,0 +1,160 @@
+"""The dashboard's baseline: where it came from, whether its server is still the lifetime it
+measured, and its View beside the recent probes.
+
+The baseline server is the watched server itself when the baseline was taken at its address,
+else another one (`--baseline-url`, or the address a stored baseline names), which the app
+samples for this class (`server_url`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from specmon.analysis.comparison import compare
+from specmon.analysis.pooled import Pooled, pool
+from specmon.analysis.validity import (
+    LifetimeCheck,
+    LifetimeState,
+    Validity,
+    baseline_validity,
+    lifetime_check,
+    lifetime_of,
+    relaunched_for_speculation,
+)
+from specmon.model import (
+    GpuState,
+    Protocol,
+    Sample,
+    ServerInfo,
+    ServerMetrics,
+    Snapshot,
+    SourceName,
+)
+from specmon.session.baselines import BaselineOrigin
+from specmon.session.tracker import Change, ServerTracker
+from specmon.session.view import BaselineView, BenchView
+
+NOT_READ_YET = LifetimeCheck(LifetimeState.UNVERIFIED, "the baseline server has not been read yet")
+
+
+class BaselineState:
+    """The current baseline and the evidence about its server's lifetime."""
+
+    def __init__(self, watched_url: str, protocol: Protocol, *, max_age_s: float) -> None:
+        """Args:
+        watched_url: The dashboard's server.
+        protocol: The live probes' protocol (a baseline of another one does not apply).
+        max_age_s: Older baselines are stale.
+        """
+        self.watched_url = watched_url
+        self.protocol = protocol
+        self.max_age_s = max_age_s
+        self.snapshot: Snapshot | None = None
+        self.origin: BaselineOrigin | None = None
+        self.server = ServerTracker("baseline server")
+        self.waiting = False
+        self._restart: LifetimeCheck | None = None
+        """A restart seen since the baseline: it stays, whatever the counters do later."""
+        self._observed: LifetimeCheck = NOT_READ_YET
+
+    def set(self, snapshot: Snapshot, origin: BaselineOrigin) -> None:
+        """A new baseline: the evidence about the old one's server is dropped."""
+        self.snapshot, self.origin = snapshot, origin
+        self._restart = None
+        self._observed = NOT_READ_YET
+        self.waiting = False
+
+    @property
+    def server_url(self) -> str | None:
+        """The baseline server to sample, when it is not the watched server."""
+        url = self.snapshot.url if self.snapshot is not None else None
+        return url if url is not None and url != self.watched_url else None
+
+    def observe(
+        self,
+        info: ServerInfo | None,
+        metrics: ServerMetrics | None,
+        started_at: float | None,
+        *,
+        error: str | None = None,
+    ) -> Change | None:
+        """The baseline server's latest state; returns an event when it turns out restarted."""
+        if self.snapshot is None:
+            return None
+        if info is None:
+            self._observed = lifetime_check(self.snapshot.lifetime, None, unreachable=error)
+            return None
+        check = lifetime_check(self.snapshot.lifetime, lifetime_of(info, metrics, started_at))
+        self._observed = check
+        if check.state == LifetimeState.RESTARTED and self._restart is None:
+            self._restart = check
+            return Change("error", f"the baseline no longer applies: {check.detail}; press b")
+        return None
+
+    def on_server_sample(self, sample: Sample) -> list[Change]:
+        """A tick of the (separate) baseline server's sampler."""
+        changes = self.server.update(sample)
+        if any(c.restart for c in changes) and self.snapshot is not None and not self._restart:
+            self._restart = LifetimeCheck(
+                LifetimeState.RESTARTED, "the baseline server restarted since"
+            )
+            changes.append(Change("error", "the baseline no longer applies: press b"))
+        error = sample.error(SourceName.INFO) if self.server.info is None else None
+        seen = self.observe(
+            self.server.info, self.server.window.latest, self.server.started_at, error=error
+        )
+        return [*changes, seen] if seen else changes
+
+    def lifetime(self, watched: ServerInfo | None) -> LifetimeCheck:
+        """What is known of the baseline server's lifetime now."""
+        here = self.snapshot is not None and self.snapshot.url == self.watched_url
+        if here and watched is not None and watched.speculative is not None:
+            return relaunched_for_speculation()
+        return self._restart or self._observed
+
+    def validity(
+        self, watched: ServerInfo | None, now: float, gpu: GpuState | None
+    ) -> Validity | None:
+        """Whether the baseline applies to the watched server: needs its info, not a probe."""
+        if self.snapshot is None or watched is None:
+            return None
+        return baseline_validity(
+            self.snapshot,
+            watched,
+            now=now,
+            lifetime=self.lifetime(watched),
+            max_age_s=self.max_age_s,
+            protocol=self.protocol,
+            gpu=gpu,
+        )
+
+    def view(
+        self,
+        now_wall: float,
+        recent: Pooled,
+        validity: Validity | None,
+        progress: BenchView | None,
+    ) -> BaselineView:
+        """The Baseline panel's values: base and now pooled, the comparison of those two."""
+        snapshot = self.snapshot
+        if snapshot is None:
+            return BaselineView(False, None, None, None, None, None, 0, None, None, None,
+                                None, None, progress, self.waiting)  # fmt: skip
+        base = pool(snapshot.runs)
+        speeds: Sequence[float] = [r.decode_tok_s for r in snapshot.runs if r.decode_tok_s]
+        return BaselineView(
+            present=True,
+            snapshot_id=snapshot.id,
+            url=snapshot.url,
+            tok_s=base.decode_tok_s,
+            tok_s_min=min(speeds) if speeds else None,
+            tok_s_max=max(speeds) if speeds else None,
+            runs=len(snapshot.runs),
+            age_s=max(0.0, now_wall - snapshot.created_at),  # the wall clock may move back
+            origin=self.origin.value if self.origin else None,
+            current_tok_s=recent.decode_tok_s,
+            comparison=compare(recent, base),
+            validity=validity,
+            progress=progress,
+            waiting=self.waiting,
+        )

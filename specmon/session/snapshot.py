@@ -1,0 +1,120 @@
+"""`take_snapshot`: the one way a bench is run, for `bench`, `check`, the dashboard's `b`/`s`.
+
+It connects, refuses a speculative server as a baseline, samples the GPUs along the runs (so
+every snapshot carries GPU state and its server's process start), runs the bench protocol and
+returns the Snapshot; nothing is saved here (the caller saves only a complete one).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from enum import StrEnum
+
+from specmon.analysis.gpus import models
+from specmon.bench import Progress, run_bench
+
+__all__ = ["NotABaseline", "Progress", "SnapshotKind", "default_protocol", "take_snapshot"]
+from specmon.errors import SourceError, SpecmonError
+from specmon.model import Protocol, ServerInfo, Snapshot, Telemetry
+from specmon.sources.backend import connect
+from specmon.sources.http import Target, make_client
+from specmon.sources.probe import DEFAULT_PROMPT
+from specmon.sources.telemetry import TelemetrySource, open_telemetry
+
+
+class SnapshotKind(StrEnum):
+    """What a snapshot is taken for."""
+
+    BASELINE = "baseline"
+    """Speculation must be off."""
+    RUN = "snapshot"
+    """Any configuration, labelled by the user."""
+
+
+def default_protocol(runs: int, warmup: int, tokens: int) -> Protocol:
+    """The protocol of the dashboard's probes and benches: the built-in prompt, greedy."""
+    return Protocol(runs, warmup, tokens, 0.0, DEFAULT_PROMPT)
+
+
+class NotABaseline(SpecmonError):
+    """A baseline was asked of a server that runs with speculation."""
+
+
+async def gpu_reader(
+    telemetry: TelemetrySource, say: Callable[[str], None]
+) -> Callable[[], Awaitable[Telemetry]] | None:
+    """The telemetry reader to sample along a bench, after saying what it sees.
+
+    It is returned even without GPUs when it reports the server's process (its start time marks
+    the server's lifetime); None when it cannot be read at all.
+    """
+    try:
+        first = await telemetry.read()
+    except SourceError as exc:
+        say(f"GPUs: not recorded: {exc}")
+        return None
+    if first.unavailable is not None or not first.gpus:
+        hint = f"; {first.hint}" if first.hint else ""
+        say(f"GPUs: not recorded: {first.unavailable or 'none seen'}{hint}")
+        return telemetry.read if first.server_process is not None else None
+    say(f"GPUs: {models(first.gpus)} ({first.source}), sampled during the runs")
+    return telemetry.read
+
+
+async def take_snapshot(
+    target: Target,
+    protocol: Protocol,
+    *,
+    kind: SnapshotKind,
+    label: str | None = None,
+    gpu_metrics: str | None = None,
+    on_connect: Callable[[ServerInfo], None] | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    say: Callable[[str], None] = lambda _line: None,
+    wall: Callable[[], float] = time.time,
+) -> Snapshot:
+    """Run the bench protocol against `target` and return the complete Snapshot.
+
+    Args:
+        target: The server and how to talk to it.
+        protocol: Warm-up and run counts, tokens, prompt.
+        kind: A baseline refuses a speculative server.
+        label: The user's label.
+        gpu_metrics: A DCGM-style endpoint for the GPUs (`--gpu-metrics`); by default NVML here
+            or port 9400 of the server's host.
+        on_connect: Called with the server info before the runs.
+        on_progress: Called after every warm-up and timed run.
+        say: Receives one-line notes (what the GPUs show).
+        wall: Wall clock for the snapshot's time.
+
+    Raises:
+        NotABaseline: A baseline asked of a speculative server.
+        SourceError: The server failed (typed).
+        BenchInvalid: The server restarted mid-bench, or its stream arrived buffered.
+        TargetError: `gpu_metrics` is not a usable address.
+    """
+    telemetry = await open_telemetry(target.url, gpu_metrics=gpu_metrics)
+    try:
+        async with make_client(target) as client:
+            backend, info = await connect(client)
+            if kind == SnapshotKind.BASELINE and info.speculative is not None:
+                raise NotABaseline(
+                    f"{target.url} runs with speculation ({info.speculative.describe()}): a "
+                    "baseline needs the same server without its speculative flags"
+                )
+            if on_connect is not None:
+                on_connect(info)
+            return await run_bench(
+                client,
+                backend,
+                target.url,
+                info,
+                protocol,
+                label=label,
+                on_progress=on_progress,
+                wall=wall,
+                gpu_state=await gpu_reader(telemetry, say),
+            )
+    finally:
+        await telemetry.aclose()

@@ -1,0 +1,123 @@
+"""The wiring of a watched target: its connection, its sampler (server info, /metrics, GPU and
+host telemetry) and its probe loop. The dashboard runs these in workers and routes what they
+emit; nothing here knows about Textual.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from specmon.analysis.figures import run_figures
+from specmon.errors import SpecmonError
+from specmon.model import ProbeResult, RunFigures, Sample, SourceName
+from specmon.sources.backend import Connection
+from specmon.sources.http import Target, make_client
+from specmon.sources.probe import DEFAULT_PROMPT
+from specmon.sources.sampler import PollSource, Sampler
+from specmon.sources.telemetry import open_telemetry
+
+INFO_EVERY_S = 5.0  # server info is large (31 KB on 0.5.17) and changes only across restarts
+BASELINE_SERVER_EVERY_S = 2.0  # the baseline server is watched for restarts only
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeOutcome:
+    """One live probe that finished: when (wall and monotonic) and what it measured."""
+
+    wall: float
+    t: float
+    figures: RunFigures
+    result: ProbeResult
+
+
+class Watch:
+    """One watched server: sample it and probe it, each until cancelled.
+
+    `sample` must be running for `probe` to have a connection; both report through callbacks
+    (which the dashboard turns into messages).
+    """
+
+    def __init__(
+        self,
+        target: Target,
+        *,
+        interval: float,
+        gpu_metrics: str | None = None,
+        telemetry: bool = True,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        """Args:
+        target: The server.
+        interval: Seconds between samples (and /metrics scrapes).
+        gpu_metrics: A DCGM-style endpoint for its GPUs (`--gpu-metrics`).
+        telemetry: Read GPUs and host too (off for a baseline server: restarts only).
+        wall: Wall clock.
+        """
+        self.target = target
+        self.interval = interval
+        self.gpu_metrics = gpu_metrics
+        self.telemetry = telemetry
+        self.wall = wall
+        self.connection: Connection | None = None
+
+    async def sample(
+        self, emit: Callable[[Sample], object], on_error: Callable[[str], object]
+    ) -> None:
+        """Poll the server's sources and emit a Sample per tick, until cancelled.
+
+        Args:
+            emit: Receives every Sample.
+            on_error: Receives a one-line reason when telemetry cannot be set up at all.
+        """
+        async with make_client(self.target) as client:
+            self.connection = connection = Connection(client)
+            sources = [
+                PollSource(SourceName.INFO, connection.info, max(INFO_EVERY_S, self.interval)),
+                PollSource(SourceName.METRICS, connection.metrics, self.interval),
+            ]
+            telemetry = None
+            if self.telemetry:
+                try:
+                    telemetry = await open_telemetry(self.target.url, gpu_metrics=self.gpu_metrics)
+                except SpecmonError as exc:
+                    on_error(f"GPU telemetry: {exc}")
+            if telemetry is not None:
+                sources.append(PollSource(SourceName.GPU, telemetry.read, self.interval))
+            try:
+                await Sampler(sources, interval=self.interval).run(emit)
+            finally:
+                self.connection = None
+                if telemetry is not None:
+                    await telemetry.aclose()
+
+    async def probe(
+        self,
+        *,
+        tokens: int,
+        every: float,
+        paused: Callable[[], bool],
+        done: Callable[[ProbeOutcome], object],
+        failed: Callable[[float, str], object],
+    ) -> None:
+        """Probe every `every` seconds while `paused()` is false, until cancelled.
+
+        Args:
+            tokens: Tokens per probe.
+            every: Seconds between probes.
+            paused: Checked before each probe (the user's `p`, or a bench on this server).
+            done: Receives each finished probe.
+            failed: Receives (wall time, one-line reason) of each failed one.
+        """
+        while True:
+            connection = self.connection
+            if connection is not None and not paused():
+                try:
+                    result = await connection.probe(prompt=DEFAULT_PROMPT, max_tokens=tokens)
+                except SpecmonError as exc:
+                    failed(self.wall(), str(exc))
+                else:
+                    done(ProbeOutcome(self.wall(), time.monotonic(), run_figures(result), result))
+            await asyncio.sleep(every)

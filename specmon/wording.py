@@ -1,0 +1,88 @@
+"""How specmon says things, once: every surface (dashboard, check, compare, export, bench)
+words a missing value, a duration, a speedup, a verdict and a baseline's validity with these.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # analysis imports this module: type names only, no cycle at run time
+    from specmon.analysis.comparison import Comparison, Speedup
+    from specmon.analysis.validity import Validity
+    from specmon.model import SpecConfig
+
+DASH = "—"
+"""A figure that is missing (never 0)."""
+NO_SPECULATION = "no speculation"
+BUFFERED_STREAM = (
+    "the stream's chunks arrived together (a buffering proxy?): its timing is not used"
+)
+
+
+def num(value: float | None, spec: str = ".1f", unit: str = "") -> str:
+    """`value` formatted with `spec` and a unit, or "—"."""
+    if value is None:
+        return DASH
+    return f"{format(value, spec)}{(' ' + unit) if unit else ''}"
+
+
+def pct(value: float | None, signed: bool = False) -> str:
+    """A fraction as a percentage: +21.0% (signed) or 46%."""
+    if value is None:
+        return DASH
+    return f"{value:+.1%}" if signed else f"{value:.0%}"
+
+
+def duration(seconds: float) -> str:
+    """45 s, 12 min, 2.5 h: precise enough that a limit and a value never read the same."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def age(seconds: float | None) -> str:
+    """12s, 4m, 2.5h: the compact form for panels."""
+    if seconds is None:
+        return DASH
+    if seconds < 90:
+        return f"{seconds:.0f}s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f}m"
+    return f"{seconds / 3600:.1f}h"
+
+
+def describe_config(speculative: SpecConfig | None) -> str:
+    """ "EAGLE3 steps=2 topk=1 draft=3", or "no speculation"."""
+    return NO_SPECULATION if speculative is None else speculative.describe()
+
+
+def speedup_text(gain: Speedup | None) -> str | None:
+    """ "+21.0% [+18.2%, +23.9%]" (the interval only when there is one), or None."""
+    if gain is None:
+        return None
+    text = f"{gain.value:+.1%}"
+    if gain.low is not None and gain.high is not None:
+        text += f" [{gain.low:+.1%}, {gain.high:+.1%}]"
+    return text
+
+
+def verdict_text(comparison: Comparison) -> str:
+    """ "winning", "LOSING" or "within noise", saying when there was no interval to judge by."""
+    word = comparison.verdict.value
+    text = word.upper() if word == "losing" else word
+    if comparison.speedup.low is None:
+        text += " (one run each: noise unknown)"
+    return text
+
+
+def validity_mark(validity: Validity | None) -> str | None:
+    """ "✓", "? unverified: …", "✗ reason; reason", or None when there is no baseline."""
+    if validity is None:
+        return None
+    if not validity.valid:
+        return "✗ " + "; ".join(validity.reasons)
+    if validity.unverified:
+        return "? unverified: " + "; ".join(validity.unverified)
+    return "✓"

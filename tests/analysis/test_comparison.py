@@ -1,0 +1,128 @@
+"""The one statistic (pooled runs) and the comparison built on it: every figure of a comparison
+agrees with the others, whatever the runs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from specmon.analysis.comparison import Verdict, break_even, compare, speedup, verdict
+from specmon.analysis.pooled import Pooled, pool, run_parts
+from specmon.model import RunFigures
+
+
+def run(tok_s: float, accept: float | None = None, tokens: int = 499) -> RunFigures:
+    """A run of `tokens` decode tokens at `tok_s`, with `accept` tokens per verify step."""
+    seconds = tokens / tok_s
+    steps = tokens / accept if accept else None
+    return RunFigures(
+        completion_tokens=tokens + 1,
+        prompt_tokens=20,
+        ttft_ms=40.0,
+        e2e_s=seconds + 0.04,
+        e2e_tok_s=(tokens + 1) / (seconds + 0.04),
+        decode_tok_s=tok_s,
+        accept_length=accept,
+        server_accept_length=None,
+        verify_ct=round(steps) if steps else None,
+        cycle_ms=1000 * seconds / steps if steps else None,
+        cycle_ms_p50=None,
+        cycle_ms_p95=None,
+        decode_tokens=tokens,
+        decode_s=seconds,
+        decode_steps=steps,
+    )
+
+
+def test_design_story_break_even() -> None:
+    # DESIGN.md §1: a 29.9 ms cycle against 11.1 ms/token is 2.69; against 15.9 ms/token 1.88.
+    assert break_even(29.9, 1000 / 11.1) == pytest.approx(2.69, abs=0.005)
+    assert break_even(29.9, 1000 / 15.9) == pytest.approx(1.88, abs=0.005)
+    with pytest.raises(ValueError, match="positive"):
+        break_even(29.9, 0)
+
+
+def test_pooled_is_tokens_over_time() -> None:
+    runs = [run(60.0, 2.0, tokens=300), run(90.0, 3.0, tokens=600)]
+    p = pool(runs)
+    assert p.decode_tok_s == pytest.approx(900 / (5 + 600 / 90))
+    assert p.accept_length == pytest.approx(900 / (150 + 200))
+    assert p.cycle_ms == pytest.approx(1000 * (5 + 600 / 90) / 350)
+    # The identity every comparison rests on: tok/s = 1000 · accept / cycle.
+    assert p.decode_tok_s == pytest.approx(1000 * p.accept_length / p.cycle_ms)
+
+
+def test_older_records_derive_their_parts() -> None:
+    legacy = run(62.9, 2.1)
+    legacy = replace(legacy, decode_tokens=None, decode_s=None, decode_steps=None)
+    parts = run_parts(legacy)
+    assert parts is not None
+    assert parts.tokens == pytest.approx(499, rel=1e-3)
+    assert parts.steps == pytest.approx(499 / 2.1, rel=1e-3)
+
+
+def test_buffered_runs_keep_their_counts_but_not_their_timing() -> None:
+    buffered = replace(run(62.9, 2.0), decode_tok_s=None, decode_s=None, cycle_ms=None,
+                       buffered=True)  # fmt: skip
+    p = pool([buffered])
+    assert p.decode_tok_s is None and p.cycle_ms is None
+    assert p.accept_length == pytest.approx(2.0)
+
+
+def test_the_story_is_a_win_against_the_true_baseline() -> None:
+    base = pool([run(t) for t in (62.8, 62.9, 63.0, 62.9, 62.85)])
+    spec = pool([run(t, 2.1) for t in (75.7, 75.9, 76.1, 75.8, 76.0)])
+    c = compare(spec, base)
+    assert c is not None
+    assert c.speedup.value == pytest.approx(c.now_tok_s / c.base_tok_s - 1)
+    assert c.verdict == Verdict.WINNING
+    assert c.margin is not None and c.margin > 0
+    stale = compare(spec, pool([run(t) for t in (88.7, 88.8, 88.9)]))
+    assert stale is not None and stale.verdict == Verdict.LOSING
+    assert stale.margin is not None and stale.margin < 0
+
+
+def test_one_run_takes_the_other_sides_noise() -> None:
+    base = pool([run(t) for t in (60.0, 66.0, 62.0, 64.0, 62.5)])
+    one = pool([run(63.5, 2.0)])
+    gain = speedup(one, base)
+    assert gain is not None and gain.low is not None and gain.high is not None
+    assert gain.low < 0 < gain.high
+    assert verdict(gain) == Verdict.WITHIN_NOISE
+    alone = speedup(pool([run(70.0, 2.0)]), pool([run(62.9)]))
+    assert alone is not None and alone.low is None
+    assert verdict(alone) == Verdict.WINNING
+
+
+speeds = st.lists(st.floats(20.0, 500.0), min_size=1, max_size=6)
+accepts = st.floats(1.0, 5.0)
+
+
+@given(now=speeds, base=speeds, accept=accepts, spread=st.floats(0.0, 0.3))
+def test_every_figure_agrees(now: list[float], base: list[float], accept: float,
+                             spread: float) -> None:  # fmt: skip
+    now_runs = [run(t, accept * (1 + spread * ((i % 3) - 1) / 3)) for i, t in enumerate(now)]
+    c = compare(pool(now_runs), pool([run(t) for t in base]))
+    assert c is not None
+    # The speedup is the ratio of the two figures shown beside it.
+    assert c.speedup.value == pytest.approx(c.now_tok_s / c.base_tok_s - 1)
+    # The margin has the speedup's sign: accept / break-even = now / base.
+    assert c.break_even is not None and c.margin is not None
+    assert (c.margin + c.break_even) / c.break_even == pytest.approx(c.now_tok_s / c.base_tok_s)
+    # The verdict never contradicts the speedup's sign or its interval.
+    low = c.speedup.low if c.speedup.low is not None else c.speedup.value
+    high = c.speedup.high if c.speedup.high is not None else c.speedup.value
+    if c.verdict == Verdict.WINNING:
+        assert c.speedup.value > 0 and low > 0
+    elif c.verdict == Verdict.LOSING:
+        assert c.speedup.value < 0 and high < 0
+    else:
+        assert low <= 0 <= high
+
+
+def test_nothing_to_compare_without_speed() -> None:
+    empty = Pooled(0, None, None, None, None)
+    assert compare(empty, pool([run(62.9)])) is None
