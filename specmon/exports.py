@@ -95,9 +95,7 @@ def match_baseline(spec: Snapshot, candidates: Sequence[Snapshot]) -> Snapshot |
     fingerprint, the same protocol first, then the newest."""
     key = fingerprint(spec.server.args)
     matching = [
-        c
-        for c in candidates
-        if c.server.speculative is None and fingerprint(c.server.args) == key
+        c for c in candidates if c.server.speculative is None and fingerprint(c.server.args) == key
     ]
     if not matching:
         return None
@@ -332,8 +330,10 @@ def compare_text(
 
 def compare_holds(base: Snapshot, spec: Snapshot, validity: Validity) -> bool:
     """Whether `snapshots compare` may exit 0: a real baseline that applies, confirmed."""
-    return base.server.speculative is None and spec.server.speculative is not None and (
-        validity.confirmed
+    return (
+        base.server.speculative is None
+        and spec.server.speculative is not None
+        and (validity.confirmed)
     )
 
 

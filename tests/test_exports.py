@@ -108,7 +108,6 @@ def _snapshot(
     )
 
 
-
 def _text(base: Snapshot, spec: Snapshot, now: float = T0 + 660) -> list[str]:
     return compare_text(base, spec, now=now, max_age_s=MAX_AGE, lifetime=SAME).splitlines()
 

@@ -173,9 +173,7 @@ def lifetime_check(
         )
     if observed is None:
         why = f": {unreachable}" if unreachable else ""
-        return LifetimeCheck(
-            LifetimeState.UNVERIFIED, f"the baseline server cannot be read{why}"
-        )
+        return LifetimeCheck(LifetimeState.UNVERIFIED, f"the baseline server cannot be read{why}")
     moved = None
     if recorded.started_at is not None and observed.started_at is not None:
         moved = abs(recorded.started_at - observed.started_at) > START_SLACK_S

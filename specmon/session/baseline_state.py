@@ -35,6 +35,15 @@ from specmon.session.tracker import Change, ServerTracker
 from specmon.session.view import BaselineView, BenchView
 
 NOT_READ_YET = LifetimeCheck(LifetimeState.UNVERIFIED, "the baseline server has not been read yet")
+JUST_TAKEN = LifetimeCheck(LifetimeState.SAME, "taken just now")
+
+
+def scraped_at(sample: Sample) -> float | None:
+    """Wall time of a sample's /metrics reading (its monotonic time moved onto the wall)."""
+    reading = sample.readings.get(SourceName.METRICS)
+    if reading is None or reading.at is None:
+        return None
+    return sample.wall - (sample.t - reading.at)
 
 
 class BaselineState:
@@ -52,17 +61,31 @@ class BaselineState:
         self.snapshot: Snapshot | None = None
         self.origin: BaselineOrigin | None = None
         self.server = ServerTracker("baseline server")
+        self.followed: str | None = None
+        """The URL `server` follows (the app samples it: `follow`)."""
         self.waiting = False
         self._restart: LifetimeCheck | None = None
         """A restart seen since the baseline: it stays, whatever the counters do later."""
         self._observed: LifetimeCheck = NOT_READ_YET
+        self._scraped_at: float | None = None
+        """Wall time of the baseline server's latest /metrics scrape."""
 
     def set(self, snapshot: Snapshot, origin: BaselineOrigin) -> None:
-        """A new baseline: the evidence about the old one's server is dropped."""
+        """A new baseline: the evidence about the old one's server is dropped, and what is
+        known of its server now is taken at once."""
         self.snapshot, self.origin = snapshot, origin
         self._restart = None
-        self._observed = NOT_READ_YET
+        self._observed = NOT_READ_YET if origin == BaselineOrigin.STORE else JUST_TAKEN
         self.waiting = False
+        if self.followed == snapshot.url and self.server.info is not None:
+            self.observe(self.server.info, self.server.window.latest, self.server.started_at,
+                         scraped_at=self._scraped_at)  # fmt: skip
+
+    def follow(self, url: str | None) -> None:
+        """The app samples another baseline server now: its tracker starts afresh."""
+        if url != self.followed:
+            self.followed = url
+            self.server = ServerTracker("baseline server")
 
     @property
     def server_url(self) -> str | None:
@@ -76,10 +99,17 @@ class BaselineState:
         metrics: ServerMetrics | None,
         started_at: float | None,
         *,
+        scraped_at: float | None = None,
         error: str | None = None,
     ) -> Change | None:
-        """The baseline server's latest state; returns an event when it turns out restarted."""
+        """The baseline server's latest state; returns an event when it turns out restarted.
+
+        A scrape older than the baseline (`scraped_at`, wall time) says nothing about the server
+        since: its counters would read lower than those the bench ended with.
+        """
         if self.snapshot is None:
+            return None
+        if scraped_at is not None and scraped_at < self.snapshot.created_at:
             return None
         if info is None:
             self._observed = lifetime_check(self.snapshot.lifetime, None, unreachable=error)
@@ -99,10 +129,10 @@ class BaselineState:
                 LifetimeState.RESTARTED, "the baseline server restarted since"
             )
             changes.append(Change("error", "the baseline no longer applies: press b"))
+        self._scraped_at = scraped_at(sample)
         error = sample.error(SourceName.INFO) if self.server.info is None else None
-        seen = self.observe(
-            self.server.info, self.server.window.latest, self.server.started_at, error=error
-        )
+        seen = self.observe(self.server.info, self.server.window.latest, self.server.started_at,
+                            scraped_at=self._scraped_at, error=error)  # fmt: skip
         return [*changes, seen] if seen else changes
 
     def lifetime(self, watched: ServerInfo | None) -> LifetimeCheck:

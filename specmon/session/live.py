@@ -27,7 +27,7 @@ from specmon.model import (
     StepsSource,
     Telemetry,
 )
-from specmon.session.baseline_state import BaselineState
+from specmon.session.baseline_state import BaselineState, scraped_at
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.tracker import Change, ServerTracker
 from specmon.session.view import (
@@ -110,6 +110,7 @@ class LiveState:
                 self.server.info,
                 self.server.window.latest,
                 self.server.started_at,
+                scraped_at=scraped_at(sample),
                 error=sample.error(SourceName.INFO),
             )
             self._log_changes(sample.wall, [seen] if seen else [])

@@ -106,7 +106,6 @@ class SpecmonApp(App[None]):
         self.live.probe_enabled = config.probe
         self.watched = Watch(targets.server, interval=config.interval,
                            gpu_metrics=config.gpu_metrics, wall=wall)  # fmt: skip
-        self._baseline_server_url: str | None = None
         self._looked_up_baseline = False
         self._bench_on_server = False
         self._saving = False  # a bench is writing its snapshot: too late to cancel it
@@ -182,11 +181,13 @@ class SpecmonApp(App[None]):
     def _follow_baseline_server(self) -> None:
         """Sample the baseline's server when it is another one (for its restarts)."""
         url = self.live.baseline.server_url or self.config.baseline_url
-        if url == self.config.url or url == self._baseline_server_url:
+        if url == self.config.url:
+            url = None
+        if url == self.live.baseline.followed:
             return
-        self._baseline_server_url = url
+        self.live.baseline.follow(url)
         self.workers.cancel_group(self, "baseline-sampler")
-        if url is not None:
+        if url is not None and self.start_workers:
             self._sample_baseline_server(url)
 
     @work(group="baseline-sampler", exit_on_error=False)
@@ -427,9 +428,7 @@ class SpecmonApp(App[None]):
         known = {}
         if baseline is not None and baseline.id is not None:
             known[baseline.id] = self.live.baseline.lifetime(self.live.server.info)
-        self.push_screen(
-            ComparisonScreen(self.store, urls, self.config.max_age, self.wall, known)
-        )
+        self.push_screen(ComparisonScreen(self.store, urls, self.config.max_age, self.wall, known))
 
     def action_toggle_probe(self) -> None:
         """p: pause or resume the probe."""

@@ -62,9 +62,14 @@ async def test_dashboard_baseline_against_the_plain_llamacpp_twin(
         async with app.run_test(size=(80, 24)) as pilot:
             await until(pilot, lambda: app.live.server.info is not None)
             await pilot.press("b")
-            await until(pilot, lambda: app.live.baseline is not None and len(app.live.probes) >= 2)
+            await until(
+                pilot,
+                lambda: app.live.baseline.snapshot is not None and len(app.live.probes) >= 2,
+            )
             view = app._last_view
             assert view is not None
             assert view.baseline.present and view.baseline.tok_s is not None
-            assert view.baseline.speedup is not None
+            comparison = view.baseline.comparison
+            assert comparison is not None
+            assert comparison.now_tok_s / comparison.base_tok_s - 1 == comparison.speedup.value
             assert store.list()[0].server.speculative is None

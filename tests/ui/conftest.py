@@ -16,6 +16,7 @@ import pytest
 from replay import FIXTURES, replay_probe
 
 from specmon.analysis.figures import run_figures
+from specmon.analysis.validity import lifetime_of
 from specmon.config import MonitorConfig, Targets
 from specmon.model import (
     Protocol,
@@ -112,8 +113,10 @@ async def baseline_snapshot(created_at: float, **arg_changes: Any) -> Snapshot:
     runs = tuple(
         [run_figures(await replay_probe(f"plain/generate_stream_{i}.json")) for i in range(3)]
     )
-    return Snapshot(created_at, BASE_URL, None, server_info("plain", **arg_changes),
-                    Protocol(3, 1, 256, 0.0, DEFAULT_PROMPT), runs, id=1)  # fmt: skip
+    info = server_info("plain", **arg_changes)
+    lifetime = lifetime_of(info, server_metrics("plain/metrics"))
+    return Snapshot(created_at, BASE_URL, None, info, Protocol(3, 1, 256, 0.0, DEFAULT_PROMPT),
+                    runs, id=1, lifetime=lifetime)  # fmt: skip
 
 
 @pytest.fixture

@@ -25,6 +25,10 @@ from textual.pilot import Pilot
 from textual.widgets import ProgressBar
 
 from specmon.analysis.figures import run_figures
+from specmon.session.baselines import BaselineOrigin
+from specmon.session.snapshot import SnapshotKind
+from specmon.session.view import BenchView
+from specmon.session.watch import ProbeOutcome
 from specmon.ui.app import SpecmonApp
 from specmon.ui.messages import (
     BaselineSampleReady,
@@ -59,13 +63,17 @@ async def push_server(pilot: Pilot[None], *, metrics: bool = True) -> None:
         app.post_message(SampleReady(sample(2.0, server_info(), None, metrics_error=METRICS_OFF)))
     for i in range(3):
         result = await replay_probe(f"spec/generate_stream_{i}.json")
-        app.post_message(ProbeDone(NOW - 3 + i, float(i), run_figures(result), result))
+        app.post_message(
+            ProbeDone(ProbeOutcome(NOW - 3 + i, float(i), run_figures(result), result))
+        )
 
 
 async def push_baseline(app: SpecmonApp, age_s: float = 120.0, **arg_changes: object) -> None:
     """A baseline from the real plain captures."""
     snapshot = await baseline_snapshot(NOW - age_s, **arg_changes)
-    app.post_message(BenchDone(snapshot, "baseline", f"baseline server {BASE_URL}"))
+    app.post_message(BenchDone(snapshot, SnapshotKind.BASELINE, BaselineOrigin.BASELINE_SERVER))
+    plain = server_info("plain", **arg_changes)
+    app.post_message(BaselineSampleReady(sample(2.5, plain, server_metrics("plain/metrics_after"))))
 
 
 def healthy() -> Callable[[Pilot[None]], Awaitable[None]]:
@@ -149,9 +157,18 @@ async def test_healthy_figures(make_app: Callable[..., SpecmonApp]) -> None:
         assert view.identity.speculation == "NGRAM steps=0 topk=10 draft=4"
         # The probe figures are the real captures' own (see tests/sources/test_probe.py).
         assert view.spec.accept_length is not None and 2.7 < view.spec.accept_length < 3.4
-        assert view.baseline.valid is True
-        assert view.baseline.speedup is not None and view.baseline.speedup > 0
+        validity, comparison = view.baseline.validity, view.baseline.comparison
+        assert validity is not None and validity.confirmed
+        assert comparison is not None and comparison.speedup.value > 0
         assert view.spec.break_even is not None and view.spec.margin is not None
+        # What the panel prints: speedup = now / base − 1 of the two figures beside it.
+        assert view.baseline.tok_s is not None and view.baseline.current_tok_s is not None
+        shown = view.baseline.current_tok_s / view.baseline.tok_s - 1
+        assert comparison.speedup.value == pytest.approx(shown)
+        body = str(app.query_one(BaselinePanel).query_one("#baseline-body").render())
+        base, now = f"{view.baseline.tok_s:6.1f}", f"{view.baseline.current_tok_s:6.1f}"
+        assert base in body and now in body
+        assert f"{float(now) / float(base) - 1:+.1%}"[:-2] in body  # to the printed precision
         assert "✓ valid" in str(app.query_one(BaselinePanel).query_one("#baseline-body").render())
 
 
@@ -165,12 +182,12 @@ async def test_progress_bar_only_while_a_baseline_is_taken(
         panel = app.query_one(BaselinePanel)
         await pilot.pause()
         assert not panel.query(ProgressBar)
-        app.post_message(BenchProgress(1, 3, 20.0))
+        app.post_message(BenchProgress(BenchView("baseline", 1, 3, 20.0)))
         await pilot.pause()
         bar = panel.query_one(ProgressBar)
         assert (bar.progress, bar.total) == (1, 3)
         assert panel.border_subtitle == "run 1/3 · ETA 20s"
-        app.post_message(BenchProgress(2, 3, 10.0))
+        app.post_message(BenchProgress(BenchView("baseline", 2, 3, 10.0)))
         await pilot.pause()
         assert panel.query_one(ProgressBar).progress == 2
         await push_baseline(app)
@@ -196,9 +213,9 @@ async def test_stale_baseline_names_every_reason(make_app: Callable[..., Specmon
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await stale()(pilot)
-        baseline = app._last_view.baseline  # type: ignore[union-attr]
-        assert baseline.valid is False
-        assert baseline.reasons == (
+        validity = app._last_view.baseline.validity  # type: ignore[union-attr]
+        assert validity is not None and not validity.valid
+        assert validity.reasons == (
             "flags differ: mem_fraction_static",
             "too old (45 min > 30 min)",
         )
@@ -218,13 +235,14 @@ async def test_baseline_server_restart_makes_the_baseline_stale(
         )
         app.post_message(BaselineSampleReady(sample(3.0, server_info("plain"), plain)))
         await pilot.pause()
-        assert app._last_view.baseline.valid is True  # type: ignore[union-attr]
+        validity = app._last_view.baseline.validity  # type: ignore[union-attr]
+        assert validity is not None and validity.confirmed
         app.post_message(BaselineSampleReady(sample(4.0, server_info("plain"), after, seq=2)))
         await pilot.pause()
         view = app._last_view
-        assert view is not None
-        assert view.baseline.valid is False
-        assert "the baseline server restarted since" in view.baseline.reasons
+        assert view is not None and view.baseline.validity is not None
+        assert not view.baseline.validity.valid
+        assert "restarted since" in view.baseline.validity.reasons[0]
         assert any("baseline server restarted" in e.text for e in view.events)
 
 
@@ -258,10 +276,10 @@ async def test_waiting_then_plain_restart_takes_the_baseline(
     app = make_app(None)
     async with app.run_test(size=(80, 24)) as pilot:
         await waiting()(pilot)
-        assert app.live.waiting_for_baseline
+        assert app.live.baseline.waiting
         assert "waiting" in str(app.query_one(BaselinePanel).query_one("#baseline-body").render())
         await pilot.press("escape")
-        assert not app.live.waiting_for_baseline
+        assert not app.live.baseline.waiting
 
 
 async def test_spec_off_server_has_no_speculative_figures(

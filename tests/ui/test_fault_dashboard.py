@@ -16,10 +16,10 @@ from fault_cases import CASES, FAST, IDS, TIMEOUT_S, Case, self_signed
 from live_helpers import until
 
 from specmon.config import MonitorConfig, Targets
+from specmon.session import watch as app_module
 from specmon.sim import SimThread
 from specmon.sources.http import Target
 from specmon.store import Store
-from specmon.ui import app as app_module
 from specmon.ui.app import SpecmonApp
 
 
@@ -131,5 +131,5 @@ async def test_keys_answer_while_a_save_waits_for_another_process(
             assert app.live.probe_paused and app._saving
             other.execute("ROLLBACK")
             other.close()
-            await until(pilot, lambda: app.live.baseline is not None)
-        assert [s.id for s in store.list()] == [app.live.baseline.id]
+            await until(pilot, lambda: app.live.baseline.snapshot is not None)
+        assert [s.id for s in store.list()] == [app.live.baseline.snapshot.id]  # type: ignore[union-attr]

@@ -21,6 +21,7 @@ from specmon.config import MonitorConfig, Targets
 from specmon.sim import SimThread
 from specmon.sources.http import ApiKey, Target
 from specmon.store import Store
+from specmon.session.baselines import BaselineOrigin
 from specmon.ui.app import SpecmonApp
 from specmon.ui.screens.comparison import ComparisonScreen
 from specmon.ui.screens.diagnostics import DiagnosticsScreen
@@ -102,7 +103,7 @@ async def _dashboard(spec: SimThread, plain: SimThread, store: Store, shots: Pat
 
         await until(pilot, lambda: app.live.server.info is not None and len(app.live.probes) > 1)
         await pilot.press("b")
-        await until(pilot, lambda: str(app.live.baseline_origin).startswith("baseline server"))
+        await until(pilot, lambda: app.live.baseline.origin == BaselineOrigin.BASELINE_SERVER)
         await until(pilot, lambda: not app.workers_in_group("bench"))  # else `s` says "busy"
         await open_screen("s", LabelPrompt)
         await until(pilot, lambda: app.focused is not None)  # the label's input
