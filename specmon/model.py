@@ -149,7 +149,7 @@ class CycleBasis(StrEnum):
     """Each chunk was one verify step: its gap is one cycle."""
     PER_STEP = "per_step"
     """Chunks carried several steps (SGLang `stream_interval` > 1, coalesced chunks under load,
-    vLLM merging steps): each gap divided by the mean steps per chunk."""
+    vLLM merging steps): each gap divided by the whole number of steps it spans."""
 
 
 @dataclass(frozen=True, slots=True)

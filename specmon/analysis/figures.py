@@ -68,21 +68,19 @@ def cycle_percentiles(
     """p50 and p95 of the draft+verify cycle in ms, per verify step.
 
     Where the chunks are the steps (their number within `STEPS_PER_CHUNK_SLACK` of `steps`),
-    the chunk gaps are the cycles. Where each carries several (SGLang's `stream_interval` > 1,
-    chunks coalesced under load, vLLM merging steps), each gap is divided by the mean steps per
-    chunk, which is exact for a fixed stream interval.
+    the chunk gaps are the cycles. Where each carries several (SGLang's `stream_interval` > 1
+    sends once enough tokens are held, chunks coalesced under load, vLLM merging steps), a gap
+    spans a whole number of steps: k = its length over the mean cycle, rounded (at least 1),
+    and it counts as k steps of gap / k each.
     """
     gaps = [1000 * (b.t - a.t) for a, b in itertools.pairwise(chunks)]
     if not gaps or steps <= 0:
         return None
-    per_chunk = steps / len(gaps)
-    if abs(per_chunk - 1) <= STEPS_PER_CHUNK_SLACK:
+    if abs(steps / len(gaps) - 1) <= STEPS_PER_CHUNK_SLACK:
         return percentile(gaps, 50), percentile(gaps, 95), CycleBasis.CHUNK_GAPS
-    return (
-        percentile(gaps, 50) / per_chunk,
-        percentile(gaps, 95) / per_chunk,
-        CycleBasis.PER_STEP,
-    )
+    mean = sum(gaps) / steps
+    per_step = [gap / k for gap in gaps for k in [max(1, round(gap / mean))] for _ in range(k)]
+    return percentile(per_step, 50), percentile(per_step, 95), CycleBasis.PER_STEP
 
 
 def run_figures(result: ProbeResult) -> RunFigures:

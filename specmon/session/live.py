@@ -382,5 +382,5 @@ def _cycle_note(figures: RunFigures) -> str | None:
     if figures.cycle_source == StepsSource.TIMINGS:
         return "llama.cpp streams one chunk per token: no per-step gaps (cycle from its timings)"
     if figures.cycle_basis == CycleBasis.PER_STEP:
-        return "chunks carried several steps: each gap divided by the steps per chunk"
+        return "chunks carried several steps: each gap divided by the steps it spans"
     return None

@@ -52,6 +52,8 @@ class Faults:
             final chunk or `[DONE]`.
         garbage_stream_after: After this many data chunks send a `data:` line that is not JSON.
         endless_stream: Generation ignores the requested length: streams never finish.
+        buffer_stream: A stream's events are held back and sent together at its end (a
+            buffering proxy in between).
         clock_jump_s: Added to every unix time the server reports (its wall clock jumped).
     """
 
@@ -67,6 +69,7 @@ class Faults:
     truncate_stream_after: int | None = None
     garbage_stream_after: int | None = None
     endless_stream: bool = False
+    buffer_stream: bool = False
     clock_jump_s: float = 0.0
 
     def clear(self) -> None:

@@ -66,6 +66,15 @@ async def stream_request(
     """
     resp = web.StreamResponse(headers={"Content-Type": SSE_CONTENT_TYPE})
     await resp.prepare(request)
+    held: list[bytes] | None = [] if faults.buffer_stream else None
+
+    async def write(data: bytes) -> None:
+        """Send at once, or hold until the end as a buffering proxy does (`buffer_stream`)."""
+        if held is None:
+            await resp.write(data)
+        else:
+            held.append(data)
+
     loop_time = engine.now
     sent = 0
     first = True
@@ -83,7 +92,7 @@ async def stream_request(
             rec.chunk_send_mono.append(loop_time())
             rec.chunk_send_wall.append(time.time())
             for payload in render(out, first):
-                await resp.write(b"data: " + dumps(payload).encode() + b"\n\n")
+                await write(b"data: " + dumps(payload).encode() + b"\n\n")
                 sent += 1
                 fault = _stream_fault(faults, sent)
                 if fault == "garbage":
@@ -102,9 +111,11 @@ async def stream_request(
             if out.finished:
                 break
         for payload in tail():
-            await resp.write(b"data: " + dumps(payload).encode() + b"\n\n")
+            await write(b"data: " + dumps(payload).encode() + b"\n\n")
         if done:
-            await resp.write(b"data: [DONE]\n\n")
+            await write(b"data: [DONE]\n\n")
+        if held:
+            await resp.write(b"".join(held))
         await resp.write_eof()
     except ConnectionError:
         # The client went away mid-stream: SGLang aborts the request.

@@ -1,0 +1,81 @@
+"""Timing integrity against the simulator: cycle percentiles per verify step whatever the
+chunking, a buffered stream refused with a clear message, vLLM's fallback step count."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from specmon.analysis.figures import run_figures
+from specmon.analysis.stats import percentile
+from specmon.cli import main
+from specmon.model import CycleBasis, ProbeChunk, ProbeResult, StepsSource
+from specmon.session.snapshot import SnapshotKind, default_protocol, take_snapshot
+from specmon.sim import SimConfig, SimThread
+from specmon.sources.http import Target
+
+# A steady cycle (no jitter from batching: one request at a time) and stream_interval 4.
+STEADY = SimConfig(plain_step_ms=4.0, cycle_ms=8.0, accept_length=2.1, ttft_ms=10.0, seed=5)
+
+
+@pytest.mark.parametrize("interval", [1, 4])
+async def test_cycle_percentiles_are_per_verify_step(interval: int) -> None:
+    with SimThread(replace(STEADY, stream_interval=interval)) as sim:
+        snapshot = await take_snapshot(
+            Target(sim.url), default_protocol(2, 1, 200), kind=SnapshotKind.RUN
+        )
+        emitted = sim.server.emitted[-2:]
+    for run, record in zip(snapshot.runs, emitted, strict=True):
+        # The server's own per-step gaps: each send gap over the whole steps it spans.
+        sends = record.chunk_send_mono[1:]
+        truth = [
+            1000 * gap / k
+            for gap in (b - a for a, b in itertools.pairwise(sends))
+            for k in [max(1, round(1000 * gap / STEADY.cycle_ms))]
+            for _ in range(k)
+        ]
+        assert run.cycle_ms_p50 == pytest.approx(percentile(truth, 50), rel=0.05)
+        assert run.cycle_ms_p95 == pytest.approx(percentile(truth, 95), rel=0.05)
+        assert run.cycle_ms_p50 == pytest.approx(STEADY.cycle_ms, rel=0.05)
+        expected = CycleBasis.CHUNK_GAPS if interval == 1 else CycleBasis.PER_STEP
+        assert run.cycle_basis == expected
+
+
+def test_a_buffered_stream_is_refused_with_a_clear_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "db")
+    with SimThread(STEADY) as sim:
+        sim.server.faults.buffer_stream = True
+        code = main(["bench", sim.url, "--runs", "2", "--max-tokens", "60", "--db", db])
+        err = capsys.readouterr().err
+        assert code == 1
+        assert "arrived together (a buffering proxy?)" in err and "nothing saved" in err
+        assert main(["snapshots", "--db", db, "list"]) == 0
+        assert "No snapshots" in capsys.readouterr().out
+        code = main(["check", sim.url, "--db", db, "--probe-tokens", "60"])
+        lines = capsys.readouterr().out.splitlines()
+    assert code == 1
+    assert any(line.startswith("✗ probe failed:") and "buffering proxy" in line for line in lines)
+
+
+def test_identical_timestamps_give_no_rate_and_no_zero() -> None:
+    chunks = tuple(ProbeChunk(0.05, n) for n in (1, 3, 5, 8))
+    figures = run_figures(ProbeResult(0.0, chunks, 10, 4, None, "length"))
+    assert figures.buffered
+    assert (figures.decode_tok_s, figures.cycle_ms, figures.cycle_ms_p50) == (None, None, None)
+    assert figures.accept_length == pytest.approx(7 / (4 * 7 / 7))
+    still = run_figures(ProbeResult(0.0, (ProbeChunk(0.0, 1), ProbeChunk(0.0, 2)), 1, None,
+                                    None, "length"))  # fmt: skip
+    assert still.e2e_tok_s is None and still.decode_tok_s is None
+
+
+def test_vllm_chunk_steps_are_not_reduced_twice() -> None:
+    # The first chunk carried 2 tokens; the chunks after it are the 3 verify steps (9 tokens):
+    # accept 3.0, not the 3.4 of removing the first chunk's share again.
+    chunks = (ProbeChunk(0.1, 2), ProbeChunk(0.2, 5), ProbeChunk(0.3, 8), ProbeChunk(0.4, 11))
+    result = ProbeResult(0.0, chunks, 10, 3, None, "length", steps_source=StepsSource.CHUNKS)
+    assert run_figures(result).accept_length == pytest.approx(3.0)
