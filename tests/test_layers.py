@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pkgutil
+from pathlib import Path
 import subprocess
 import sys
 
@@ -36,3 +37,52 @@ def test_the_cli_loads_textual_only_for_the_dashboard() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def _imports(module: str) -> set[str]:
+    """The specmon modules a module's source imports (by its `import` statements)."""
+    import ast
+    import importlib.util
+
+    spec = importlib.util.find_spec(module)
+    assert spec is not None and spec.origin is not None
+    tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {name for name in found if name.startswith("specmon")}
+
+
+UI = sorted(m.name for m in pkgutil.walk_packages(specmon.__path__, "specmon.")
+            if m.name.startswith("specmon.ui"))  # fmt: skip
+
+
+def test_the_ui_imports_no_source_and_no_feature_that_does_io() -> None:
+    # DESIGN.md §2: the app keeps workers, message routing and rendering; the session does I/O.
+    for module in UI:
+        bad = {m for m in _imports(module) if m.startswith(("specmon.sources", "specmon.bench"))}
+        assert not bad, f"{module} imports {bad}"
+
+
+def test_analysis_is_pure() -> None:
+    """analysis/ holds functions and frozen values: no class keeps state between calls."""
+    import dataclasses
+    import enum
+    import importlib
+    import inspect
+
+    analysis = [m for m in HEADLESS if m.startswith("specmon.analysis.")]
+    assert "specmon.analysis.comparison" in analysis
+    for name in analysis:
+        module = importlib.import_module(name)
+        assert not {
+            m for m in _imports(name) if m.startswith(("specmon.sources", "specmon.session"))
+        }
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ != name:
+                continue
+            frozen = dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
+            assert frozen or issubclass(cls, enum.Enum), f"{name}.{cls.__name__} keeps state"

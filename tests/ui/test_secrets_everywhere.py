@@ -18,10 +18,10 @@ from textual.screen import Screen
 
 from specmon.cli import main
 from specmon.config import MonitorConfig, Targets
+from specmon.session.baselines import BaselineOrigin
 from specmon.sim import SimThread
 from specmon.sources.http import ApiKey, Target
 from specmon.store import Store
-from specmon.session.baselines import BaselineOrigin
 from specmon.ui.app import SpecmonApp
 from specmon.ui.screens.comparison import ComparisonScreen
 from specmon.ui.screens.diagnostics import DiagnosticsScreen
