@@ -6,14 +6,14 @@ Every failure prints one line naming its cause (never a traceback) and exits non
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 from collections.abc import Sequence
-from types import FrameType
+from contextlib import nullcontext
 
 from specmon import __version__
 from specmon.cli import agent, bench, check, demo, monitor, snapshots
 from specmon.cli.common import EXIT_INTERRUPTED, EXIT_USAGE
+from specmon.cli.stopping import stopped_by_signals
 from specmon.errors import SpecmonError, TargetError
 
 COMMANDS = (bench, check, snapshots, demo, agent)
@@ -35,14 +35,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    # As a SIGINT, not a KeyboardInterrupt raised here: asyncio turns a SIGINT into a clean
-    # cancellation of the running command, where an exception raised in whatever frame the
-    # signal lands in (a task of a TaskGroup inside httpx's connect) escapes as an exception
-    # group with a traceback.
-    signal.raise_signal(signal.SIGINT)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `specmon` script and `python -m specmon`."""
     parser = build_parser()
@@ -50,14 +42,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         args.run = monitor.run
         args.dashboard = True
-    # SIGTERM (and SIGHUP where it exists) stop a headless command like Ctrl-C: cleanly,
+    # SIGTERM (and SIGHUP unless ignored) stop a headless command like Ctrl-C: cleanly,
     # nothing saved. The dashboard handles them in its own event loop (SpecmonApp.on_mount).
-    stops = [] if getattr(args, "dashboard", False) else [signal.SIGTERM]
-    stops += [signal.SIGHUP] if stops and hasattr(signal, "SIGHUP") else []
-    previous = {signum: signal.signal(signum, _raise_interrupt) for signum in stops}
+    dashboard = getattr(args, "dashboard", False)
     interrupted = getattr(args, "interrupted", "")
     try:
-        code: int = args.run(args)
+        with nullcontext() if dashboard else stopped_by_signals():
+            code: int = args.run(args)
         return code
     except KeyboardInterrupt:
         print(f"\nspecmon: interrupted{': ' + interrupted if interrupted else ''}", file=sys.stderr)
@@ -69,6 +60,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         suffix = f" ({interrupted})" if interrupted else ""
         print(f"specmon: error: {exc}{suffix}", file=sys.stderr)
         return int(getattr(args, "failure_exit", 1))
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)

@@ -12,6 +12,7 @@ from typing import Any
 
 from specmon.agent import Agent
 from specmon.analysis.gpus import gpu_verdict
+from specmon.cli import stopping
 from specmon.cli.common import positive_int
 from specmon.sources.dcgm import DCGM_PORT
 from specmon.sources.host import HostSource
@@ -65,7 +66,7 @@ def register(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until interrupted (Ctrl-C or SIGTERM)."""
-    return asyncio.run(_serve(args))
+    return stopping.run(_serve(args))
 
 
 async def _serve(args: argparse.Namespace) -> int:

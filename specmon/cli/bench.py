@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
@@ -11,6 +10,7 @@ from typing import Any, TextIO
 
 from specmon.analysis.gpus import describe_gpu_state, models
 from specmon.bench import Progress, run_bench
+from specmon.cli import stopping
 from specmon.cli.agent import add_gpu_metrics
 from specmon.cli.common import (
     add_connection,
@@ -77,7 +77,7 @@ async def _gpu_reader(
 def run(args: argparse.Namespace) -> int:
     """Run the bench and save it; the store is opened first so a bad one fails fast."""
     with open_store(args) as store:
-        return asyncio.run(_bench(args, store))
+        return stopping.run(_bench(args, store))
 
 
 async def _bench(args: argparse.Namespace, store: Store) -> int:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from typing import Any
 
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S, fingerprint
 from specmon.check import DEFAULT_CHECK_TOKENS, report_to_dict, run_check
+from specmon.cli import stopping
 from specmon.cli.agent import add_gpu_metrics
 from specmon.cli.common import add_connection, add_db, open_store, seconds, target_of, tokens
 from specmon.errors import SpecmonError
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"specmon: warning: no baseline lookup: {exc}", file=sys.stderr)
         store = None
     try:
-        return asyncio.run(_check(args, store))
+        return stopping.run(_check(args, store))
     finally:
         if store is not None:
             store.close()
