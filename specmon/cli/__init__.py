@@ -12,7 +12,7 @@ from contextlib import nullcontext
 
 from specmon import __version__
 from specmon.cli import agent, bench, check, demo, monitor, snapshots
-from specmon.cli.common import EXIT_INTERRUPTED, EXIT_USAGE
+from specmon.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, apply_shared
 from specmon.cli.stopping import stopped_by_signals
 from specmon.errors import SpecmonError, TargetError
 
@@ -28,20 +28,32 @@ def build_parser() -> argparse.ArgumentParser:
         allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"specmon {__version__}")
-    monitor.add_arguments(parser)
+    top_level = monitor.add_arguments(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
         command.register(commands)
+    parser.set_defaults(top_level=top_level)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `specmon` script and `python -m specmon`."""
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line, with the defaults of the options a command shares filled in.
+
+    Exits with status 2 and the usage on bad arguments (argparse's way).
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         args.run = monitor.run
         args.dashboard = True
+    else:
+        apply_shared(parser, args.top_level, args)
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `specmon` script and `python -m specmon`."""
+    args = parse_args(argv)
     # SIGTERM (and SIGHUP unless ignored) stop a headless command like Ctrl-C: cleanly,
     # nothing saved. The dashboard handles them in its own event loop (SpecmonApp.on_mount).
     dashboard = getattr(args, "dashboard", False)

@@ -42,7 +42,9 @@ def register(commands: Any) -> None:
         "Exit 0 saved, 1 failed or not saved, 2 bad arguments, 130 interrupted.",
         allow_abbrev=False,
     )
-    bench.add_argument("url", metavar="URL", help="server address, e.g. http://10.1.230.174:8000")
+    bench.add_argument(
+        "server", metavar="URL", help="server address, e.g. http://10.1.230.174:8000"
+    )
     bench.add_argument("--runs", type=positive_int, default=5, help="timed runs (default 5)")
     bench.add_argument("--warmup", type=count, default=1, help="warm-up runs (default 1)")
     bench.add_argument(

@@ -11,7 +11,15 @@ from specmon.analysis.validity import DEFAULT_MAX_AGE_S, fingerprint
 from specmon.check import DEFAULT_CHECK_TOKENS, report_to_dict, run_check
 from specmon.cli import stopping
 from specmon.cli.agent import add_gpu_metrics
-from specmon.cli.common import add_connection, add_db, open_store, seconds, target_of, tokens
+from specmon.cli.common import (
+    add_connection,
+    add_db,
+    open_store,
+    seconds,
+    takes,
+    target_of,
+    tokens,
+)
 from specmon.errors import SpecmonError
 from specmon.model import ServerInfo, Snapshot
 from specmon.sources.http import make_client
@@ -29,17 +37,17 @@ def register(commands: Any) -> None:
         "Exit 0 healthy, 1 degraded, 2 unreachable or refused.",
         allow_abbrev=False,
     )
-    check.add_argument("url", metavar="URL", help="server address")
+    check.add_argument("server", metavar="URL", help="server address")
     check.add_argument(
         "--probe-tokens",
         type=tokens,
-        default=DEFAULT_CHECK_TOKENS,
+        default=argparse.SUPPRESS,
         help=f"probe size when no baseline sets it (default {DEFAULT_CHECK_TOKENS})",
     )
     check.add_argument(
         "--max-age",
         type=seconds,
-        default=DEFAULT_MAX_AGE_S,
+        default=argparse.SUPPRESS,
         metavar="S",
         help=f"baselines older than this are stale (default {DEFAULT_MAX_AGE_S:g} s)",
     )
@@ -48,6 +56,7 @@ def register(commands: Any) -> None:
     add_gpu_metrics(check)
     add_connection(check)
     check.set_defaults(run=run, failure_exit=2)
+    takes(check, probe_tokens=DEFAULT_CHECK_TOKENS, max_age=DEFAULT_MAX_AGE_S)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from specmon.cli.common import seconds, tokens
+from specmon.cli.common import seconds, takes, tokens
 from specmon.config import MonitorConfig, Targets
 from specmon.sim import SimConfig, SimThread
 from specmon.sources.http import Target
@@ -29,12 +29,14 @@ def register(commands: Any) -> None:
         "baseline server, and takes a baseline at once. Snapshots go to a temporary store.",
         allow_abbrev=False,
     )
-    demo.add_argument("--probe-every", type=seconds, default=3.0, metavar="S",
+    demo.add_argument("--probe-every", type=seconds, default=argparse.SUPPRESS, metavar="S",
                       help="seconds between probes (default 3)")  # fmt: skip
-    demo.add_argument("--probe-tokens", type=tokens, default=128, metavar="N",
+    demo.add_argument("--probe-tokens", type=tokens, default=argparse.SUPPRESS, metavar="N",
                       help="tokens per probe and baseline run (default 128)")  # fmt: skip
-    demo.add_argument("--theme", default="specmon-dark", help="colour theme")
+    demo.add_argument("--theme", default=argparse.SUPPRESS,
+                      help="colour theme (default specmon-dark)")  # fmt: skip
     demo.set_defaults(run=run, dashboard=True)
+    takes(demo, probe_every=3.0, probe_tokens=128, theme="specmon-dark")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S
-from specmon.cli.common import add_db, open_store, positive_int, seconds
+from specmon.cli.common import add_db, open_store, positive_int, seconds, takes
 from specmon.errors import SpecmonError
 from specmon.exports import compare_text, comparison_rows, export
 from specmon.model import Snapshot
@@ -26,7 +26,7 @@ def register(commands: Any) -> None:
     add_db(snapshots)
     actions = snapshots.add_subparsers(dest="action", metavar="ACTION", required=True)
     listing = actions.add_parser("list", help="list snapshots, newest first")
-    listing.add_argument("--url", help="only this server")
+    listing.add_argument("--url", dest="only_url", help="only this server")
     show = actions.add_parser("show", help="one snapshot with its runs")
     show.add_argument("id", type=positive_int, metavar="ID")
     show.add_argument("--json", action="store_true", help="print the snapshot as JSON")
@@ -35,16 +35,22 @@ def register(commands: Any) -> None:
     compare.add_argument("spec", type=positive_int, metavar="SPEC_ID")
     export_ = actions.add_parser("export", help="the comparison table of each server's snapshots")
     export_.add_argument("--format", choices=("md", "csv", "json"), default="md")
-    export_.add_argument("--url", help="only this server (default: every server)")
+    export_.add_argument("--url", dest="only_url", help="only this server (default: every server)")
     export_.add_argument("--output", "-o", metavar="PATH", help="write here instead of stdout")
-    for parser in (compare, export_):
+    # The shared options go before or after the action too; an action that does not take one
+    # (--max-age for list and show) refuses it wherever it was given (common.apply_shared).
+    for parser in (snapshots, compare, export_):
         parser.add_argument(
             "--max-age",
             type=seconds,
-            default=DEFAULT_MAX_AGE_S,
+            default=argparse.SUPPRESS,
             metavar="S",
             help=f"baselines older than this are stale (default {DEFAULT_MAX_AGE_S:g} s)",
         )
+    for parser in (compare, export_):
+        takes(parser, max_age=DEFAULT_MAX_AGE_S)
+    for parser in (listing, show, compare, export_):
+        add_db(parser)
     snapshots.set_defaults(run=run)
 
 
@@ -57,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
 def _snapshots(args: argparse.Namespace, store: Store) -> int:
     now = time.time()
     if args.action == "list":
-        items = store.list(normalise_url(args.url) if args.url else None)
+        items = store.list(normalise_url(args.only_url) if args.only_url else None)
         if not items:
             print(f"No snapshots in {store.path}")
         for s in items:
@@ -82,7 +88,7 @@ def _snapshots(args: argparse.Namespace, store: Store) -> int:
         print(compare_text(store.get(args.base), store.get(args.spec), now=now,
                            max_age_s=args.max_age))  # fmt: skip
         return 0
-    items = store.list(normalise_url(args.url) if args.url else None)
+    items = store.list(normalise_url(args.only_url) if args.only_url else None)
     by_url: dict[str, list[Snapshot]] = {}
     for s in items:
         by_url.setdefault(s.url, []).append(s)
