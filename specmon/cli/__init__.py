@@ -6,13 +6,14 @@ Every failure prints one line naming its cause (never a traceback) and exits non
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from contextlib import nullcontext
 
 from specmon import __version__
 from specmon.cli import agent, bench, check, demo, monitor, snapshots
-from specmon.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, apply_shared
+from specmon.cli.common import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, apply_shared
 from specmon.cli.stopping import stopped_by_signals
 from specmon.errors import SpecmonError, TargetError
 
@@ -61,7 +62,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with nullcontext() if dashboard else stopped_by_signals():
             code: int = args.run(args)
+        sys.stdout.flush()  # a reader gone shows here, not as an error at the interpreter's exit
         return code
+    except BrokenPipeError:
+        # The reader went away (`specmon snapshots list | head -4`): the rest is unwanted, as for a
+        # program that SIGPIPE kills. Python's recipe: stdout onto devnull, so that the flush at
+        # exit does not fail again (https://docs.python.org/3/library/signal.html#note-on-sigpipe).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         print(f"\nspecmon: interrupted{': ' + interrupted if interrupted else ''}", file=sys.stderr)
         return EXIT_INTERRUPTED

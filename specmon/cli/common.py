@@ -23,6 +23,7 @@ __all__ = ["Target", "make_client", "normalise_url"]
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell shows for a program a closed pipe killed
 
 
 def positive_int(text: str) -> int:
