@@ -15,6 +15,7 @@ from specmon import __version__
 from specmon.cli import agent, bench, check, demo, monitor, snapshots
 from specmon.cli.common import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, apply_shared
 from specmon.cli.stopping import stopped_by_signals
+from specmon.config import DEFAULT_HOST, DEFAULT_PORT
 from specmon.errors import SpecmonError, TargetError
 
 COMMANDS = (bench, check, snapshots, demo, agent)
@@ -24,8 +25,10 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command."""
     parser = argparse.ArgumentParser(
         prog="specmon",
-        description="Live monitor for speculative-decoding LLM servers (SGLang). Without a "
-        "command, opens the live dashboard: specmon --host 10.1.230.174 --port 8000",
+        description="Live monitor for speculative-decoding LLM servers (SGLang, vLLM, "
+        "llama.cpp's llama-server). Without a command, opens the live dashboard on the server "
+        f"at --host/--port, default {DEFAULT_HOST}:{DEFAULT_PORT} (SGLang's default port; vLLM's "
+        "is 8000, llama-server's 8080): specmon --host 10.1.230.174 --port 8000",
         allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"specmon {__version__}")
