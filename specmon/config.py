@@ -23,6 +23,7 @@ from specmon.sources.http import (
     normalise_url,
 )
 
+DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 30000  # SGLang's default
 ENV_PREFIX = "SPECMON_"
 
@@ -105,7 +106,7 @@ def _text(value: Any) -> str:
 
 # name -> (parser, help). `host`/`port` are folded into `url` by `load_config`.
 SETTINGS: dict[str, tuple[Callable[[Any], Any], str]] = {
-    "host": (_text, "server host (default 127.0.0.1)"),
+    "host": (_text, f"server host (default {DEFAULT_HOST})"),
     "port": (_whole(1, 65535), f"server port (default {DEFAULT_PORT})"),
     "url": (_text, "server base URL, instead of --host/--port"),
     "baseline_url": (_text, "a non-speculative server of the same model, for baselines"),
@@ -216,7 +217,7 @@ def load_config(
         elif "host" in layer or "port" in layer:
             merged.pop("url", None)
         merged.update(layer)
-    host = merged.pop("host", "127.0.0.1")
+    host = merged.pop("host", DEFAULT_HOST)
     port = merged.pop("port", DEFAULT_PORT)
     merged["url"] = normalise_url(merged.get("url") or f"{host}:{port}")
     if merged.get("baseline_url"):

@@ -6,14 +6,16 @@ Every failure prints one line naming its cause (never a traceback) and exits non
 from __future__ import annotations
 
 import argparse
-import signal
+import os
 import sys
 from collections.abc import Sequence
-from types import FrameType
+from contextlib import nullcontext
 
 from specmon import __version__
 from specmon.cli import agent, bench, check, demo, monitor, snapshots
-from specmon.cli.common import EXIT_INTERRUPTED, EXIT_USAGE
+from specmon.cli.common import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, apply_shared
+from specmon.cli.stopping import stopped_by_signals
+from specmon.config import DEFAULT_HOST, DEFAULT_PORT
 from specmon.errors import SpecmonError, TargetError
 
 COMMANDS = (bench, check, snapshots, demo, agent)
@@ -23,42 +25,54 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command."""
     parser = argparse.ArgumentParser(
         prog="specmon",
-        description="Live monitor for speculative-decoding LLM servers (SGLang). Without a "
-        "command, opens the live dashboard: specmon --host 10.1.230.174 --port 8000",
+        description="Live monitor for speculative-decoding LLM servers (SGLang, vLLM, "
+        "llama.cpp's llama-server). Without a command, opens the live dashboard on the server "
+        f"at --host/--port, default {DEFAULT_HOST}:{DEFAULT_PORT} (SGLang's default port; vLLM's "
+        "is 8000, llama-server's 8080): specmon --host 10.1.230.174 --port 8000",
         allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"specmon {__version__}")
-    monitor.add_arguments(parser)
+    top_level = monitor.add_arguments(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
         command.register(commands)
+    parser.set_defaults(top_level=top_level)
     return parser
 
 
-def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    # As a SIGINT, not a KeyboardInterrupt raised here: asyncio turns a SIGINT into a clean
-    # cancellation of the running command, where an exception raised in whatever frame the
-    # signal lands in (a task of a TaskGroup inside httpx's connect) escapes as an exception
-    # group with a traceback.
-    signal.raise_signal(signal.SIGINT)
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line, with the defaults of the options a command shares filled in.
 
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `specmon` script and `python -m specmon`."""
+    Exits with status 2 and the usage on bad arguments (argparse's way).
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         args.run = monitor.run
         args.dashboard = True
-    # SIGTERM (and SIGHUP where it exists) stop a headless command like Ctrl-C: cleanly,
+    else:
+        apply_shared(parser, args.top_level, args)
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `specmon` script and `python -m specmon`."""
+    args = parse_args(argv)
+    # SIGTERM (and SIGHUP unless ignored) stop a headless command like Ctrl-C: cleanly,
     # nothing saved. The dashboard handles them in its own event loop (SpecmonApp.on_mount).
-    stops = [] if getattr(args, "dashboard", False) else [signal.SIGTERM]
-    stops += [signal.SIGHUP] if stops and hasattr(signal, "SIGHUP") else []
-    previous = {signum: signal.signal(signum, _raise_interrupt) for signum in stops}
+    dashboard = getattr(args, "dashboard", False)
     interrupted = getattr(args, "interrupted", "")
     try:
-        code: int = args.run(args)
+        with nullcontext() if dashboard else stopped_by_signals():
+            code: int = args.run(args)
+        sys.stdout.flush()  # a reader gone shows here, not as an error at the interpreter's exit
         return code
+    except BrokenPipeError:
+        # The reader went away (`specmon snapshots list | head -4`): the rest is unwanted, as for a
+        # program that SIGPIPE kills. Python's recipe: stdout onto devnull, so that the flush at
+        # exit does not fail again (https://docs.python.org/3/library/signal.html#note-on-sigpipe).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         print(f"\nspecmon: interrupted{': ' + interrupted if interrupted else ''}", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -69,6 +83,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         suffix = f" ({interrupted})" if interrupted else ""
         print(f"specmon: error: {exc}{suffix}", file=sys.stderr)
         return int(getattr(args, "failure_exit", 1))
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)

@@ -12,7 +12,8 @@ from typing import Any
 
 from specmon.agent import Agent
 from specmon.analysis.gpus import gpu_verdict
-from specmon.cli.common import positive_int
+from specmon.cli import stopping
+from specmon.cli.common import positive_int, takes
 from specmon.sources.dcgm import DCGM_PORT
 from specmon.sources.host import HostSource
 from specmon.sources.nvml import NvmlSource
@@ -20,14 +21,16 @@ from specmon.sources.telemetry import LocalTelemetry
 
 
 def add_gpu_metrics(parser: argparse.ArgumentParser) -> None:
-    """The --gpu-metrics option."""
+    """The --gpu-metrics option of a command (the top-level one is the dashboard's)."""
     parser.add_argument(
         "--gpu-metrics",
         metavar="URL",
+        default=argparse.SUPPRESS,
         help="a DCGM-style metrics endpoint for the server's GPUs (dcgm-exporter or "
         f"`specmon agent`); default: NVML when the server is on this machine, else port "
         f"{DCGM_PORT} of the server's host",
     )
+    takes(parser, gpu_metrics=None)
 
 
 def port_number(text: str) -> int:
@@ -49,10 +52,11 @@ def register(commands: Any) -> None:
         "can reach it.",
         allow_abbrev=False,
     )
-    agent.add_argument(
-        "--port", type=port_number, default=DCGM_PORT, help=f"port (default {DCGM_PORT})"
-    )
-    agent.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
+    # Not `port`/`host`: those are the dashboard's (the LLM server's), given before a command.
+    agent.add_argument("--port", dest="listen_port", type=port_number, default=DCGM_PORT,
+                       help=f"port (default {DCGM_PORT})")  # fmt: skip
+    agent.add_argument("--host", dest="listen_host", default="0.0.0.0",
+                       help="address to listen on (default 0.0.0.0)")  # fmt: skip
     agent.add_argument(
         "--server-port",
         type=port_number,
@@ -65,12 +69,12 @@ def register(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until interrupted (Ctrl-C or SIGTERM)."""
-    return asyncio.run(_serve(args))
+    return stopping.run(_serve(args))
 
 
 async def _serve(args: argparse.Namespace) -> int:
     telemetry = LocalTelemetry(NvmlSource(), HostSource(args.server_port))
-    agent = Agent(telemetry, args.host, args.port)
+    agent = Agent(telemetry, args.listen_host, args.listen_port)
     try:
         await agent.start()
         first = await telemetry.read()

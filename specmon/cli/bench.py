@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from typing import Any
 
 from specmon.analysis.gpus import describe_gpu_state
 from specmon.bench import Progress
+from specmon.cli import stopping
 from specmon.cli.agent import add_gpu_metrics
 from specmon.cli.common import (
     add_connection,
@@ -39,7 +39,9 @@ def register(commands: Any) -> None:
         "Exit 0 saved, 1 failed or not saved, 2 bad arguments, 130 interrupted.",
         allow_abbrev=False,
     )
-    bench.add_argument("url", metavar="URL", help="server address, e.g. http://10.1.230.174:8000")
+    bench.add_argument(
+        "server", metavar="URL", help="server address, e.g. http://10.1.230.174:8000"
+    )
     bench.add_argument("--runs", type=positive_int, default=5, help="timed runs (default 5)")
     bench.add_argument("--warmup", type=count, default=1, help="warm-up runs (default 1)")
     bench.add_argument(
@@ -57,7 +59,7 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the bench and save it; the store is opened first so a bad one fails fast."""
     with open_store(args) as store:
-        return asyncio.run(_bench(args, store))
+        return stopping.run(_bench(args, store))
 
 
 async def _bench(args: argparse.Namespace, store: Store) -> int:

@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from typing import Any
 
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S, LifetimeCheck
 from specmon.check import DEFAULT_CHECK_TOKENS, report_to_dict, run_check
+from specmon.cli import stopping
 from specmon.cli.agent import add_gpu_metrics
-from specmon.cli.common import add_connection, add_db, open_store, seconds, target_of, tokens
+from specmon.cli.common import (
+    add_connection,
+    add_db,
+    open_store,
+    seconds,
+    takes,
+    target_of,
+    tokens,
+)
 from specmon.errors import SpecmonError
 from specmon.model import Protocol, ServerInfo, Snapshot
 from specmon.session.baselines import BaselineLookup, check_lifetime, lookup_baseline
@@ -31,18 +39,18 @@ def register(commands: Any) -> None:
         "Exit 0 healthy, 1 degraded, 2 unreachable or refused.",
         allow_abbrev=False,
     )
-    check.add_argument("url", metavar="URL", help="server address")
+    check.add_argument("server", metavar="URL", help="server address")
     check.add_argument(
         "--probe-tokens",
         type=tokens,
-        default=None,
+        default=argparse.SUPPRESS,
         help=f"probe size when no baseline sets it (default {DEFAULT_CHECK_TOKENS}); a "
         "baseline's protocol wins, and check says so",
     )
     check.add_argument(
         "--max-age",
         type=seconds,
-        default=DEFAULT_MAX_AGE_S,
+        default=argparse.SUPPRESS,
         metavar="S",
         help=f"baselines older than this are stale (default {DEFAULT_MAX_AGE_S:g} s)",
     )
@@ -51,6 +59,8 @@ def register(commands: Any) -> None:
     add_gpu_metrics(check)
     add_connection(check)
     check.set_defaults(run=run, failure_exit=2)
+    # None: not given, so a baseline's protocol decides without a word (`run_check`).
+    takes(check, probe_tokens=None, max_age=DEFAULT_MAX_AGE_S)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"specmon: warning: no baseline lookup: {exc}", file=sys.stderr)
         store = None
     try:
-        return asyncio.run(_check(args, store))
+        return stopping.run(_check(args, store))
     finally:
         if store is not None:
             store.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ __all__ = ["Target", "make_client", "normalise_url"]
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell shows for a program a closed pipe killed
 
 
 def positive_int(text: str) -> int:
@@ -75,60 +77,120 @@ class _RefuseApiKeyOnCommandLine(argparse.Action):
         )
 
 
-def add_connection(parser: argparse.ArgumentParser, *, layered: bool = False) -> None:
-    """The options of every command that talks to a server.
+def takes(parser: argparse.ArgumentParser, **defaults: Any) -> None:
+    """Declare the top-level options `parser`'s command takes, with their defaults there.
 
-    With `layered`, unset options stay None, so a config file or the environment can set them.
+    An option several commands share is on the top-level parser (None unless given) and on each
+    command's parser with `argparse.SUPPRESS`, so that one not given after the command does not
+    overwrite one given before it: `specmon --db X check …` and `specmon check … --db X` are
+    the same. `apply_shared` then fills in these defaults.
     """
+    parser.set_defaults(shared=(parser.get_default("shared") or {}) | defaults)
+
+
+def apply_shared(
+    parser: argparse.ArgumentParser, top_level: Sequence[argparse.Action], args: argparse.Namespace
+) -> None:
+    """Fill in the defaults of the shared options the command took from nowhere, and refuse
+    top-level options given before a command that does not take them (never silently unused).
+
+    Args:
+        parser: The top-level parser (for its error).
+        top_level: Its options that a command may take.
+        args: What it parsed; `args.shared` holds the command's `takes` (none: it takes none).
+    """
+    shared: dict[str, Any] = getattr(args, "shared", {})
+    for action in top_level:
+        value = getattr(args, action.dest, None)
+        if action.dest in shared:
+            if value is None:
+                setattr(args, action.dest, shared[action.dest])
+        elif value is not None:
+            command = " ".join(filter(None, (args.command, getattr(args, "action", None))))
+            parser.error(
+                f"{action.option_strings[-1]} before the command does not apply to "
+                f"`specmon {command}`"
+            )
+
+
+def add_connection(
+    parser: argparse.ArgumentParser, *, top_level: bool = False
+) -> list[argparse.Action]:
+    """The options of every command that talks to a server; returns them.
+
+    On the top-level parser unset options stay None: for the dashboard, a config file or the
+    environment can set them; for a command, it takes them with their defaults (`takes`).
+    """
+    default = None if top_level else argparse.SUPPRESS
     group = parser.add_argument_group("connection")
-    group.add_argument(
-        "--api-key-env",
-        metavar="NAME",
-        help=f"environment variable holding the API key (default {DEFAULT_API_KEY_ENV})",
-    )
-    group.add_argument("--api-key-file", metavar="PATH", help="file holding the API key")
-    group.add_argument(
-        "--api-key", nargs="?", help=argparse.SUPPRESS, action=_RefuseApiKeyOnCommandLine
-    )
-    group.add_argument(
-        "--insecure",
-        action="store_true",
-        default=None if layered else False,
-        help="do not verify the server's TLS certificate",
-    )
-    group.add_argument(
-        "--connect-timeout",
-        type=seconds,
-        default=None if layered else DEFAULT_CONNECT_TIMEOUT,
-        metavar="S",
-        help=f"seconds to wait for a connection (default {DEFAULT_CONNECT_TIMEOUT:g})",
-    )
-    group.add_argument(
-        "--read-timeout",
-        type=seconds,
-        default=None if layered else DEFAULT_READ_TIMEOUT,
-        metavar="S",
-        help=f"seconds to wait for each read; a whole answer gets twice this "
-        f"(default {DEFAULT_READ_TIMEOUT:g})",
-    )
+    actions = [
+        group.add_argument(
+            "--api-key-env",
+            metavar="NAME",
+            default=default,
+            help=f"environment variable holding the API key (default {DEFAULT_API_KEY_ENV})",
+        ),
+        group.add_argument(
+            "--api-key-file", metavar="PATH", default=default, help="file holding the API key"
+        ),
+        group.add_argument(
+            "--api-key", nargs="?", help=argparse.SUPPRESS, action=_RefuseApiKeyOnCommandLine
+        ),
+        group.add_argument(
+            "--insecure",
+            action="store_true",
+            default=default,
+            help="do not verify the server's TLS certificate",
+        ),
+        group.add_argument(
+            "--connect-timeout",
+            type=seconds,
+            default=default,
+            metavar="S",
+            help=f"seconds to wait for a connection (default {DEFAULT_CONNECT_TIMEOUT:g})",
+        ),
+        group.add_argument(
+            "--read-timeout",
+            type=seconds,
+            default=default,
+            metavar="S",
+            help=f"seconds to wait for each read; a whole answer gets twice this "
+            f"(default {DEFAULT_READ_TIMEOUT:g})",
+        ),
+    ]
+    if not top_level:
+        takes(
+            parser,
+            api_key_env=None,
+            api_key_file=None,
+            insecure=False,
+            connect_timeout=DEFAULT_CONNECT_TIMEOUT,
+            read_timeout=DEFAULT_READ_TIMEOUT,
+        )
+    return actions
 
 
 def add_db(parser: argparse.ArgumentParser) -> None:
-    """The --db option."""
+    """The --db option of a command (the top-level one is the dashboard's)."""
     parser.add_argument(
-        "--db", metavar="PATH", help=f"snapshot store (default {default_db_path()})"
+        "--db",
+        metavar="PATH",
+        default=argparse.SUPPRESS,
+        help=f"snapshot store (default {default_db_path()})",
     )
+    takes(parser, db=None)
 
 
 def target_of(args: argparse.Namespace, url: str | None = None) -> Target:
-    """The target of a headless command, from its URL (or `url`) and connection options."""
+    """The target of a headless command, from its URL (`server`, or `url`) and connection
+    options."""
     key, warnings = load_api_key(args.api_key_env, args.api_key_file)
     for warning in warnings:
         print(f"specmon: warning: {warning}", file=sys.stderr)
     if args.insecure:
         print("specmon: warning: TLS verification is off (--insecure)", file=sys.stderr)
     return Target(
-        url=normalise_url(url or args.url),
+        url=normalise_url(url or args.server),
         api_key=key,
         connect_timeout=args.connect_timeout,
         read_timeout=args.read_timeout,

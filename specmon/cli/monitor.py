@@ -19,28 +19,41 @@ from specmon.sources.http import Target, load_api_key
 from specmon.store import Store, default_db_path
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The dashboard's options, on the top-level parser (no value means "not given")."""
+def add_arguments(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    """The dashboard's options, on the top-level parser (no value means "not given").
+
+    Returns them: a command may take some of them too (`common.takes`), given before or after it.
+    """
     group = parser.add_argument_group("live dashboard (the default command)")
-    group.add_argument("--host", help=SETTINGS["host"][1])
-    group.add_argument("--port", type=positive_int, help=SETTINGS["port"][1])
-    group.add_argument("--url", help=SETTINGS["url"][1])
-    group.add_argument("--baseline-url", metavar="URL", help=SETTINGS["baseline_url"][1])
-    group.add_argument("--interval", type=seconds, metavar="S", help=SETTINGS["interval"][1])
-    group.add_argument("--probe-every", type=seconds, metavar="S", help=SETTINGS["probe_every"][1])
-    group.add_argument("--probe-tokens", type=tokens, metavar="N", help=SETTINGS["probe_tokens"][1])
-    group.add_argument("--no-probe", dest="probe", action="store_false", default=None,
-                       help="do not send probe requests (server figures only)")  # fmt: skip
-    group.add_argument("--baseline-runs", type=positive_int, metavar="N",
-                       help=SETTINGS["baseline_runs"][1])  # fmt: skip
-    group.add_argument("--max-age", type=seconds, metavar="S", help=SETTINGS["max_age"][1])
-    group.add_argument("--gpu-metrics", metavar="URL", help=SETTINGS["gpu_metrics"][1])
-    group.add_argument("--theme", help=SETTINGS["theme"][1] + "; t cycles themes")
-    group.add_argument("--db", metavar="PATH", help=f"snapshot store (default {default_db_path()})")
-    group.add_argument("--config", metavar="PATH",
-                       help=f"TOML settings file (default {default_config_path()} if present); "
-                       "flags > SPECMON_* environment > file")  # fmt: skip
-    add_connection(parser, layered=True)
+    add = group.add_argument
+    return [
+        add("--host", help=SETTINGS["host"][1]),
+        add("--port", type=positive_int, help=SETTINGS["port"][1]),
+        add("--url", help=SETTINGS["url"][1]),
+        add("--baseline-url", metavar="URL", help=SETTINGS["baseline_url"][1]),
+        add("--interval", type=seconds, metavar="S", help=SETTINGS["interval"][1]),
+        add("--probe-every", type=seconds, metavar="S", help=SETTINGS["probe_every"][1]),
+        add("--probe-tokens", type=tokens, metavar="N", help=SETTINGS["probe_tokens"][1]),
+        add(
+            "--no-probe",
+            dest="probe",
+            action="store_false",
+            default=None,
+            help="do not send probe requests (server figures only)",
+        ),
+        add("--baseline-runs", type=positive_int, metavar="N", help=SETTINGS["baseline_runs"][1]),
+        add("--max-age", type=seconds, metavar="S", help=SETTINGS["max_age"][1]),
+        add("--gpu-metrics", metavar="URL", help=SETTINGS["gpu_metrics"][1]),
+        add("--theme", help=SETTINGS["theme"][1] + "; t cycles themes"),
+        add("--db", metavar="PATH", help=f"snapshot store (default {default_db_path()})"),
+        add(
+            "--config",
+            metavar="PATH",
+            help=f"TOML settings file (default {default_config_path()} if present); "
+            "flags > SPECMON_* environment > file",
+        ),
+        *add_connection(parser, top_level=True),
+    ]
 
 
 def config_from_args(args: argparse.Namespace) -> MonitorConfig:

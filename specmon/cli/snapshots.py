@@ -13,7 +13,15 @@ from typing import Any
 
 from specmon.analysis.pooled import pool
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S, LifetimeCheck
-from specmon.cli.common import add_connection, add_db, open_store, positive_int, seconds, target_of
+from specmon.cli.common import (
+    add_connection,
+    add_db,
+    open_store,
+    positive_int,
+    seconds,
+    takes,
+    target_of,
+)
 from specmon.errors import SpecmonError
 from specmon.exports import (
     compare_holds,
@@ -39,7 +47,7 @@ def register(commands: Any) -> None:
     add_db(snapshots)
     actions = snapshots.add_subparsers(dest="action", metavar="ACTION", required=True)
     listing = actions.add_parser("list", help="list snapshots, newest first")
-    listing.add_argument("--url", help="only this server")
+    listing.add_argument("--url", dest="only_url", help="only this server")
     show = actions.add_parser("show", help="one snapshot with its runs")
     show.add_argument("id", type=positive_int, metavar="ID")
     show.add_argument("--json", action="store_true", help="print the snapshot as JSON")
@@ -48,16 +56,20 @@ def register(commands: Any) -> None:
     compare.add_argument("spec", type=positive_int, metavar="SPEC_ID")
     export_ = actions.add_parser("export", help="the comparison table of each server's snapshots")
     export_.add_argument("--format", choices=("md", "csv", "json"), default="md")
-    export_.add_argument("--url", help="only this server (default: every server)")
+    export_.add_argument("--url", dest="only_url", help="only this server (default: every server)")
     export_.add_argument("--output", "-o", metavar="PATH", help="write here instead of stdout")
-    for parser in (compare, export_):
+    # The shared options go before or after the action too; an action that does not take one
+    # (--max-age for list and show) refuses it wherever it was given (common.apply_shared).
+    for parser in (snapshots, compare, export_):
         parser.add_argument(
             "--max-age",
             type=seconds,
-            default=DEFAULT_MAX_AGE_S,
+            default=argparse.SUPPRESS,
             metavar="S",
             help=f"baselines older than this are stale (default {DEFAULT_MAX_AGE_S:g} s)",
         )
+    for parser in (compare, export_):
+        takes(parser, max_age=DEFAULT_MAX_AGE_S)
         parser.add_argument(
             "--offline",
             action="store_true",
@@ -65,6 +77,8 @@ def register(commands: Any) -> None:
             "(their lifetime is then reported unverified)",
         )
         add_connection(parser)
+    for parser in (listing, show, compare, export_):
+        add_db(parser)
     snapshots.set_defaults(run=run)
 
 
@@ -77,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
 def _snapshots(args: argparse.Namespace, store: Store) -> int:
     now = time.time()
     if args.action == "list":
-        items = store.list(normalise_url(args.url) if args.url else None)
+        items = store.list(normalise_url(args.only_url) if args.only_url else None)
         if not items:
             print(f"No snapshots in {store.path}")
         for s in items:
@@ -106,7 +120,7 @@ def _snapshots(args: argparse.Namespace, store: Store) -> int:
                                      lifetime=lifetime)  # fmt: skip
         return 0 if compare_holds(base, spec, validity) else 1
     every = store.list()
-    wanted = normalise_url(args.url) if args.url else None
+    wanted = normalise_url(args.only_url) if args.only_url else None
     items = sorted((s for s in every if wanted is None or s.url == wanted),
                    key=lambda s: (s.url, s.created_at))  # fmt: skip
     matched = {b.id: b for s in items if (b := match_baseline(s, every)) is not None}

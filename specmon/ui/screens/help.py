@@ -11,7 +11,9 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
-KEYS = """\
+# The keys of the dashboard and of the comparison screen: tests/ui/test_help.py holds these
+# tables to their BINDINGS, and `t`'s list of themes to the order `t` really goes through.
+APP_KEYS = """\
 # Keys
 
 | key | does |
@@ -19,12 +21,24 @@ KEYS = """\
 | `b` | take a fresh baseline (from `--baseline-url`, or from this server when it runs \
 without speculation; otherwise the choices are explained); `Esc` cancels, nothing is saved |
 | `s` | snapshot this configuration as a labelled run |
-| `c` | compare every snapshot of this target; `e` there exports it |
+| `c` | compare every snapshot of this target with its matched baseline (keys below) |
 | `p` | pause / resume the probe |
-| `t` | next theme |
+| `t` | next theme: `specmon-dark`, `specmon-high-contrast`, `specmon-light`, then Textual's \
+`textual-dark`, `textual-light`, `nord`, `gruvbox` |
 | `i` | sources, their age and last error, and why a value shows "—" |
 | `?` | this help |
 | `q` | quit |
+
+"""
+COMPARISON_KEYS = """\
+## On the comparison screen (`c`)
+
+| key | does |
+|---|---|
+| `e` | export the table as Markdown into the current directory (the path is shown) |
+| `v` | export it as CSV |
+| `j` | export it as JSON |
+| `Esc`, `c`, `q` | close it |
 
 """
 
@@ -45,4 +59,4 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         """The help text, scrollable."""
         with VerticalScroll(id="help"):
-            yield Markdown(KEYS + metrics_doc())
+            yield Markdown(APP_KEYS + COMPARISON_KEYS + metrics_doc())

@@ -1,0 +1,123 @@
+"""Options several commands share work before and after the command (and the `snapshots`
+action); a top-level option a command does not take is refused, never silently unused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from specmon.analysis.validity import DEFAULT_MAX_AGE_S
+from specmon.cli import main, parse_args
+from specmon.sim import SimConfig, SimThread
+from specmon.sources.http import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT
+
+# option -> (what is typed, dest, what it parses to); None typed: a flag.
+VALUES: dict[str, tuple[str | None, str, object]] = {
+    "--db": ("/elsewhere/specmon.db", "db", "/elsewhere/specmon.db"),
+    "--gpu-metrics": ("http://gpu-box:9400/metrics", "gpu_metrics", "http://gpu-box:9400/metrics"),
+    "--api-key-env": ("MY_KEY", "api_key_env", "MY_KEY"),
+    "--api-key-file": ("/keys/server", "api_key_file", "/keys/server"),
+    "--insecure": (None, "insecure", True),
+    "--connect-timeout": ("7", "connect_timeout", 7.0),
+    "--read-timeout": ("9", "read_timeout", 9.0),
+    "--probe-tokens": ("64", "probe_tokens", 64),
+    "--max-age": ("60", "max_age", 60.0),
+    "--probe-every": ("4", "probe_every", 4.0),
+    "--theme": ("specmon-light", "theme", "specmon-light"),
+}
+CONNECTION = ("--api-key-env", "--api-key-file", "--insecure", "--connect-timeout",
+              "--read-timeout")  # fmt: skip
+# name -> (its command line without options, the shared options it takes)
+COMMANDS: dict[str, tuple[list[str], tuple[str, ...]]] = {
+    "bench": (["bench", "gpu-box:8000"], ("--db", "--gpu-metrics", *CONNECTION)),
+    "check": (["check", "gpu-box:8000"],
+              ("--db", "--gpu-metrics", *CONNECTION, "--probe-tokens", "--max-age")),
+    "snapshots list": (["snapshots", "list"], ("--db",)),
+    "snapshots show": (["snapshots", "show", "3"], ("--db",)),
+    "snapshots compare": (["snapshots", "compare", "1", "2"], ("--db", "--max-age")),
+    "snapshots export": (["snapshots", "export"], ("--db", "--max-age")),
+    "demo": (["demo"], ("--probe-every", "--probe-tokens", "--theme")),
+}  # fmt: skip
+CASES = [(name, option) for name, (_, options) in COMMANDS.items() for option in options]
+
+
+def _typed(option: str) -> list[str]:
+    value = VALUES[option][0]
+    return [option] if value is None else [option, value]
+
+
+def _positions(command: list[str], option: list[str]) -> dict[str, list[str]]:
+    positions = {"before": [*option, *command], "after": [*command, *option]}
+    if command[0] == "snapshots":
+        positions["between"] = [command[0], *option, *command[1:]]
+    return positions
+
+
+@pytest.mark.parametrize(("name", "option"), CASES, ids=[f"{n} {o}" for n, o in CASES])
+def test_shared_option_anywhere(name: str, option: str) -> None:
+    command = COMMANDS[name][0]
+    _, dest, expected = VALUES[option]
+    for where, argv in _positions(command, _typed(option)).items():
+        assert getattr(parse_args(argv), dest) == expected, (where, argv)
+
+
+def test_defaults_when_given_nowhere() -> None:
+    bench = parse_args(["bench", "gpu-box:8000"])
+    assert (bench.db, bench.gpu_metrics, bench.api_key_env, bench.insecure) == (
+        None, None, None, False)  # fmt: skip
+    assert (bench.connect_timeout, bench.read_timeout) == (
+        DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT)  # fmt: skip
+    check = parse_args(["check", "gpu-box:8000"])
+    # None: not given, so a baseline's protocol decides quietly (DEFAULT_CHECK_TOKENS without one).
+    assert (check.probe_tokens, check.max_age) == (None, DEFAULT_MAX_AGE_S)
+    assert parse_args(["snapshots", "export"]).max_age == DEFAULT_MAX_AGE_S
+    demo = parse_args(["demo"])
+    assert (demo.probe_every, demo.probe_tokens, demo.theme) == (3.0, 128, "specmon-dark")
+
+
+def test_given_before_and_after_the_later_wins() -> None:
+    argv = ["--db", "/a", "snapshots", "--db", "/b", "list", "--db", "/c"]
+    assert parse_args(argv).db == "/c"
+
+
+@pytest.mark.parametrize(
+    ("argv", "refused", "command"),
+    [
+        (["--config", "specmon.toml", "bench", "gpu-box:8000"], "--config", "bench"),
+        (["--url", "gpu-box:8000", "check", "gpu-box:8001"], "--url", "check"),
+        (["--port", "9500", "agent"], "--port", "agent"),  # the LLM server's, not the agent's
+        (["--max-age", "60", "snapshots", "list"], "--max-age", "snapshots list"),
+        (["snapshots", "--max-age", "60", "show", "1"], "--max-age", "snapshots show"),
+        (["--no-probe", "demo"], "--no-probe", "demo"),
+    ],
+)
+def test_top_level_option_a_command_does_not_take(
+    argv: list[str], refused: str, command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        parse_args(argv)
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.endswith(
+        f"specmon: error: {refused} before the command does not apply to `specmon {command}`\n"
+    )
+
+
+def test_agent_options_after_it() -> None:
+    args = parse_args(["agent", "--port", "9500", "--host", "127.0.0.1"])
+    assert (args.listen_port, args.listen_host) == (9500, "127.0.0.1")
+
+
+def test_db_before_the_command_is_the_store_used(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`specmon --db X bench|check|snapshots …` used the default store, silently."""
+    db = tmp_path / "db"
+    with SimThread(SimConfig(plain_step_ms=1.0, cycle_ms=2.0, ttft_ms=2.0, seed=5)) as sim:
+        bench = ["bench", sim.url, "--runs", "1", "--warmup", "0", "--max-tokens", "20"]
+        assert main(["--db", str(db), *bench]) == 0
+        assert main(["--db", str(db), "check", sim.url, "--probe-tokens", "20"]) == 0
+    capsys.readouterr()
+    for argv in (["--db", str(db), "snapshots", "list"], ["snapshots", "list", "--db", str(db)]):
+        assert main(argv) == 0
+        assert len(capsys.readouterr().out.splitlines()) == 1  # the one bench above

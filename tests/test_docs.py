@@ -1,0 +1,105 @@
+"""What the documentation and `--help` say agrees with the repository and the code: links
+resolve, examples obey the formulas of docs/metrics.md, the demo is described as it runs."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from specmon.cli import build_parser, main
+from specmon.config import DEFAULT_HOST, DEFAULT_PORT
+from specmon.sim import SimConfig
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def _text(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def _anchors(path: Path) -> set[str]:
+    """GitHub's anchors of a Markdown file's headings."""
+    headings = re.findall(r"^#+ (.+)$", _text(path), flags=re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_relative_links_resolve(doc: Path) -> None:
+    for target in LINK.findall(_text(doc)):
+        if re.match(r"[a-z]+:", target):
+            continue  # https:, mailto:
+        path, _, anchor = target.partition("#")
+        resolved = (doc.parent / path).resolve() if path else doc
+        assert resolved.is_relative_to(ROOT) and resolved.exists(), f"{doc.name}: {target}"
+        if anchor:
+            assert anchor in _anchors(resolved), f"{doc.name}: {target}"
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_pointers_to_files_outside_the_repository(doc: Path) -> None:
+    """DESIGN.md and the reference notes live beside the checkout, not in it (or a wheel)."""
+    text = _text(doc)
+    assert "DESIGN.md" not in text and "reference/" not in text
+
+
+def _bounds(number: str) -> tuple[float, float]:
+    """The interval a printed number was rounded from."""
+    decimals = len(number.partition(".")[2])
+    half = 0.5 * 10**-decimals
+    return float(number) - half, float(number) + half
+
+
+def test_examples_obey_the_formulas() -> None:
+    """decode tok/s = 1000 · accept / cycle ms; e2e ≤ decode; ms/token = 1000 / tok/s."""
+    text = "\n".join(_text(doc) for doc in DOCS)
+    figures = re.findall(r"decode ([\d.]+) tok/s[,| ]+accept ([\d.]+)[,| ]+cycle ([\d.]+) ms", text)
+    assert len(figures) >= 2
+    for decode, accept, cycle in figures:
+        (a_low, a_high), (c_low, c_high) = _bounds(accept), _bounds(cycle)
+        low, high = _bounds(decode)
+        assert 1000 * a_low / c_high <= high and low <= 1000 * a_high / c_low, (decode, accept)
+    run_line = r"(\d+) tokens in ([\d.]+)s = ([\d.]+) tok/s .*\| decode ([\d.]+) tok/s"
+    runs = re.findall(run_line, text)
+    assert runs
+    for tokens, seconds, e2e, decode in runs:
+        assert float(e2e) <= float(decode)
+        assert abs(int(tokens) / float(seconds) - float(e2e)) <= 0.1
+    per_token = re.findall(r"([\d.]+) tok/s \(([\d.]+) ms/token\)", text)
+    assert per_token
+    for tok_s, ms in per_token:
+        assert round(1000 / float(tok_s), 1) == float(ms), (tok_s, ms)
+
+
+def test_demo_described_as_it_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """README and the demo's --help give the simulator's numbers and what follows from them."""
+    config = SimConfig()
+    plain = 1000 / config.plain_step_ms
+    spec = 1000 * config.accept_length / config.cycle_ms
+    said = [
+        f"{plain:.1f} tok/s",
+        f"{config.cycle_ms:.1f} ms",
+        f"{config.accept_length:.1f}",
+        f"{spec:.1f} tok/s",
+        f"+{100 * (spec / plain - 1):.0f}%",
+        f"{config.cycle_ms / config.plain_step_ms:.2f}",
+    ]
+    readme = " ".join(_text(README).split())
+    readme_demo = readme[readme.index("### `specmon demo`") :]
+    with pytest.raises(SystemExit):
+        main(["demo", "--help"])
+    demo_help = " ".join(capsys.readouterr().out.split())
+    for number in said:
+        assert number in readme_demo and number in demo_help, number
+
+
+def test_help_and_readme_name_every_server_and_the_default_address() -> None:
+    help_text = " ".join(build_parser().format_help().split())  # argparse wraps lines anywhere
+    readme = " ".join(_text(README).split())
+    for text in (help_text, readme):
+        assert "SGLang" in text and "vLLM" in text and "llama-server" in text
+        assert f"{DEFAULT_HOST}:{DEFAULT_PORT}" in text

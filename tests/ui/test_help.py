@@ -1,0 +1,53 @@
+"""The `?` screen lists every key the dashboard and its comparison screen bind, and `t`'s themes
+in the order `t` goes through them (the README's key table too)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.binding import Binding, BindingType
+
+from specmon.ui.app import SpecmonApp
+from specmon.ui.screens.comparison import ComparisonScreen
+from specmon.ui.screens.help import APP_KEYS, COMPARISON_KEYS
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+SHOWN = {"question_mark": "?", "escape": "Esc"}  # how the help writes Textual's key names
+
+
+def _keys(bindings: list[BindingType]) -> set[str]:
+    keys = set()
+    for binding in bindings:
+        assert isinstance(binding, Binding)
+        keys.update(SHOWN.get(key, key) for key in binding.key.split(","))
+    return keys
+
+
+def _row(table: str, key: str) -> str:
+    """The row of a Markdown key table whose first cell names `key`."""
+    return next(line for line in table.splitlines() if line.startswith(f"| `{key}` |"))
+
+
+@pytest.mark.parametrize(
+    ("bindings", "table"),
+    [(SpecmonApp.BINDINGS, APP_KEYS), (ComparisonScreen.BINDINGS, COMPARISON_KEYS)],
+    ids=["dashboard", "comparison"],
+)
+def test_help_lists_every_binding(bindings: list[BindingType], table: str) -> None:
+    assert _keys(bindings) <= set(re.findall(r"`([^`]+)`", table))
+
+
+async def test_theme_order_is_what_t_does(make_app: Callable[..., SpecmonApp]) -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        order = [app.theme]
+        while True:
+            await pilot.press("t")
+            if app.theme == order[0]:
+                break
+            order.append(app.theme)
+    for table in (APP_KEYS, README.read_text(encoding="utf-8")):
+        assert re.findall(r"`([a-z-]+)`", _row(table, "t"))[1:] == order
