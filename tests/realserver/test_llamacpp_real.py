@@ -9,9 +9,16 @@ acceptance length 1 + Δaccepted/Δdrafts is what the bench measures per step, w
 
 from __future__ import annotations
 
+import contextlib
+import os
+import socket
 import statistics
+import subprocess
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from real_helpers import bench, counters, deltas, run_json, warm_up
 
@@ -69,11 +76,13 @@ def test_check_against_a_real_baseline(
     plain = bench(capsys, llamacpp_plain_url, db, runs=3, tokens=200)
     assert plain["target"]["speculative"] is None
     assert plain["summary"]["accept_length"] is None
-    base_tok_s = plain["summary"]["decode_tok_s"]["median"]
+    base_tok_s = plain["pooled"]["decode_tok_s"]  # the one statistic every surface compares
     code, body = run_json(capsys, "check", llamacpp_url, "--db", str(db), "--read-timeout", "60")
     baseline = body["baseline"]
-    assert baseline is not None and baseline["valid"], body["findings"]
+    # The plain server runs here: its process start time confirms its lifetime.
+    assert baseline is not None and baseline["confirmed"], body["findings"]
     assert baseline["snapshot_id"] == plain["snapshot_id"]
+    assert baseline["decode_tok_s"] == pytest.approx(base_tok_s)
     assert body["server"]["speculative"] == {
         "algorithm": "draft-simple", "num_steps": 4, "eagle_topk": None,
         "num_draft_tokens": None, "draft_model_path": None,
@@ -81,13 +90,58 @@ def test_check_against_a_real_baseline(
     probe = body["probe"]
     assert probe["completion_tokens"] == 200  # the baseline's protocol
     # break-even = cycle / baseline ms per token; speedup = decode tok/s / baseline − 1
-    assert body["break_even_accept_length"] == pytest.approx(
-        probe["cycle_ms"] / (1000 / base_tok_s)
-    )
+    assert body["break_even_accept_length"] == pytest.approx(probe["cycle_ms"] * base_tok_s / 1000)
     assert body["speedup"] == pytest.approx(probe["decode_tok_s"] / base_tok_s - 1)
-    losing = probe["accept_length"] < body["break_even_accept_length"]
-    assert code == (1 if losing else 0), body["findings"]
+    verdict = body["verdict"]
+    assert code == (1 if verdict == "losing" else 0), body["findings"]
     assert any(f["text"].endswith("(steps from server timings)") for f in body["findings"])
-    assert body["findings"][-1]["text"].endswith(
-        "speculation is losing" if losing else "speculation pays off"
-    )
+    assert (verdict.upper() if verdict == "losing" else verdict) in body["findings"][-1]["text"]
+
+
+def test_check_names_a_restart_of_the_real_baseline_server(
+    llamacpp_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A plain llama-server of this test's own, benched, then restarted with the same flags:
+    `check` of the speculative server must not print a clean speedup against it."""
+    binary, model = os.environ.get("SPECMON_LLAMA_SERVER"), os.environ.get("SPECMON_LLAMA_MODEL")
+    if not binary or not model:
+        pytest.fail("SPECMON_LLAMA_SERVER / SPECMON_LLAMA_MODEL unset: start the servers with "
+                    "ci/realserver/run.sh")  # fmt: skip
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    argv = [binary, "-m", model, "--metrics", "--host", "127.0.0.1", "--port", str(port),
+            "-c", "4096", "-np", "4", "-t", "1", "-a", "tiny-llama"]  # fmt: skip
+    url, db = f"http://127.0.0.1:{port}", tmp_path / "s.db"
+    with _serving(argv, url, tmp_path / "first.log"):
+        bench(capsys, url, db, runs=2, tokens=200)
+    with _serving(argv, url, tmp_path / "second.log"):
+        code, body = run_json(capsys, "check", llamacpp_url, "--db", str(db),
+                              "--read-timeout", "60")  # fmt: skip
+    assert code == 1, body["findings"]
+    assert body["baseline"]["valid"] is False
+    assert any("restarted since" in reason for reason in body["baseline"]["reasons"])
+    assert body["speedup"] is None  # no speedup printed against a stale baseline
+
+
+@contextlib.contextmanager
+def _serving(argv: list[str], url: str, log: Path) -> Iterator[None]:
+    """A llama-server running until the block ends (ready when /health answers 200)."""
+    with log.open("wb") as out:
+        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            assert process.poll() is None, log.read_text(errors="replace")[-2000:]
+            try:
+                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)  # polling a condition (the server up), bounded by the deadline
+        else:
+            pytest.fail(f"llama-server at {url} did not come up in 120 s")
+        yield
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
