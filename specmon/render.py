@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from specmon.analysis.pooled import pool
 from specmon.analysis.stats import summarize
 from specmon.model import RunFigures, ServerInfo, Snapshot
 
@@ -36,7 +37,8 @@ def _num(value: float | None, fmt: str) -> str:
 
 
 def summary_lines(snapshot: Snapshot) -> list[str]:
-    """Median [min–max] and spread of each figure over the runs."""
+    """The pooled figures (the one statistic), then each figure's median [min–max] and spread
+    over the runs."""
     rows: list[tuple[str, Callable[[RunFigures], float | None], str, str]] = [
         ("decode", lambda r: r.decode_tok_s, ".1f", "tok/s"),
         ("e2e", lambda r: r.e2e_tok_s, ".1f", "tok/s"),
@@ -47,7 +49,14 @@ def summary_lines(snapshot: Snapshot) -> list[str]:
         ("cycle p95", lambda r: r.cycle_ms_p95, ".1f", "ms"),
     ]
     n = len(snapshot.runs)
-    lines = [f"Summary of {n} run{'s' if n != 1 else ''}: median [min–max], spread"]
+    pooled = pool(snapshot.runs)
+    lines = [
+        f"Pooled over {n} run{'s' if n != 1 else ''} (Σ tokens / Σ time, what comparisons use): "
+        f"decode {_num(pooled.decode_tok_s, '.1f')} tok/s"
+        + (f", accept {pooled.accept_length:.2f}" if pooled.accept_length is not None else "")
+        + (f", cycle {pooled.cycle_ms:.1f} ms" if pooled.cycle_ms is not None else ""),
+        "Per run: median [min–max], spread",
+    ]
     for name, get, fmt, unit in rows:
         values = [v for r in snapshot.runs if (v := get(r)) is not None]
         if not values:

@@ -220,12 +220,13 @@ URL = "http://10.1.230.174:8000"
 def test_markdown_export() -> None:
     assert export(_rows(), "md") == (
         "| id | url | created | label | config | decode tok/s | min | max | accept | cycle ms"
-        " | baseline | speedup | verdict | break-even | baseline valid |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+        " | baseline | baseline tok/s | speedup | verdict | break-even | baseline valid |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
         f"| 2 | {URL} | 2025-06-15T15:16:40Z | tuned \\| v2 | EAGLE3 steps=2 topk=1 draft=3"
-        " | 75.9 | 75.7 | 76.1 | 2.10 | 27.6 | 1 | +20.7% [+20.4%, +21.0%] | winning | 1.74 | ✓ |\n"
+        " | 75.9 | 75.7 | 76.1 | 2.10 | 27.6 | 1 | 62.9 | +20.7% [+20.4%, +21.0%] | winning | 1.74"
+        " | ✓ |\n"
         f"| 1 | {URL} | 2025-06-15T15:06:40Z | — | no speculation | 62.9 | 62.8 | 63.0 | — | —"
-        " | — | — | — | — | — |\n"
+        " | — | — | — | — | — | — |\n"
     )
 
 
@@ -249,6 +250,7 @@ def test_csv_export() -> None:
         "accept_length": "2.10",
         "cycle_ms": "27.6",
         "baseline_id": "1",
+        "baseline_decode_tok_s": "62.9",
         "speedup": "+20.7% [+20.4%, +21.0%]",
         "verdict": "winning",
         "break_even": "1.74",

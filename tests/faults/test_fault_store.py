@@ -59,7 +59,7 @@ def test_bench_prints_its_figures_when_it_cannot_save(
     code = main(["bench", sim.url, *BENCH, "--db", str(db)])
     out = capsys.readouterr()
     assert code == 1
-    assert "Summary of 2 runs" in out.out  # the figures are not lost
+    assert "Pooled over 2 runs" in out.out  # the figures are not lost
     errors = [line for line in out.err.splitlines() if line.startswith("specmon: error")]
     assert len(errors) == 1 and "could not save the snapshot" in errors[0], out.err
     assert cause in errors[0]
