@@ -21,15 +21,16 @@ STEPS_PER_CHUNK_SLACK = 0.05
 def decode_verify_steps(result: ProbeResult) -> float | None:
     """Verify steps after the first token (V_decode).
 
-    Only SGLang's `spec_verify_ct` counts the prefill step too: its first chunk holds the prefill
-    token alone, so V_decode = V; if that chunk already carried more (a coalesced stream), its
-    share of V is removed in proportion. vLLM's chunk or counter count and llama.cpp's timings
-    already start after the first token.
+    When the first chunk carries only the first token, V_decode = V. If it already carried more
+    (a coalesced stream, llama.cpp holding back half a UTF-8 character), the steps behind those
+    extra tokens are in V but not in the decode time from the first chunk: they are removed in
+    proportion. vLLM's fallback count, the chunks after the first, never counted them: it is
+    V_decode as it stands (removing them again was the double subtraction of issue 10).
     """
     v = result.verify_ct
     if v is None or not result.chunks:
         return None
-    if result.steps_source != StepsSource.SPEC_VERIFY_CT:
+    if result.steps_source == StepsSource.CHUNKS:
         return float(v)
     first = result.chunks[0].completion_tokens
     last = result.chunks[-1].completion_tokens
