@@ -106,6 +106,7 @@ async def run_bench(
     wall: Callable[[], float] = time.time,
     gpu_state: Callable[[], Awaitable[Telemetry]] | None = None,
     gpu_every: float = GPU_SAMPLE_EVERY_S,
+    started_at: float | None = None,
 ) -> Snapshot:
     """Run the protocol against one server and return the completed Snapshot.
 
@@ -123,6 +124,8 @@ async def run_bench(
             the snapshot's `gpu`; the server process's start time it reports goes into the
             snapshot's `lifetime`. A failing read is skipped: it never fails the bench.
         gpu_every: Seconds between GPU samples during a run.
+        started_at: The server process's start time when known otherwise (a reading before the
+            bench); the GPU readings' own win.
 
     Raises:
         SourceError: The server failed (typed); nothing should be saved.
@@ -155,7 +158,8 @@ async def run_bench(
     if metrics_before and metrics_after and any_reset(metrics_before, metrics_after):
         raise BenchInvalid("the server's counters went down during the bench: it restarted")
     processes = [t.server_process for t in gpu.readings if t.server_process is not None]
-    started_at = processes[-1].start_time if processes else None
+    if processes:
+        started_at = processes[-1].start_time
     return Snapshot(
         created_at=wall(),
         url=url,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from enum import StrEnum
 
 from specmon.analysis.gpus import models
@@ -41,25 +42,31 @@ class NotABaseline(SpecmonError):
     """A baseline was asked of a server that runs with speculation."""
 
 
-async def gpu_reader(
-    telemetry: TelemetrySource, say: Callable[[str], None]
-) -> Callable[[], Awaitable[Telemetry]] | None:
-    """The telemetry reader to sample along a bench, after saying what it sees.
+@dataclass(frozen=True, slots=True)
+class GpuReader:
+    """What a telemetry source offers a bench: a reader to sample along the runs (None without
+    GPUs: sampling psutil along the runs would only load the server's machine) and the server
+    process's start time from the first reading."""
 
-    It is returned even without GPUs when it reports the server's process (its start time marks
-    the server's lifetime); None when it cannot be read at all.
-    """
+    read: Callable[[], Awaitable[Telemetry]] | None
+    started_at: float | None
+
+
+async def gpu_reader(telemetry: TelemetrySource, say: Callable[[str], None]) -> GpuReader:
+    """The telemetry to sample along a bench, after saying what it sees."""
     try:
         first = await telemetry.read()
     except SourceError as exc:
         say(f"GPUs: not recorded: {exc}")
-        return None
+        return GpuReader(None, None)
+    process = first.server_process
+    started_at = process.start_time if process is not None else None
     if first.unavailable is not None or not first.gpus:
         hint = f"; {first.hint}" if first.hint else ""
         say(f"GPUs: not recorded: {first.unavailable or 'none seen'}{hint}")
-        return telemetry.read if first.server_process is not None else None
+        return GpuReader(None, started_at)
     say(f"GPUs: {models(first.gpus)} ({first.source}), sampled during the runs")
-    return telemetry.read
+    return GpuReader(telemetry.read, started_at)
 
 
 async def take_snapshot(
@@ -105,6 +112,7 @@ async def take_snapshot(
                 )
             if on_connect is not None:
                 on_connect(info)
+            gpus = await gpu_reader(telemetry, say)
             return await run_bench(
                 client,
                 backend,
@@ -114,7 +122,8 @@ async def take_snapshot(
                 label=label,
                 on_progress=on_progress,
                 wall=wall,
-                gpu_state=await gpu_reader(telemetry, say),
+                gpu_state=gpus.read,
+                started_at=gpus.started_at,
             )
     finally:
         await telemetry.aclose()
