@@ -186,7 +186,10 @@ class LiveState:
         spec = self._spec(recent, baseline.comparison, validity, missing)
         sample = self.sample
         sources = (
-            tuple(SourceView(n, sample.age(n), r.error) for n, r in sample.readings.items())
+            tuple(
+                SourceView(n, sample.age(n), r.error, _unavailable(r.value))
+                for n, r in sample.readings.items()
+            )
             if sample
             else ()
         )
@@ -353,6 +356,13 @@ class LiveState:
             itl_ms=1000 * itl if itl is not None else None,
             metrics_state=state,
         )
+
+
+def _unavailable(value: object) -> str | None:
+    """Why a reading that succeeded carries no figures (only telemetry says so), with the fix."""
+    if isinstance(value, Telemetry) and value.unavailable is not None:
+        return value.unavailable + (f"; {value.hint}" if value.hint else "")
+    return None
 
 
 def _host_line(t: Telemetry) -> str | None:

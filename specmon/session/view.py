@@ -168,6 +168,8 @@ class SourceView:
     name: str
     age_s: float | None
     error: str | None
+    unavailable: str | None = None
+    """Why a source that answered has no figures (no NVML, an endpoint's 404), not "ok"."""
 
 
 @dataclass(frozen=True, slots=True)
