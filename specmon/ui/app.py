@@ -360,6 +360,7 @@ class SpecmonApp(App[None]):
         except NoMatches:  # quitting: a worker's last message came after the widgets went
             return
         self.query_one(DecodePanel).view = view.decode
+        self.query_one(DecodePanel).bench = view.bench
         self.query_one(SpecPanel).view = view.spec
         self.query_one(BaselinePanel).view = view.baseline
         self.query_one(ServerPanel).view = view.server

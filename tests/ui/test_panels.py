@@ -5,12 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from conftest import sample, server_info, server_metrics
-from textual.widgets import Static
+from textual.widgets import ProgressBar, Static
 
 from specmon.model import Telemetry
+from specmon.session.snapshot import SnapshotKind
+from specmon.session.view import BenchView
 from specmon.ui.app import SpecmonApp
-from specmon.ui.messages import SampleReady
+from specmon.ui.messages import BenchFailed, BenchProgress, SampleReady
 from specmon.ui.screens.diagnostics import DiagnosticsScreen
+from specmon.ui.widgets.baseline_panel import BaselinePanel
+from specmon.ui.widgets.decode_panel import DecodePanel
 
 
 async def test_diagnostics_name_an_unavailable_source(make_app: Callable[..., SpecmonApp]) -> None:
@@ -26,3 +30,19 @@ async def test_diagnostics_name_an_unavailable_source(make_app: Callable[..., Sp
         text = str(app.screen.query_one(Static).render())
         gpu = next(line for line in text.splitlines() if line.strip().startswith("gpu"))
         assert "unavailable: no NVML here; run agent" in gpu and "ok" not in gpu
+
+
+async def test_snapshot_progress_is_not_a_baseline(make_app: Callable[..., SpecmonApp]) -> None:
+    """`s` shows its runs on the Decode panel; the Baseline panel does not move."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.post_message(SampleReady(sample(1.0, server_info(), server_metrics("spec/metrics"))))
+        await pilot.pause()
+        app.post_message(BenchProgress(BenchView("snapshot", 2, 5, 8.0)))
+        await pilot.pause()
+        decode, baseline = app.query_one(DecodePanel), app.query_one(BaselinePanel)
+        assert decode.border_subtitle == "snapshot run 2/5 · ETA 8s · Esc cancels"
+        assert not baseline.border_subtitle and not baseline.query(ProgressBar)
+        app.post_message(BenchFailed(SnapshotKind.RUN, "cancelled: nothing saved"))
+        await pilot.pause()
+        assert not decode.border_subtitle

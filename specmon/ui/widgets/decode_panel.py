@@ -7,7 +7,7 @@ from textual.containers import Vertical
 from textual.reactive import var
 from textual.widgets import Digits, Sparkline, Static
 
-from specmon.session.view import DecodeView
+from specmon.session.view import BenchView, DecodeView
 from specmon.ui.format import DASH, age, escape, num
 from specmon.ui.widgets import quiet
 
@@ -16,6 +16,9 @@ class DecodePanel(Vertical):
     """The headline figure."""
 
     view: var[DecodeView | None] = var(None)  # the watcher redraws what changed
+    bench: var[BenchView | None] = var(None)
+    """A labelled snapshot (`s`) in progress: it times this server, so its progress shows here
+    (the Baseline panel's border is for a baseline being taken)."""
 
     def compose(self) -> ComposeResult:
         """Big digits, detail line, sparkline, probe status."""
@@ -48,3 +51,11 @@ class DecodePanel(Vertical):
         if view.probe_age_s is not None:
             status += f" · last {age(view.probe_age_s)} ago"
         quiet.show(self.query_one("#decode-status", Static), status)
+
+    def watch_bench(self, bench: BenchView | None) -> None:
+        """Say which run of a snapshot is going, and how to stop it."""
+        if bench is None or bench.kind != "snapshot":
+            quiet.subtitle(self, "")
+            return
+        eta = f" · ETA {age(bench.eta_s)}" if bench.eta_s else ""
+        quiet.subtitle(self, f"snapshot run {bench.done}/{bench.total}{eta} · Esc cancels")
