@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
-from conftest import sample, server_info, server_metrics
-from textual.widgets import ProgressBar, Static
+from conftest import gpus, sample, server_info, server_metrics
+from test_dashboard import healthy
+from textual.widget import Widget
+from textual.widgets import ProgressBar, Sparkline, Static
 
 from specmon.model import Telemetry
 from specmon.session.snapshot import SnapshotKind
@@ -15,6 +18,9 @@ from specmon.ui.messages import BenchFailed, BenchProgress, SampleReady
 from specmon.ui.screens.diagnostics import DiagnosticsScreen
 from specmon.ui.widgets.baseline_panel import BaselinePanel
 from specmon.ui.widgets.decode_panel import DecodePanel
+from specmon.ui.widgets.history_spark import HistorySpark, spark_cells
+from specmon.ui.widgets.server_panel import ServerPanel
+from specmon.ui.widgets.spec_panel import SpecPanel
 
 
 async def test_diagnostics_name_an_unavailable_source(make_app: Callable[..., SpecmonApp]) -> None:
@@ -46,3 +52,67 @@ async def test_snapshot_progress_is_not_a_baseline(make_app: Callable[..., Specm
         app.post_message(BenchFailed(SnapshotKind.RUN, "cancelled: nothing saved"))
         await pilot.pause()
         assert not decode.border_subtitle
+
+
+def _blank_rows(app: SpecmonApp, widget: Widget) -> tuple[int, int]:
+    """(blank content lines, content lines) of a widget as the screen shows it."""
+    strips = app.screen._compositor.render_strips()
+    region = widget.content_region
+    lines = [strips[y].crop(region.x, region.right).text for y in range(region.y, region.bottom)]
+    return sum(not line.strip() for line in lines), len(lines)
+
+
+async def test_no_panel_is_mostly_empty_at_160x50(make_app: Callable[..., SpecmonApp]) -> None:
+    """The screen's rows go to figures and sparklines: at most a third of any panel is blank."""
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await healthy()(pilot)
+        # Two 5 s steps later: the decode history has its first completed point, as in the demo.
+        after = server_metrics("spec/metrics_after")
+        app.post_message(SampleReady(sample(6.0, server_info(), after, seq=3, telemetry=gpus())))
+        await pilot.pause()
+        for name in ("decode", "spec", "baseline", "server", "gpus", "events"):
+            blank, height = _blank_rows(app, app.query_one(f"#{name}"))
+            assert height > 0 and blank <= height / 3, f"{name}: {blank} of {height} rows blank"
+
+
+async def test_server_panel_says_idle_and_what_each_figure_spans(
+    make_app: Callable[..., SpecmonApp],
+) -> None:
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await healthy()(pilot)
+        text = str(app.query_one(ServerPanel).render())
+        assert "tok/s (server, all requests, last 10 s)" in text
+        assert "idle" not in text
+        spec = str(app.query_one(SpecPanel).query_one("#spec-body").render())
+        assert "server accept-rate gauge 70% (last 40 steps)" in spec
+        busy = replace(server_metrics("spec/metrics_after"), num_running_reqs=1.0)
+        app.post_message(SampleReady(sample(14.0, server_info(), busy, seq=3)))
+        await pilot.pause()
+        text = str(app.query_one(ServerPanel).render())
+        assert "running 0 (idle; gauge still says 1)" in text
+        assert "throughput idle (server" in text
+
+
+def test_spark_cells_keep_a_width_per_point() -> None:
+    assert spark_cells(0, 60, 75) == (0, 1)
+    assert spark_cells(2, 60, 75) == (2, 1)  # two points of 60: two cells, not the whole width
+    assert spark_cells(2, 60, 150) == (4, 2)
+    assert spark_cells(60, 60, 150) == (120, 2)
+    assert spark_cells(60, 60, 36) == (36, 1)  # narrower than the history: summarised
+
+
+async def test_decode_sparkline_is_not_stretched(make_app: Callable[..., SpecmonApp]) -> None:
+    """Two points of a 5-minute history sit at the right edge, narrow, not a full-width block."""
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await healthy()(pilot)
+        panel = app.query_one(DecodePanel)
+        assert panel.view is not None
+        panel.view = replace(panel.view, history=(500.0, 800.0), history_points=60)
+        await pilot.pause()
+        row, spark = panel.query_one(HistorySpark), panel.query_one("#decode-spark", Sparkline)
+        per_point = row.content_size.width // 60
+        assert spark.size.width == 2 * per_point
+        assert spark.region.right == row.content_region.right

@@ -10,6 +10,7 @@ from textual.widgets import Digits, Sparkline, Static
 from specmon.session.view import BenchView, DecodeView
 from specmon.ui.format import DASH, age, escape, num
 from specmon.ui.widgets import quiet
+from specmon.ui.widgets.history_spark import HistorySpark
 
 
 class DecodePanel(Vertical):
@@ -24,7 +25,7 @@ class DecodePanel(Vertical):
         """Big digits, detail line, sparkline, probe status."""
         yield Digits(DASH, id="decode-digits")
         yield Static(id="decode-detail")
-        yield Sparkline([], id="decode-spark")
+        yield HistorySpark("decode-spark", id="decode-spark-row")
         yield Static(id="decode-status", classes="dim")
 
     def on_mount(self) -> None:
@@ -44,8 +45,8 @@ class DecodePanel(Vertical):
             self.query_one("#decode-detail", Static),
             f"{num(view.ms_per_token, '.1f', 'ms/token')} · TTFT {num(view.ttft_ms, '.0f', 'ms')}",
         )
+        self.query_one(HistorySpark).plot(view.history, view.history_points)
         spark = self.query_one("#decode-spark", Sparkline)
-        spark.data = list(view.history)  # a reactive: redrawn only when the data changed
         quiet.tooltip(spark, f"server decode tok/s, 5 min ({view.history_source or DASH})")
         status = f"probe {escape(view.probe_state)}"
         if view.probe_age_s is not None:
