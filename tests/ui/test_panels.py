@@ -5,22 +5,29 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from conftest import gpus, sample, server_info, server_metrics
+import pytest
+from conftest import NOW, URL, baseline_snapshot, gpus, sample, server_info, server_metrics
+from replay import replay_probe
 from test_dashboard import healthy
 from textual.widget import Widget
-from textual.widgets import ProgressBar, Sparkline, Static
+from textual.widgets import DataTable, ProgressBar, Sparkline, Static
 
-from specmon.model import Telemetry
+from specmon.analysis.figures import run_figures
+from specmon.model import Protocol, Snapshot, Telemetry
 from specmon.session.snapshot import SnapshotKind
 from specmon.session.view import BenchView
+from specmon.sources.probe import DEFAULT_PROMPT
 from specmon.ui.app import SpecmonApp
+from specmon.ui.columns import Column, cut, fit
 from specmon.ui.messages import BenchFailed, BenchProgress, SampleReady
+from specmon.ui.screens.comparison import ComparisonScreen
 from specmon.ui.screens.diagnostics import DiagnosticsScreen
 from specmon.ui.widgets.baseline_panel import BaselinePanel
 from specmon.ui.widgets.decode_panel import DecodePanel
 from specmon.ui.widgets.history_spark import HistorySpark, spark_cells
 from specmon.ui.widgets.server_panel import ServerPanel
 from specmon.ui.widgets.spec_panel import SpecPanel
+from specmon.wording import validity_mark
 
 
 async def test_diagnostics_name_an_unavailable_source(make_app: Callable[..., SpecmonApp]) -> None:
@@ -116,3 +123,54 @@ async def test_decode_sparkline_is_not_stretched(make_app: Callable[..., Specmon
         per_point = row.content_size.width // 60
         assert spark.size.width == 2 * per_point
         assert spark.region.right == row.content_region.right
+
+
+async def _store_snapshots(app: SpecmonApp) -> None:
+    """A baseline (stale: too old) and a labelled speculative run against it."""
+    assert app.store is not None
+    app.store.save(replace(await baseline_snapshot(NOW - 45 * 60), id=None))
+    runs = tuple(
+        [run_figures(await replay_probe(f"spec/generate_stream_{i}.json")) for i in range(3)]
+    )
+    spec = Snapshot(NOW - 60, URL, "eagle try 2", server_info(),
+                    Protocol(3, 1, 256, 0.0, DEFAULT_PROMPT), runs)  # fmt: skip
+    app.store.save(spec)
+
+
+@pytest.mark.parametrize("size", [(60, 15), (80, 24), (160, 50)], ids=str)
+async def test_comparison_keeps_decode_and_speedup_in_view(
+    size: tuple[int, int], make_app: Callable[..., SpecmonApp]
+) -> None:
+    """The header shows decode and speedup at every size; a cut validity is in full below."""
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await _store_snapshots(app)
+        await pilot.press("c")
+        await pilot.pause()
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ComparisonScreen)
+        table = screen.query_one(DataTable)
+        strips = screen._compositor.render_strips()
+        region = table.content_region
+        header = strips[region.y].crop(region.x, region.right).text
+        for label in ("#", "config", "decode", "speedup", "verdict", "validity"):
+            assert label in header, header
+        assert "break-e" not in header or "break-even" in header  # no column cut at the edge
+        assert table.virtual_size.width <= region.width  # nothing behind a → press
+        await pilot.press("down")
+        await pilot.pause()
+        row = str(screen.query_one("#comparison-row", Static).render())
+        validity = validity_mark(screen.rows[1].validity)
+        assert validity is not None and validity.startswith("✗ too old (45 min > 30 min)")
+        assert f"#2 · winning · validity: {validity}" in row
+
+
+def test_columns_fit_essentials_first() -> None:
+    columns = [Column("a", "a", essential=True), Column("b", "bbbb", rank=0),
+               Column("c", "c", essential=True, min_width=3)]  # fmt: skip
+    cells = [("1", "22", "long validity text")]
+    assert fit(columns, cells, 100) == [1, 4, 18]
+    assert fit(columns, cells, 12) == [1, 0, 7]  # no room for b: c takes what is left
+    assert fit(columns, cells, 5) == [1, 0, 3]  # c at its minimum, even over the width
+    assert cut("long validity text", 7) == "long v…"
