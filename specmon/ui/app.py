@@ -140,8 +140,11 @@ class SpecmonApp(App[None]):
         self.query_one(ServerPanel).watch_view(self.query_one(ServerPanel).view)
 
     def _size_classes(self, height: int) -> None:
-        self.screen.set_class(height < COMPACT_BELOW, "-compact")
-        self.screen.set_class(height >= TALL_FROM, "-tall")
+        # On the dashboard's screen, not the active one: a resize while `c`, `i` or `?` is open
+        # would otherwise leave the dashboard laid out for the old size.
+        dashboard = self.screen_stack[0]
+        dashboard.set_class(height < COMPACT_BELOW, "-compact")
+        dashboard.set_class(height >= TALL_FROM, "-tall")
 
     def on_mount(self) -> None:
         """Register themes, start the workers; SIGTERM and a lost terminal (SIGHUP) quit."""

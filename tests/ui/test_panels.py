@@ -174,3 +174,20 @@ def test_columns_fit_essentials_first() -> None:
     assert fit(columns, cells, 12) == [1, 0, 7]  # no room for b: c takes what is left
     assert fit(columns, cells, 5) == [1, 0, 3]  # c at its minimum, even over the width
     assert cut("long validity text", 7) == "long v…"
+
+
+async def test_a_resize_under_a_modal_lays_the_dashboard_out(
+    make_app: Callable[..., SpecmonApp],
+) -> None:
+    """Shrunk while `c` is open, the dashboard comes back laid out for the new size."""
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await healthy()(pilot)
+        dashboard = app.screen
+        assert dashboard.has_class("-tall")
+        await pilot.press("c")
+        await pilot.resize_terminal(80, 24)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is dashboard
+        assert dashboard.has_class("-compact") and not dashboard.has_class("-tall")
