@@ -47,6 +47,7 @@ from specmon.session.window import HISTORY_S
 from specmon.wording import BUFFERED_STREAM, describe_config
 
 RATE_SPAN_S = 10.0  # server figures are averaged over about this long
+MEAN_SPAN_S = 6 * RATE_SPAN_S  # accept length, TTFT, ITL: means over enough requests
 HISTORY_STEP_S = 5.0  # the sparkline's points: means over 5 s (each rate already spans 10 s)
 RECENT_TELEMETRY = 20  # GPU readings summarised for the baseline comparison
 GPU_HISTORY = 60  # per-GPU utilisation points kept (a minute at 1 s)
@@ -186,7 +187,10 @@ class LiveState:
         spec = self._spec(recent, baseline.comparison, validity, missing)
         sample = self.sample
         sources = (
-            tuple(SourceView(n, sample.age(n), r.error) for n, r in sample.readings.items())
+            tuple(
+                SourceView(n, sample.age(n), r.error, _unavailable(r.value))
+                for n, r in sample.readings.items()
+            )
             if sample
             else ()
         )
@@ -263,6 +267,7 @@ class LiveState:
             history=tuple(total / count for step, total, count in self.history if step < current),
             history_source=rate.source if rate else None,
             probe_state=probe_state,
+            history_points=int(HISTORY_S / HISTORY_STEP_S),
         )
 
     def _spec(
@@ -277,7 +282,7 @@ class LiveState:
         runs = [p.figures for p in self.probes]
         p50s = [f.cycle_ms_p50 for f in runs if f.cycle_ms_p50 is not None]
         p95s = [f.cycle_ms_p95 for f in runs if f.cycle_ms_p95 is not None]
-        window = self.server.window.accept_length(RATE_SPAN_S * 6)
+        window = self.server.window.accept_length(MEAN_SPAN_S)
         latest = self.server.window.latest
         if enabled is False:
             missing.append(("accept length", "speculation is off on this server"))
@@ -307,6 +312,7 @@ class LiveState:
             verdict=comparison.verdict if applies and comparison else None,
             tokens_per_cycle=histogram if enabled else (),
             accept_history=tuple(v for _, v in self.accept_history) if enabled else (),
+            accept_history_points=max(1, int(HISTORY_S / max(self.probe_every, 1.0))),
         )
 
     def _gpus(self, missing: list[tuple[str, str]]) -> GpuView:
@@ -342,9 +348,11 @@ class LiveState:
         else:
             state = "ok" if latest else "waiting"
         rate = self.server.window.decode_tok_s(RATE_SPAN_S)
-        ttft, itl = self.server.window.latency_means(RATE_SPAN_S * 6)
+        ttft, itl = self.server.window.latency_means(MEAN_SPAN_S)
+        idle = self.server.window.generating(RATE_SPAN_S) is False
+        running = latest.num_running_reqs if latest else None
         return ServerView(
-            running=latest.num_running_reqs if latest else None,
+            running=running,
             queued=latest.num_queue_reqs if latest else None,
             kv_usage=latest.token_usage if latest else None,
             decode_tok_s=rate.value if rate else None,
@@ -352,7 +360,18 @@ class LiveState:
             ttft_ms=1000 * ttft if ttft is not None else None,
             itl_ms=1000 * itl if itl is not None else None,
             metrics_state=state,
+            idle=idle,
+            running_stale=idle and running is not None and running > 0,
+            rate_span_s=RATE_SPAN_S,
+            latency_span_s=MEAN_SPAN_S,
         )
+
+
+def _unavailable(value: object) -> str | None:
+    """Why a reading that succeeded carries no figures (only telemetry says so), with the fix."""
+    if isinstance(value, Telemetry) and value.unavailable is not None:
+        return value.unavailable + (f"; {value.hint}" if value.hint else "")
+    return None
 
 
 def _host_line(t: Telemetry) -> str | None:

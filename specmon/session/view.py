@@ -57,6 +57,8 @@ class DecodeView:
     history_source: str | None
     probe_state: str
     """"every 10 s", "paused", "off", "failing: …"."""
+    history_points: int = 60
+    """How many points a full `history` holds (each point then keeps its width)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +89,8 @@ class SpecView:
     """Counts of verify steps by tokens they produced (index 0 = 1 token), last probe."""
     accept_history: tuple[float, ...] = ()
     """Accept length of each probe of the last 5 minutes, oldest first."""
+    accept_history_points: int = 30
+    """How many probes a full `accept_history` holds (one per probe interval)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,14 +135,25 @@ class ServerView:
     """Server-side figures from /metrics."""
 
     running: float | None
+    """The running-requests gauge as served (see `running_stale`)."""
     queued: float | None
     kv_usage: float | None
     decode_tok_s: float | None
+    """The server's generation throughput over `rate_span_s`, all requests, idle time included
+    (not the probe's decode speed)."""
     decode_source: str | None
     ttft_ms: float | None
     itl_ms: float | None
     metrics_state: str
     """"ok", "off (--enable-metrics)", "failing: …"."""
+    idle: bool = False
+    """No token was generated over `rate_span_s` (a token counter did not move)."""
+    running_stale: bool = False
+    """Idle, yet the running gauge reads above 0: SGLang refreshes it only while it decodes, so
+    it keeps the last batch's count."""
+    rate_span_s: float = 10.0
+    latency_span_s: float = 60.0
+    """TTFT and ITL are the means of the requests observed over this span."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +183,8 @@ class SourceView:
     name: str
     age_s: float | None
     error: str | None
+    unavailable: str | None = None
+    """Why a source that answered has no figures (no NVML, an endpoint's 404), not "ok"."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -98,6 +98,18 @@ class MetricsWindow:
         generated = self.counter_rate(lambda m: m.generation_tokens_total, span)
         return None if generated is None else Rate(generated, "generation_tokens_total")
 
+    def generating(self, span: float) -> bool | None:
+        """Whether the server produced any token over about the last `span` seconds.
+
+        None when no token counter is served (a gauge cannot tell: SGLang's are refreshed only
+        while it decodes, so an idle server keeps its last reading).
+        """
+        for get in (_realtime_tokens, _generation_tokens):
+            rate = self.counter_rate(get, span)
+            if rate is not None:
+                return rate > 0
+        return None
+
     def accept_length(self, span: float) -> WindowAccept | None:
         """Server-side accept length over about the last `span` seconds."""
         pair = self._pair(span, _accept_counter)
@@ -122,6 +134,14 @@ class MetricsWindow:
 def _accept_counter(m: ServerMetrics) -> float | None:
     """The counter a window's accept length rests on: vLLM/llama.cpp drafts, SGLang verifies."""
     return m.spec_drafts_total if m.spec_drafts_total is not None else m.spec_verify_calls_total
+
+
+def _realtime_tokens(m: ServerMetrics) -> float | None:
+    return m.realtime_decode_tokens_total
+
+
+def _generation_tokens(m: ServerMetrics) -> float | None:
+    return m.generation_tokens_total
 
 
 def _ttft(m: ServerMetrics) -> Histogram | None:

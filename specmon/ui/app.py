@@ -52,6 +52,8 @@ from specmon.ui.widgets.server_panel import ServerPanel
 from specmon.ui.widgets.spec_panel import SpecPanel
 
 TRIM_EVERY_S = 10.0  # specmon/heap.py: a trim takes under 1 ms
+COMPACT_BELOW = 30  # rows: no big digits, one GPU line
+TALL_FROM = 40  # rows: the bottom panels take their figures' height, the sparklines the rest
 
 
 class SpecmonApp(App[None]):
@@ -132,9 +134,17 @@ class SpecmonApp(App[None]):
         return variables
 
     def on_resize(self, event: events.Resize) -> None:
-        """Below 30 rows, drop the big digits so the panels keep their lines."""
-        self.screen.set_class(event.size.height < 30, "-compact")
+        """Size classes: below 30 rows no big digits (`-compact`); from 40 the `-tall` layout."""
+        self._size_classes(event.size.height)
         self.query_one(GpuPanel).watch_view(self.query_one(GpuPanel).view)
+        self.query_one(ServerPanel).watch_view(self.query_one(ServerPanel).view)
+
+    def _size_classes(self, height: int) -> None:
+        # On the dashboard's screen, not the active one: a resize while `c`, `i` or `?` is open
+        # would otherwise leave the dashboard laid out for the old size.
+        dashboard = self.screen_stack[0]
+        dashboard.set_class(height < COMPACT_BELOW, "-compact")
+        dashboard.set_class(height >= TALL_FROM, "-tall")
 
     def on_mount(self) -> None:
         """Register themes, start the workers; SIGTERM and a lost terminal (SIGHUP) quit."""
@@ -142,7 +152,7 @@ class SpecmonApp(App[None]):
         for name in ("SIGTERM", "SIGHUP"):
             if hasattr(signal, name):
                 loop.add_signal_handler(getattr(signal, name), self.exit)
-        self.screen.set_class(self.size.height < 30, "-compact")
+        self._size_classes(self.size.height)
         for theme in load_themes():
             self.register_theme(theme)
             self._theme_names.append(theme.name)
@@ -360,6 +370,7 @@ class SpecmonApp(App[None]):
         except NoMatches:  # quitting: a worker's last message came after the widgets went
             return
         self.query_one(DecodePanel).view = view.decode
+        self.query_one(DecodePanel).bench = view.bench
         self.query_one(SpecPanel).view = view.spec
         self.query_one(BaselinePanel).view = view.baseline
         self.query_one(ServerPanel).view = view.server

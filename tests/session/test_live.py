@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -129,3 +130,27 @@ def test_validity_without_a_probe() -> None:
     validity = live.view(5 * 3600, 3).baseline.validity
     assert validity is not None
     assert validity.reasons == ("flags differ: tp_size", "too old (5.0 h > 30 min)")
+
+
+def test_a_server_that_stopped_generating_is_idle_whatever_its_gauges_say() -> None:
+    """SGLang refreshes `num_running_reqs` only while it decodes: an idle server keeps it at 1."""
+    live = _live()
+    busy = replace(_metrics("spec/metrics_after"), num_running_reqs=1.0)
+    live.on_sample(_sample(1, _info(), _metrics("spec/metrics"), 1))
+    live.on_sample(_sample(2, _info(), busy, 2))
+    server = live.view(1002, 3).server
+    assert not server.idle and not server.running_stale and server.decode_tok_s
+    live.on_sample(_sample(14, _info(), busy, 3))  # no token over the last 10 s
+    server = live.view(1014, 3).server
+    assert server.idle and server.running_stale and server.running == 1.0
+    assert server.rate_span_s == 10.0
+
+
+def test_without_a_token_counter_idleness_is_not_guessed() -> None:
+    live = _live()
+    bare = replace(_metrics("spec/metrics_after"), num_running_reqs=1.0,
+                   realtime_decode_tokens_total=None, generation_tokens_total=None)  # fmt: skip
+    live.on_sample(_sample(1, _info(), bare, 1))
+    live.on_sample(_sample(14, _info(), bare, 2))
+    server = live.view(1014, 3).server
+    assert not server.idle and not server.running_stale

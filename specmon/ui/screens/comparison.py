@@ -1,4 +1,8 @@
-"""`c`: every snapshot of this target with its matched baseline; `e` exports the table."""
+"""`c`: every snapshot of this target with its matched baseline; `e` exports the table.
+
+The columns follow the width (ui/columns.py): the essential ones always show, cut if need be,
+and the highlighted row's verdict and validity are written out in full below the table.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import cast
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -17,8 +22,54 @@ from specmon.analysis.validity import LifetimeCheck
 from specmon.errors import SpecmonError
 from specmon.exports import ComparisonRow, ExportFormat, comparison_rows, export
 from specmon.store import Store
+from specmon.ui.columns import Column, cut, fit
 from specmon.ui.format import DASH, escape, num
-from specmon.wording import speedup_text, validity_mark, verdict_text
+from specmon.ui.widgets import quiet
+from specmon.wording import validity_mark, verdict_text
+
+COLUMNS = (
+    Column("id", "#", essential=True),
+    Column("when", "when", rank=2),
+    Column("label", "label", rank=0),
+    Column("config", "config", essential=True, min_width=8, preferred=30),
+    Column("decode", "decode", essential=True),
+    Column("range", "decode range", rank=3),
+    Column("accept", "accept", rank=4),
+    Column("cycle", "cycle ms", rank=5),
+    Column("baseline", "baseline", rank=6),
+    Column("speedup", "speedup", essential=True),
+    Column("interval", "95% interval", rank=1),
+    Column("verdict", "verdict", essential=True, min_width=7, preferred=12),
+    Column("break_even", "break-even", rank=7),
+    Column("validity", "validity", essential=True, preferred=30),
+)
+"""Table order. Essential: which snapshot, its decode tok/s, the speedup and whether it holds."""
+_INDEX = {column.key: i for i, column in enumerate(COLUMNS)}
+
+
+def _cells(row: ComparisonRow) -> tuple[str, ...]:
+    """A row's texts, in COLUMNS order."""
+    c = row.comparison
+    gain = c.speedup if c else None
+    interval = DASH
+    if gain is not None and gain.low is not None and gain.high is not None:
+        interval = f"[{gain.low:+.1%}, {gain.high:+.1%}]"
+    return (
+        str(row.id),
+        time.strftime("%m-%d %H:%M", time.localtime(row.created_at)),
+        row.label or "",
+        row.config,
+        num(row.pooled.decode_tok_s),
+        f"[{num(row.decode_tok_s_min)}–{num(row.decode_tok_s_max)}]",
+        num(row.pooled.accept_length, ".2f"),
+        num(row.pooled.cycle_ms, ".1f"),
+        f"#{row.baseline_id}" if row.baseline_id else DASH,
+        f"{gain.value:+.1%}" if gain else DASH,
+        interval,
+        verdict_text(c) if c else DASH,
+        num(c.break_even if c else None, ".2f"),
+        validity_mark(row.validity) or DASH,
+    )
 
 
 class ComparisonScreen(ModalScreen[None]):
@@ -53,22 +104,23 @@ class ComparisonScreen(ModalScreen[None]):
         self.max_age_s = max_age_s
         self.wall = wall
         self.rows: list[ComparisonRow] = []
+        self.cells: list[tuple[str, ...]] = []
+        """Each row's full texts, one per column of COLUMNS."""
+        self._widths: list[int] = []
 
     def compose(self) -> ComposeResult:
         """Title, table, status line."""
         with Vertical(id="comparison"):
-            yield Static(f"Snapshots of {escape(', '.join(self.urls))}", id="comparison-title")
-            yield DataTable(id="comparison-table", zebra_stripes=True)
+            yield Static(f"Snapshots of {escape(', '.join(self.urls))} (decode in tok/s)",
+                         id="comparison-title")  # fmt: skip
+            yield DataTable(id="comparison-table", zebra_stripes=True, cursor_type="row")
+            yield Static(id="comparison-row")
             yield Static(
                 "e: export Markdown · v: CSV · j: JSON · Esc: close", id="comparison-status"
             )
 
     def on_mount(self) -> None:
-        """Load the snapshots and fill the table."""
-        table = self.query_one(DataTable)
-        table.add_columns("#", "when", "label", "config", "decode tok/s", "accept", "cycle ms",
-                          "baseline", "speedup (95%)", "verdict", "break-even",
-                          "validity")  # fmt: skip
+        """Load the snapshots; the table is filled once its width is known."""
         if self.store is None:
             self._status("no snapshot store")
             return
@@ -80,25 +132,45 @@ class ComparisonScreen(ModalScreen[None]):
         snapshots = sorted((s for s in every if s.url in self.urls), key=lambda s: s.created_at)
         self.rows = comparison_rows(snapshots, candidates=every, now=self.wall(),
                                     max_age_s=self.max_age_s, lifetimes=self.lifetimes)  # fmt: skip
-        for row in self.rows:
-            c = row.comparison
-            table.add_row(
-                str(row.id),
-                time.strftime("%m-%d %H:%M", time.localtime(row.created_at)),
-                row.label or "",
-                row.config,
-                f"{num(row.pooled.decode_tok_s)} "
-                f"[{num(row.decode_tok_s_min)}–{num(row.decode_tok_s_max)}]",
-                num(row.pooled.accept_length, ".2f"),
-                num(row.pooled.cycle_ms, ".1f"),
-                f"#{row.baseline_id}" if row.baseline_id else DASH,
-                (speedup_text(c.speedup) or DASH) if c else DASH,
-                verdict_text(c) if c else DASH,
-                num(c.break_even if c else None, ".2f"),
-                validity_mark(row.validity) or DASH,
-            )
+        self.cells = [_cells(row) for row in self.rows]
         if not self.rows:
             self._status("no snapshots of this target yet: b takes a baseline, s a snapshot")
+
+    def on_resize(self) -> None:
+        """Choose the columns for the new width."""
+        self.call_after_refresh(self._fill)
+
+    def _fill(self) -> None:
+        """The essential columns always, the others while they fit; long cells cut."""
+        table = self.query_one(DataTable)
+        # The vertical scrollbar takes its cells once the rows overflow.
+        available = table.content_size.width - table.styles.scrollbar_size_vertical
+        widths = fit(COLUMNS, self.cells, available)
+        if widths == self._widths:
+            return
+        self._widths = widths
+        cursor = table.cursor_row
+        table.clear(columns=True)
+        shown = [(i, w) for i, w in enumerate(widths) if w]
+        for i, width in shown:
+            table.add_column(COLUMNS[i].label, width=width, key=COLUMNS[i].key)
+        for cells in self.cells:
+            table.add_row(*(Text(cut(cells[i], width)) for i, width in shown))
+        if self.rows:
+            table.move_cursor(row=min(cursor, len(self.rows) - 1))
+            self._show_row(table.cursor_row)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """Follow the cursor."""
+        self._show_row(event.cursor_row)
+
+    def _show_row(self, index: int) -> None:
+        """The row's verdict and validity in full: the table may have cut them."""
+        if 0 <= index < len(self.cells):
+            cells = self.cells[index]
+            verdict, validity = cells[_INDEX["verdict"]], cells[_INDEX["validity"]]
+            quiet.show(self.query_one("#comparison-row", Static),
+                       escape(f"#{cells[0]} · {verdict} · validity: {validity}"))  # fmt: skip
 
     def _status(self, text: str) -> None:
         self.query_one("#comparison-status", Static).update(escape(text))

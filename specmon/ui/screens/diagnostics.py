@@ -25,8 +25,13 @@ class DiagnosticsScreen(ModalScreen[None]):
         """Two short sections."""
         lines = ["[bold]Sources[/] (age of the last good reading · last error)"]
         for source in self.view.sources:
-            error = f" · [$bad]{escape(source.error)}[/]" if source.error else " · ok"
-            lines.append(f"  {source.name:<8} {age(source.age_s):>5}{error}")
+            if source.error:
+                state = f"[$bad]{escape(source.error)}[/]"
+            elif source.unavailable:  # it answered, but with nothing to show: not "ok"
+                state = f"[$stale]unavailable: {escape(source.unavailable)}[/]"
+            else:
+                state = "ok"
+            lines.append(f"  {source.name:<8} {age(source.age_s):>5} · {state}")
         lines.append("")
         lines.append("[bold]Why values show —[/]")
         if not self.view.missing:

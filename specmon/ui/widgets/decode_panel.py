@@ -7,21 +7,25 @@ from textual.containers import Vertical
 from textual.reactive import var
 from textual.widgets import Digits, Sparkline, Static
 
-from specmon.session.view import DecodeView
+from specmon.session.view import BenchView, DecodeView
 from specmon.ui.format import DASH, age, escape, num
 from specmon.ui.widgets import quiet
+from specmon.ui.widgets.history_spark import HistorySpark
 
 
 class DecodePanel(Vertical):
     """The headline figure."""
 
     view: var[DecodeView | None] = var(None)  # the watcher redraws what changed
+    bench: var[BenchView | None] = var(None)
+    """A labelled snapshot (`s`) in progress: it times this server, so its progress shows here
+    (the Baseline panel's border is for a baseline being taken)."""
 
     def compose(self) -> ComposeResult:
         """Big digits, detail line, sparkline, probe status."""
         yield Digits(DASH, id="decode-digits")
         yield Static(id="decode-detail")
-        yield Sparkline([], id="decode-spark")
+        yield HistorySpark("decode-spark", id="decode-spark-row")
         yield Static(id="decode-status", classes="dim")
 
     def on_mount(self) -> None:
@@ -41,10 +45,18 @@ class DecodePanel(Vertical):
             self.query_one("#decode-detail", Static),
             f"{num(view.ms_per_token, '.1f', 'ms/token')} · TTFT {num(view.ttft_ms, '.0f', 'ms')}",
         )
+        self.query_one(HistorySpark).plot(view.history, view.history_points)
         spark = self.query_one("#decode-spark", Sparkline)
-        spark.data = list(view.history)  # a reactive: redrawn only when the data changed
         quiet.tooltip(spark, f"server decode tok/s, 5 min ({view.history_source or DASH})")
         status = f"probe {escape(view.probe_state)}"
         if view.probe_age_s is not None:
             status += f" · last {age(view.probe_age_s)} ago"
         quiet.show(self.query_one("#decode-status", Static), status)
+
+    def watch_bench(self, bench: BenchView | None) -> None:
+        """Say which run of a snapshot is going, and how to stop it."""
+        if bench is None or bench.kind != "snapshot":
+            quiet.subtitle(self, "")
+            return
+        eta = f" · ETA {age(bench.eta_s)}" if bench.eta_s else ""
+        quiet.subtitle(self, f"snapshot run {bench.done}/{bench.total}{eta} · Esc cancels")

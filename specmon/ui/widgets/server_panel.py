@@ -1,4 +1,8 @@
-"""Server: running/queued requests, KV usage, server-side tok/s, TTFT/ITL from histograms."""
+"""Server: running/queued requests, KV usage, the server's throughput, TTFT/ITL from histograms.
+
+These are the server's own figures over all its requests; the probe's decode speed is in the
+Decode panel. Each figure says the span it is read over.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +12,11 @@ from textual.widgets import Static
 from specmon.session.view import ServerView
 from specmon.ui.format import escape, num, pct
 from specmon.ui.widgets import quiet
+from specmon.wording import DASH, duration
 
 
 class ServerPanel(Static):
-    """What the server's own /metrics say."""
+    """What the server's own /metrics say: a line per figure on tall terminals."""
 
     view: var[ServerView | None] = var(None)  # the watcher redraws what changed
 
@@ -26,13 +31,43 @@ class ServerPanel(Static):
         if view.metrics_state.startswith("off"):
             quiet.show(self, "[$stale]metrics are off[/]\nstart the server with --enable-metrics")
             return
-        quiet.tooltip(self, f"server decode tok/s from {view.decode_source or '—'}")
-        lines = [
-            f"running {num(view.running, '.0f')} · queued {num(view.queued, '.0f')} · "
-            f"KV {pct(view.kv_usage)}",
-            f"decode [bold]{num(view.decode_tok_s, '.1f', 'tok/s')}[/] (server)",
-            f"TTFT {num(view.ttft_ms, '.0f', 'ms')} · ITL {num(view.itl_ms, '.1f', 'ms')}",
-        ]
+        quiet.tooltip(self, f"server throughput from {view.decode_source or DASH}")
+        # A line per figure only where the bottom row grows to fit it (specmon.tcss `-tall`).
+        lines = _lines(view) if self.screen.has_class("-tall") else _compact(view)
         if view.metrics_state != "ok":
             lines.append(f"[$stale]metrics {escape(view.metrics_state)}[/]")
         quiet.show(self, "\n".join(lines))
+
+
+def _running(view: ServerView) -> str:
+    """The running gauge, or 0 when no token moved: SGLang keeps the last batch's count."""
+    if view.running_stale:
+        return f"running 0 [dim](idle; gauge still says {num(view.running, '.0f')})[/]"
+    return f"running {num(view.running, '.0f')}"
+
+
+def _throughput(view: ServerView) -> str:
+    if view.idle:
+        return "[dim]idle[/]"
+    return f"[bold]{num(view.decode_tok_s, '.1f', 'tok/s')}[/]"
+
+
+def _compact(view: ServerView) -> list[str]:
+    return [
+        f"{_running(view)} · queued {num(view.queued, '.0f')} · KV {pct(view.kv_usage)}",
+        f"server {_throughput(view)} [dim](all reqs, {duration(view.rate_span_s)})[/]",
+        f"TTFT {num(view.ttft_ms, '.0f', 'ms')} · ITL {num(view.itl_ms, '.1f', 'ms')}",
+    ]
+
+
+def _lines(view: ServerView) -> list[str]:
+    latency = f"[dim](mean, last {duration(view.latency_span_s)})[/]"
+    return [
+        _running(view),
+        f"queued {num(view.queued, '.0f')}",
+        f"KV cache {pct(view.kv_usage)}",
+        f"throughput {_throughput(view)} "
+        f"[dim](server, all requests, last {duration(view.rate_span_s)})[/]",
+        f"TTFT {num(view.ttft_ms, '.0f', 'ms')} {latency}",
+        f"ITL {num(view.itl_ms, '.1f', 'ms')} {latency}",
+    ]

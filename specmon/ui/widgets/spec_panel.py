@@ -1,5 +1,5 @@
-"""Speculation: accept length (probe and server), accept rate, cycle time, break-even, margin,
-and a histogram of tokens per verify step.
+"""Speculation: accept length (probe and server), the server's accept-rate gauge, cycle time,
+break-even, margin, and a histogram of tokens per verify step.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from specmon.analysis.comparison import Verdict
 from specmon.session.view import SpecView
 from specmon.ui.format import DASH, num, pct
 from specmon.ui.widgets import quiet
+from specmon.ui.widgets.history_spark import HistorySpark
 
 _BARS = " ▁▂▃▄▅▆▇█"
 
@@ -33,7 +34,7 @@ class SpecPanel(Vertical):
     def compose(self) -> ComposeResult:
         """Figures, then the accept-length sparkline (it takes what room is left)."""
         yield Static(id="spec-body")
-        yield Sparkline([], id="spec-spark")
+        yield HistorySpark("spec-spark", id="spec-spark-row")
 
     def on_mount(self) -> None:
         """Title the panel."""
@@ -45,7 +46,7 @@ class SpecPanel(Vertical):
             return
         body = self.query_one("#spec-body", Static)
         spark = self.query_one("#spec-spark", Sparkline)
-        spark.data = list(view.accept_history)
+        self.query_one(HistorySpark).plot(view.accept_history, view.accept_history_points)
         quiet.tooltip(spark, "accept length of each probe, last 5 minutes")
         if view.enabled is False:
             quiet.show(body, "speculation is off on this server\n[dim]accept length and cycle "
@@ -65,7 +66,8 @@ class SpecPanel(Vertical):
         lines = [
             f"accept [bold]{num(view.accept_length, '.2f')}[/] probe · {server} server",
             f"cycle [bold]{num(view.cycle_ms, '.1f', 'ms')}[/] · p50/p95 {gaps}",
-            f"accept rate {pct(view.accept_rate)}",
+            # SGLang's gauge over its last log interval: it jumps while accept length holds.
+            f"server accept-rate gauge {pct(view.accept_rate)} [dim](last 40 steps)[/]",
             f"break-even {num(view.break_even, '.2f')} · {margin}",
             f"tokens/step {histogram_line(view.tokens_per_cycle)}",
         ]

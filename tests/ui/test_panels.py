@@ -1,0 +1,193 @@
+"""Issue 14: what each panel says and how the dashboard uses the screen."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+import pytest
+from conftest import NOW, URL, baseline_snapshot, gpus, sample, server_info, server_metrics
+from replay import replay_probe
+from test_dashboard import healthy
+from textual.widget import Widget
+from textual.widgets import DataTable, ProgressBar, Sparkline, Static
+
+from specmon.analysis.figures import run_figures
+from specmon.model import Protocol, Snapshot, Telemetry
+from specmon.session.snapshot import SnapshotKind
+from specmon.session.view import BenchView
+from specmon.sources.probe import DEFAULT_PROMPT
+from specmon.ui.app import SpecmonApp
+from specmon.ui.columns import Column, cut, fit
+from specmon.ui.messages import BenchFailed, BenchProgress, SampleReady
+from specmon.ui.screens.comparison import ComparisonScreen
+from specmon.ui.screens.diagnostics import DiagnosticsScreen
+from specmon.ui.widgets.baseline_panel import BaselinePanel
+from specmon.ui.widgets.decode_panel import DecodePanel
+from specmon.ui.widgets.history_spark import HistorySpark, spark_cells
+from specmon.ui.widgets.server_panel import ServerPanel
+from specmon.ui.widgets.spec_panel import SpecPanel
+from specmon.wording import validity_mark
+
+
+async def test_diagnostics_name_an_unavailable_source(make_app: Callable[..., SpecmonApp]) -> None:
+    """A GPU reading that answered "no NVML" is not "ok" on the `i` screen."""
+    app = make_app()
+    none = Telemetry("nvml", "NVML on this machine", unavailable="no NVML here", hint="run agent")
+    async with app.run_test(size=(120, 40)) as pilot:
+        tick = sample(1.0, server_info(), server_metrics("spec/metrics"), telemetry=none)
+        app.post_message(SampleReady(tick))
+        await pilot.pause()
+        await pilot.press("i")
+        assert isinstance(app.screen, DiagnosticsScreen)
+        text = str(app.screen.query_one(Static).render())
+        gpu = next(line for line in text.splitlines() if line.strip().startswith("gpu"))
+        assert "unavailable: no NVML here; run agent" in gpu and "ok" not in gpu
+
+
+async def test_snapshot_progress_is_not_a_baseline(make_app: Callable[..., SpecmonApp]) -> None:
+    """`s` shows its runs on the Decode panel; the Baseline panel does not move."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.post_message(SampleReady(sample(1.0, server_info(), server_metrics("spec/metrics"))))
+        await pilot.pause()
+        app.post_message(BenchProgress(BenchView("snapshot", 2, 5, 8.0)))
+        await pilot.pause()
+        decode, baseline = app.query_one(DecodePanel), app.query_one(BaselinePanel)
+        assert decode.border_subtitle == "snapshot run 2/5 · ETA 8s · Esc cancels"
+        assert not baseline.border_subtitle and not baseline.query(ProgressBar)
+        app.post_message(BenchFailed(SnapshotKind.RUN, "cancelled: nothing saved"))
+        await pilot.pause()
+        assert not decode.border_subtitle
+
+
+def _blank_rows(app: SpecmonApp, widget: Widget) -> tuple[int, int]:
+    """(blank content lines, content lines) of a widget as the screen shows it."""
+    strips = app.screen._compositor.render_strips()
+    region = widget.content_region
+    lines = [strips[y].crop(region.x, region.right).text for y in range(region.y, region.bottom)]
+    return sum(not line.strip() for line in lines), len(lines)
+
+
+async def test_no_panel_is_mostly_empty_at_160x50(make_app: Callable[..., SpecmonApp]) -> None:
+    """The screen's rows go to figures and sparklines: at most a third of any panel is blank."""
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await healthy()(pilot)
+        # Two 5 s steps later: the decode history has its first completed point, as in the demo.
+        after = server_metrics("spec/metrics_after")
+        app.post_message(SampleReady(sample(6.0, server_info(), after, seq=3, telemetry=gpus())))
+        await pilot.pause()
+        for name in ("decode", "spec", "baseline", "server", "gpus", "events"):
+            blank, height = _blank_rows(app, app.query_one(f"#{name}"))
+            assert height > 0 and blank <= height / 3, f"{name}: {blank} of {height} rows blank"
+
+
+async def test_server_panel_says_idle_and_what_each_figure_spans(
+    make_app: Callable[..., SpecmonApp],
+) -> None:
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await healthy()(pilot)
+        text = str(app.query_one(ServerPanel).render())
+        assert "tok/s (server, all requests, last 10 s)" in text
+        assert "idle" not in text
+        spec = str(app.query_one(SpecPanel).query_one("#spec-body").render())
+        assert "server accept-rate gauge 70% (last 40 steps)" in spec
+        busy = replace(server_metrics("spec/metrics_after"), num_running_reqs=1.0)
+        app.post_message(SampleReady(sample(14.0, server_info(), busy, seq=3)))
+        await pilot.pause()
+        text = str(app.query_one(ServerPanel).render())
+        assert "running 0 (idle; gauge still says 1)" in text
+        assert "throughput idle (server" in text
+
+
+def test_spark_cells_keep_a_width_per_point() -> None:
+    assert spark_cells(0, 60, 75) == (0, 1)
+    assert spark_cells(2, 60, 75) == (2, 1)  # two points of 60: two cells, not the whole width
+    assert spark_cells(2, 60, 150) == (4, 2)
+    assert spark_cells(60, 60, 150) == (120, 2)
+    assert spark_cells(60, 60, 36) == (36, 1)  # narrower than the history: summarised
+
+
+async def test_decode_sparkline_is_not_stretched(make_app: Callable[..., SpecmonApp]) -> None:
+    """Two points of a 5-minute history sit at the right edge, narrow, not a full-width block."""
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await healthy()(pilot)
+        panel = app.query_one(DecodePanel)
+        assert panel.view is not None
+        panel.view = replace(panel.view, history=(500.0, 800.0), history_points=60)
+        await pilot.pause()
+        row, spark = panel.query_one(HistorySpark), panel.query_one("#decode-spark", Sparkline)
+        per_point = row.content_size.width // 60
+        assert spark.size.width == 2 * per_point
+        assert spark.region.right == row.content_region.right
+
+
+async def _store_snapshots(app: SpecmonApp) -> None:
+    """A baseline (stale: too old) and a labelled speculative run against it."""
+    assert app.store is not None
+    app.store.save(replace(await baseline_snapshot(NOW - 45 * 60), id=None))
+    runs = tuple(
+        [run_figures(await replay_probe(f"spec/generate_stream_{i}.json")) for i in range(3)]
+    )
+    spec = Snapshot(NOW - 60, URL, "eagle try 2", server_info(),
+                    Protocol(3, 1, 256, 0.0, DEFAULT_PROMPT), runs)  # fmt: skip
+    app.store.save(spec)
+
+
+@pytest.mark.parametrize("size", [(60, 15), (80, 24), (160, 50)], ids=str)
+async def test_comparison_keeps_decode_and_speedup_in_view(
+    size: tuple[int, int], make_app: Callable[..., SpecmonApp]
+) -> None:
+    """The header shows decode and speedup at every size; a cut validity is in full below."""
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await _store_snapshots(app)
+        await pilot.press("c")
+        await pilot.pause()
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ComparisonScreen)
+        table = screen.query_one(DataTable)
+        strips = screen._compositor.render_strips()
+        region = table.content_region
+        header = strips[region.y].crop(region.x, region.right).text
+        for label in ("#", "config", "decode", "speedup", "verdict", "validity"):
+            assert label in header, header
+        assert "break-e" not in header or "break-even" in header  # no column cut at the edge
+        assert table.virtual_size.width <= region.width  # nothing behind a → press
+        await pilot.press("down")
+        await pilot.pause()
+        row = str(screen.query_one("#comparison-row", Static).render())
+        validity = validity_mark(screen.rows[1].validity)
+        assert validity is not None and validity.startswith("✗ too old (45 min > 30 min)")
+        assert f"#2 · winning · validity: {validity}" in row
+
+
+def test_columns_fit_essentials_first() -> None:
+    columns = [Column("a", "a", essential=True), Column("b", "bbbb", rank=0),
+               Column("c", "c", essential=True, min_width=3)]  # fmt: skip
+    cells = [("1", "22", "long validity text")]
+    assert fit(columns, cells, 100) == [1, 4, 18]
+    assert fit(columns, cells, 12) == [1, 0, 7]  # no room for b: c takes what is left
+    assert fit(columns, cells, 5) == [1, 0, 3]  # c at its minimum, even over the width
+    assert cut("long validity text", 7) == "long v…"
+
+
+async def test_a_resize_under_a_modal_lays_the_dashboard_out(
+    make_app: Callable[..., SpecmonApp],
+) -> None:
+    """Shrunk while `c` is open, the dashboard comes back laid out for the new size."""
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await healthy()(pilot)
+        dashboard = app.screen
+        assert dashboard.has_class("-tall")
+        await pilot.press("c")
+        await pilot.resize_terminal(80, 24)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is dashboard
+        assert dashboard.has_class("-compact") and not dashboard.has_class("-tall")
