@@ -65,6 +65,7 @@ class SpecmonApp(App[None]):
     CSS_PATH = "specmon.tcss"
     ENABLE_COMMAND_PALETTE = False  # every action has its key; `t` switches themes
     TITLE = "specmon"
+    SCREENS = {"help": HelpScreen}  # built on the first `?` and kept: its page renders once
     BINDINGS = [
         Binding("b", "baseline", "baseline"),
         Binding("escape", "cancel_bench", "cancel", show=False),
@@ -436,7 +437,7 @@ class SpecmonApp(App[None]):
 
     def action_help(self) -> None:
         """?: what every number means."""
-        self.push_screen(HelpScreen())
+        self.push_screen("help")
 
     def action_diagnostics(self) -> None:
         """i: each source's age and last error, and why each "—" is missing."""
