@@ -32,8 +32,8 @@ import json
 import multiprocessing
 import os
 import pty
+import queue
 import random
-import select
 import shutil
 import signal
 import statistics
@@ -42,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 import termios
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -112,38 +113,57 @@ class Timeout(Exception):
 
 
 class Term:
-    """One program in a pseudo-terminal of a fixed size, its output parsed as it arrives."""
+    """One program in a pseudo-terminal of a fixed size, its output parsed as it arrives.
+
+    A thread reads the pty as fast as the program writes and stamps each read with its time;
+    pyte parses behind it. pyte parses ~200 KB/s, and a full repaint at 160x50 is about that
+    big: reading and parsing in one loop would time pyte, not specmon.
+    """
 
     def __init__(self, argv: list[str], size: tuple[int, int], env: dict[str, str], cwd: str):
         cols, rows = size
         self.screen = pyte.Screen(cols, rows)
         self.stream = pyte.ByteStream(self.screen)
         self.eof = False
+        self.output_bytes = 0
+        self._reads: queue.SimpleQueue[tuple[float, bytes]] = queue.SimpleQueue()
         self.started = time.monotonic()
         self.pid, self.fd = pty.fork()
         if self.pid == 0:  # the child: the size is set on the pty before the program reads it
             fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
             os.chdir(cwd)
             os.execvpe(argv[0], argv, env)
+        threading.Thread(target=self._reader, daemon=True).start()
+
+    def _reader(self) -> None:
+        while True:
+            try:
+                data = os.read(self.fd, 1 << 16)
+            except OSError:  # EIO: the program has gone
+                data = b""
+            self._reads.put((time.monotonic(), data))
+            if not data:
+                return
 
     def text(self) -> str:
         """What the screen shows now."""
         return "\n".join(self.screen.display)
 
     def _read(self, deadline: float) -> tuple[float, bytes] | None:
-        """Read and parse what arrives before `deadline`: when it was read, and what; or None."""
-        ready, _, _ = select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))
-        if not ready:
-            return None
+        """Parse the next read, waiting until `deadline`: when it was read, and what; or None."""
         try:
-            data = os.read(self.fd, 1 << 16)
-        except OSError:  # EIO: the program has gone
-            data = b""
-        read_at = time.monotonic()  # before parsing: pyte's time is not the program's
-        if not data:
-            self.eof = True
+            read_at, data = self._reads.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            return None
+        self.eof = not data
+        self.output_bytes += len(data)
         self.stream.feed(data)
         return read_at, data
+
+    def _catch_up(self) -> None:
+        """Parse every read already made (pyte may lag behind the reader)."""
+        while not self._reads.empty() and not self.eof:
+            self._read(0)
 
     def wait_for(self, expected: Predicate, since: float, what: str) -> float:
         """Seconds from `since` to the read after which the screen shows `expected`."""
@@ -151,11 +171,12 @@ class Term:
         while time.monotonic() < deadline and not self.eof:
             read = self._read(deadline)
             if read is not None and expected(self.text()):
-                return read[0] - since
+                return read[0] - since  # read[0] > deadline: pyte was behind, the time stands
         raise Timeout(f"{what}: not shown within {TIMEOUT_S} s; the screen:\n{self.text()}")
 
     def press(self, key: bytes, expected: Predicate, what: str) -> float:
         """Write `key`; seconds until the screen shows `expected`."""
+        self._catch_up()
         if expected(self.text()):
             raise Timeout(f"{what}: shown before the key was pressed:\n{self.text()}")
         written = time.monotonic()
@@ -167,6 +188,7 @@ class Term:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline and not self.eof:
             self._read(deadline)
+        self._catch_up()
 
     def quit(self) -> tuple[float, float]:
         """Press q: seconds to the screen restored (alternate screen left), and to the exit."""
@@ -226,8 +248,13 @@ def scrolled_from(before: str) -> Predicate:
 
 @dataclass(frozen=True)
 class Step:
-    """One key press of a round and what it should show; `fresh` builds it from the screen."""
+    """One key press of a round and what it should show; `fresh` builds it from the screen.
 
+    `group` is the dashboard key that starts the steps that must run together (a screen opened,
+    used and closed).
+    """
+
+    group: str
     label: str
     key: bytes
     expected: Predicate | None = None
@@ -235,24 +262,22 @@ class Step:
 
 
 ROUND: tuple[Step, ...] = (
-    Step("? (open help)", b"?", shows(HELP)),
-    Step("PageDown (in help)", PAGE_DOWN, fresh=scrolled_from),
-    Step("Esc (close help)", ESC, dashboard_without(HELP)),
-    Step("i (open why —)", b"i", shows(WHY)),
-    Step("i (close why —)", b"i", dashboard_without(WHY)),
-    Step("c (open compare)", b"c", shows(COMPARE)),
-    Step("e (export, in compare)", b"e", shows("exported 0 rows")),
-    Step("c (close compare)", b"c", dashboard_without(COMPARE)),
-    Step("s (open snapshot label)", b"s", shows(PROMPT, PLACEHOLDER)),
-    Step(
-        "x (typed, in label)", b"x", lambda screen: PLACEHOLDER not in screen and PROMPT in screen
-    ),
-    Step("Esc (close label)", ESC, dashboard_without(PROMPT)),
-    Step("b (start baseline)", b"b", shows(TAKING)),
-    Step("Esc (cancel baseline)", ESC, dashboard_without(TAKING)),
-    Step("p (pause probe)", b"p", shows(PAUSED)),
-    Step("p (resume probe)", b"p", dashboard_without(PAUSED)),
-    Step("t (next theme)", b"t", fresh=theme_after),
+    Step("?", "? (open help)", b"?", shows(HELP)),
+    Step("?", "PageDown (in help)", PAGE_DOWN, fresh=scrolled_from),
+    Step("?", "Esc (close help)", ESC, dashboard_without(HELP)),
+    Step("i", "i (open why —)", b"i", shows(WHY)),
+    Step("i", "i (close why —)", b"i", dashboard_without(WHY)),
+    Step("c", "c (open compare)", b"c", shows(COMPARE)),
+    Step("c", "e (export, in compare)", b"e", shows("exported 0 rows")),
+    Step("c", "c (close compare)", b"c", dashboard_without(COMPARE)),
+    Step("s", "s (open snapshot label)", b"s", shows(PROMPT, PLACEHOLDER)),
+    Step("s", "x (typed, in label)", b"x", fresh=lambda _: lambda now: PLACEHOLDER not in now),
+    Step("s", "Esc (close label)", ESC, dashboard_without(PROMPT)),
+    Step("b", "b (start baseline)", b"b", shows(TAKING)),
+    Step("b", "Esc (cancel baseline)", ESC, dashboard_without(TAKING)),
+    Step("p", "p (pause probe)", b"p", shows(PAUSED)),
+    Step("p", "p (resume probe)", b"p", dashboard_without(PAUSED)),
+    Step("t", "t (next theme)", b"t", fresh=theme_after),
 )
 
 
@@ -314,7 +339,9 @@ def launch(argv: list[str], config: Config, home: str, results: Results) -> Term
     return term
 
 
-def run_config(config: Config, presses: int, launches: int, rng: random.Random) -> Results:
+def run_config(
+    config: Config, presses: int, launches: int, rng: random.Random, steps: tuple[Step, ...]
+) -> Results:
     """Launch and press keys in one configuration."""
     results = Results()
     with tempfile.TemporaryDirectory(prefix="keys-pty-") as home:
@@ -330,7 +357,7 @@ def run_config(config: Config, presses: int, launches: int, rng: random.Random) 
                 try:
                     if launch_no == 0 and config.condition != "demo":
                         term.idle(2.0)  # past start-up: the first samples, or the first hangs
-                        press_rounds(term, presses, rng, results)
+                        press_rounds(term, presses, rng, results, steps)
                     else:
                         term.idle(rng.uniform(0.3, 0.8))
                     restored, exited = term.quit()
@@ -345,10 +372,12 @@ def run_config(config: Config, presses: int, launches: int, rng: random.Random) 
     return results
 
 
-def press_rounds(term: Term, presses: int, rng: random.Random, results: Results) -> None:
-    """Every step of ROUND, `presses` times; random pauses so keys land at any phase of a tick."""
+def press_rounds(
+    term: Term, presses: int, rng: random.Random, results: Results, steps: tuple[Step, ...]
+) -> None:
+    """Every step, `presses` times; random pauses so that keys land at any phase of a tick."""
     for _ in range(presses):
-        for step in ROUND:
+        for step in steps:
             expected = step.expected or step.fresh(term.text())  # type: ignore[misc]
             results.add(step.label, term.press(step.key, expected, step.label))
             term.idle(rng.uniform(0.15, 0.45))
@@ -368,7 +397,8 @@ def table(all_results: dict[Config, Results], size: tuple[int, int]) -> str:
     configs = [c for c in all_results if c.size == size]
     head = " | ".join(f"{c.condition}: median / max ms" for c in configs)
     lines = [f"| key (what the screen must show) | {head} |", "|---|" + "---|" * len(configs)]
-    for label in [step.label for step in ROUND] + list(ONCE_A_LAUNCH):
+    measured = {label for c in configs for label in all_results[c].samples()}
+    for label in [s.label for s in ROUND if s.label in measured] + list(ONCE_A_LAUNCH):
         cells = []
         for c in configs:
             samples = all_results[c].samples().get(label)
@@ -396,15 +426,20 @@ def main() -> int:
     parser.add_argument("--presses", type=int, default=20, help="rounds of every key")
     parser.add_argument("--launches", type=int, default=20, help="launches (first frame, q)")
     parser.add_argument("--seed", type=int, default=14)
+    parser.add_argument("--keys", help="only the steps these keys start (e.g. 'i,?')")
     parser.add_argument("--out", type=Path, help="write every sample here (JSON)")
     args = parser.parse_args()
     if shutil.which("git") is None:
         print("git is needed (the results name the commit)", file=sys.stderr)
         return 2
+    # The reader thread stamps each read when it gets the GIL back from pyte: within 1 ms, not 5.
+    sys.setswitchinterval(0.001)
     rng = random.Random(args.seed)
     sizes = [tuple(int(n) for n in s.split("x")) for s in args.sizes.split(",")]
     configs = [Config((w, h), c) for w, h in sizes for c in args.conditions.split(",")]
-    all_results = {c: run_config(c, args.presses, args.launches, rng) for c in configs}
+    keys = args.keys.split(",") if args.keys else None
+    steps = tuple(s for s in ROUND if keys is None or s.group in keys)
+    all_results = {c: run_config(c, args.presses, args.launches, rng, steps) for c in configs}
     for w, h in sizes:
         print(f"\n{w}x{h}\n\n" + table(all_results, (w, h)))
     if args.out:

@@ -15,6 +15,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid
 from textual.css.query import NoMatches
+from textual.driver import Driver
 
 from specmon.analysis.figures import run_figures
 from specmon.analysis.live import LiveState
@@ -31,6 +32,7 @@ from specmon.sources.probe import DEFAULT_PROMPT
 from specmon.sources.sampler import PollSource, Sampler
 from specmon.sources.telemetry import open_telemetry
 from specmon.store import Store
+from specmon.ui.driver import prompt_driver
 from specmon.ui.messages import (
     BaselineSampleReady,
     BenchDone,
@@ -129,6 +131,10 @@ class SpecmonApp(App[None]):
         yield GpuPanel(id="gpus", classes="panel")
         yield EventsLog(id="events", classes="panel")
         yield KeysFooter()
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver; on Linux and macOS one that acts on Esc and q at once."""
+        return prompt_driver(super().get_driver_class())
 
     def get_css_variables(self) -> dict[str, str]:
         """App colours follow the theme's semantic colours unless the theme sets them."""
