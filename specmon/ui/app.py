@@ -53,7 +53,7 @@ from specmon.ui.widgets.decode_panel import DecodePanel
 from specmon.ui.widgets.events_log import EventsLog
 from specmon.ui.widgets.gpu_panel import GpuPanel
 from specmon.ui.widgets.identity_bar import IdentityBar
-from specmon.ui.widgets.keys_footer import KeysFooter
+from specmon.ui.widgets.keys_line import KeysLine
 from specmon.ui.widgets.server_panel import ServerPanel
 from specmon.ui.widgets.spec_panel import SpecPanel
 
@@ -130,7 +130,7 @@ class SpecmonApp(App[None]):
             yield ServerPanel(id="server", classes="panel")
         yield GpuPanel(id="gpus", classes="panel")
         yield EventsLog(id="events", classes="panel")
-        yield KeysFooter()
+        yield KeysLine(id="keys")
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's driver; on Linux and macOS one that acts on Esc and q at once."""
