@@ -119,6 +119,16 @@ class SpecmonApp(App[None]):
         self._saving = False  # a bench is writing its snapshot: too late to cancel it
         self._theme_names: list[str] = []
         self._last_view: View | None = None
+        # Chosen before the stylesheet is first parsed: on mount it would be parsed and applied
+        # again (~40 ms of the first frame).
+        for theme in load_themes():
+            self.register_theme(theme)
+            self._theme_names.append(theme.name)
+        self._theme_names += ["textual-dark", "textual-light", "nord", "gruvbox"]
+        if self.config.theme in self.available_themes:
+            self.theme = self.config.theme
+        else:
+            self.live.log(self.wall(), "warn", f"unknown theme {self.config.theme!r}")
 
     def compose(self) -> ComposeResult:
         """Identity line, four panels, the events log, the keys."""
@@ -149,31 +159,19 @@ class SpecmonApp(App[None]):
         self.query_one(GpuPanel).watch_view(self.query_one(GpuPanel).view)
 
     def on_mount(self) -> None:
-        """Register themes, start the workers; SIGTERM and a lost terminal (SIGHUP) quit."""
+        """Start the workers; SIGTERM and a lost terminal (SIGHUP) quit."""
         loop = asyncio.get_running_loop()
         for name in ("SIGTERM", "SIGHUP"):
             if hasattr(signal, name):
                 loop.add_signal_handler(getattr(signal, name), self.exit)
         self.screen.set_class(self.size.height < 30, "-compact")
-        for theme in load_themes():
-            self.register_theme(theme)
-            self._theme_names.append(theme.name)
-        self._theme_names += ["textual-dark", "textual-light", "nord", "gruvbox"]
-        if self.config.theme in self.available_themes:
-            self.theme = self.config.theme
-        else:
-            self.live.log(self.wall(), "warn", f"unknown theme {self.config.theme!r}")
         self.live.log(self.wall(), "info", f"watching {self.config.url}")
         if self.config.insecure:
             self.live.log(self.wall(), "warn", "TLS verification is off (--insecure)")
         if self.store is None:
             self.live.log(self.wall(), "warn", "no snapshot store: baselines are not saved")
         if self.start_workers:
-            self._sample_server()
-            if self.targets.baseline is not None:
-                self._sample_baseline_server()
-            if self.config.probe:
-                self._probe_loop()
+            self.call_after_refresh(self._start_workers)
         self.refresh_view()
         self.call_after_refresh(freeze_long_lived)
         self.set_interval(TRIM_EVERY_S, release_freed_memory)
@@ -183,6 +181,15 @@ class SpecmonApp(App[None]):
         thaw()
 
     # Workers: I/O only, results go out as messages.
+
+    def _start_workers(self) -> None:
+        """Sample, and probe unless it is off: after the first frame, which their first steps
+        (httpx's deferred imports, psutil's scan of the machine's sockets) held back."""
+        self._sample_server()
+        if self.targets.baseline is not None:
+            self._sample_baseline_server()
+        if self.config.probe:
+            self._probe_loop()
 
     @work(group="sampler", exit_on_error=False)
     async def _sample_server(self) -> None:
