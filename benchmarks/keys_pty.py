@@ -449,6 +449,8 @@ def main() -> int:
         doc: dict[str, Any] = {
             "command": " ".join(["python", *sys.argv]),
             "commit": commit(),
+            # Set to time another checkout's specmon (e.g. /tmp/before from `git archive`).
+            "PYTHONPATH": os.environ.get("PYTHONPATH"),
             "date": time.strftime("%Y-%m-%d %H:%M"),
             "argv": specmon_argv(),
             "configs": {
