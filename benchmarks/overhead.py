@@ -69,8 +69,10 @@ def command(config: Config, url: str, vllmstat: str | None, db: str) -> list[str
         assert vllmstat is not None
         return [vllmstat, "--url", url, "--interval", "1"]
     probe = [] if config.probe else ["--no-probe"]
+    # -P: `-m` would put the current directory (this checkout) ahead of PYTHONPATH.
     tree = ["env", f"PYTHONPATH={config.tree[1]}"] if config.tree else []
-    return [*tree, sys.executable, "-m", "specmon", "--url", url, "--interval", "1", "--db", db,
+    python = [sys.executable, "-P"] if config.tree else [sys.executable]
+    return [*tree, *python, "-m", "specmon", "--url", url, "--interval", "1", "--db", db,
             *probe]  # fmt: skip
 
 
