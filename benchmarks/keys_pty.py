@@ -11,6 +11,9 @@ notification …): it includes Textual's input thread, the handler, the render a
 
     python benchmarks/keys_pty.py --presses 20 --launches 20 \
         --out benchmarks/results/keys-YYYY-MM-DD.json
+    # the code before a change, the same way (its specmon is imported from PYTHONPATH):
+    mkdir /tmp/before && git archive COMMIT specmon | tar -x -C /tmp/before
+    PYTHONPATH=/tmp/before python benchmarks/keys_pty.py --presses 20 --launches 20
 
 One launch per configuration presses every key `--presses` times (screens opened and closed
 again, a baseline started and cancelled, the probe paused and resumed); `--launches` launches
