@@ -9,6 +9,9 @@ machine noise spreads over all of them; medians are reported.
     # specmon against vllmstat, same real vLLM server, same refresh and size:
     python benchmarks/overhead.py --url http://127.0.0.1:8000 --vllmstat /tmp/vs/bin/vllmstat \
         --sizes 80x24 --no-probe-only --seconds 60 --rounds 3
+    # this checkout against another (the code before a change), alternating round by round:
+    mkdir /tmp/before && git archive COMMIT specmon | tar -x -C /tmp/before
+    python benchmarks/overhead.py --tree before=/tmp/before --no-probe-only
 
 Prints a Markdown table for docs/performance.md.
 """
@@ -25,7 +28,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import psutil
 
@@ -41,12 +44,14 @@ class Config:
     tool: str
     size: tuple[int, int]
     probe: bool
+    tree: tuple[str, str] | None = None  # (label, path) of another checkout of specmon
 
     def label(self) -> str:
         """How the table names it."""
         probe = "" if self.tool != "specmon" else (" probe on (every 10 s)" if self.probe
                                                    else " probe off")  # fmt: skip
-        return f"{self.tool}{probe}"
+        tree = f" ({self.tree[0]})" if self.tree else ""
+        return f"{self.tool}{tree}{probe}"
 
 
 @dataclass(frozen=True)
@@ -64,7 +69,11 @@ def command(config: Config, url: str, vllmstat: str | None, db: str) -> list[str
         assert vllmstat is not None
         return [vllmstat, "--url", url, "--interval", "1"]
     probe = [] if config.probe else ["--no-probe"]
-    return [sys.executable, "-m", "specmon", "--url", url, "--interval", "1", "--db", db, *probe]
+    # -P: `-m` would put the current directory (this checkout) ahead of PYTHONPATH.
+    tree = ["env", f"PYTHONPATH={config.tree[1]}"] if config.tree else []
+    python = [sys.executable, "-P"] if config.tree else [sys.executable]
+    return [*tree, *python, "-m", "specmon", "--url", url, "--interval", "1", "--db", db,
+            *probe]  # fmt: skip
 
 
 def measure(config: Config, argv: list[str], seconds: float) -> Result:
@@ -111,6 +120,9 @@ def main() -> int:
     parser.add_argument("--vllmstat", metavar="PATH", help="also measure this vllmstat")
     parser.add_argument("--sizes", default="80x24,160x50")
     parser.add_argument("--no-probe-only", action="store_true", help="specmon without probe only")
+    parser.add_argument("--tree", action="append", default=[], metavar="LABEL=PATH",
+                        help="also measure specmon from another checkout (e.g. the commit "
+                        "before a change), alternating with this one")  # fmt: skip
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
@@ -120,6 +132,8 @@ def main() -> int:
     sizes = [tuple(int(n) for n in s.split("x")) for s in args.sizes.split(",")]
     configs = [Config("specmon", (w, h), probe) for w, h in sizes
                for probe in ((False,) if args.no_probe_only else (False, True))]  # fmt: skip
+    for label, _, path in (t.partition("=") for t in args.tree):
+        configs += [replace(c, tree=(label, path)) for c in configs if c.tree is None]
     if args.vllmstat:
         configs += [Config("vllmstat", (w, h), False) for w, h in sizes]
     results: list[Result] = []

@@ -10,7 +10,6 @@ import asyncio
 import sys
 from typing import Any
 
-from specmon.agent import Agent
 from specmon.analysis.gpus import gpu_verdict
 from specmon.cli import stopping
 from specmon.cli.common import positive_int, takes
@@ -73,6 +72,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace) -> int:
+    # Imported here: aiohttp takes ~150 ms to import, which every other command (the dashboard
+    # first: `specmon` imports this module to register `agent`) would pay at start.
+    from specmon.agent import Agent
+
     telemetry = LocalTelemetry(NvmlSource(), HostSource(args.server_port))
     agent = Agent(telemetry, args.listen_host, args.listen_port)
     try:

@@ -16,7 +16,6 @@ from typing import Any
 
 from specmon.cli.common import seconds, takes, tokens
 from specmon.config import MonitorConfig, Targets
-from specmon.sim import SimConfig, SimThread
 from specmon.sources.http import Target
 from specmon.store import Store
 
@@ -45,7 +44,9 @@ def register(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Start both simulators and open the dashboard; everything stops when it quits."""
-    from specmon.ui.app import SpecmonApp  # Textual is imported only for the dashboard
+    # Imported here: every command would pay for them at start (aiohttp alone takes ~150 ms).
+    from specmon.sim import SimConfig, SimThread
+    from specmon.ui.app import SpecmonApp
 
     spec_config = SimConfig()
     with (

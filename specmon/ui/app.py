@@ -16,6 +16,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid
 from textual.css.query import NoMatches
+from textual.driver import Driver
 
 from specmon.config import MonitorConfig, Targets
 from specmon.errors import SpecmonError
@@ -27,6 +28,7 @@ from specmon.session.snapshot import Progress, SnapshotKind, default_protocol, t
 from specmon.session.view import BenchView, View
 from specmon.session.watch import BASELINE_SERVER_EVERY_S, ProbeOutcome, Watch
 from specmon.store import Store
+from specmon.ui.driver import prompt_driver
 from specmon.ui.messages import (
     BaselineSampleReady,
     BenchDone,
@@ -47,7 +49,7 @@ from specmon.ui.widgets.decode_panel import DecodePanel
 from specmon.ui.widgets.events_log import EventsLog
 from specmon.ui.widgets.gpu_panel import GpuPanel
 from specmon.ui.widgets.identity_bar import IdentityBar
-from specmon.ui.widgets.keys_footer import KeysFooter
+from specmon.ui.widgets.keys_line import KeysLine
 from specmon.ui.widgets.server_panel import ServerPanel
 from specmon.ui.widgets.spec_panel import SpecPanel
 
@@ -62,6 +64,7 @@ class SpecmonApp(App[None]):
     CSS_PATH = "specmon.tcss"
     ENABLE_COMMAND_PALETTE = False  # every action has its key; `t` switches themes
     TITLE = "specmon"
+    SCREENS = {"help": HelpScreen}  # built on the first `?` and kept: its page renders once
     BINDINGS = [
         Binding("b", "baseline", "baseline"),
         Binding("escape", "cancel_bench", "cancel", show=False),
@@ -113,6 +116,16 @@ class SpecmonApp(App[None]):
         self._saving = False  # a bench is writing its snapshot: too late to cancel it
         self._theme_names: list[str] = []
         self._last_view: View | None = None
+        # Chosen before the stylesheet is first parsed: on mount it would be parsed and applied
+        # again (~40 ms of the first frame).
+        for theme in load_themes():
+            self.register_theme(theme)
+            self._theme_names.append(theme.name)
+        self._theme_names += ["textual-dark", "textual-light", "nord", "gruvbox"]
+        if self.config.theme in self.available_themes:
+            self.theme = self.config.theme
+        else:
+            self.live.log(self.wall(), "warn", f"unknown theme {self.config.theme!r}")
 
     def compose(self) -> ComposeResult:
         """Identity line, four panels, the events log, the keys."""
@@ -124,7 +137,11 @@ class SpecmonApp(App[None]):
             yield ServerPanel(id="server", classes="panel")
         yield GpuPanel(id="gpus", classes="panel")
         yield EventsLog(id="events", classes="panel")
-        yield KeysFooter()
+        yield KeysLine(id="keys")
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver; on Linux and macOS one that acts on Esc and q at once."""
+        return prompt_driver(super().get_driver_class())
 
     def get_css_variables(self) -> dict[str, str]:
         """App colours follow the theme's semantic colours unless the theme sets them."""
@@ -147,30 +164,19 @@ class SpecmonApp(App[None]):
         dashboard.set_class(height >= TALL_FROM, "-tall")
 
     def on_mount(self) -> None:
-        """Register themes, start the workers; SIGTERM and a lost terminal (SIGHUP) quit."""
+        """Start the workers; SIGTERM and a lost terminal (SIGHUP) quit."""
         loop = asyncio.get_running_loop()
         for name in ("SIGTERM", "SIGHUP"):
             if hasattr(signal, name):
                 loop.add_signal_handler(getattr(signal, name), self.exit)
         self._size_classes(self.size.height)
-        for theme in load_themes():
-            self.register_theme(theme)
-            self._theme_names.append(theme.name)
-        self._theme_names += ["textual-dark", "textual-light", "nord", "gruvbox"]
-        if self.config.theme in self.available_themes:
-            self.theme = self.config.theme
-        else:
-            self.live.log(self.wall(), "warn", f"unknown theme {self.config.theme!r}")
         self.live.log(self.wall(), "info", f"watching {self.config.url}")
         if self.config.insecure:
             self.live.log(self.wall(), "warn", "TLS verification is off (--insecure)")
         if self.store is None:
             self.live.log(self.wall(), "warn", "no snapshot store: baselines are not saved")
         if self.start_workers:
-            self._sample_server()
-            self._follow_baseline_server()
-            if self.config.probe:
-                self._probe_loop()
+            self.call_after_refresh(self._start_workers)
         self.refresh_view()
         self.call_after_refresh(freeze_long_lived)
         self.set_interval(TRIM_EVERY_S, release_freed_memory)
@@ -180,6 +186,14 @@ class SpecmonApp(App[None]):
         thaw()
 
     # Workers: they run the session's I/O; results go out as messages.
+
+    def _start_workers(self) -> None:
+        """Sample, and probe unless it is off: after the first frame, which their first steps
+        (httpx's deferred imports, psutil's scan of the machine's sockets) held back."""
+        self._sample_server()
+        self._follow_baseline_server()
+        if self.config.probe:
+            self._probe_loop()
 
     @work(group="sampler", exit_on_error=False)
     async def _sample_server(self) -> None:
@@ -457,7 +471,7 @@ class SpecmonApp(App[None]):
 
     def action_help(self) -> None:
         """?: what every number means."""
-        self.push_screen(HelpScreen())
+        self.push_screen("help")
 
     def action_diagnostics(self) -> None:
         """i: each source's age and last error, and why each "—" is missing."""

@@ -22,7 +22,7 @@ from conftest import (
 )
 from replay import replay_probe
 from textual.pilot import Pilot
-from textual.widgets import ProgressBar
+from textual.widgets import ProgressBar, Static
 
 from specmon.analysis.figures import run_figures
 from specmon.session.baselines import BaselineOrigin
@@ -204,7 +204,7 @@ async def test_long_lived_objects_are_frozen_while_it_runs(
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         collected = {id(o) for o in gc.get_objects()}  # every generation but the frozen one
-        panels = list(app.query("#panels *"))  # the footer's keys are remade on each screen
+        panels = list(app.query("#panels *"))
         assert panels and [w for w in panels if id(w) in collected] == []
     assert gc.get_freeze_count() == 0
 
@@ -329,3 +329,15 @@ async def test_keys_answer_and_probe_pauses(make_app: Callable[..., SpecmonApp])
         assert app.screen.__class__.__name__ == "DiagnosticsScreen"
         await pilot.press("escape", "c")
         assert app.screen.__class__.__name__ == "ComparisonScreen"
+
+
+async def test_a_click_on_the_keys_line_runs_the_key(make_app: Callable[..., SpecmonApp]) -> None:
+    """The keys line is one line of text; its keys still answer the mouse, as the footer's did."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        keys = str(app.query_one("#keys", Static).content)
+        assert keys.startswith(" b baseline  s snapshot  c compare  p probe ")
+        await pilot.click("#keys", offset=(keys.index(" p ") + 1, 0))
+        assert app.live.probe_paused
+        await pilot.click("#keys", offset=(keys.index(" ? ") + 1, 0))
+        assert app.screen.__class__.__name__ == "HelpScreen"

@@ -1,46 +1,53 @@
-"""`?`: the keys, and what every number means (docs/metrics.md, shipped in the wheel)."""
+"""`?`: the keys, and what every number means (docs/metrics.md, shipped in the wheel).
+
+The keys show at once; docs/metrics.md is read, parsed and rendered in a thread and joins them
+a moment later (`RenderedPage`). Textual's Markdown widget, which built a widget for every block
+and table cell on the event loop, took 400–700 ms to open this screen. The app keeps the screen
+once built (`SpecmonApp.SCREENS`), so the page is rendered once per width.
+"""
 
 from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from rich.table import Table
+from rich.text import Text
+from rich.theme import Theme
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Markdown
+from textual.widgets import Static
+
+from specmon.ui.widgets.rendered_page import RenderedPage
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 # The keys of the dashboard and of the comparison screen: tests/ui/test_help.py holds these
 # tables to their BINDINGS, and `t`'s list of themes to the order `t` really goes through.
-APP_KEYS = """\
-# Keys
-
-| key | does |
-|---|---|
-| `b` | take a fresh baseline (from `--baseline-url`, or from this server when it runs \
-without speculation; otherwise the choices are explained); `Esc` cancels, nothing is saved |
-| `s` | snapshot this configuration as a labelled run |
-| `c` | compare every snapshot of this target with its matched baseline (keys below) |
-| `p` | pause / resume the probe |
-| `t` | next theme: `specmon-dark`, `specmon-high-contrast`, `specmon-light`, then Textual's \
-`textual-dark`, `textual-light`, `nord`, `gruvbox` |
-| `i` | sources, their age and last error, and why a value shows "—" |
-| `?` | this help |
-| `q` | quit |
-
-"""
-COMPARISON_KEYS = """\
-## On the comparison screen (`c`)
-
-| key | does |
-|---|---|
-| `e` | export the table as Markdown into the current directory (the path is shown) |
-| `v` | export it as CSV |
-| `j` | export it as JSON |
-| `Esc`, `c`, `q` | close it |
-
-"""
+KEYS = (
+    ("b", "take a fresh baseline (from --baseline-url, or from this server when it runs without "
+     "speculation; otherwise the choices are explained); Esc cancels, nothing is saved"),
+    ("s", "snapshot this configuration as a labelled run"),
+    ("Esc", "cancel a baseline or snapshot in progress (nothing is saved), or stop waiting"),
+    ("c", "compare every snapshot of this target with its matched baseline (keys below)"),
+    ("p", "pause / resume the probe"),
+    ("t", "next theme: specmon-dark, specmon-high-contrast, specmon-light, then Textual's "
+     "textual-dark, textual-light, nord, gruvbox"),
+    ("i", 'sources, their age and last error, and why a value shows "—"'),
+    ("?", "this help"),
+    ("q", "quit"),
+)  # fmt: skip
+COMPARISON_KEYS = (
+    ("e", "on the comparison screen: export the table as Markdown into the current directory "
+     "(the path is shown)"),
+    ("v", "export it as CSV"),
+    ("j", "export it as JSON"),
+    ("Esc, c, q", "close it"),
+)  # fmt: skip
 
 
 def metrics_doc() -> str:
@@ -51,12 +58,44 @@ def metrics_doc() -> str:
     return (Path(__file__).resolve().parents[3] / "docs" / "metrics.md").read_text("utf-8")
 
 
+def keys_table() -> Table:
+    """The keys and what each does."""
+    table = Table(title="Keys", title_justify="left", title_style="bold", box=None,
+                  padding=(0, 2, 0, 0), expand=True)  # fmt: skip
+    table.add_column("key", style="bold", no_wrap=True)
+    table.add_column("does", ratio=1)
+    for key, does in (*KEYS, *COMPARISON_KEYS):
+        table.add_row(key, does)
+    return table
+
+
+# Rich's code styles are on black: on a light theme's surface that is a black patch.
+PAGE_STYLES = Theme({"markdown.code": "bold cyan", "markdown.code_block": "cyan"})
+
+
+def metrics_page() -> RenderableType:
+    """docs/metrics.md as Rich Markdown (called in RenderedPage's thread)."""
+    # Imported here: markdown-it and Pygments would add ~45 ms to the dashboard's start.
+    from rich.markdown import Markdown
+
+    try:
+        return Markdown(metrics_doc())
+    except OSError as exc:
+        return Text(f"docs/metrics.md cannot be read: {exc.strerror}")
+
+
 class HelpScreen(ModalScreen[None]):
     """Keys and metric definitions."""
 
     BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close")]
 
     def compose(self) -> ComposeResult:
-        """The help text, scrollable."""
+        """The keys, then what every number means; scrollable."""
         with VerticalScroll(id="help"):
-            yield Markdown(APP_KEYS + COMPARISON_KEYS + metrics_doc())
+            yield Static(keys_table(), id="help-keys")
+            yield RenderedPage(metrics_page, "loading what every number means…",
+                               theme=PAGE_STYLES, id="help-page")  # fmt: skip
+
+    def on_screen_resume(self) -> None:
+        """Each `?` opens at the keys."""
+        self.query_one("#help", VerticalScroll).scroll_home(animate=False)

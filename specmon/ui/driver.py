@@ -1,0 +1,96 @@
+"""The terminal driver: Textual's Linux/macOS driver, with an input thread that never polls.
+
+Textual's input thread (`LinuxDriver.run_input_thread`, Textual 8.2) waits for input in 100 ms
+polls and only between polls checks whether a lone ESC byte has waited long enough to be the
+Esc key: Esc took 100–200 ms to act. Quitting joined that thread, then waited one more 100 ms
+poll: the terminal came back 200 ms after `q`. This thread sleeps until input arrives, until the
+pending ESC is due, or until the driver stops (a byte on a wake-up pipe), and wakes for nothing
+else — ten wake-ups a second fewer while idle, too.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+from codecs import getincrementaldecoder
+from typing import TYPE_CHECKING, Any
+
+from textual._parser import ParseError
+from textual._time import get_time
+from textual._xterm_parser import XTermParser
+from textual.drivers.linux_driver import LinuxDriver
+
+if TYPE_CHECKING:
+    from textual.app import App
+    from textual.driver import Driver
+
+POLL_S = 0.1
+"""Textual's poll: only used if its parser stops saying when a pending ESC is due."""
+
+
+class PromptDriver(LinuxDriver):
+    """`LinuxDriver` whose input thread acts on keys, the Esc key and an exit at once."""
+
+    def __init__(self, app: App[Any], **kwargs: Any) -> None:
+        """Textual's driver, and the pipe that wakes the input thread when input stops."""
+        super().__init__(app, **kwargs)
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+
+    def disable_input(self) -> None:
+        """Stop the input thread without waiting for a poll."""
+        # Textual's disable_input sets `exit_event`, then joins the thread; the byte written
+        # first wakes it, and it waits for that event before it looks at it (`_run`).
+        os.write(self._wake_w, b"\0")
+        super().disable_input()
+
+    def close(self) -> None:
+        """Textual's clean-up, and the wake-up pipe's."""
+        super().close()
+        for fd in (self._wake_r, self._wake_w):
+            os.close(fd)
+
+    def run_input_thread(self) -> None:
+        """Read keys until input is disabled: Textual's loop, minus the poll."""
+        while True:  # a wake-up left from an earlier stop (Ctrl+Z, then back)
+            try:
+                if not os.read(self._wake_r, 64):
+                    break
+            except BlockingIOError:
+                break
+        parser = XTermParser(self._debug)
+        decode = getincrementaldecoder("utf-8")().decode
+        # select(), as Textual: macOS's kqueue cannot watch a terminal.
+        with selectors.SelectSelector() as selector:
+            selector.register(self.fileno, selectors.EVENT_READ)
+            selector.register(self._wake_r, selectors.EVENT_READ)
+            try:
+                while not self.exit_event.is_set():
+                    for key, _ in selector.select(_until_due(parser)):
+                        if key.fd == self._wake_r:
+                            self.exit_event.wait(POLL_S)  # set just after the byte was written
+                            continue
+                        data = decode(os.read(self.fileno, 4096))
+                        if not data:  # stdin is a pipe that was closed
+                            return
+                        for event in parser.feed(data):
+                            self.process_message(event)
+                    for event in parser.tick():
+                        self.process_message(event)
+            finally:
+                try:
+                    for _ in parser.feed(""):
+                        pass
+                except (EOFError, ParseError):
+                    pass
+
+
+def _until_due(parser: XTermParser) -> float | None:
+    """Seconds until the parser's pending ESC is due as the Esc key; None when none is."""
+    due = getattr(parser, "_timeout_time", get_time() + POLL_S)  # Textual 8.2's private field
+    return None if due is None else max(0.0, due - get_time())
+
+
+def prompt_driver(default: type[Driver]) -> type[Driver]:
+    """`PromptDriver` where Textual would use its Linux driver, else Textual's choice."""
+    return PromptDriver if default is LinuxDriver else default
