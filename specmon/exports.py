@@ -22,10 +22,10 @@ from specmon.analysis.validity import (
     LifetimeCheck,
     LifetimeState,
     Validity,
-    baseline_validity,
     fingerprint,
     protocol_differences,
     relaunched_for_speculation,
+    snapshot_validity,
 )
 from specmon.model import Snapshot
 from specmon.serialize import summary_of
@@ -73,21 +73,6 @@ def lifetime_for(
     if base.url == spec.url and spec.server.speculative is not None:
         return relaunched_for_speculation()
     return checked.get(base.id, NOT_CHECKED) if base.id is not None else NOT_CHECKED
-
-
-def snapshot_validity(
-    base: Snapshot, spec: Snapshot, *, now: float, max_age_s: float, lifetime: LifetimeCheck
-) -> Validity:
-    """`baseline_validity` of `base` for the stored run `spec` (its protocol and GPU state)."""
-    return baseline_validity(
-        base,
-        spec.server,
-        now=now,
-        lifetime=lifetime,
-        max_age_s=max_age_s,
-        protocol=spec.protocol,
-        gpu=spec.gpu,
-    )
 
 
 def match_baseline(spec: Snapshot, candidates: Sequence[Snapshot]) -> Snapshot | None:

@@ -33,24 +33,28 @@ def pct(value: float | None, signed: bool = False) -> str:
     return f"{value:+.1%}" if signed else f"{value:.0%}"
 
 
+def _scaled(seconds: float) -> tuple[str, str, str]:
+    """The number, its unit and the unit's short form: seconds under 90 s, minutes under 90 min,
+    hours above."""
+    if seconds < 90:
+        return f"{seconds:.0f}", "s", "s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f}", "min", "m"
+    return f"{seconds / 3600:.1f}", "h", "h"
+
+
 def duration(seconds: float) -> str:
     """45 s, 12 min, 2.5 h: precise enough that a limit and a value never read the same."""
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
+    number, unit, _ = _scaled(seconds)
+    return f"{number} {unit}"
 
 
 def age(seconds: float | None) -> str:
     """12s, 4m, 2.5h: the compact form for panels."""
     if seconds is None:
         return DASH
-    if seconds < 90:
-        return f"{seconds:.0f}s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.0f}m"
-    return f"{seconds / 3600:.1f}h"
+    number, _, short = _scaled(seconds)
+    return f"{number}{short}"
 
 
 def describe_config(speculative: SpecConfig | None) -> str:

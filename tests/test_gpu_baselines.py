@@ -10,12 +10,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from specmon.analysis.validity import LifetimeCheck, LifetimeState
+from specmon.analysis.validity import LifetimeCheck, LifetimeState, snapshot_validity
 from specmon.bench import run_bench
 from specmon.check import EXIT_HEALTHY, CheckReport, run_check
 from specmon.cli import main
 from specmon.errors import Unreachable
-from specmon.exports import compare_text, snapshot_validity
+from specmon.exports import compare_text
 from specmon.model import GpuDevice, GpuState, Protocol, RunFigures, Snapshot, Telemetry
 from specmon.serialize import RecordError, snapshot_from_record, snapshot_to_record
 from specmon.session.snapshot import SnapshotKind, take_snapshot

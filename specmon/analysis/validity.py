@@ -310,3 +310,18 @@ def nearest_baseline(
         if best is None or rank < best[:2]:
             best = (*rank, Nearest(snapshot, tuple(differences)))
     return None if best is None else best[2]
+
+
+def snapshot_validity(
+    base: Snapshot, spec: Snapshot, *, now: float, max_age_s: float, lifetime: LifetimeCheck
+) -> Validity:
+    """`baseline_validity` of `base` for the stored run `spec` (its protocol and GPU state)."""
+    return baseline_validity(
+        base,
+        spec.server,
+        now=now,
+        lifetime=lifetime,
+        max_age_s=max_age_s,
+        protocol=spec.protocol,
+        gpu=spec.gpu,
+    )

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from specmon.analysis.pooled import pool
-from specmon.analysis.validity import DEFAULT_MAX_AGE_S, LifetimeCheck
+from specmon.analysis.validity import DEFAULT_MAX_AGE_S, LifetimeCheck, snapshot_validity
 from specmon.cli.common import (
     add_connection,
     add_db,
@@ -30,7 +30,6 @@ from specmon.exports import (
     export,
     lifetime_for,
     match_baseline,
-    snapshot_validity,
 )
 from specmon.model import Snapshot
 from specmon.render import run_line, summary_lines, target_line
