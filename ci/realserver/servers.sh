@@ -99,6 +99,10 @@ realserver_up() {
   export SPECMON_LLAMACPP_PLAIN_URL=http://127.0.0.1:$plain_port
   # For tests that start (and restart) a plain llama-server of their own.
   export SPECMON_LLAMA_SERVER=$LLAMA_SERVER SPECMON_LLAMA_MODEL=$MODELS_DIR/target.gguf
+  # For tests that launch servers of their own (`specmon ab`, other draft lengths): the draft
+  # model, vLLM's interpreter and model, and the n-gram settings of the vLLM server above.
+  export SPECMON_LLAMA_DRAFT=$MODELS_DIR/draft.gguf SPECMON_VLLM_PYTHON=$VLLM_VENV/bin/python
+  export SPECMON_VLLM_MODEL=$MODELS_DIR/small-llama SPECMON_VLLM_SPEC=$VLLM_SPEC
 }
 
 realserver_down() {
