@@ -125,6 +125,7 @@ def snapshot_to_dict(snapshot: Snapshot) -> dict[str, Any]:
             "max_tokens": snapshot.protocol.max_tokens,
             "temperature": snapshot.protocol.temperature,
             "prompt": snapshot.protocol.prompt,
+            "concurrency": snapshot.protocol.concurrency,
         },
         "runs": [_run_to_dict(run) for run in snapshot.runs],
         "summary": {name: stats_to_dict(summary_of(snapshot, name)) for name in SUMMARY_FIGURES},
@@ -194,6 +195,7 @@ def snapshot_to_record(snapshot: Snapshot) -> dict[str, Any]:
             "max_tokens": snapshot.protocol.max_tokens,
             "temperature": snapshot.protocol.temperature,
             "prompt": snapshot.protocol.prompt,
+            "concurrency": snapshot.protocol.concurrency,
         },
         "runs": [_run_to_dict(run) for run in snapshot.runs],
         "gpu": gpu_state_to_dict(snapshot.gpu),
@@ -315,6 +317,7 @@ def snapshot_from_record(record: Mapping[str, Any]) -> Snapshot:
             max_tokens=protocol.integer("max_tokens"),
             temperature=protocol.number("temperature"),
             prompt=protocol.string("prompt"),
+            concurrency=protocol.opt_integer("concurrency") or 1,  # records before `ab`: 1
         ),
         runs=tuple(_run_from(run) for run in top.objs("runs")),
         gpu=_gpu_from(top),
