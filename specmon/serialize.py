@@ -18,6 +18,7 @@ from dataclasses import fields
 from enum import StrEnum
 from typing import Any, TypeVar
 
+from specmon.analysis.comparison import Comparison
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.stats import summarize
 from specmon.analysis.validity import fingerprint
@@ -129,14 +130,14 @@ def snapshot_to_dict(snapshot: Snapshot) -> dict[str, Any]:
         },
         "runs": [_run_to_dict(run) for run in snapshot.runs],
         "summary": {name: stats_to_dict(summary_of(snapshot, name)) for name in SUMMARY_FIGURES},
-        "pooled": _pooled_to_dict(pool(snapshot.runs)),
+        "pooled": pooled_to_dict(pool(snapshot.runs)),
         "fingerprint": fingerprint(server.args),
         "snapshot_id": snapshot.id,
         "gpu": gpu_state_to_dict(snapshot.gpu),
     }
 
 
-def _pooled_to_dict(pooled: Pooled) -> dict[str, Any]:
+def pooled_to_dict(pooled: Pooled) -> dict[str, Any]:
     """The one statistic of the runs (analysis/pooled.py): what every comparison uses."""
     return {
         "decode_tok_s": pooled.decode_tok_s,
@@ -144,6 +145,20 @@ def _pooled_to_dict(pooled: Pooled) -> dict[str, Any]:
         "accept_length": pooled.accept_length,
         "cycle_ms": pooled.cycle_ms,
         "timed_runs": pooled.runs,
+    }
+
+
+def comparison_to_dict(c: Comparison | None) -> dict[str, Any] | None:
+    """A comparison's figures (analysis/comparison.py); speedup as fractions (0.21 is +21%)."""
+    if c is None:
+        return None
+    return {
+        "baseline_decode_tok_s": c.base_tok_s,
+        "decode_tok_s": c.now_tok_s,
+        "speedup": {"value": c.speedup.value, "low": c.speedup.low, "high": c.speedup.high},
+        "verdict": c.verdict.value,
+        "break_even": c.break_even,
+        "margin": c.margin,
     }
 
 
