@@ -114,3 +114,29 @@ def crossover(levels: Sequence[Level]) -> Crossover:
         _verdict(stop) if stop else None,
         exceptions,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Best:
+    """The configuration of a sweep that did best at one concurrency."""
+
+    concurrency: int
+    config: str
+    level: Level
+
+
+def best_per_concurrency(per_config: Sequence[tuple[str, Sequence[Level]]]) -> list[Best]:
+    """At each concurrency, the configuration with the highest speedup among those whose pairs
+    are valid (all share the round's baseline, so it is also the fastest)."""
+    out: dict[int, Best] = {}
+    for config, found in per_config:
+        for lv in found:
+            if lv.comparison is None or not lv.valid:
+                continue
+            held = out.get(lv.concurrency)
+            if held is None or (
+                held.level.comparison is not None
+                and lv.comparison.speedup.value > held.level.comparison.speedup.value
+            ):
+                out[lv.concurrency] = Best(lv.concurrency, config, lv)
+    return [out[c] for c in sorted(out)]

@@ -11,11 +11,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from specmon.analysis.load import crossover
+from specmon.analysis.load import best_per_concurrency, crossover
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S
 from specmon.bench import Progress
 from specmon.cli import stopping
-from specmon.cli.ab_report import crossover_line, report_to_dict, split_lines, table_lines
+from specmon.cli.ab_report import (
+    best_lines,
+    crossover_line,
+    report_to_dict,
+    split_lines,
+    table_lines,
+)
 from specmon.cli.common import (
     add_connection,
     add_db,
@@ -27,10 +33,19 @@ from specmon.cli.common import (
     tokens,
 )
 from specmon.errors import SpecmonError, TargetError
-from specmon.launch.ab import DEFAULT_HEALTH_TIMEOUT_S, AbEvents, AbPlan, Side, levels, run_ab
+from specmon.launch.ab import (
+    DEFAULT_HEALTH_TIMEOUT_S,
+    AbEvents,
+    AbPlan,
+    Side,
+    configs,
+    levels,
+    run_ab,
+)
 from specmon.launch.ab import target_for as launched_target
 from specmon.launch.sglang_parser import rules_for
 from specmon.launch.split import Split, server_kind, split_command
+from specmon.launch.sweep import Variant, parse_axes, variants
 from specmon.model import Protocol
 from specmon.render import run_line
 from specmon.sources.probe import DEFAULT_PROMPT
@@ -82,6 +97,14 @@ def register(commands: Any) -> None:
         metavar="S",
         help=f"seconds a server may take to come up (default {DEFAULT_HEALTH_TIMEOUT_S:g})",
     )
+    ab.add_argument(
+        "--sweep",
+        action="append",
+        default=[],
+        metavar="AXIS=N,N…",
+        help="try each speculative configuration (repeatable; their product): SGLang steps=, "
+        "topk=, draft-tokens=; vLLM tokens=; llama.cpp draft-max=",
+    )
     ab.add_argument("--logs", metavar="DIR", help="the servers' logs (default: a temp folder)")
     ab.add_argument(
         "--dry-run", action="store_true", help="print the two commands and the pins; launch none"
@@ -110,6 +133,15 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stderr if args.json else sys.stdout
     for line in split_lines(split):
         print(line, file=out)
+    found: list[Variant] = []
+    skipped: list[str] = []
+    if args.sweep:
+        found, skipped = variants(split, parse_axes(args.sweep, split.kind))
+        for line in skipped:
+            print(f"Sweep: skipped {line}", file=out)
+        if not found:
+            raise TargetError("every configuration of the sweep was skipped: nothing to run")
+        print(f"Sweep: {', '.join(v.label for v in found)}", file=out)
     if args.dry_run:
         return 0
     plan = AbPlan(
@@ -120,15 +152,21 @@ def run(args: argparse.Namespace) -> int:
         rounds=args.rounds,
         health_timeout_s=args.health_timeout,
         logs=Path(args.logs).expanduser() if args.logs else None,
+        variants=tuple(found),
     )
     with open_store(args) as store:
-        return stopping.run(_ab(args, plan, store))
+        return stopping.run(_ab(args, plan, store, skipped))
 
 
-async def _ab(args: argparse.Namespace, plan: AbPlan, store: Store) -> int:
+async def _ab(args: argparse.Namespace, plan: AbPlan, store: Store, skipped: list[str]) -> int:
     out = sys.stderr if args.json else sys.stdout
+    sides = (
+        f"baseline then {len(plan.variants)} configurations"
+        if plan.variants
+        else ("baseline then speculative")
+    )
     print(
-        f"Plan: {plan.rounds} round(s) of baseline then speculative, at "
+        f"Plan: {plan.rounds} round(s) of {sides}, at "
         f"{', '.join(map(str, plan.concurrencies))} stream(s): {args.warmup} warm-up + "
         f"{args.runs} runs × {args.max_tokens} tokens per stream, at {plan.target.url}",
         file=out,
@@ -148,12 +186,21 @@ async def _ab(args: argparse.Namespace, plan: AbPlan, store: Store) -> int:
         said.add(line)
         print(line, file=out, flush=True)
 
-    events = AbEvents(say=say, progress=progress)
-    runs = await run_ab(plan, events)
-    found = levels(runs, now=time.time(), max_age_s=DEFAULT_MAX_AGE_S)
-    cross = crossover(found)
-    for line in [*table_lines(found), crossover_line(cross)]:
-        print(line, file=out)
+    runs = await run_ab(plan, AbEvents(say=say, progress=progress))
+    now = time.time()
+    per_config = []
+    for config in configs(runs):
+        found = levels(runs, now=now, max_age_s=DEFAULT_MAX_AGE_S, config=config)
+        cross = crossover(found)
+        per_config.append((config, found, cross))
+        if config is not None:
+            print(f"Configuration {config}:", file=out)
+        for line in [*table_lines(found), crossover_line(cross)]:
+            print(line, file=out)
+    best = best_per_concurrency([(c or "", found) for c, found, _ in per_config])
+    if plan.variants:
+        for line in best_lines(best):
+            print(line, file=out)
     ids: list[int] = []
     try:
         ids = [store.save(run.snapshot) for run in runs]
@@ -162,5 +209,5 @@ async def _ab(args: argparse.Namespace, plan: AbPlan, store: Store) -> int:
         return 1
     print(f"Saved {len(ids)} snapshots ({ids[0]}–{ids[-1]}) to {store.path}", file=out)
     if args.json:
-        print(json.dumps(report_to_dict(plan.split, found, cross, ids), indent=2))
+        print(json.dumps(report_to_dict(plan.split, per_config, best, ids, skipped), indent=2))
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from specmon.analysis.load import Crossover, Level
+from specmon.analysis.load import Best, Crossover, Level
 from specmon.launch.split import Split
 from specmon.serialize import comparison_to_dict, pooled_to_dict
 from specmon.wording import DASH, num, speedup_text, validity_mark, verdict_text
@@ -76,10 +76,47 @@ def crossover_line(cross: Crossover) -> str:
     return text + f"; above that it stops paying ({cross.stops_at} streams: {said})."
 
 
+def best_lines(best: Sequence[Best]) -> list[str]:
+    """The sweep's best configuration at each concurrency."""
+    lines = ["Best configuration per concurrency:"]
+    for b in best:
+        c = b.level.comparison
+        said = f"{speedup_text(c.speedup)}, {verdict_text(c)}" if c is not None else DASH
+        lines.append(f"  {b.concurrency:>4} streams: {b.config} ({said})")
+    return lines
+
+
+def _level_to_dict(lv: Level) -> dict[str, Any]:
+    return {
+        "concurrency": lv.concurrency,
+        "baseline": pooled_to_dict(lv.baseline),
+        "speculative": pooled_to_dict(lv.speculative),
+        "comparison": comparison_to_dict(lv.comparison),
+        "baseline_throughput_tok_s": lv.baseline_throughput,
+        "speculative_throughput_tok_s": lv.speculative_throughput,
+        "valid": lv.valid,
+        "reasons": sorted({r for v in lv.validity for r in v.reasons}),
+    }
+
+
+def _crossover_to_dict(cross: Crossover) -> dict[str, Any]:
+    return {
+        "pays_up_to": cross.pays_up_to,
+        "stops_at": cross.stops_at,
+        "verdict": cross.verdict.value if cross.verdict is not None else None,
+        "exceptions": list(cross.exceptions),
+    }
+
+
 def report_to_dict(
-    split: Split, levels: Sequence[Level], cross: Crossover, snapshot_ids: Sequence[int]
+    split: Split,
+    per_config: Sequence[tuple[str | None, Sequence[Level], Crossover]],
+    best: Sequence[Best],
+    snapshot_ids: Sequence[int],
+    skipped: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The JSON of `ab --json` (schema 1): the commands, every level and the crossover."""
+    """The JSON of `ab --json` (schema 1): the commands, each configuration's levels and
+    crossover (one, labelled null, without --sweep), the best per concurrency, the ids saved."""
     return {
         "schema": 1,
         "server": split.kind.value,
@@ -90,24 +127,22 @@ def report_to_dict(
         "pinned": [{"flag": p.flag, "value": p.value, "reason": p.reason} for p in split.pins],
         "baseline_only": list(split.baseline_only),
         "notes": list(split.notes),
-        "levels": [
+        "configs": [
             {
-                "concurrency": lv.concurrency,
-                "baseline": pooled_to_dict(lv.baseline),
-                "speculative": pooled_to_dict(lv.speculative),
-                "comparison": comparison_to_dict(lv.comparison),
-                "baseline_throughput_tok_s": lv.baseline_throughput,
-                "speculative_throughput_tok_s": lv.speculative_throughput,
-                "valid": lv.valid,
-                "reasons": sorted({r for v in lv.validity for r in v.reasons}),
+                "config": config,
+                "levels": [_level_to_dict(lv) for lv in found],
+                "crossover": _crossover_to_dict(cross),
             }
-            for lv in levels
+            for config, found, cross in per_config
         ],
-        "crossover": {
-            "pays_up_to": cross.pays_up_to,
-            "stops_at": cross.stops_at,
-            "verdict": cross.verdict.value if cross.verdict is not None else None,
-            "exceptions": list(cross.exceptions),
-        },
+        "skipped": list(skipped),
+        "best": [
+            {
+                "concurrency": b.concurrency,
+                "config": b.config,
+                "speedup": comparison_to_dict(b.level.comparison),
+            }
+            for b in best
+        ],
         "snapshot_ids": list(snapshot_ids),
     }

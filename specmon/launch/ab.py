@@ -19,7 +19,8 @@ from specmon.analysis.load import Level, level
 from specmon.bench import Progress
 from specmon.errors import SourceError
 from specmon.launch.process import LaunchFailed, ServerProcess, port_free
-from specmon.launch.split import Split, address
+from specmon.launch.split import Launch, Split, address
+from specmon.launch.sweep import Variant
 from specmon.model import Protocol, Snapshot
 from specmon.session.snapshot import SnapshotKind, take_snapshot
 from specmon.sources.http import Target
@@ -47,6 +48,8 @@ class AbPlan:
         rounds: ABAB rounds: each launches the baseline then the speculative server once.
         health_timeout_s: How long a server may take to answer /health.
         logs: Where the servers' logs go (a temporary folder by default).
+        variants: Speculative configurations to try (`--sweep`), each launched after the
+            round's baseline; none: the split's speculative launch alone.
     """
 
     split: Split
@@ -56,6 +59,13 @@ class AbPlan:
     rounds: int = 2
     health_timeout_s: float = DEFAULT_HEALTH_TIMEOUT_S
     logs: Path | None = None
+    variants: tuple[Variant, ...] = ()
+
+    def speculative(self) -> list[tuple[str | None, Launch]]:
+        """The speculative launches of each round, with their sweep labels."""
+        if not self.variants:
+            return [(None, self.split.speculative)]
+        return [(v.label, v.launch) for v in self.variants]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +75,9 @@ class AbRun:
     round: int
     side: Side
     snapshot: Snapshot
+    config: str | None = None
+    """The sweep's label of the speculative configuration (None for the baseline, and without
+    a sweep)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,23 +110,26 @@ async def run_ab(plan: AbPlan, events: AbEvents | None = None) -> list[AbRun]:
     host, port = address(plan.split.speculative, plan.split.kind)
     runs: list[AbRun] = []
     for round_ in range(1, plan.rounds + 1):
-        for side in (Side.BASELINE, Side.SPECULATIVE):
+        sides: list[tuple[Side, str | None, Launch]] = [(Side.BASELINE, None, plan.split.baseline)]
+        sides += [(Side.SPECULATIVE, label, launch) for label, launch in plan.speculative()]
+        for side, config, launch in sides:
             if not port_free(host, port):
                 raise LaunchFailed(
                     f"port {port} on {host} is taken: something already listens there; stop it "
                     "or give the server command another --port"
                 )
-            launch = plan.split.baseline if side == Side.BASELINE else plan.split.speculative
-            server = ServerProcess(launch, logs / f"{side}-{round_}.log")
-            events.say(f"Round {round_}/{plan.rounds}: starting the {side} server")
+            name = f"{side} ({config})" if config else str(side)
+            server = ServerProcess(launch, logs / f"{len(runs):03d}-{side}-{round_}.log")
+            events.say(f"Round {round_}/{plan.rounds}: starting the {name} server")
             server.start()
             try:
                 events.launched(server)
                 await server.wait_healthy(plan.target.url, plan.health_timeout_s)
-                events.say(f"Round {round_}/{plan.rounds}: the {side} server is up")
+                events.say(f"Round {round_}/{plan.rounds}: the {name} server is up")
                 for concurrency in plan.concurrencies:
-                    snapshot = await _bench(plan, server, side, round_, concurrency, events)
-                    runs.append(AbRun(round_, side, snapshot))
+                    label = f"ab {name}, {concurrency} streams, round {round_}"
+                    snapshot = await _bench(plan, server, side, label, concurrency, events)
+                    runs.append(AbRun(round_, side, snapshot, config))
             finally:
                 server.stop()
     return runs
@@ -123,7 +139,7 @@ async def _bench(
     plan: AbPlan,
     server: ServerProcess,
     side: Side,
-    round_: int,
+    label: str,
     concurrency: int,
     events: AbEvents,
 ) -> Snapshot:
@@ -134,7 +150,7 @@ async def _bench(
             plan.target,
             protocol,
             kind=kind,
-            label=f"ab {side}, {concurrency} streams, round {round_}",
+            label=label,
             on_progress=lambda p: events.progress(side, concurrency, p),
             say=events.say,
         )
@@ -148,11 +164,21 @@ async def _bench(
         raise
 
 
-def levels(runs: Sequence[AbRun], *, now: float, max_age_s: float) -> list[Level]:
-    """The figures of each concurrency, its rounds' pairs pooled (`analysis.load.level`)."""
-    by_level: dict[int, dict[int, dict[Side, Snapshot]]] = {}
+def configs(runs: Sequence[AbRun]) -> list[str | None]:
+    """The speculative configurations of an A/B, in the order they ran."""
+    return list(dict.fromkeys(r.config for r in runs if r.side == Side.SPECULATIVE))
+
+
+def levels(
+    runs: Sequence[AbRun], *, now: float, max_age_s: float, config: str | None = None
+) -> list[Level]:
+    """The figures of one configuration at each concurrency, each round's pair (its baseline
+    and that configuration) pooled over the rounds (`analysis.load.level`)."""
+    pairs: dict[int, dict[int, dict[Side, Snapshot]]] = {}
     for run in runs:
-        rounds = by_level.setdefault(run.snapshot.protocol.concurrency, {})
+        if run.side == Side.SPECULATIVE and run.config != config:
+            continue
+        rounds = pairs.setdefault(run.snapshot.protocol.concurrency, {})
         rounds.setdefault(run.round, {})[run.side] = run.snapshot
     return [
         level(
@@ -164,5 +190,5 @@ def levels(runs: Sequence[AbRun], *, now: float, max_age_s: float) -> list[Level
             now=now,
             max_age_s=max_age_s,
         )
-        for concurrency, rounds in sorted(by_level.items())
+        for concurrency, rounds in sorted(pairs.items())
     ]

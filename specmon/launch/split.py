@@ -193,7 +193,7 @@ def _leading_assignments(command: Sequence[str]) -> tuple[tuple[tuple[str, str],
     return tuple(env), words
 
 
-def _groups(argv: Sequence[str], rules: FlagRules) -> list[tuple[str | None, list[str]]]:
+def groups(argv: Sequence[str], rules: FlagRules) -> list[tuple[str | None, list[str]]]:
     """The command as (flag, words) groups: a flag with its values, or a lone positional word."""
     out: list[tuple[str | None, list[str]]] = []
     i = 0
@@ -221,7 +221,7 @@ def _arity(known: int | None, rest: Sequence[str]) -> int:
 def _walk(argv: Sequence[str], rules: FlagRules) -> tuple[list[str], list[str]]:
     kept: list[str] = []
     removed: list[str] = []
-    for flag, words in _groups(argv, rules):
+    for flag, words in groups(argv, rules):
         (removed if flag is not None and rules.speculative(flag) else kept).extend(words)
     return kept, removed
 
@@ -231,7 +231,7 @@ MAX_RUNNING_SPECULATIVE = "48"
 
 
 def _sglang_pins(kept: list[str]) -> tuple[list[str], tuple[Pin, ...], tuple[str, ...]]:
-    flags = {flag for flag, _ in _groups(kept, SGLANG) if flag is not None}
+    flags = {flag for flag, _ in groups(kept, SGLANG) if flag is not None}
     pins: list[Pin] = []
     if "--max-running-requests" not in flags:
         pins.append(
@@ -264,7 +264,7 @@ def _sglang_pins(kept: list[str]) -> tuple[list[str], tuple[Pin, ...], tuple[str
 def _with_pins(argv: Sequence[str], rules: FlagRules, pins: Sequence[Pin]) -> list[str]:
     """The speculative command with the flags the pins take out removed."""
     dropped = {p.flag for p in pins if p.value is None}
-    return [w for flag, words in _groups(argv, rules) if flag not in dropped for w in words]
+    return [w for flag, words in groups(argv, rules) if flag not in dropped for w in words]
 
 
 def address(launch: Launch, kind: ServerKind) -> tuple[str, int]:
@@ -274,7 +274,7 @@ def address(launch: Launch, kind: ServerKind) -> tuple[str, int]:
         TargetError: A `--port` that is not a port number.
     """
     host, port = "127.0.0.1", str(DEFAULT_PORTS[kind])
-    for flag, words in _groups(launch.argv, default_rules(kind)):
+    for flag, words in groups(launch.argv, default_rules(kind)):
         value = words[0].partition("=")[2] if "=" in words[0] else " ".join(words[1:])
         if flag == "--host" and value:
             host = value

@@ -39,8 +39,11 @@ def test_json_report_and_every_bench_saved(tmp_path: Path) -> None:
         "--max-running-requests 48 --speculative-algorithm none"
     )
     assert "--speculative-algorithm NGRAM" in report["speculative_command"]
-    assert [lv["concurrency"] for lv in report["levels"]] == [1, 2]
-    for lv in report["levels"]:
+    (only,) = report["configs"]
+    assert only["config"] is None
+    assert [lv["concurrency"] for lv in only["levels"]] == [1, 2]
+    assert set(only["crossover"]) == {"pays_up_to", "stops_at", "verdict", "exceptions"}
+    for lv in only["levels"]:
         assert lv["valid"] is True
         assert lv["comparison"]["verdict"] in ("winning", "losing", "within noise")
     assert "Crossover:" in out.stderr  # the human output goes to stderr with --json
