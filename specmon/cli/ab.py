@@ -197,8 +197,9 @@ async def _ab(args: argparse.Namespace, plan: AbPlan, store: Store, skipped: lis
             print(f"Configuration {config}:", file=out)
         for line in [*table_lines(found), crossover_line(cross)]:
             print(line, file=out)
-    best = best_per_concurrency([(c or "", found) for c, found, _ in per_config])
+    best = []
     if plan.variants:
+        best = best_per_concurrency([(c or "", found) for c, found, _ in per_config])
         for line in best_lines(best):
             print(line, file=out)
     ids: list[int] = []
