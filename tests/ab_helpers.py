@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import socket
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
 
 from specmon.analysis.comparison import Speedup
 from specmon.launch.ab import AbEvents
 from specmon.launch.process import ServerProcess, group_alive
+from specmon.launch.split import split_command
+from specmon.model import ServerInfo
+from specmon.session.relaunch import ManagedServer
+from specmon.sources.backend import connect
+from specmon.sources.http import Target, make_client
 
 
 def free_port() -> int:
@@ -46,3 +55,24 @@ def overlap(a: Speedup, b: Speedup) -> bool:
         b.high if b.high is not None else b.value,
     )
     return a_low <= b_high and b_low <= a_high
+
+
+def managed(tmp_path: Path) -> ManagedServer:
+    """A speculative simulator (NGRAM, SGLang's flag names) for specmon to launch and keep."""
+    port = free_port()
+    split = split_command([sys.executable, "-m", "specmon.sim", "--plain-step-ms", "6",
+                           "--cycle-ms", "9", "--ttft-ms", "5", "--speculative-algorithm",
+                           "NGRAM", "--port", str(port)], {})  # fmt: skip
+    return ManagedServer(split, Target(f"http://127.0.0.1:{port}"), 60, tmp_path)
+
+
+async def info_of(server: ManagedServer) -> ServerInfo:
+    """What the managed server reports now."""
+    async with make_client(server.target) as client:
+        return (await connect(client))[1]
+
+
+def sims_left() -> list[psutil.Process]:
+    """The simulator processes this test process started that still run."""
+    return [p for p in psutil.Process().children(recursive=True)
+            if "specmon.sim" in " ".join(p.cmdline())]  # fmt: skip

@@ -14,7 +14,7 @@ from typing import Any
 from specmon.analysis.load import best_per_concurrency, crossover
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S
 from specmon.bench import Progress
-from specmon.cli import stopping
+from specmon.cli import launch, stopping
 from specmon.cli.ab_report import (
     best_lines,
     crossover_line,
@@ -28,13 +28,12 @@ from specmon.cli.common import (
     count,
     open_store,
     positive_int,
-    seconds,
     target_of,
     tokens,
 )
+from specmon.cli.launch import add_launch_options
 from specmon.errors import SpecmonError, TargetError
 from specmon.launch.ab import (
-    DEFAULT_HEALTH_TIMEOUT_S,
     AbEvents,
     AbPlan,
     Side,
@@ -90,26 +89,17 @@ def register(commands: Any) -> None:
         "--max-tokens", type=tokens, default=256, help="tokens per stream (default 256)"
     )
     ab.add_argument("--prompt", default=DEFAULT_PROMPT, help="prompt text (default: built in)")
-    ab.add_argument(
-        "--health-timeout",
-        type=seconds,
-        default=DEFAULT_HEALTH_TIMEOUT_S,
-        metavar="S",
-        help=f"seconds a server may take to come up (default {DEFAULT_HEALTH_TIMEOUT_S:g})",
-    )
-    ab.add_argument(
-        "--sweep",
-        action="append",
-        default=[],
-        metavar="AXIS=N,N…",
-        help="try each speculative configuration (repeatable; their product): SGLang steps=, "
-        "topk=, draft-tokens=; vLLM tokens=; llama.cpp draft-max=",
-    )
-    ab.add_argument("--logs", metavar="DIR", help="the servers' logs (default: a temp folder)")
+    add_launch_options(ab)
     ab.add_argument(
         "--dry-run", action="store_true", help="print the two commands and the pins; launch none"
     )
     ab.add_argument("--json", action="store_true", help="print one JSON object (schema 1)")
+    ab.add_argument(
+        "--watch",
+        action="store_true",
+        help="instead of the A/B, launch the speculative server and open the dashboard on it "
+        "(as `specmon launch`): b relaunches it without speculation for the baseline",
+    )
     ab.add_argument(
         "command", nargs=argparse.REMAINDER, help="the speculative server's command, after --"
     )
@@ -118,7 +108,12 @@ def register(commands: Any) -> None:
     ab.set_defaults(run=run, interrupted="the A/B did not complete: nothing saved")
 
 
-def _split(args: argparse.Namespace) -> Split:
+def split_of(args: argparse.Namespace) -> Split:
+    """The server command after `--`, split (SGLang's own parser for SGLang when it loads).
+
+    Raises:
+        TargetError: No command, or one specmon cannot split.
+    """
     command = list(args.command)
     if command[:1] == ["--"]:
         command = command[1:]
@@ -129,7 +124,9 @@ def _split(args: argparse.Namespace) -> Split:
 
 def run(args: argparse.Namespace) -> int:
     """Split the command, then (unless --dry-run) run the A/B and save it."""
-    split = _split(args)
+    if args.watch:
+        return launch.run(args)
+    split = split_of(args)
     out = sys.stderr if args.json else sys.stdout
     for line in split_lines(split):
         print(line, file=out)

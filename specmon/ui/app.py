@@ -24,6 +24,7 @@ from specmon.heap import freeze_long_lived, release_freed_memory, thaw
 from specmon.model import ServerInfo
 from specmon.session.baselines import BaselineOrigin, describe_nearest, lookup_baseline
 from specmon.session.live import LiveState
+from specmon.session.relaunch import ManagedServer
 from specmon.session.snapshot import Progress, SnapshotKind, default_protocol, take_snapshot
 from specmon.session.view import BenchView, View
 from specmon.session.watch import BASELINE_SERVER_EVERY_S, ProbeOutcome, Watch
@@ -33,6 +34,7 @@ from specmon.ui.messages import (
     BaselineSampleReady,
     BenchDone,
     BenchFailed,
+    BenchNote,
     BenchProgress,
     ProbeDone,
     ProbeFailed,
@@ -84,6 +86,7 @@ class SpecmonApp(App[None]):
         store: Store | None,
         *,
         auto_baseline: bool = False,
+        managed: ManagedServer | None = None,
         start_workers: bool = True,
         wall: Callable[[], float] = time.time,
     ) -> None:
@@ -94,6 +97,8 @@ class SpecmonApp(App[None]):
             targets: The monitored server and the optional baseline server.
             store: The snapshot store; None runs without saving (said in the log).
             auto_baseline: Take a baseline as soon as the server is known (the demo).
+            managed: The server when specmon launched it (`specmon launch`): `b` relaunches it
+                without speculation for the baseline, then with it.
             start_workers: Start sampling and probing on mount (tests push messages instead).
             wall: Wall clock (tests fix it).
         """
@@ -102,6 +107,7 @@ class SpecmonApp(App[None]):
         self.targets = targets
         self.store = store
         self.auto_baseline = auto_baseline
+        self.managed = managed
         self.start_workers = start_workers
         self.wall = wall
         self.probe_protocol = default_protocol(5, 0, config.probe_tokens)
@@ -259,15 +265,24 @@ class SpecmonApp(App[None]):
         watched = url == self.config.url
         self._bench_on_server = watched
         try:
-            snapshot = await take_snapshot(
-                replace(self.targets.server, url=url),
-                protocol,
-                kind=kind,
-                label=label,
-                gpu_metrics=self.config.gpu_metrics if watched else None,
-                on_progress=progress,
-                wall=self.wall,
-            )
+            if origin == BaselineOrigin.RELAUNCHED and self.managed is not None:
+                bench = self.managed.take_baseline(
+                    protocol,
+                    on_progress=progress,
+                    say=self._note,
+                    wall=self.wall,
+                )
+            else:
+                bench = take_snapshot(
+                    replace(self.targets.server, url=url),
+                    protocol,
+                    kind=kind,
+                    label=label,
+                    gpu_metrics=self.config.gpu_metrics if watched else None,
+                    on_progress=progress,
+                    wall=self.wall,
+                )
+            snapshot = await bench
             store = self.store
             if store is None:
                 raise SpecmonError("no snapshot store: the result cannot be saved")
@@ -324,12 +339,23 @@ class SpecmonApp(App[None]):
         if message.kind == SnapshotKind.BASELINE and message.origin is not None:
             self.live.set_baseline(self.wall(), snapshot, message.origin)
             self._follow_baseline_server()
-            if message.origin == BaselineOrigin.THIS_SERVER:
+            if message.origin == BaselineOrigin.RELAUNCHED:
+                self.live.log(self.wall(), "info", "baseline taken; the speculative server "
+                              "is back")  # fmt: skip
+            elif message.origin == BaselineOrigin.THIS_SERVER:
                 self.live.log(self.wall(), "warn", "baseline taken: now restart the server WITH "
                               "speculation; the comparison follows")  # fmt: skip
         else:
             self.live.log(self.wall(), "info", f"snapshot #{snapshot.id} saved"
                           + (f" ({snapshot.label})" if snapshot.label else ""))  # fmt: skip
+        self.refresh_view()
+
+    def _note(self, line: str) -> None:
+        self.post_message(BenchNote(line))
+
+    @on(BenchNote)
+    def _on_bench_note(self, message: BenchNote) -> None:
+        self.live.log(self.wall(), "info", message.text)
         self.refresh_view()
 
     @on(BenchFailed)
@@ -403,6 +429,8 @@ class SpecmonApp(App[None]):
         if self.config.baseline_url is not None:
             self._start_bench(SnapshotKind.BASELINE, self.config.baseline_url,
                               BaselineOrigin.BASELINE_SERVER)  # fmt: skip
+        elif self.managed is not None:  # specmon launched it: relaunch it without speculation
+            self._start_bench(SnapshotKind.BASELINE, self.config.url, BaselineOrigin.RELAUNCHED)
         elif info is None:
             self.notify("the server has not answered yet, so specmon cannot tell whether it "
                         "runs with speculation: press b once it is up, or give --baseline-url",

@@ -68,6 +68,13 @@ class BenchDone(Message):
 
 
 @dataclass
+class BenchNote(Message):
+    """A step of a bench worth a line in the log (a server relaunched for the baseline)."""
+
+    text: str
+
+
+@dataclass
 class BenchFailed(Message):
     """A bench failed or was cancelled: nothing was saved."""
 
