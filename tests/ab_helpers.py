@@ -74,5 +74,11 @@ async def info_of(server: ManagedServer) -> ServerInfo:
 
 def sims_left() -> list[psutil.Process]:
     """The simulator processes this test process started that still run."""
-    return [p for p in psutil.Process().children(recursive=True)
-            if "specmon.sim" in " ".join(p.cmdline())]  # fmt: skip
+    found = []
+    for process in psutil.Process().children(recursive=True):
+        try:
+            if "specmon.sim" in " ".join(process.cmdline()):
+                found.append(process)
+        except psutil.Error:  # it exited meanwhile (or is a zombie): not left running
+            continue
+    return found

@@ -89,6 +89,14 @@ def register(commands: Any) -> None:
         "--max-tokens", type=tokens, default=256, help="tokens per stream (default 256)"
     )
     ab.add_argument("--prompt", default=DEFAULT_PROMPT, help="prompt text (default: built in)")
+    ab.add_argument(
+        "--sweep",
+        action="append",
+        default=[],
+        metavar="AXIS=N,N…",
+        help="try each speculative configuration (repeatable; their product): SGLang steps=, "
+        "topk=, draft-tokens=; vLLM tokens=; llama.cpp draft-max=",
+    )
     add_launch_options(ab)
     ab.add_argument(
         "--dry-run", action="store_true", help="print the two commands and the pins; launch none"
@@ -201,7 +209,7 @@ async def _ab(args: argparse.Namespace, plan: AbPlan, store: Store, skipped: lis
             print(line, file=out)
     ids: list[int] = []
     try:
-        ids = [store.save(run.snapshot) for run in runs]
+        ids = store.save_all([run.snapshot for run in runs])  # all or none
     except SpecmonError as exc:
         print(f"specmon: error: could not save the snapshots: {exc}", file=sys.stderr)
         return 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -46,9 +47,43 @@ def test_json_report_and_every_bench_saved(tmp_path: Path) -> None:
     for lv in only["levels"]:
         assert lv["valid"] is True
         assert lv["comparison"]["verdict"] in ("winning", "losing", "within noise")
+    assert report["best"] == []
     assert "Crossover:" in out.stderr  # the human output goes to stderr with --json
     with Store(db) as store:
         assert len(store.list()) == len(report["snapshot_ids"]) == 4
+
+
+def test_a_sweep_from_the_command_line(tmp_path: Path) -> None:
+    out = subprocess.run(
+        ab(tmp_path / "s.db", "--json", "--rounds", "1", "--sweep", "draft-tokens=1,3,4"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert [c["config"] for c in report["configs"]] == ["draft-tokens=3", "draft-tokens=4"]
+    assert report["skipped"][0].startswith("draft-tokens=1: ")
+    assert [b["concurrency"] for b in report["best"]] == [1]
+    assert report["best"][0]["config"] in ("draft-tokens=3", "draft-tokens=4")
+    assert "Best configuration per concurrency:" in out.stderr
+    assert len(report["snapshot_ids"]) == 3  # one baseline, two configurations
+
+
+def test_launch_refuses_a_taken_port_and_starts_nothing(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        out = subprocess.run(
+            [sys.executable, "-m", "specmon", "launch", "--db", str(tmp_path / "s.db"), "--",
+             *SIM, "--port", port],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+    assert out.returncode == 1
+    assert f"specmon: error: port {port} on 127.0.0.1 is taken" in out.stderr
+    assert "Traceback" not in out.stderr
 
 
 def test_ctrl_c_while_a_server_runs_saves_nothing_and_stops_it(tmp_path: Path) -> None:
