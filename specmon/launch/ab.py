@@ -16,7 +16,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from specmon.analysis.load import Level, level
-from specmon.bench import Progress
+from specmon.bench import BenchInvalid, Progress
 from specmon.errors import SourceError
 from specmon.launch.process import LaunchFailed, ServerProcess, port_free
 from specmon.launch.split import Launch, Split, address
@@ -27,6 +27,10 @@ from specmon.sources.http import Target
 
 DEFAULT_HEALTH_TIMEOUT_S = 600.0
 """SGLang's first start on a GPU compiles kernels for minutes."""
+BENCH_ATTEMPTS = 2
+"""A bench refused as untrustworthy (a stream that arrived buffered: the client fell behind N
+streams; counters that went down) is run once more, saying so, before the A/B gives up: one
+starved moment of the client should not throw away the launches before it."""
 
 
 class Side(StrEnum):
@@ -128,14 +132,14 @@ async def run_ab(plan: AbPlan, events: AbEvents | None = None) -> list[AbRun]:
                 events.say(f"Round {round_}/{plan.rounds}: the {name} server is up")
                 for concurrency in plan.concurrencies:
                     label = f"ab {name}, {concurrency} streams, round {round_}"
-                    snapshot = await _bench(plan, server, side, label, concurrency, events)
+                    snapshot = await bench_level(plan, server, side, label, concurrency, events)
                     runs.append(AbRun(round_, side, snapshot, config))
             finally:
                 server.stop()
     return runs
 
 
-async def _bench(
+async def bench_level(
     plan: AbPlan,
     server: ServerProcess,
     side: Side,
@@ -143,25 +147,41 @@ async def _bench(
     concurrency: int,
     events: AbEvents,
 ) -> Snapshot:
+    """One bench of a launched server at one concurrency (run again once if refused as
+    untrustworthy, `BENCH_ATTEMPTS`).
+
+    Raises:
+        LaunchFailed: The server exited during it.
+        SourceError, BenchInvalid, NotABaseline: It failed (typed, as `take_snapshot`).
+    """
     protocol = dataclasses.replace(plan.protocol, concurrency=concurrency)
     kind = SnapshotKind.BASELINE if side == Side.BASELINE else SnapshotKind.RUN
-    try:
-        return await take_snapshot(
-            plan.target,
-            protocol,
-            kind=kind,
-            label=label,
-            on_progress=lambda p: events.progress(side, concurrency, p),
-            say=events.say,
-        )
-    except SourceError:
-        code = server.exited()
-        if code is not None:  # the server died under the bench: say so, not the symptom
-            raise LaunchFailed(
-                f"the {side} server exited with status {code} during the bench at "
-                f"{concurrency} streams; its log: {server.log}"
-            ) from None
-        raise
+
+    async def bench() -> Snapshot:
+        try:
+            return await take_snapshot(
+                plan.target,
+                protocol,
+                kind=kind,
+                label=label,
+                on_progress=lambda p: events.progress(side, concurrency, p),
+                say=events.say,
+            )
+        except SourceError:
+            code = server.exited()
+            if code is not None:  # the server died under the bench: say so, not the symptom
+                raise LaunchFailed(
+                    f"the {side} server exited with status {code} during the bench at "
+                    f"{concurrency} streams; its log: {server.log}"
+                ) from None
+            raise
+
+    for _ in range(BENCH_ATTEMPTS - 1):
+        try:
+            return await bench()
+        except BenchInvalid as exc:
+            events.say(f"{label}: {exc}; benching it again")
+    return await bench()
 
 
 def configs(runs: Sequence[AbRun]) -> list[str | None]:

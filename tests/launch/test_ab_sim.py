@@ -17,11 +17,13 @@ from ab_helpers import Launched, free_port, overlap
 
 from specmon.analysis.comparison import compare
 from specmon.analysis.pooled import pool
-from specmon.launch.ab import AbEvents, AbPlan, levels, run_ab, target_for
+from specmon.bench import BenchInvalid
+from specmon.launch.ab import AbEvents, AbPlan, Side, bench_level, levels, run_ab, target_for
 from specmon.launch.process import LaunchFailed, ServerProcess
 from specmon.launch.split import Split, split_command
 from specmon.model import Protocol, Snapshot
 from specmon.session.snapshot import SnapshotKind, take_snapshot
+from specmon.sim import SimConfig, SimThread
 from specmon.sim.__main__ import config_from_args
 from specmon.sources.http import Target
 
@@ -159,3 +161,29 @@ async def test_cancelled_mid_bench_stops_the_server(tmp_path: Path) -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     launched.assert_none_left()
+
+
+async def test_a_bench_refused_as_buffered_is_run_once_more(tmp_path: Path) -> None:
+    # A stream that arrived buffered (the client fell behind its N streams) says nothing of the
+    # server: the bench is refused and run again once, saying so; twice refused, the A/B stops.
+    with SimThread(SimConfig(plain_step_ms=4.0, cycle_ms=7.0, ttft_ms=5.0)) as sim:
+        split = sim_split(int(sim.url.rsplit(":", 1)[1]))
+        plan = plan_for(split, tmp_path)
+        notes: list[str] = []
+
+        def say(line: str) -> None:
+            notes.append(line)
+            if line.endswith("benching it again"):
+                sim.server.faults.buffer_stream = False  # the second attempt streams normally
+
+        sim.server.faults.buffer_stream = True
+        unlaunched = ServerProcess(split.speculative, tmp_path / "never.log")
+        snapshot = await bench_level(plan, unlaunched, Side.SPECULATIVE, "x", 1, AbEvents(say))
+        assert len(snapshot.runs) == PROTOCOL.runs
+        assert [n for n in notes if "again" in n] == [
+            f"x: {sim.url}: the stream's chunks arrived together (a buffering proxy?): its timing "
+            "is not used; nothing saved; benching it again"
+        ]
+        sim.server.faults.buffer_stream = True
+        with pytest.raises(BenchInvalid, match="arrived together"):
+            await bench_level(plan, unlaunched, Side.SPECULATIVE, "x", 1, AbEvents())
