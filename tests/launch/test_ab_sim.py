@@ -187,3 +187,20 @@ async def test_a_bench_refused_as_buffered_is_run_once_more(tmp_path: Path) -> N
         sim.server.faults.buffer_stream = True
         with pytest.raises(BenchInvalid, match="arrived together"):
             await bench_level(plan, unlaunched, Side.SPECULATIVE, "x", 1, AbEvents())
+
+
+async def test_cancelled_while_the_server_starts_stops_it(tmp_path: Path) -> None:
+    launched = Launched()
+    task: asyncio.Task[object] | None = None
+
+    def interrupt(server: ServerProcess) -> None:
+        launched.servers.append(server)
+        assert task is not None
+        task.cancel()  # lands in the wait for /health, before the server is up
+
+    task = asyncio.ensure_future(
+        run_ab(plan_for(sim_split(free_port()), tmp_path), AbEvents(launched=interrupt))
+    )
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    launched.assert_none_left()
