@@ -314,7 +314,8 @@ def snapshot_from_record(record: Mapping[str, Any]) -> Snapshot:
             max_tokens=protocol.integer("max_tokens"),
             temperature=protocol.number("temperature"),
             prompt=protocol.string("prompt"),
-            concurrency=protocol.opt_integer("concurrency") or 1,  # records before `ab`: 1
+            # Records from before `ab` ran one stream at a time and do not name it.
+            concurrency=protocol.integer("concurrency") if "concurrency" in protocol.data else 1,
         ),
         runs=tuple(_run_from(run) for run in top.objs("runs")),
         gpu=_gpu_from(top),
