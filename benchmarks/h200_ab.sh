@@ -16,6 +16,8 @@
 # Writes to $OUT: split_sglang.txt (the split by SGLang's own parser, the `specmon[sglang]`
 # path), ab.json (`ab --json`), ab.log (the tables and progress), server log tails.
 # Knobs: SWEEP (default 2,4,8), ROUNDS (default 1), RUNS (default 3), TOKENS (default 192).
+# Bounded to fit one device command (600 s): the split 90 s, the A/B 470 s (`timeout` stops it
+# with SIGTERM: `ab` then stops its server and saves nothing).
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; LOGS=/tmp/ab-logs; rm -rf "$LOGS"; mkdir -p "$LOGS"
 t0=$(date +%s); el() { echo "[+$(( $(date +%s) - t0 ))s] $*"; }
@@ -34,13 +36,14 @@ SERVER=(env PYTHONPATH=/tmp/site HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 python3
   --speculative-algorithm NGRAM --speculative-num-draft-tokens 4)
 export PYTHONUNBUFFERED=1
 # 1. The split by SGLang's own parser (specmon[sglang]): SGLang's site after specmon's.
-PYTHONPATH=$PWD:/tmp/specmon-site:/tmp/site timeout 180 python3 -m specmon ab --dry-run \
+PYTHONPATH=$PWD:/tmp/specmon-site:/tmp/site timeout 90 python3 -m specmon ab --dry-run \
   --sweep "draft-tokens=$SWEEP" -- "${SERVER[@]}" > "$OUT/split_sglang.txt" 2>&1
 el "split by SGLang's parser (exit $?): $(head -1 "$OUT/split_sglang.txt")"
 # 2. The A/B and the sweep (the maintained list splits here: specmon's own process stays light).
-PYTHONPATH=$PWD:/tmp/specmon-site timeout 560 python3 -m specmon ab --json \
+PYTHONPATH=$PWD:/tmp/specmon-site timeout 470 python3 -m specmon ab --json \
   --concurrency 1,4,16 --rounds "$ROUNDS" --runs "$RUNS" --max-tokens "$TOKENS" \
-  --sweep "draft-tokens=$SWEEP" --health-timeout 300 --logs "$LOGS" --db "$OUT/ab.db" \
+  --sweep "draft-tokens=$SWEEP" --health-timeout 300 --read-timeout 120 --logs "$LOGS" \
+  --db "$OUT/ab.db" \
   -- "${SERVER[@]}" > "$OUT/ab.json" 2> "$OUT/ab.log"
 code=$?
 el "ab done (exit $code)"
