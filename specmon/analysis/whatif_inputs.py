@@ -38,8 +38,6 @@ def refusal(info: ServerInfo) -> str | None:
             f"EAGLE topk {spec.eagle_topk} drafts a tree: the what-if model covers chains "
             "(topk 1) only"
         )
-    if draft_length(info) is None:
-        return "the server does not say its draft length"
     return None
 
 
@@ -58,20 +56,29 @@ def _drafts_with_model(algorithm: str, runs: Sequence[RunFigures]) -> bool:
     return not steps or sum(r.position_steps or 0.0 for r in counted) / steps >= DRAFTED_SHARE
 
 
+def runs_draft_length(info: ServerInfo, runs: Sequence[RunFigures]) -> int | None:
+    """k as the server states it, else as many positions as the runs' acceptance covers
+    (llama.cpp states it only through its per-position series, once a request has drafted)."""
+    k = draft_length(info)
+    if k is not None:
+        return k
+    positions = pooled_positions(runs)
+    return len(positions.rates) if positions is not None else None
+
+
 def earlier_points(
-    info: ServerInfo, protocol: Protocol, earlier: Sequence[Snapshot]
+    info: ServerInfo, k_now: int, protocol: Protocol, earlier: Sequence[Snapshot]
 ) -> list[CyclePoint]:
     """Cycles of earlier snapshots of this configuration at other draft lengths.
 
     Same backend, algorithm, configuration apart from speculation (`fingerprint`) and protocol
     (the cycle grows with the context): only the draft length differs.
     """
-    k_now = draft_length(info)
     spec = info.speculative
     points = []
     for snapshot in earlier:
         other = snapshot.server
-        k = draft_length(other)
+        k = runs_draft_length(other, snapshot.runs)
         if (
             spec is None
             or other.speculative is None
@@ -111,13 +118,13 @@ def predict(
     why = refusal(info)
     if why is not None:
         return WhatIfAnswer(None, why)
-    k = draft_length(info)
-    assert k is not None and info.speculative is not None
+    assert info.speculative is not None
     now = pool(runs)
     positions = pooled_positions(runs)
     if positions is None or now.cycle_ms is None or now.accept_length is None:
         return WhatIfAnswer(None, "the runs measured no acceptance by draft position or no cycle")
-    points = [CyclePoint(k, now.cycle_ms, "now"), *earlier_points(info, protocol, earlier)]
+    k = runs_draft_length(info, runs) or len(positions.rates)
+    points = [CyclePoint(k, now.cycle_ms, "now"), *earlier_points(info, k, protocol, earlier)]
     model_drafts = _drafts_with_model(info.speculative.algorithm, runs)
     cycle = fit_cycle(points, base.ms_per_token if base else None, model_drafts=model_drafts)
     longest = max(p.draft_tokens for p in points)

@@ -96,10 +96,11 @@ async def _measure(args: argparse.Namespace, store: Store) -> WhatIfReport:
 
 def report_lines(report: WhatIfReport) -> list[str]:
     """The human output: the server, the baseline, the table and the summary."""
-    info = report.snapshot.server
-    lines = [
-        f"{report.snapshot.url}: {target_line(info)} (saved as snapshot #{report.snapshot.id})"
-    ]
+    info = report.server
+    line = f"{report.url}: {target_line(info)}"
+    if report.snapshot is not None:
+        line += f" (measured now, saved as snapshot #{report.snapshot.id})"
+    lines = [line]
     if report.baseline is not None:
         lines.append(f"baseline: #{report.baseline.id} ({report.baseline.url})")
     elif report.baseline_note:
@@ -120,11 +121,11 @@ def report_to_dict(report: WhatIfReport) -> dict[str, Any]:
     result = report.answer.result
     body: dict[str, Any] = {"predictions": []}
     if result is not None:
-        body.update(whatif_to_dict(report.snapshot.server, result))
+        body.update(whatif_to_dict(report.server, result))
     body.update(
         {
-            "url": report.snapshot.url,
-            "snapshot_id": report.snapshot.id,
+            "url": report.url,
+            "snapshot_id": None if report.snapshot is None else report.snapshot.id,
             "reason": report.answer.reason,
             "baseline": None
             if report.baseline is None

@@ -10,8 +10,8 @@ from dataclasses import dataclass, replace
 
 from specmon.analysis.pooled import pool
 from specmon.analysis.validity import Validity, snapshot_validity
-from specmon.analysis.whatif_inputs import WhatIfAnswer, predict
-from specmon.model import Protocol, Snapshot
+from specmon.analysis.whatif_inputs import WhatIfAnswer, predict, refusal
+from specmon.model import Protocol, ServerInfo, Snapshot
 from specmon.session.baselines import (
     BaselineLookup,
     check_lifetime,
@@ -28,12 +28,15 @@ from specmon.store import Store
 class WhatIfReport:
     """What `specmon whatif` measured and predicted."""
 
-    snapshot: Snapshot
-    """The bench at the server's current draft length."""
+    url: str
+    server: ServerInfo
+    snapshot: Snapshot | None
+    """The bench at the server's current draft length (saved, with its id); None when the
+    what-if model does not apply to the server (`answer.reason`)."""
     answer: WhatIfAnswer
-    baseline: Snapshot | None
-    validity: Validity | None
-    baseline_note: str | None
+    baseline: Snapshot | None = None
+    validity: Validity | None = None
+    baseline_note: str | None = None
     """Why no baseline is used (none stored, or stale: the reasons), or None when one is."""
 
 
@@ -74,6 +77,9 @@ async def measure_what_if(
         say: One-line notes as the bench goes.
         wall: Wall clock.
 
+    Returns:
+        The report; without a bench when the what-if model does not apply to the server.
+
     Raises:
         SourceError: The server failed (typed).
         BenchInvalid: The server restarted mid-bench, or its stream arrived buffered.
@@ -81,6 +87,9 @@ async def measure_what_if(
     """
     async with make_client(target) as client:
         _backend, info = await connect(client)
+    why = refusal(info)
+    if why is not None:
+        return WhatIfReport(target.url, info, None, WhatIfAnswer(None, why))
     lookup = lookup_baseline(store, info, None)
     if lookup.baseline is not None:
         used = lookup.baseline.protocol
@@ -108,4 +117,4 @@ async def measure_what_if(
     base = pool(baseline.runs) if baseline is not None else None
     answer = predict(snapshot.server, snapshot.protocol, snapshot.runs, base, earlier)
     snapshot = replace(snapshot, id=store.save(snapshot))
-    return WhatIfReport(snapshot, answer, baseline, validity, note)
+    return WhatIfReport(target.url, snapshot.server, snapshot, answer, baseline, validity, note)

@@ -113,10 +113,14 @@ class SimConfig:
                 f"(tokens per verify step with {self.num_draft_tokens} draft tokens)"
             )
         rates = self.accept_by_position
-        if rates is not None and (
-            len(rates) != self.num_draft_tokens - 1
-            or any(not 0 <= r <= 1 for r in rates)
-            or any(b > a for a, b in itertools.pairwise(rates))
+        if (
+            self.speculative
+            and rates is not None
+            and (
+                len(rates) != self.num_draft_tokens - 1
+                or any(not 0 <= r <= 1 for r in rates)
+                or any(b > a for a, b in itertools.pairwise(rates))
+            )
         ):
             raise ValueError(
                 f"accept_by_position needs {self.num_draft_tokens - 1} non-increasing shares "
