@@ -27,15 +27,15 @@ def draft_flag(info: ServerInfo, k: int) -> str:
     return f"--speculative-num-draft-tokens {k + 1}"
 
 
-def position_bars(positions: PositionAcceptance, width: int = 8) -> str:
-    """ "0:▇ 78%  1:▅ 61% …": one small bar per draft position."""
+def position_bars(positions: PositionAcceptance, *, percent: bool = True) -> str:
+    """ "0:▇ 81%  1:▄ 55% …", or without `percent` "0▇ 1▄ …": one small bar per draft position
+    (full height: always accepted)."""
     blocks = " ▁▂▃▄▅▆▇█"
     cells = []
-    for i, rate in enumerate(positions.rates[:width]):
-        cells.append(
-            f"{i}:{blocks[round(min(max(rate, 0.0), 1.0) * (len(blocks) - 1))]} {rate:.0%}"
-        )
-    return "  ".join(cells)
+    for i, rate in enumerate(positions.rates):
+        bar = blocks[round(min(max(rate, 0.0), 1.0) * (len(blocks) - 1))]
+        cells.append(f"{i}:{bar} {rate:.0%}" if percent else f"{i}{bar}")
+    return ("  " if percent else " ").join(cells)
 
 
 def row(info: ServerInfo, p: Prediction, best: int) -> tuple[str, ...]:

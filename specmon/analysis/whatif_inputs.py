@@ -24,16 +24,29 @@ class WhatIfAnswer:
     """Why `result` is None, one line."""
 
 
+def is_tree(info: ServerInfo) -> bool:
+    """Whether the server drafts a tree: a draft model with EAGLE topk > 1."""
+    spec = info.speculative
+    return (
+        spec is not None
+        and spec.eagle_topk is not None
+        and spec.eagle_topk > 1
+        and not drafts_without_model(spec.algorithm)
+    )
+
+
 def refusal(info: ServerInfo) -> str | None:
     """Why the what-if model does not apply to a server's speculation, or None if it does.
 
     It predicts chains of drafts (one candidate per position): a tree (EAGLE topk > 1) verifies
     several candidates per position, whose acceptance the per-position model does not describe.
+    SGLang reports a `speculative_eagle_topk` for NGRAM too (10 in the 0.5.17 capture), which
+    NGRAM does not use.
     """
     spec = info.speculative
     if spec is None:
         return "speculation is off: nothing to predict"
-    if spec.eagle_topk is not None and spec.eagle_topk > 1:
+    if is_tree(info):
         return (
             f"EAGLE topk {spec.eagle_topk} drafts a tree: the what-if model covers chains "
             "(topk 1) only"

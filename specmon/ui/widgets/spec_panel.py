@@ -1,5 +1,5 @@
 """Speculation: accept length (probe and server), the server's accept-rate gauge, cycle time,
-break-even, margin, and a histogram of tokens per verify step.
+break-even, margin, a histogram of tokens per verify step and acceptance by draft position.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from specmon.session.view import SpecView
 from specmon.ui.format import DASH, num, pct
 from specmon.ui.widgets import quiet
 from specmon.ui.widgets.history_spark import HistorySpark
+from specmon.whatif_text import position_bars
 
 _BARS = " ▁▂▃▄▅▆▇█"
 
@@ -70,5 +71,8 @@ class SpecPanel(Vertical):
             f"server accept-rate gauge {pct(view.accept_rate)} [dim](last 40 steps)[/]",
             f"break-even {num(view.break_even, '.2f')} · {margin}",
             f"tokens/step {histogram_line(view.tokens_per_cycle)}",
+            "by position "
+            + (position_bars(view.positions, percent=False) if view.positions else DASH)
+            + " [dim]· w what-if[/]",
         ]
         quiet.show(body, "\n".join(lines))
