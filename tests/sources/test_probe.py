@@ -63,6 +63,14 @@ async def test_replayed_spec_stream_gives_design_figures(name: str) -> None:
     assert len(result.chunks) == meta["spec_verify_ct"] + 1
     assert figures.cycle_ms_p50 is not None and figures.cycle_ms_p95 is not None
     assert figures.cycle_ms_p50 <= figures.cycle_ms_p95
+    # Acceptance by position from 0.5.17's own histogram (steps by drafts accepted).
+    histogram = meta["spec_correct_drafts_histogram"]
+    assert result.accepted_histogram == tuple(histogram)
+    assert figures.position_source == "histogram"
+    assert figures.position_steps == sum(histogram) == meta["spec_verify_ct"]
+    assert figures.position_accept == pytest.approx(
+        [sum(histogram[i + 1 :]) / sum(histogram) for i in range(len(histogram) - 1)]
+    )
 
 
 @pytest.mark.parametrize("name", [f"plain/generate_stream_{i}.json" for i in range(3)])
