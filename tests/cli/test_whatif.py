@@ -149,3 +149,14 @@ def test_tree_drafts_are_refused_with_the_reason(
     out = capsys.readouterr().out
     assert code == 1
     assert "no prediction: EAGLE topk 4 drafts a tree" in out
+
+
+def test_a_server_without_speculation_gets_no_prediction(
+    db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with SimThread(_config(2, 1.0, speculative_algorithm=None)) as sim:
+        code = main(["whatif", sim.url, "--db", db, "--json"])
+    body = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert body["predictions"] == [] and body["snapshot_id"] is None  # nothing benched
+    assert body["reason"] == "speculation is off: nothing to predict"
