@@ -35,7 +35,9 @@ stop() { # name
   kill -TERM -- -"$p" 2>/dev/null
   grep -v -E 'GET /health|GET /metrics' "$LOGS/$1.log" | tail -30 > "$OUT/$1.log.tail"
 }
-export PYTHONPATH=/tmp/specmon-site:$PWD PYTHONUNBUFFERED=1
+# This checkout's specmon first (the what-if is newer than a wheel in .whlS may be); its
+# dependencies from .whlS.
+export PYTHONPATH=$PWD:/tmp/specmon-site PYTHONUNBUFFERED=1
 DB=/tmp/whatif.db; rm -f "$DB"
 PROTOCOL="--runs 5 --warmup 1 --max-tokens 512 --read-timeout 60"
 specmon() { python3 -m specmon "$@"; }
