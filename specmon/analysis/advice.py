@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from specmon.analysis.comparison import Comparison
+from specmon.analysis.cycle_model import CycleFit
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.validity import fingerprint, protocol_differences
 from specmon.analysis.whatif import WhatIf
@@ -171,6 +172,8 @@ def _better_draft_length(whatif: WhatIf | None, flag_for: Callable[[int], str]) 
     best, current = whatif.best, whatif.current
     if best.draft_tokens == current.draft_tokens or best.decode_low is None:
         return []
+    if whatif.cycle.fit != CycleFit.LINE and whatif.cycle.other is None:
+        return []  # one cycle and no baseline: nothing bounds what another length costs
     if best.decode_low <= current.decode_tok_s:
         return []  # within the interval: not worth a relaunch on this evidence
     word = "shorter" if best.draft_tokens < current.draft_tokens else "longer"

@@ -20,7 +20,7 @@ from specmon.cli import main
 from specmon.sim import SimConfig, SimThread
 
 RATES = (0.82, 0.64, 0.5, 0.38)  # a_i: the share of steps accepting draft position i
-BASE_MS = 4.0
+BASE_MS = 2.0
 RUNS = ("--runs", "4", "--warmup", "1", "--max-tokens", "600")
 
 
@@ -66,10 +66,10 @@ def _measure(config: SimConfig, db: str, capsys: pytest.CaptureFixture[str]) -> 
 def test_eagle_chain_predicts_shorter_and_longer_drafts_within_3_percent(
     db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A draft model: T(k) = T₀ + 1.5 ms per draft, one cycle measured (at k = 3)."""
+    """A draft model: T(k) = T₀ + 0.75 ms per draft, one cycle measured (at k = 3)."""
 
     def cycle(k: int) -> float:
-        return BASE_MS + 1.5 * k
+        return BASE_MS + 0.75 * k
 
     with ExitStack() as stack:
         plain = stack.enter_context(SimThread(_config(3, 1.0, speculative_algorithm=None)))
@@ -103,11 +103,11 @@ def test_eagle_chain_predicts_shorter_and_longer_drafts_within_3_percent(
 def test_fixed_overhead_is_fitted_from_an_earlier_snapshot_at_another_length(
     db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """T(k) = T₀ + 3 ms + 1 ms per draft: the one-cycle assumption would miss the 3 ms; an
-    earlier bench at k = 1 gives the line."""
+    """T(k) = T₀ + 1.5 ms + 0.5 ms per draft: the one-cycle assumption would miss the 1.5 ms;
+    an earlier bench at k = 1 gives the line."""
 
     def cycle(k: int) -> float:
-        return BASE_MS + 3.0 + 1.0 * k
+        return BASE_MS + 1.5 + 0.5 * k
 
     with SimThread(_config(1, 1.0, speculative_algorithm=None)) as plain:
         _json(capsys, "bench", plain.url, *RUNS, "--db", db)
@@ -117,7 +117,7 @@ def test_fixed_overhead_is_fitted_from_an_earlier_snapshot_at_another_length(
     model = body["cycle_model"]
     assert model["fit"] == "line"
     assert sorted(p["draft_tokens"] for p in model["points"]) == [1, 4]
-    assert model["alpha_ms"] == pytest.approx(BASE_MS + 3.0, rel=0.03)
+    assert model["alpha_ms"] == pytest.approx(BASE_MS + 1.5, rel=0.03)
     by_k = {p["draft_tokens"]: p for p in body["predictions"]}
     for k in (2, 3):
         measured = _measure(_config(k, cycle(k)), db, capsys)
@@ -130,7 +130,7 @@ def test_per_position_counters_of_the_vllm_and_llamacpp_shapes(
     backend: str, db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Their acceptance by position comes from `spec_decode_num_accepted_tokens_per_pos`."""
-    config = _config(4, 10.0, backend=backend, accept_by_position=RATES)
+    config = _config(4, 5.0, backend=backend, accept_by_position=RATES)
     with SimThread(config) as sim:
         body = _json(capsys, "whatif", sim.url, *RUNS, "--db", db)
     assert body["acceptance_source"] == "counters"
