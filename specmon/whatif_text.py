@@ -114,6 +114,7 @@ def whatif_to_dict(info: ServerInfo, w: WhatIf) -> dict[str, Any]:
         "best_draft_tokens": w.best.draft_tokens,
         "acceptance_by_position": list(w.positions.rates),
         "acceptance_source": w.positions.source.value,
+        "non_drafting_share": w.non_drafting,
         "cycle_model": {
             "fit": cycle.fit.value,
             "assumption": cycle.assumption,

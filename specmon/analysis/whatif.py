@@ -1,16 +1,16 @@
 """What speculation would do at other draft lengths: tokens per step, cycle, decode and speedup.
 
-For draft length k, from the current runs (pooled accept length AL_K at draft length K, their
-acceptance by position a_i, docs/metrics.md) and the cycle model T(k) (`analysis.cycle_model`):
+For draft length k, from the current runs (pooled accept length AL_K at draft length K and
+their acceptance by position a_i, docs/metrics.md) and the cycle model T(k):
 
-    AL(k)     = 1 + (AL_K − 1) · S(k) / S(K),   S(k) = Σ_{i<k} a_i
+    AL(k)     tokens per step (`analysis.step_yield`: vLLM's 1 + Σ_{i<k} a_i scaled to AL_K)
+    T(k)      the cycle (`analysis.cycle_model`)
     decode(k) = 1000 · AL(k) / T(k)   tok/s
     speedup   = decode(k) / baseline decode − 1, break-even(k) = T(k) / baseline ms per token
 
-S(k)/S(K) scales vLLM's AL(k) = 1 + Σ_{i<k} a_i so that AL(K) is the accept length measured
-(n-gram steps that find no match draft nothing and yield one token; a_i counts drafting steps
-only). Speedup, break-even and the margin come from `analysis.comparison.compare` of the
-predicted figures against the baseline, like any other comparison.
+Speedup, break-even and the margin come from `analysis.comparison.compare` of the predicted
+figures against the baseline, like any other comparison; the interval joins the runs' noise with
+the ranges the two models leave.
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from specmon.analysis.acceptance import PositionAcceptance, extended_rates
+from specmon.analysis.acceptance import PositionAcceptance
 from specmon.analysis.comparison import Comparison, compare
 from specmon.analysis.cycle_model import CycleModel
 from specmon.analysis.pooled import Pooled
 from specmon.analysis.stats import t975
+from specmon.analysis.step_yield import step_yield
 
 EXTRA_DRAFT_LENGTHS = 2
 """How far past the current draft length predictions go (acceptance is extrapolated there)."""
@@ -62,6 +63,8 @@ class WhatIf:
     positions: PositionAcceptance
     cycle: CycleModel
     predictions: tuple[Prediction, ...]
+    non_drafting: float = 0.0
+    """n₀ as used: the share of steps that drafted nothing."""
 
     @property
     def best(self) -> Prediction:
@@ -85,6 +88,7 @@ def what_if(
     cycle: CycleModel,
     base: Pooled | None,
     max_draft_tokens: int | None = None,
+    non_drafting: float = 0.0,
 ) -> WhatIf | None:
     """Predict every draft length from 1 to `max_draft_tokens` (default K + 2).
 
@@ -95,6 +99,7 @@ def what_if(
         cycle: T(k).
         base: The valid baseline's pooled runs, or None.
         max_draft_tokens: The longest draft length predicted.
+        non_drafting: n₀, the share of the runs' steps that drafted nothing (in [0, 1)).
 
     Returns:
         None when the runs have no accept length or no acceptance by position.
@@ -103,18 +108,12 @@ def what_if(
         return None
     top = max(max_draft_tokens or draft_tokens + EXTRA_DRAFT_LENGTHS, draft_tokens)
     known = positions.rates[:draft_tokens]
-    rates = extended_rates(known, top)
-    measured_sum = sum(rates[:draft_tokens])
-    scale = (now.accept_length - 1) / measured_sum if measured_sum > 0 else 0.0
+    steps = step_yield(now.accept_length, known, draft_tokens, non_drafting, top)
     noise = now.rel_se
     predictions = []
     for k in range(1, top + 1):
-        tokens = 1 + scale * sum(rates[:k])
-        # Past the known positions, acceptance lies between none and no further decay.
-        last = known[-1] if known else 0.0
+        tokens, tokens_low, tokens_high = steps.tokens(k)
         extra = max(0, k - len(known))
-        tokens_low = 1 + scale * sum(rates[: min(k, len(known))])
-        tokens_high = tokens_low + scale * last * extra
         t = cycle.cycle_ms(k)
         t_low, t_high = cycle.cycle_range(k)
         decode = 1000 * tokens / t
@@ -140,7 +139,7 @@ def what_if(
                 extrapolated=extra > 0,
             )
         )
-    return WhatIf(draft_tokens, positions, cycle, tuple(predictions))
+    return WhatIf(draft_tokens, positions, cycle, tuple(predictions), steps.non_drafting)
 
 
 def _combined(noise: float | None, model_rel: float) -> float | None:

@@ -12,7 +12,7 @@ from specmon.analysis.cycle_model import CyclePoint, drafts_without_model, fit_c
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.validity import fingerprint, protocol_differences
 from specmon.analysis.whatif import WhatIf, what_if
-from specmon.model import Protocol, RunFigures, ServerInfo, Snapshot
+from specmon.model import PositionSource, Protocol, RunFigures, ServerInfo, Snapshot
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,19 +54,34 @@ def refusal(info: ServerInfo) -> str | None:
     return None
 
 
-DRAFTED_SHARE = 0.98
-"""Drafting steps over all steps below this mean steps that drafted nothing: a lookup drafter
-(a draft model drafts at every step)."""
+NON_DRAFTING_SHARE = 0.02
+"""Above this share of steps that drafted nothing, the drafter is a lookup (a draft model
+drafts at every step, but at most a request's last)."""
 
 
-def _drafts_with_model(algorithm: str, runs: Sequence[RunFigures]) -> bool:
+def non_drafting_share(runs: Sequence[RunFigures]) -> float:
+    """n₀: the share of the runs' steps that drafted nothing, 1 − Σ drafts / Σ steps.
+
+    Only vLLM's and llama.cpp's counters tell drafting steps apart (`spec_decode_num_drafts`);
+    SGLang's histogram counts every verify step, the first one included: 0 there.
+    """
+    counted = [
+        r
+        for r in runs
+        if r.position_source == PositionSource.COUNTERS and r.position_steps and r.decode_steps
+    ]
+    steps = sum(r.decode_steps or 0.0 for r in counted)
+    if not steps:
+        return 0.0
+    return max(0.0, 1 - sum(r.position_steps or 0.0 for r in counted) / steps)
+
+
+def _drafts_with_model(algorithm: str, non_drafting: float) -> bool:
     """Whether the server drafts with a model: by its algorithm's name, or, where the name is
-    not exposed (vLLM outside dev mode: "unknown"), by whether every step drafted."""
+    not exposed (vLLM outside dev mode: "unknown"), by whether (nearly) every step drafted."""
     if algorithm != "unknown":
         return not drafts_without_model(algorithm)
-    counted = [r for r in runs if r.position_steps and r.decode_steps]
-    steps = sum(r.decode_steps or 0.0 for r in counted)
-    return not steps or sum(r.position_steps or 0.0 for r in counted) / steps >= DRAFTED_SHARE
+    return non_drafting <= NON_DRAFTING_SHARE
 
 
 def runs_draft_length(info: ServerInfo, runs: Sequence[RunFigures]) -> int | None:
@@ -138,12 +153,13 @@ def predict(
         return WhatIfAnswer(None, "the runs measured no acceptance by draft position or no cycle")
     k = runs_draft_length(info, runs) or len(positions.rates)
     points = [CyclePoint(k, now.cycle_ms, "now"), *earlier_points(info, k, protocol, earlier)]
-    model_drafts = _drafts_with_model(info.speculative.algorithm, runs)
+    n0 = non_drafting_share(runs)
+    model_drafts = _drafts_with_model(info.speculative.algorithm, n0)
     cycle = fit_cycle(points, base.ms_per_token if base else None, model_drafts=model_drafts)
     longest = max(p.draft_tokens for p in points)
     result = None
     if cycle is not None:
-        result = what_if(now, positions, k, cycle, base, max(longest, k + 2))
+        result = what_if(now, positions, k, cycle, base, max(longest, k + 2), n0)
     if result is None:
         return WhatIfAnswer(None, "no prediction: the runs measured no accept length")
     return WhatIfAnswer(result)

@@ -14,6 +14,7 @@ from specmon.analysis.acceptance import (
 )
 from specmon.analysis.cycle_model import CycleFit, CyclePoint, drafts_without_model, fit_cycle
 from specmon.analysis.pooled import Pooled
+from specmon.analysis.step_yield import step_yield
 from specmon.analysis.whatif import what_if
 from specmon.model import PositionSource, ProbeChunk, RunFigures
 
@@ -133,3 +134,55 @@ def test_predictions_keep_the_measured_point_and_the_formulas() -> None:
     width = {p.draft_tokens: p.decode_high / p.decode_low for p in result.predictions}  # type: ignore[operator]
     assert width[1] > width[3] and width[5] > width[3]
     assert result.best.decode_tok_s == max(p.decode_tok_s for p in result.predictions)
+
+
+def test_steps_that_draft_nothing_stay_when_k_changes() -> None:
+    """n-gram: 16% of steps found no match (the real vLLM's share at k = 4). Those steps keep
+    yielding one token each at any k; only the drafting steps' yield follows S(k)."""
+    positions = from_histogram([6, 8, 9, 7, 70])  # a = 0.94, 0.86, 0.77, 0.70
+    assert positions is not None
+    now = Pooled(3, 1000 * 3.757 / 24.4, 0.01, 3.757, 24.4)
+    cycle = fit_cycle([CyclePoint(4, 24.4, "now")], None, model_drafts=False)
+    assert cycle is not None
+    plain = what_if(now, positions, 4, cycle, None)
+    lookup = what_if(now, positions, 4, cycle, None, non_drafting=0.157)
+    assert plain is not None and lookup is not None
+    assert lookup.current.tokens_per_step == pytest.approx(3.757)  # the measurement, both ways
+    # Per 1000 tokens: 266 steps, 41.8 of them without a draft; at k = 2 the other 958 tokens
+    # come g(2) = 1 + 3.27 · S(2)/S(4) per drafting step.
+    g_k = (3.757 - 0.157) / (1 - 0.157)
+    g_2 = 1 + (g_k - 1) * (0.94 + 0.86) / (0.94 + 0.86 + 0.77 + 0.70)
+    z = 0.157 / 3.757
+    assert lookup.at(2).tokens_per_step == pytest.approx(1 / (z + (1 - z) / g_2))  # type: ignore[union-attr]
+    assert lookup.at(2).tokens_per_step > plain.at(2).tokens_per_step  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("accept", "rates", "n0", "measured_at_2"),
+    [
+        # The real servers at k = 4 (docs/compatibility.md) and what a bench at k = 2 measured.
+        (3.757, (0.94, 0.862, 0.767, 0.698), 0.157, 2.634),  # vLLM n-gram
+        (2.689, (0.474, 0.411, 0.405, 0.40), 0.0, 2.112),  # llama.cpp draft model
+    ],
+)
+def test_the_tokens_per_step_range_holds_the_real_servers(
+    accept: float, rates: tuple[float, ...], n0: float, measured_at_2: float
+) -> None:
+    steps = step_yield(accept, rates, 4, n0, 4)
+    assert steps.independent(4) == pytest.approx(accept)
+    assert steps.correlated(4) == pytest.approx(accept)
+    point, low, high = steps.tokens(2)
+    assert point == steps.independent(2)
+    assert 0.99 * low <= measured_at_2 <= 1.01 * high  # the bench's own noise: ~1%
+    assert steps.correlated(2) == pytest.approx(measured_at_2, rel=0.01)
+
+
+def test_independent_draws_match_vllms_formula() -> None:
+    """Every step drafting and a_i measured exactly: AL(k) = 1 + Σ_{i<k} a_i."""
+    rates = (0.82, 0.64, 0.5)
+    steps = step_yield(1 + sum(rates), rates, 3, 0.0, 5)
+    assert steps.independent(1) == pytest.approx(1.82)
+    assert steps.independent(2) == pytest.approx(2.46)
+    point, low, high = steps.tokens(5)  # past the known positions: a range
+    assert low == pytest.approx(1 + sum(rates)) and high == pytest.approx(1 + sum(rates) + 1.0)
+    assert low < point < high
