@@ -42,7 +42,8 @@ def register(commands: Any) -> None:
         "acceptance by draft position, the cycle from a cost model fitted to this bench, the "
         "store's valid baseline and earlier snapshots of this configuration at other draft "
         "lengths; decode tok/s and the speedup against the baseline, with an interval, and "
-        "the best draft length. Exit 0 predicted, 1 no prediction, 2 bad arguments.",
+        "the best draft length. Exit 0 predicted, 1 no prediction or a failed bench, 2 bad "
+        "arguments, 130 interrupted.",
         allow_abbrev=False,
     )
     whatif.add_argument("server", metavar="URL", help="the speculative server's address")
