@@ -11,8 +11,9 @@ from specmon.analysis.whatif import Prediction, WhatIf
 from specmon.model import ServerInfo
 from specmon.wording import DASH, num, pct, speedup_text
 
-HEADERS = ("k", "flag", "tokens/step", "cycle ms", "decode tok/s", "interval", "speedup",
-           "break-even", "")  # fmt: skip
+# The flag last: at 80 columns the figures show and the flag of the best k is written below.
+HEADERS = ("k", "tokens/step", "cycle ms", "decode tok/s", "interval", "speedup", "break-even",
+           "", "flag")  # fmt: skip
 
 
 def draft_flag(info: ServerInfo, k: int) -> str:
@@ -54,7 +55,6 @@ def row(info: ServerInfo, p: Prediction, best: int) -> tuple[str, ...]:
         notes.append("extrapolated")
     return (
         str(p.draft_tokens),
-        draft_flag(info, p.draft_tokens),
         f"{p.tokens_per_step:.2f}",
         f"{p.cycle_ms:.1f}",
         f"{p.decode_tok_s:.1f}",
@@ -62,6 +62,7 @@ def row(info: ServerInfo, p: Prediction, best: int) -> tuple[str, ...]:
         speedup_text(gain) or DASH,
         num(be, ".2f"),
         ", ".join(notes),
+        draft_flag(info, p.draft_tokens),
     )
 
 

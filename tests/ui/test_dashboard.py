@@ -366,7 +366,7 @@ async def test_whatif_screen_predicts_other_draft_lengths(
             assert p.speedup == pytest.approx(p.decode_tok_s / base - 1)
         table = screen.query_one(DataTable)
         assert table.row_count == 5
-        assert "measured" in [str(c) for c in table.get_row_at(2)][-1]
+        assert "measured" in [str(c) for c in table.get_row_at(2)][-2]
         notes = str(screen.query_one("#whatif-notes", Static).render())
         assert "acceptance by position (histogram" in notes
         assert "cycle model (fixed)" in notes  # NGRAM: one cycle, the lookup assumption
