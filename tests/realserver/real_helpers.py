@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import time
@@ -110,8 +111,13 @@ def serving(
     """A server of the test's own running until the block ends (ready when /health answers
     200), its output in `log`."""
     with log.open("wb") as out:
+        # A session of its own: vLLM's engine runs in a child process, stopped with the group.
         process = subprocess.Popen(
-            argv, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
+            argv,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
+            start_new_session=True,
         )
     try:
         deadline = time.monotonic() + limit_s
@@ -127,5 +133,9 @@ def serving(
             pytest.fail(f"{argv[0]} at {url} did not come up in {limit_s:g} s")
         yield
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()

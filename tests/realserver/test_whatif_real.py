@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 from real_helpers import free_port, run_json, serving
 
-pytestmark = pytest.mark.realserver
+# Launching vLLM (30-60 s) and three benches take longer than the suite's 120 s per test.
+pytestmark = [pytest.mark.realserver, pytest.mark.timeout(480)]
 
 # 512 tokens: the plain llama-server decodes a token in ~0.4 ms here, so a shorter run is over
 # before a stall of the client on this busy machine stops looking like a buffered stream.
