@@ -35,7 +35,7 @@ from specmon.render import cycle_text
 from specmon.session.baselines import BaselineLookup, describe_nearest
 from specmon.sources.backend import Backend, connect
 from specmon.sources.probe import DEFAULT_PROMPT
-from specmon.whatif_text import draft_flag
+from specmon.whatif_text import draft_flag, speculation_off_flag
 from specmon.wording import speedup_text, verdict_text
 
 EXIT_HEALTHY, EXIT_DEGRADED, EXIT_UNREACHABLE = 0, 1, 2
@@ -164,8 +164,8 @@ async def run_check(
 
 
 def _advise(report: CheckReport, probe: Snapshot, earlier: Sequence[Snapshot]) -> None:
-    """The advisor's findings (`analysis.advice`), after the verdict; they never change the
-    exit code (the verdict already did)."""
+    """The advisor's findings (`analysis.advice`), just before the verdict (or the line saying
+    there is no baseline), which stays the last line; they never change the exit code."""
     info = probe.server
     valid = report.baseline is not None and report.comparison is not None
     base = pool(report.baseline.runs) if valid and report.baseline else None
@@ -178,10 +178,14 @@ def _advise(report: CheckReport, probe: Snapshot, earlier: Sequence[Snapshot]) -
         whatif=whatif,
         earlier=earlier,
         flag_for=lambda k: draft_flag(info, k),
+        off_flag=speculation_off_flag(info),
     )
+    at = len(report.findings) - 1
     for advice in report.advice:
         flag = f" — change {advice.flag}" if advice.flag else ""
-        report.add(advice.level, f"advice: {advice.text}{flag} ({advice.evidence})")
+        text = f"advice: {advice.text}{flag} ({advice.evidence})"
+        report.findings.insert(at, Finding(advice.level, text))
+        at += 1
 
 
 async def _check_metrics(client: httpx.AsyncClient, backend: Backend, report: CheckReport) -> None:

@@ -28,6 +28,15 @@ def draft_flag(info: ServerInfo, k: int) -> str:
     return f"--speculative-num-draft-tokens {k + 1}"
 
 
+def speculation_off_flag(info: ServerInfo) -> str:
+    """The launch flags that turn speculation off on this server."""
+    if info.backend == "vllm":
+        return "--speculative-config (remove it)"
+    if info.backend == "llamacpp":
+        return "-md and --spec-type (remove them)"
+    return "--speculative-algorithm (remove it)"
+
+
 def position_bars(positions: PositionAcceptance, *, percent: bool = True) -> str:
     """ "0:▇ 81%  1:▄ 55% …", or without `percent` "0▇ 1▄ …": one small bar per draft position
     (full height: always accepted)."""

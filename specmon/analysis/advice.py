@@ -69,6 +69,7 @@ def advise(
     whatif: WhatIf | None,
     earlier: Sequence[Snapshot],
     flag_for: Callable[[int], str],
+    off_flag: str,
 ) -> list[Advice]:
     """Every finding for a speculative server's runs, most important first.
 
@@ -81,9 +82,10 @@ def advise(
         earlier: Stored snapshots (acceptance falling since an earlier one of this
             configuration).
         flag_for: The launch flag that sets draft length k on this server.
+        off_flag: The launch flags that turn speculation off on this server.
     """
     found = [*_no_op_flags(info), *_tree(info)]
-    found += _under_break_even(comparison, whatif, flag_for)
+    found += _under_break_even(comparison, whatif, flag_for, off_flag)
     found += _better_draft_length(whatif, flag_for)
     found += _acceptance_fall(info, protocol, now, earlier)
     return found
@@ -132,7 +134,10 @@ def _tree(info: ServerInfo) -> list[Advice]:
 
 
 def _under_break_even(
-    comparison: Comparison | None, whatif: WhatIf | None, flag_for: Callable[[int], str]
+    comparison: Comparison | None,
+    whatif: WhatIf | None,
+    flag_for: Callable[[int], str],
+    off_flag: str,
 ) -> list[Advice]:
     if comparison is None or comparison.margin is None or comparison.break_even is None:
         return []
@@ -160,7 +165,7 @@ def _under_break_even(
         Advice(
             "warn",
             "speculation loses: no draft length is predicted to win",
-            "--speculative-algorithm (off)",
+            off_flag,
             evidence,
         )
     ]

@@ -14,7 +14,7 @@ from specmon.analysis.pooled import pool
 from specmon.analysis.whatif_inputs import WhatIfAnswer, predict
 from specmon.model import ServerInfo, Snapshot
 from specmon.session.live import LiveState
-from specmon.whatif_text import draft_flag
+from specmon.whatif_text import draft_flag, speculation_off_flag
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,5 +60,6 @@ def live_what_if(live: LiveState, now_wall: float, earlier: Sequence[Snapshot]) 
         whatif=answer.result,
         earlier=earlier,
         flag_for=lambda k: draft_flag(info, k),
+        off_flag=speculation_off_flag(info),
     )
     return WhatIfView(info, answer, tuple(advice), note)

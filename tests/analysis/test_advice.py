@@ -41,7 +41,8 @@ def _whatif(now: Pooled, histogram: list[int], *more: CyclePoint) -> WhatIf:
 def _advise(info: ServerInfo, now: Pooled, whatif: WhatIf | None,
             earlier: list[Snapshot] | None = None) -> list:  # fmt: skip
     return advise(info, protocol=PROTOCOL, now=now, comparison=compare(now, BASE),
-                  whatif=whatif, earlier=earlier or [], flag_for=lambda k: f"--k {k}")  # fmt: skip
+                  whatif=whatif, earlier=earlier or [], flag_for=lambda k: f"--k {k}",
+                  off_flag="--off")  # fmt: skip
 
 
 def test_under_break_even_names_the_draft_length_predicted_to_win() -> None:
@@ -61,6 +62,13 @@ def test_under_break_even_names_the_draft_length_predicted_to_win() -> None:
     shorter = [a for a in _advise(_info(), now, measured) if "shorter draft" in a.text]
     assert len(shorter) == 1 and shorter[0].flag == "--k 1"
     assert shorter[0].evidence.startswith("k = 1: 114.")
+
+
+def test_no_length_wins_names_the_flags_that_turn_speculation_off() -> None:
+    now = _now(1.2, 30.0)  # barely any acceptance, an expensive cycle
+    loses = [a for a in _advise(_info(), now, _whatif(now, [90, 6, 3, 1])) if "loses" in a.text]
+    assert [(a.text, a.flag) for a in loses] == [
+        ("speculation loses: no draft length is predicted to win", "--off")]  # fmt: skip
 
 
 def test_nothing_to_change_when_the_current_length_is_best() -> None:
