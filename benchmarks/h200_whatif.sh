@@ -3,9 +3,11 @@
 # prediction from --speculative-num-draft-tokens 4 (3 drafts per step) for 3 and 2 draft tokens,
 # against benches of servers launched with 3 and 2. Run after `bash .realserver/device_sglang.sh A`
 # (SGLang's wheels in /tmp/site), carrying .realserver, .whlB, .model and .whlS, like
-# benchmarks/h200_session.sh. About 4 minutes: four launches of the tiny model, four benches.
-# Writes to $OUT: whatif_4.json (the prediction), bench_plain.json, bench_3.json, bench_2.json,
-# whatif_results.json (predicted vs measured per draft-token count) and the servers' log tails.
+# benchmarks/h200_session.sh. About 3 minutes: four servers of the tiny model launched together,
+# five benches of 1 + 5 runs × 512 tokens. Writes to $OUT: whatif_4.json (the prediction),
+# bench_plain.json, bench_3.json, bench_2.json, whatif_results.json (predicted vs measured per
+# draft-token count), whatif_4_fitted.txt (the what-if again, its cycle fitted through the
+# benches at 3 and 2), the commands' logs and the servers' log tails.
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; LOGS=/tmp/sglang-logs; mkdir -p "$LOGS"
 t0=$(date +%s); el() { echo "[+$(( $(date +%s) - t0 ))s] $*"; }
@@ -42,24 +44,28 @@ DB=/tmp/whatif.db; rm -f "$DB"
 PROTOCOL="--runs 5 --warmup 1 --max-tokens 512 --read-timeout 60"
 specmon() { python3 -m specmon "$@"; }
 
+# All four at once (a tiny model: 0.2 of the GPU's memory each), so that one launch time is paid;
+# the idle ones do not draw on the GPU while another is benched.
 start plain 30001
-start spec4 30000 --speculative-algorithm NGRAM --speculative-num-draft-tokens 4
-wait_ready plain 30001 && el "plain ready" || el "plain NOT ready"
-wait_ready spec4 30000 && el "spec4 ready" || el "spec4 NOT ready"
+start spec4 30004 --speculative-algorithm NGRAM --speculative-num-draft-tokens 4
+start spec3 30003 --speculative-algorithm NGRAM --speculative-num-draft-tokens 3
+start spec2 30002 --speculative-algorithm NGRAM --speculative-num-draft-tokens 2
+for n in plain:30001 spec4:30004 spec3:30003 spec2:30002; do
+  wait_ready "${n%%:*}" "${n##*:}" && el "${n%%:*} ready" || el "${n%%:*} NOT ready"
+done
 specmon bench http://127.0.0.1:30001 $PROTOCOL --json --db "$DB" > "$OUT/bench_plain.json" \
   2> "$OUT/bench_plain.log"; el "baseline benched (exit $?)"
-specmon whatif http://127.0.0.1:30000 $PROTOCOL --json --db "$DB" > "$OUT/whatif_4.json" \
+# The what-if from 4 draft tokens first: the benches at 3 and 2 must not be in its store yet.
+specmon whatif http://127.0.0.1:30004 $PROTOCOL --json --db "$DB" > "$OUT/whatif_4.json" \
   2> "$OUT/whatif_4.log"; el "whatif from 4 draft tokens (exit $?)"
-specmon whatif http://127.0.0.1:30000 $PROTOCOL --db "$DB" > "$OUT/whatif_4.txt" 2>&1 || true
-stop spec4
 for n in 3 2; do
-  start "spec$n" $((30000 + 10 * n)) --speculative-algorithm NGRAM --speculative-num-draft-tokens "$n"
-  wait_ready "spec$n" $((30000 + 10 * n)) && el "spec$n ready" || el "spec$n NOT ready"
-  specmon bench "http://127.0.0.1:$((30000 + 10 * n))" $PROTOCOL --json --db "$DB" \
+  specmon bench "http://127.0.0.1:3000$n" $PROTOCOL --json --db "$DB" \
     > "$OUT/bench_$n.json" 2> "$OUT/bench_$n.log"; el "bench at $n draft tokens (exit $?)"
-  stop "spec$n"
 done
-stop plain
+# With the benches at 3 and 2 in the store, the cycle model becomes a fitted line.
+specmon whatif http://127.0.0.1:30004 $PROTOCOL --db "$DB" > "$OUT/whatif_4_fitted.txt" 2>&1
+el "whatif from 4 with the benches at 3 and 2 (exit $?)"
+for n in plain spec4 spec3 spec2; do stop "$n"; done
 python3 - "$OUT" <<'EOF'
 import json, sys
 from pathlib import Path
