@@ -103,7 +103,8 @@ def report_lines(report: WhatIfReport) -> list[str]:
         line += f" (measured now, saved as snapshot #{report.snapshot.id})"
     lines = [line]
     if report.baseline is not None:
-        lines.append(f"baseline: #{report.baseline.id} ({report.baseline.url})")
+        note = f"; {report.baseline_note}" if report.baseline_note else ""
+        lines.append(f"baseline: #{report.baseline.id} ({report.baseline.url}){note}")
     elif report.baseline_note:
         lines.append(f"baseline: none used: {report.baseline_note}")
     result = report.answer.result

@@ -37,18 +37,22 @@ class WhatIfReport:
     baseline: Snapshot | None = None
     validity: Validity | None = None
     baseline_note: str | None = None
-    """Why no baseline is used (none stored, or stale: the reasons), or None when one is."""
+    """Why no baseline is used (none stored, or stale: the reasons), or what could not be
+    verified of the one used; None when a baseline applies without doubt."""
 
 
 def baseline_for(
     lookup: BaselineLookup, validity: Validity | None
 ) -> tuple[Snapshot | None, str | None]:
-    """The baseline a what-if may use and, when it may not, why (one line)."""
+    """The baseline a what-if may use and, when it may not (or its server's lifetime could not
+    be verified), why (one line)."""
     baseline = lookup.baseline
     if baseline is None:
         return None, f"no baseline for this configuration ({describe_nearest(lookup.nearest)})"
     if validity is not None and not validity.valid:
         return None, f"baseline #{baseline.id} is stale: " + "; ".join(validity.reasons)
+    if validity is not None and validity.unverified:
+        return baseline, "UNVERIFIED: " + "; ".join(validity.unverified)
     return baseline, None
 
 
