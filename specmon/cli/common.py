@@ -128,12 +128,13 @@ def apply_shared(
 
 
 def add_connection(
-    parser: argparse.ArgumentParser, *, top_level: bool = False
+    parser: argparse.ArgumentParser, *, top_level: bool = False, defaults: bool = True
 ) -> list[argparse.Action]:
     """The options of every command that talks to a server; returns them.
 
     On the top-level parser unset options stay None: for the dashboard, a config file or the
-    environment can set them; for a command, it takes them with their defaults (`takes`).
+    environment can set them; a command takes them with their defaults (`takes`) unless
+    `defaults` is false (`web`: the dashboard's configuration fills them in).
     """
     default = None if top_level else argparse.SUPPRESS
     group = parser.add_argument_group("connection")
@@ -174,7 +175,7 @@ def add_connection(
             f"(default {DEFAULT_READ_TIMEOUT:g})",
         ),
     ]
-    if not top_level:
+    if not top_level and defaults:
         takes(
             parser,
             api_key_env=None,

@@ -14,6 +14,8 @@ unpickles what a tab sends.
 from __future__ import annotations
 
 import asyncio
+import copyreg
+import io
 import json
 import pickle
 import socket
@@ -21,6 +23,7 @@ import struct
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from specmon.config import MonitorConfig
@@ -45,6 +48,27 @@ def _frame(body: bytes) -> bytes:
     return _LENGTH.pack(len(body)) + body
 
 
+def read_only(mapping: dict[Any, Any]) -> MappingProxyType[Any, Any]:
+    """A MappingProxyType again, on the tab's side (pickle finds it here by name)."""
+    return MappingProxyType(mapping)
+
+
+def _reduce_proxy(proxy: MappingProxyType[Any, Any]) -> tuple[Any, ...]:
+    return read_only, (dict(proxy),)
+
+
+_DISPATCH = {**copyreg.dispatch_table, MappingProxyType: _reduce_proxy}
+"""How the frozen dataclasses' read-only mappings pickle (pickle refuses MappingProxyType)."""
+
+
+def _pickled(value: object) -> bytes:
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = _DISPATCH
+    pickler.dump(value)
+    return buffer.getvalue()
+
+
 class Hub:
     """Runs one `LocalFeed` and fans its reports out to every subscribed tab."""
 
@@ -58,24 +82,33 @@ class Hub:
         self.subscribed = 0
         """Tabs that have subscribed so far (not only those still open)."""
         self._tabs: set[asyncio.StreamWriter] = set()
+        self._handlers: set[asyncio.Task[Any]] = set()
         self._bench: BenchView | None = None
 
     async def run(self) -> None:
         """Listen for tabs and run the feed, until cancelled."""
         server = await asyncio.start_unix_server(self._serve_tab, path=str(self.path))
-        async with server:
+        try:
             await self.feed.run(_Broadcast(self))
+        finally:
+            server.close()
+            for writer in list(self._tabs):
+                writer.close()  # each tab's handler sees the end and returns
+            await asyncio.gather(*self._handlers, return_exceptions=True)
 
     async def _serve_tab(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        hello = [pickle.dumps(self.feed.config)]
+        hello = [_pickled(self.feed.config)]
         # A tab that opens mid-bench or after a pause sees them as the others do.
         if self.feed.probe_is_paused:
-            hello.append(pickle.dumps(("probe_paused", (True,))))
+            hello.append(_pickled(("probe_paused", (True,))))
         if self._bench is not None:
-            hello.append(pickle.dumps(("bench_progress", (self._bench,))))
+            hello.append(_pickled(("bench_progress", (self._bench,))))
         writer.write(b"".join(map(_frame, hello)))
         self._tabs.add(writer)
         self.subscribed += 1
+        handler = asyncio.current_task()
+        if handler is not None:
+            self._handlers.add(handler)
         try:
             while True:
                 (length,) = _LENGTH.unpack(await reader.readexactly(_LENGTH.size))
@@ -86,6 +119,7 @@ class Hub:
             return  # the tab closed, or sent what no tab sends
         finally:
             self._tabs.discard(writer)
+            self._handlers.discard(handler)
             writer.close()
 
     def _request(self, request: Any) -> None:
@@ -113,7 +147,7 @@ class Hub:
             self._bench = args[0]
         elif name in ("bench_done", "bench_failed"):
             self._bench = None
-        body = _frame(pickle.dumps((name, args)))
+        body = _frame(_pickled((name, args)))
         for writer in list(self._tabs):
             if writer.transport.get_write_buffer_size() > MAX_BACKLOG:
                 self._tabs.discard(writer)
@@ -162,6 +196,7 @@ class HubFeed:
         """Use `HubFeed.connect`."""
         self._sock = sock
         self._writer: asyncio.StreamWriter | None = None
+        self._unsent: list[bytes] = []  # asked before `run` connected: sent once it has
         self.wall = wall
 
     @classmethod
@@ -188,6 +223,8 @@ class HubFeed:
     async def run(self, sink: FeedSink) -> None:
         """Hand every report of the hub to `sink` until cancelled or the hub stops."""
         reader, self._writer = await asyncio.open_unix_connection(sock=self._sock)
+        self._writer.writelines(self._unsent)
+        self._unsent.clear()
         try:
             while True:
                 (length,) = _LENGTH.unpack(await reader.readexactly(_LENGTH.size))
@@ -201,8 +238,11 @@ class HubFeed:
             self._writer = None
 
     def _ask(self, **request: Any) -> None:
-        if self._writer is not None:  # before `run` (tests without workers) there is no hub
-            self._writer.write(_frame(json.dumps(request).encode()))
+        frame = _frame(json.dumps(request).encode())
+        if self._writer is None:
+            self._unsent.append(frame)
+        else:
+            self._writer.write(frame)
 
     def follow_baseline_server(self, url: str | None) -> None:
         """Ask the hub to sample the baseline's server."""
