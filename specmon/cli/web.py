@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from specmon.cli import monitor
-from specmon.cli.common import positive_int, refuse_on_command_line, takes
+from specmon.cli.common import count, refuse_on_command_line, takes
 from specmon.errors import SpecmonError, TargetError
 from specmon.session.feed import LocalFeed
 from specmon.session.hub import Hub
@@ -52,8 +52,9 @@ def register(commands: Any) -> None:
     group.add_argument("--bind", metavar="ADDR", default=DEFAULT_BIND,
                        help=f"address to listen on (default {DEFAULT_BIND}: this machine "
                        "only; 0.0.0.0 for every interface, with a token)")  # fmt: skip
-    group.add_argument("--web-port", type=positive_int, metavar="PORT", default=DEFAULT_WEB_PORT,
-                       help=f"port to listen on (default {DEFAULT_WEB_PORT})")  # fmt: skip
+    group.add_argument("--web-port", type=port_number, metavar="PORT", default=DEFAULT_WEB_PORT,
+                       help=f"port to listen on (default {DEFAULT_WEB_PORT}; 0 picks a free "
+                       "one, printed)")  # fmt: skip
     group.add_argument("--token-env", metavar="NAME",
                        help=f"environment variable holding the token (default "
                        f"{DEFAULT_TOKEN_ENV})")  # fmt: skip
@@ -61,6 +62,14 @@ def register(commands: Any) -> None:
     refuse_on_command_line(group, "--token", f"{DEFAULT_TOKEN_ENV}=…, --token-env NAME or "
                            "--token-file PATH")  # fmt: skip
     web.set_defaults(run=run)
+
+
+def port_number(text: str) -> int:
+    """A TCP port, 0 (any free one) to 65535."""
+    value = count(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"not a port (0 to 65535): {text}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     token = _token(args)
     listening = listen(args.bind, args.web_port)
     host = f"[{args.bind}]" if ":" in args.bind else args.bind
-    address = f"http://{host}:{args.web_port}/"
+    address = f"http://{host}:{listening.getsockname()[1]}/"
     if token is not None:
         shown = token.value if token.origin == NEW_TOKEN else f"… (the token in {token.origin})"
         address += f"?token={shown}"
