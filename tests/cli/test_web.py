@@ -28,7 +28,7 @@ def sim() -> Iterator[SimThread]:
 
 @contextmanager
 def serving(*args: str, env: dict[str, str] | None = None) -> Iterator[tuple[str, str]]:
-    """`specmon web ARGS` on a free port: (its address, the line it printed)."""
+    """`specmon web ARGS` on a free port: (its address, what it printed up to that)."""
     process = subprocess.Popen(
         [sys.executable, "-m", "specmon", "web", "--web-port", "0", "--no-probe", *args],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -36,10 +36,11 @@ def serving(*args: str, env: dict[str, str] | None = None) -> Iterator[tuple[str
     )  # fmt: skip
     assert process.stdout is not None
     try:
-        line = process.stdout.readline().strip()
-        found = re.search(r" on (http://[^/]+)/", line)
-        assert found, line
-        yield found.group(1), line
+        said: list[str] = []
+        while not (found := re.search(r" on (http://[^/]+)/", said[-1] if said else "")):
+            said.append(process.stdout.readline().strip())
+            assert said[-1], said  # it exited
+        yield found.group(1), "\n".join(said)
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -133,3 +134,32 @@ def test_dashboard_options_go_before_or_after_web(sim: SimThread, tmp_path: Path
         command = [sys.executable, "-m", "specmon", *args, "--bind", "nope.invalid"]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         assert done.returncode == 2 and "--bind nope.invalid: not an address" in done.stderr
+
+
+def test_a_token_file_is_read_and_others_reading_it_is_warned(
+    sim: SimThread, tmp_path: Path
+) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN + "\n")
+    token_file.chmod(0o644)
+    with serving("--url", sim.url, "--db", str(tmp_path / "db"),
+                 "--token-file", str(token_file)) as (address, line):  # fmt: skip
+        assert line.startswith(f"specmon: warning: token file {token_file} is readable by others")
+        with httpx.Client(base_url=address) as client:
+            assert client.get("/").status_code == 401
+            assert client.get(f"/?token={TOKEN}", follow_redirects=True).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--token-file", "/nonexistent/token"], "cannot read token file /nonexistent/token: "),
+        (["--token-env", "SPECMON_TEST_UNSET"], "--token-env SPECMON_TEST_UNSET: that environment "
+         "variable is not set"),
+    ],
+)  # fmt: skip
+def test_a_missing_token_is_one_line(
+    args: list[str], said: str, sim: SimThread, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["web", "--url", sim.url, *args]) == 2
+    assert capsys.readouterr().err.startswith(f"specmon: error: {said}")
