@@ -61,9 +61,9 @@ def test_two_tabs_make_one_probe_stream_and_share_the_baseline(
     first.press("b")  # the baseline one tab takes shows in both
     number = first.wait_for(BASELINE).group(0)
     second.wait_for(number.replace("[", r"\[").replace("]", r"\]").replace(".", r"\."))
-    # The probe kept going meanwhile (a bench on the baseline server does not pause it).
+    # The probe goes on meanwhile (a bench on the baseline server does not pause it).
+    first.wait_until(lambda: len(_probes(spec)) >= shared_from + 3)
     window = _probes(spec)[shared_from:]
-    assert len(window) >= 2
     for earlier, later in itertools.pairwise(window):
         # One stream: each probe starts after the one before it ended, never beside it.
         assert earlier.finished_mono is not None and later.arrival_mono > earlier.finished_mono

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +63,14 @@ class Tab:
         found = re.search(pattern, self.screen())
         assert found, self.screen()
         return found
+
+    def wait_until(self, condition: Callable[[], bool], limit_s: float = 60.0) -> None:
+        """Let the browser run until `condition` (of this process) holds; fails after
+        `limit_s`."""
+        deadline = time.monotonic() + limit_s
+        while not condition():
+            assert time.monotonic() < deadline, "condition not reached"
+            self.page.wait_for_timeout(50)
 
     def press(self, key: str) -> None:
         """Type `key` into the terminal, as a user would."""
