@@ -13,11 +13,11 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from web_helpers import CHROMIUM, Tab, open_tab
+from web_helpers import CHROMIUM, Web
 
 from specmon.sim import SimConfig, SimThread
 
@@ -51,19 +51,6 @@ def sims() -> Iterator[tuple[SimThread, SimThread]]:
     config = SimConfig()
     with SimThread(config) as spec, SimThread(replace(config, speculative_algorithm=None)) as base:
         yield spec, base
-
-
-@dataclass
-class Web:
-    """A running `specmon web`."""
-
-    process: subprocess.Popen[str]
-    url: str
-    db: Path
-
-    def tab(self, browser: object) -> Tab:
-        """A new browser tab on it."""
-        return open_tab(browser, self.url)
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 
 import psutil
-from conftest import Web
+from web_helpers import Web
 
 from specmon.sim import SimThread
 from specmon.sim.record import EmittedRequest

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -85,3 +87,16 @@ def open_tab(browser: Any, url: str) -> Tab:
     page.route(re.compile(r"^https?://(?!127\.0\.0\.1[:/]).*"), lambda route: route.abort())
     page.goto(url)
     return Tab(page)
+
+
+@dataclass
+class Web:
+    """A running `specmon web`."""
+
+    process: subprocess.Popen[str]
+    url: str
+    db: Path
+
+    def tab(self, browser: object) -> Tab:
+        """A new browser tab on it."""
+        return open_tab(browser, self.url)
