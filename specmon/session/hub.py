@@ -128,7 +128,7 @@ class Hub:
         match request:
             case {"op": "bench", "kind": str(kind), "url": str(url), "origin": origin,
                   "label": label} if url in (config.url, config.baseline_url):  # fmt: skip
-                feed.start_bench(SnapshotKind(kind),  url,
+                feed.start_bench(SnapshotKind(kind), url,
                                  BaselineOrigin(origin) if origin is not None else None,
                                  label if isinstance(label, str) else None)  # fmt: skip
             case {"op": "cancel"}:
