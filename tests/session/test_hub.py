@@ -124,8 +124,10 @@ async def test_a_request_no_tab_sends_drops_only_that_tab(hub: Hub) -> None:
     rogue = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     rogue.setblocking(False)
     await asyncio.get_running_loop().sock_connect(rogue, str(hub.path))
-    body = (b'{"op": "bench", "kind": "baseline", "url": "http://elsewhere:1", "origin": null, '
-            b'"label": null}')
+    body = (
+        b'{"op": "bench", "kind": "baseline", "url": "http://elsewhere:1", "origin": null, '
+        b'"label": null}'
+    )
     await asyncio.get_running_loop().sock_sendall(rogue, struct.pack(">I", len(body)) + body)
     await until(lambda: hub.subscribed == 2 and len(hub._tabs) == 1)
     rogue.close()
