@@ -29,6 +29,7 @@ def test_every_headless_module_imports_without_textual_or_rich() -> None:
     assert "specmon.cli.bench" in HEADLESS
     assert "specmon.sources.sampler" in HEADLESS
     assert {"specmon.cli.whatif", "specmon.session.whatif", "specmon.whatif_text"} <= set(HEADLESS)
+    assert {"specmon.session.feed", "specmon.session.hub", "specmon.cli.web"} <= set(HEADLESS)
 
 
 def test_the_cli_loads_textual_only_for_the_dashboard() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from specmon.cli.common import add_connection, positive_int, seconds, tokens
 from specmon.config import (
@@ -19,13 +20,25 @@ from specmon.sources.http import Target, load_api_key
 from specmon.store import Store, default_db_path
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+def add_arguments(
+    parser: argparse.ArgumentParser, *, command: bool = False
+) -> list[argparse.Action]:
     """The dashboard's options, on the top-level parser (no value means "not given").
 
-    Returns them: a command may take some of them too (`common.takes`), given before or after it.
+    Args:
+        parser: The top-level parser, or a command's that serves the dashboard (`web`).
+        command: On a command's parser: not given there leaves what was given before it.
+
+    Returns:
+        Them: a command may take some of them too (`common.takes`), given before or after it.
     """
-    group = parser.add_argument_group("live dashboard (the default command)")
-    add = group.add_argument
+    group = parser.add_argument_group("live dashboard" + ("" if command else
+                                                          " (the default command)"))  # fmt: skip
+    default = argparse.SUPPRESS if command else None
+
+    def add(*flags: str, **kwargs: Any) -> argparse.Action:
+        return group.add_argument(*flags, **{"default": default, **kwargs})
+
     return [
         add("--host", help=SETTINGS["host"][1]),
         add("--port", type=positive_int, help=SETTINGS["port"][1]),
@@ -38,7 +51,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> list[argparse.Action]:
             "--no-probe",
             dest="probe",
             action="store_false",
-            default=None,
             help="do not send probe requests (server figures only)",
         ),
         add("--baseline-runs", type=positive_int, metavar="N", help=SETTINGS["baseline_runs"][1]),
@@ -52,7 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> list[argparse.Action]:
             help=f"TOML settings file (default {default_config_path()} if present); "
             "flags > SPECMON_* environment > file",
         ),
-        *add_connection(parser, top_level=True),
+        *add_connection(parser, top_level=not command, defaults=False),
     ]
 
 
