@@ -114,14 +114,16 @@ def apply_shared(
 
 
 def add_connection(
-    parser: argparse.ArgumentParser, *, top_level: bool = False
+    parser: argparse.ArgumentParser, *, top_level: bool = False, default: Any = None
 ) -> list[argparse.Action]:
     """The options of every command that talks to a server; returns them.
 
     On the top-level parser unset options stay None: for the dashboard, a config file or the
     environment can set them; for a command, it takes them with their defaults (`takes`).
+    `top_level` with `default=argparse.SUPPRESS` is for a command that reads them as the
+    dashboard does (the caller declares them with `takes`).
     """
-    default = None if top_level else argparse.SUPPRESS
+    default = default if top_level else argparse.SUPPRESS
     group = parser.add_argument_group("connection")
     actions = [
         group.add_argument(

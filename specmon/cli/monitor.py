@@ -5,31 +5,50 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
-from specmon.cli.common import add_connection, positive_int, seconds, tokens
+from specmon.cli.common import add_connection, positive_int, seconds, takes, tokens
 from specmon.config import (
     SETTINGS,
+    TARGETS,
     MonitorConfig,
     Targets,
     default_config_path,
     load_config,
 )
-from specmon.errors import SpecmonError
+from specmon.errors import SpecmonError, TargetError
 from specmon.sources.http import Target, load_api_key
 from specmon.store import Store, default_db_path
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+def add_arguments(
+    parser: argparse.ArgumentParser, *, command: bool = False
+) -> list[argparse.Action]:
     """The dashboard's options, on the top-level parser (no value means "not given").
 
     Returns them: a command may take some of them too (`common.takes`), given before or after it.
+    With `command`, on a command's parser that watches servers as the dashboard does (the
+    exporter): not given there they stay unset, and the config file and environment decide.
     """
-    group = parser.add_argument_group("live dashboard (the default command)")
-    add = group.add_argument
-    return [
+    default = argparse.SUPPRESS if command else None
+    group = parser.add_argument_group(
+        "servers and settings (as the dashboard's)" if command
+        else "live dashboard (the default command)"
+    )  # fmt: skip
+
+    def add(*names: str, **kwargs: Any) -> argparse.Action:
+        kwargs.setdefault("default", default)
+        return group.add_argument(*names, **kwargs)
+
+    actions = [
         add("--host", help=SETTINGS["host"][1]),
         add("--port", type=positive_int, help=SETTINGS["port"][1]),
-        add("--url", help=SETTINGS["url"][1]),
+        add(
+            "--url",
+            action="append",
+            help=SETTINGS["url"][1] + "; repeat it to watch "
+            "several servers (or list them as [[targets]] in the config file)",
+        ),
         add("--baseline-url", metavar="URL", help=SETTINGS["baseline_url"][1]),
         add("--interval", type=seconds, metavar="S", help=SETTINGS["interval"][1]),
         add("--probe-every", type=seconds, metavar="S", help=SETTINGS["probe_every"][1]),
@@ -38,13 +57,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> list[argparse.Action]:
             "--no-probe",
             dest="probe",
             action="store_false",
-            default=None,
             help="do not send probe requests (server figures only)",
         ),
         add("--baseline-runs", type=positive_int, metavar="N", help=SETTINGS["baseline_runs"][1]),
         add("--max-age", type=seconds, metavar="S", help=SETTINGS["max_age"][1]),
         add("--gpu-metrics", metavar="URL", help=SETTINGS["gpu_metrics"][1]),
-        add("--theme", help=SETTINGS["theme"][1] + "; t cycles themes"),
         add("--db", metavar="PATH", help=f"snapshot store (default {default_db_path()})"),
         add(
             "--config",
@@ -52,13 +69,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> list[argparse.Action]:
             help=f"TOML settings file (default {default_config_path()} if present); "
             "flags > SPECMON_* environment > file",
         ),
-        *add_connection(parser, top_level=True),
     ]
+    if not command:
+        actions.append(add("--theme", help=SETTINGS["theme"][1] + "; t cycles themes"))
+    actions += add_connection(parser, top_level=True, default=default)
+    if command:
+        takes(parser, **{action.dest: None for action in actions})
+    return actions
 
 
 def config_from_args(args: argparse.Namespace) -> MonitorConfig:
-    """Merge the flags the user gave with the environment and the config file."""
-    flags = {name: getattr(args, name, None) for name in SETTINGS}
+    """Merge the flags the user gave with the environment and the config file.
+
+    Raises:
+        TargetError: A bad value, or several --url with --baseline-url or --host/--port.
+    """
+    flags: dict[str, Any] = {name: getattr(args, name, None) for name in SETTINGS}
+    urls: list[str] = flags.pop("url") or []
+    if urls and (args.host is not None or args.port is not None):
+        raise TargetError("give either --url or --host/--port, not both")
+    if len(urls) > 1:
+        if args.baseline_url is not None:
+            raise TargetError("--baseline-url names one server's baseline server: with several "
+                              "--url, give each its baseline_url in the config file's "
+                              "[[targets]]")  # fmt: skip
+        flags[TARGETS] = [{"url": url} for url in urls]
+    elif urls:
+        flags["url"] = urls[0]
     return load_config(flags, config_path=args.config)
 
 
@@ -67,6 +104,9 @@ def run(args: argparse.Namespace) -> int:
     from specmon.ui.app import SpecmonApp  # Textual loads only for the dashboard
 
     config = config_from_args(args)
+    if config.fleet:
+        raise TargetError("the dashboard watches one server; several (--url repeated, "
+                          "[[targets]]) are served by `specmon exporter`")  # fmt: skip
     targets = targets_of(config)
     store = open_store_or_warn(config.db)
     try:

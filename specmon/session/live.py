@@ -171,10 +171,14 @@ class LiveState:
         self.log(wall, "info", f"baseline #{snapshot.id} ({snapshot.url}): {speed}, "
                  f"{origin.value}")  # fmt: skip
 
+    def recent(self) -> Pooled:
+        """The recent probes pooled: what "now" is in the comparison (and the exporter's)."""
+        return pool([p.figures for p in self.probes])
+
     def view(self, now_wall: float, stale_after: float) -> View:
         """Build the View of this moment (`stale_after`: seconds before a reading is stale)."""
         missing: list[tuple[str, str]] = []
-        recent = pool([p.figures for p in self.probes])
+        recent = self.recent()
         validity = self.baseline.validity(
             self.server.info, now_wall, gpu_state(list(self.recent_telemetry))
         )
