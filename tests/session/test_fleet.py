@@ -51,8 +51,8 @@ def test_a_down_server_sorts_on_top_with_its_reason() -> None:
 
         asyncio.run(run())
     rows = worst_first(fleet_row(s.target.label, s.view()) for s in sessions)
-    assert [r.label for r in rows][0] == "down"
     top = rows[0]
+    assert top.label == "down"
     assert top.rank == Rank.DOWN and top.state == "down"
     assert "refused" in top.reason.lower() or "connect" in top.reason.lower()
     assert top.decode_tok_s is None and top.title is None  # missing is None, never 0
