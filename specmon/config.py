@@ -50,6 +50,8 @@ class FleetTarget:
     """Its non-speculative twin, for its baselines."""
     name: str | None = None
     """A short name to show instead of the URL."""
+    gpu_metrics: str | None = None
+    """A DCGM-style endpoint for its GPUs, instead of the `gpu_metrics` setting."""
 
     @property
     def label(self) -> str:
@@ -159,8 +161,9 @@ SETTINGS: dict[str, tuple[Callable[[Any], Any], str]] = {
 
 
 TARGETS = "targets"
-"""The config file's `[[targets]]` array of tables (`url`, `baseline_url`, `name` each)."""
-TARGET_KEYS = ("url", "baseline_url", "name")
+"""The config file's `[[targets]]` array of tables (`url`, `baseline_url`, `name`,
+`gpu_metrics` each)."""
+TARGET_KEYS = ("url", "baseline_url", "name", "gpu_metrics")
 
 
 def read_file(path: Path, *, required: bool) -> dict[str, Any]:
@@ -218,7 +221,7 @@ def _parse_targets(layer: str, raw: Any) -> tuple[FleetTarget, ...]:
             url = normalise_url(values["url"])
             baseline = values.get("baseline_url")
             target = FleetTarget(url, normalise_url(baseline) if baseline else None,
-                                 values.get("name"))  # fmt: skip
+                                 values.get("name"), values.get("gpu_metrics"))  # fmt: skip
         except (ValueError, TargetError) as exc:
             raise TargetError(f"{where}: {exc}") from None
         if target.baseline_url == url:

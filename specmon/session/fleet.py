@@ -77,7 +77,8 @@ class TargetSession:
         self.live = LiveState(target.url, self.probe_protocol, max_age_s=config.max_age,
                               probe_every=config.probe_every)  # fmt: skip
         self.live.probe_enabled = config.probe
-        self.watch = Watch(self.server, interval=config.interval, gpu_metrics=config.gpu_metrics,
+        gpu_metrics = target.gpu_metrics or config.gpu_metrics
+        self.watch = Watch(self.server, interval=config.interval, gpu_metrics=gpu_metrics,
                            wall=wall, clock=clock, sleep=sleep)  # fmt: skip
         self.probe_listeners: list[Callable[[ProbeOutcome], object]] = []
         """Called with every finished probe (the exporter's cycle histogram)."""

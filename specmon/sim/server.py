@@ -16,10 +16,13 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from specmon.agent import CONTENT_TYPE as AGENT_CONTENT_TYPE
+from specmon.agent import render_metrics
 from specmon.sim import llamacpp, serverinfo, vllm
 from specmon.sim.config import Flavor, SimConfig
 from specmon.sim.engine import Engine, EngineHooks, SimRequest
 from specmon.sim.faults import Faults, intercept, rewrite_metrics, trickle
+from specmon.sim.gpus import simulated_telemetry
 from specmon.sim.metrics import CONTENT_TYPE_OPENMETRICS, CONTENT_TYPE_TEXT
 from specmon.sim.native import handle_generate
 from specmon.sim.observe import Observer
@@ -248,6 +251,14 @@ class SimServer:
     # ------------------------------------------------------------------ routes
 
     def _add_routes(self, app: web.Application, state: SimState) -> None:
+        if state.config.gpus:
+
+            async def gpu_metrics(_: web.Request) -> web.StreamResponse:
+                telemetry = simulated_telemetry(state.config.gpus, state.engine.busy)
+                return web.Response(body=render_metrics(telemetry),
+                                    headers={"Content-Type": AGENT_CONTENT_TYPE})  # fmt: skip
+
+            app.router.add_get("/gpu-metrics", gpu_metrics)
         if state.vllm is not None:
             vllm.add_routes(app, state, state.vllm)
             return
