@@ -8,6 +8,7 @@ statuses and break streams (`faults`).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 import secrets
 import ssl
@@ -252,9 +253,11 @@ class SimServer:
 
     def _add_routes(self, app: web.Application, state: SimState) -> None:
         if state.config.gpus:
+            readings = itertools.count()
 
             async def gpu_metrics(_: web.Request) -> web.StreamResponse:
-                telemetry = simulated_telemetry(state.config.gpus, state.engine.busy)
+                busy = state.engine.busy
+                telemetry = simulated_telemetry(state.config.gpus, busy, next(readings))
                 return web.Response(body=render_metrics(telemetry),
                                     headers={"Content-Type": AGENT_CONTENT_TYPE})  # fmt: skip
 
