@@ -104,13 +104,17 @@ def run(args: argparse.Namespace) -> int:
     from specmon.ui.app import SpecmonApp  # Textual loads only for the dashboard
 
     config = config_from_args(args)
-    if config.fleet:
-        raise TargetError("the dashboard watches one server; several (--url repeated, "
-                          "[[targets]]) are served by `specmon exporter`")  # fmt: skip
     targets = targets_of(config)
     store = open_store_or_warn(config.db)
     try:
-        SpecmonApp(config, targets, store).run()
+        if config.fleet:
+            from specmon.session.fleet import Fleet, TargetSession
+            from specmon.ui.fleet_app import FleetApp
+
+            fleet = Fleet([TargetSession(t, targets.server, config, store) for t in config.targets])
+            FleetApp(config, fleet, store).run()
+        else:
+            SpecmonApp(config, targets, store).run()
     finally:
         if store is not None:
             store.close()

@@ -80,6 +80,8 @@ class TargetSession:
         gpu_metrics = target.gpu_metrics or config.gpu_metrics
         self.watch = Watch(self.server, interval=config.interval, gpu_metrics=gpu_metrics,
                            wall=wall, clock=clock, sleep=sleep)  # fmt: skip
+        self.hold_probes: Callable[[], bool] = lambda: False
+        """Also pauses the probe (the dashboard's bench on this very server)."""
         self.probe_listeners: list[Callable[[ProbeOutcome], object]] = []
         """Called with every finished probe (the exporter's cycle histogram)."""
         self.probes_ok = 0
@@ -106,12 +108,12 @@ class TargetSession:
                     self.watch.probe(
                         tokens=self.config.probe_tokens,
                         every=self.config.probe_every,
-                        paused=lambda: self.live.probe_paused,
+                        paused=lambda: self.live.probe_paused or self.hold_probes(),
                         done=self.on_probe,
                         failed=self.on_probe_failed,
                     )
                 )
-            self._follow_baseline_server()
+            self.follow_baseline_server()
 
     def view(self) -> View:
         """The dashboard's View of this server now."""
@@ -178,7 +180,7 @@ class TargetSession:
         current = self.live.baseline.snapshot
         if found is not None and (current is None or found.id != current.id):
             self.live.set_baseline(self.wall(), found, BaselineOrigin.STORE)
-            self._follow_baseline_server()
+            self.follow_baseline_server()
             return
         validity = self.live.baseline.validity(info, self.wall(), None)
         if validity is not None and validity.valid:
@@ -207,12 +209,13 @@ class TargetSession:
             self.live.log(self.wall(), "error", f"baseline failed: {exc}")
         else:
             self.live.set_baseline(self.wall(), saved, BaselineOrigin.BASELINE_SERVER)
-            self._follow_baseline_server()
+            self.follow_baseline_server()
         finally:
             self._bench = None
 
-    def _follow_baseline_server(self) -> None:
-        """Sample the baseline's server when it is another one (for its restarts)."""
+    def follow_baseline_server(self) -> None:
+        """Sample the baseline's server when it is another one (for its restarts); again after
+        a new baseline names another server."""
         url = self.live.baseline.server_url or self.target.baseline_url
         if url == self.url:
             url = None

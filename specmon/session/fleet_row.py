@@ -50,10 +50,10 @@ class FleetRow:
     """now / base − 1 of the comparison, whether or not its baseline applies (`baseline`)."""
     verdict: Verdict | None
     baseline: str
-    """"none", "✓", "? unverified: …" or "✗ reasons" (`wording.validity_mark`)."""
+    """"none", "✓", "? unverified" or "✗ stale" (the reasons are in `reason`)."""
     baseline_valid: bool | None
     gpu: str | None
-    """The GPU verdict line, or why there are no GPU readings."""
+    """The worst GPU in a few words, or why there are no GPU readings."""
     gpu_warn: bool
     rank: Rank
 
@@ -64,6 +64,7 @@ def fleet_row(label: str, view: View) -> FleetRow:
     comparison = baseline.comparison
     validity = baseline.validity
     mark = validity_mark(validity) if baseline.present else None
+    short = {"✓": "✓", "?": "? unverified", "✗": "✗ stale"}.get(mark[0]) if mark else None
     probe_failing = view.decode.probe_state.startswith("failing: ")
     rank, reason = _rank(view, probe_failing)
     return FleetRow(
@@ -78,9 +79,9 @@ def fleet_row(label: str, view: View) -> FleetRow:
         cycle_ms=spec.cycle_ms,
         speedup=comparison.speedup.value if comparison else None,
         verdict=comparison.verdict if comparison else None,
-        baseline=mark or "none",
+        baseline=short or ("—" if baseline.present else "none"),
         baseline_valid=validity.valid if validity is not None and baseline.present else None,
-        gpu=view.gpus.summary or view.gpus.unavailable,
+        gpu=view.gpus.worst or view.gpus.unavailable,
         gpu_warn=view.gpus.warn,
         rank=rank,
     )
@@ -89,7 +90,7 @@ def fleet_row(label: str, view: View) -> FleetRow:
 def _rank(view: View, probe_failing: bool) -> tuple[Rank, str]:
     identity, baseline = view.identity, view.baseline
     if identity.state == "down":
-        return Rank.DOWN, identity.state_detail or "no answer"
+        return Rank.DOWN, _without_url(identity.state_detail, identity.url) or "no answer"
     if identity.state == "connecting":
         return Rank.CONNECTING, "no answer yet"
     if identity.state == "stale":
@@ -118,3 +119,12 @@ def worst_first(rows: Iterable[FleetRow]) -> list[FleetRow]:
         rows,
         key=lambda r: (r.rank, r.speedup if r.speedup is not None else float("inf"), r.label),
     )
+
+
+def _without_url(error: str, url: str) -> str:
+    """ "connection refused (…)" of "http://host:8000/server_info: connection refused (…)": the
+    row names the server already."""
+    if error.startswith(url):
+        _, sep, rest = error.partition(": ")
+        return rest if sep else error
+    return error

@@ -13,7 +13,7 @@ from collections import Counter, deque
 from dataclasses import dataclass
 
 from specmon.analysis.comparison import Comparison
-from specmon.analysis.gpus import gpu_line, gpu_state, gpu_verdict
+from specmon.analysis.gpus import gpu_line, gpu_state, gpu_verdict, gpu_worst
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.validity import Validity
 from specmon.model import (
@@ -340,6 +340,7 @@ class LiveState:
             lines=tuple(gpu_line(g) for g in t.gpus),
             util_history=tuple(tuple(self.gpu_util.get(g.index, ())) for g in t.gpus),
             host=_host_line(t),
+            worst=gpu_worst(t),
         )
 
     def _server(self, missing: list[tuple[str, str]]) -> ServerView:

@@ -34,8 +34,7 @@ def test_targets_from_the_config_file(tmp_path: Path) -> None:
          "--baseline-url names one server's baseline server: with several --url"),
         (["exporter", "--any-target"], "--any-target is for /probe?target=URL"),
         (["exporter", "--url", "a:1", "--port", "3"], "give either --url or --host/--port"),
-        (["--url", "a:1", "--url", "b:1"], "several (--url repeated, [[targets]]) are served "
-         "by `specmon exporter`"),
+        (["--url", "a:1", "--url", "b:1", "--baseline-url", "c:1"], "with several --url"),
     ],
 )  # fmt: skip
 def test_bad_combinations_are_one_line(

@@ -1,0 +1,142 @@
+"""The dashboard of several servers: the fleet table first, Enter opens one server's dashboard.
+
+`FleetApp` is the single-server `SpecmonApp` with its own sampling and probing replaced by a
+`Fleet` of sessions (session/fleet.py) run in one worker. The dashboard below the fleet table
+shows the chosen server's session: its `LiveState` is the app's, so every panel and key (b, s,
+c, p, i, ?) works on it as on a lone server; Esc, with nothing to cancel, goes back to the table.
+Each tick the app builds every server's row and hands them to the table by message.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+from textual import events, work
+
+from specmon.config import MonitorConfig, Targets
+from specmon.session.fleet import Fleet, TargetSession
+from specmon.session.fleet_row import fleet_row, worst_first
+from specmon.store import Store
+from specmon.ui.app import SpecmonApp
+from specmon.ui.messages import FleetRowsReady
+from specmon.ui.screens.fleet import FleetScreen
+
+DASHBOARD_ACTIONS = frozenset(
+    {"baseline", "snapshot", "compare", "toggle_probe", "diagnostics", "cancel_bench"}
+)
+"""Keys of one server's dashboard: on the fleet table they would act on a server not shown."""
+
+
+class FleetApp(SpecmonApp):
+    """specmon's dashboard of several servers."""
+
+    def __init__(
+        self,
+        config: MonitorConfig,
+        fleet: Fleet,
+        store: Store | None,
+        *,
+        start_workers: bool = True,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        """Args:
+        config: The merged configuration (`config.fleet`: the servers).
+        fleet: A session per server, built with the same config and store.
+        store: The snapshot store; None runs without saving.
+        start_workers: Run the fleet on mount (tests feed the sessions instead).
+        wall: Wall clock.
+        """
+        self.fleet = fleet
+        self.fleet_config = config
+        first = fleet.sessions[0]
+        super().__init__(self._config_of(first), self._targets_of(first), store,
+                         start_workers=start_workers, wall=wall)  # fmt: skip
+        self.session = first
+        self._select(first)
+        for session in fleet.sessions:
+            session.hold_probes = self._holder(session)
+
+    def _config_of(self, session: TargetSession) -> MonitorConfig:
+        return replace(self.fleet_config, url=session.url,
+                       baseline_url=session.target.baseline_url, fleet=())  # fmt: skip
+
+    @staticmethod
+    def _targets_of(session: TargetSession) -> Targets:
+        baseline = session.target.baseline_url
+        return Targets(session.server, replace(session.server, url=baseline) if baseline else None)
+
+    def _holder(self, session: TargetSession) -> Callable[[], bool]:
+        """Whether the dashboard's bench runs on this session's server (its probe waits)."""
+        return lambda: (
+            self.session is session
+            and self._bench_on_server
+            and bool(self.workers_in_group("bench"))
+        )
+
+    def _select(self, session: TargetSession) -> None:
+        """The dashboard shows this server from now on."""
+        self.session = session
+        self.config = self._config_of(session)
+        self.targets = self._targets_of(session)
+        self.live = session.live
+        self.watched = session.watch
+        self._looked_up_baseline = True  # the session looks its baselines up itself
+        self._last_view = None
+
+    def on_mount(self) -> None:
+        """The fleet table on top of the dashboard; rows every sampling interval."""
+        self.push_screen(FleetScreen(len(self.fleet.sessions)), self._open)
+        self.set_interval(max(self.fleet_config.interval, 1.0), self.tick)
+        self.call_after_refresh(self.tick)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Under the fleet table only the dashboard's size classes follow (its panels are not
+        on screen to be laid out)."""
+        if isinstance(self.screen, FleetScreen):
+            self._size_classes(event.size.height)
+            event.prevent_default()
+
+    def _start_workers(self) -> None:
+        self._run_fleet()
+
+    @work(group="fleet", exit_on_error=False)
+    async def _run_fleet(self) -> None:
+        await self.fleet.run()
+
+    def _follow_baseline_server(self) -> None:
+        self.session.follow_baseline_server()
+
+    def tick(self) -> None:
+        """Hand the table every server's row, and the dashboard its server's View."""
+        rows = worst_first(fleet_row(s.target.label, s.view()) for s in self.fleet.sessions)
+        if isinstance(self.screen, FleetScreen):
+            self.screen.post_message(FleetRowsReady(tuple(rows)))
+            return
+        info = self.live.server.info
+        if info is not None:
+            self._maybe_take_waited_baseline(info)
+        self.refresh_view()
+
+    def _open(self, url: str | None) -> None:
+        session = self.fleet.get(url) if url else None
+        if session is None:
+            return
+        if session is not self.session:
+            self._select(session)
+        self.refresh_view()
+
+    def action_cancel_bench(self) -> None:
+        """Esc: cancel a bench or stop waiting, as on a lone server; else back to the table."""
+        if self.live.baseline.waiting or self.workers_in_group("bench"):
+            super().action_cancel_bench()
+            return
+        self.push_screen(FleetScreen(len(self.fleet.sessions)), self._open)
+        self.tick()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """On the fleet table the keys of one server's dashboard do nothing."""
+        if isinstance(self.screen, FleetScreen) and action in DASHBOARD_ACTIONS:
+            return False
+        return super().check_action(action, parameters)
