@@ -5,6 +5,8 @@ server's dashboard, whose keys work on it; Esc goes back."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from conftest import (
@@ -15,6 +17,7 @@ from conftest import (
     server_info,
     server_metrics,
 )
+from live_helpers import until
 from replay import replay_probe
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
@@ -24,7 +27,9 @@ from specmon.config import FleetTarget, MonitorConfig
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.fleet import Fleet, TargetSession
 from specmon.session.watch import ProbeOutcome
+from specmon.sim import SimConfig, SimThread
 from specmon.sources.http import Target
+from specmon.store import Store
 from specmon.ui.fleet_app import FleetApp
 from specmon.ui.screens.fleet import FleetScreen
 from specmon.ui.widgets.identity_bar import IdentityBar
@@ -143,3 +148,37 @@ async def test_enter_opens_a_server_and_esc_goes_back() -> None:
         await pilot.pause()
         assert isinstance(app.screen, FleetScreen)
         assert app.screen.rows[0].label == "gpu-box-01"
+
+
+async def test_live_fleet_and_b_on_a_chosen_server(tmp_path: Path) -> None:
+    """Two simulated servers, each with its plain twin: rows go live, Enter opens one, `b` there
+    takes its baseline from its own baseline server, and the table then shows its speedup."""
+    fast = SimConfig(plain_step_ms=4.0, cycle_ms=7.0, accept_length=2.1, ttft_ms=5.0, seed=11)
+    with (
+        SimThread(fast) as a, SimThread(replace(fast, tp_size=4)) as b,
+        SimThread(replace(fast, tp_size=4, speculative_algorithm=None)) as b_plain,
+        Store(tmp_path / "db") as store,
+    ):  # fmt: skip
+        targets = (FleetTarget(a.url, name="a"), FleetTarget(b.url, b_plain.url, "b"))
+        config = MonitorConfig(url=a.url, interval=0.2, probe_every=0.2, probe_tokens=120,
+                               baseline_runs=3, fleet=targets)  # fmt: skip
+        fleet = Fleet([TargetSession(t, Target(t.url), config, store) for t in targets])
+        app = FleetApp(config, fleet, store)
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = app.screen
+            assert isinstance(screen, FleetScreen)
+            await until(pilot, lambda: len(screen.rows) == 2
+                        and all(r.state == "live" and r.decode_tok_s for r in screen.rows))  # fmt: skip
+            index = [r.label for r in screen.rows].index("b")
+            await pilot.press(*["down"] * index, "enter")
+            await until(pilot, lambda: not isinstance(app.screen, FleetScreen))
+            assert app.config.url == b.url and app.config.baseline_url == b_plain.url
+            await pilot.press("b")
+            await until(pilot, lambda: fleet.sessions[1].live.baseline.snapshot is not None)
+            assert fleet.sessions[0].live.baseline.snapshot is None
+            await pilot.press("escape")
+            await until(pilot, lambda: isinstance(app.screen, FleetScreen) and any(
+                r.label == "b" and r.speedup is not None for r in app.screen.rows))  # fmt: skip
+        emitted = [r for r in b_plain.server.emitted if r.max_new_tokens == 120]
+        assert len(emitted) == 4  # the warm-up and three runs, at b's own baseline server
+        assert not [r for r in a.server.emitted if r.max_new_tokens != 120]
