@@ -167,8 +167,12 @@ async def test_live_fleet_and_b_on_a_chosen_server(tmp_path: Path) -> None:
         async with app.run_test(size=(80, 24)) as pilot:
             screen = app.screen
             assert isinstance(screen, FleetScreen)
-            await until(pilot, lambda: len(screen.rows) == 2
-                        and all(r.state == "live" and r.decode_tok_s for r in screen.rows))  # fmt: skip
+
+            def both_live() -> bool:
+                rows = screen.rows
+                return len(rows) == 2 and all(r.state == "live" and r.decode_tok_s for r in rows)
+
+            await until(pilot, both_live)
             index = [r.label for r in screen.rows].index("b")
             await pilot.press(*["down"] * index, "enter")
             await until(pilot, lambda: not isinstance(app.screen, FleetScreen))
