@@ -1,11 +1,13 @@
-"""The fleet's own cost: `specmon exporter` watching 16 simulated servers with 8 simulated GPUs
-each at 1 Hz, side by side in one run with the single-server dashboard watching one of them.
+"""The fleet's own cost: the fleet dashboard and `specmon exporter`, each watching 16 simulated
+servers with 8 simulated GPUs each at 1 Hz, side by side in one run with the single-server
+dashboard watching one of them.
 
 The simulators run in a helper process of their own (their CPU is not the monitors'); each
-serves its 8 GPUs at `/gpu-metrics` in dcgm-exporter's names. The exporter samples every target's
-server info (5 s), /metrics and GPUs (1 s) and probes each every 10 s; a scrape of its /metrics
-every 15 s stands for Prometheus. The dashboard runs in a detached tmux at 80x24, as
-benchmarks/overhead.py runs it. Both are measured over the same window after a warm-up.
+serves its 8 GPUs at `/gpu-metrics` in dcgm-exporter's names. Every monitor samples each
+target's server info (5 s), /metrics and GPUs (1 s) and probes it every 10 s; a scrape of the
+exporter's /metrics every 15 s stands for Prometheus. The dashboards run in detached tmux
+sessions at 80x24, as benchmarks/overhead.py runs them. All three are measured over the same
+window after a warm-up.
 
     python benchmarks/fleet_overhead.py --targets 16 --gpus 8 --seconds 60 --rounds 2
 
@@ -68,16 +70,23 @@ def one_round(urls: list[str], tmp: Path, seconds: float, round_: int) -> dict[s
     metrics_url = exporter.stdout.readline().split()[3]
     session = f"fleet-overhead-{os.getpid()}-{round_}"
     tmux = ["tmux", "-L", session]
-    argv = command(Config("specmon", (80, 24), True), urls[0], None, str(tmp / f"d-{round_}.db"))
-    argv += ["--gpu-metrics", f"{urls[0]}/gpu-metrics"]
-    subprocess.run([*tmux, "new-session", "-d", "-s", session, "-x", "80", "-y", "24",
-                    " ".join(argv)], check=True)  # fmt: skip
+    single = command(Config("specmon", (80, 24), True), urls[0], None, str(tmp / f"d{round_}.db"))
+    single += ["--gpu-metrics", f"{urls[0]}/gpu-metrics"]
+    fleet = [sys.executable, "-m", "specmon", "--config", str(toml), "--db",
+             str(tmp / f"f{round_}.db")]  # fmt: skip
+    panes = {}
+    for name, argv in (("single", single), ("fleet", fleet)):
+        new = "new-session" if not panes else "new-window"
+        where = ["-s", session] if not panes else ["-t", session]
+        size = ["-x", "80", "-y", "24"] if not panes else []  # a window takes its session's
+        # No output captured: the tmux server would hold the pipe open, and the run never end.
+        subprocess.run([*tmux, new, "-d", *where, *size, " ".join(argv)], check=True)
+        listed = [*tmux, "list-panes", "-s", "-t", session, "-F", "#{pane_pid}"]
+        pids = subprocess.run(listed, capture_output=True, text=True, check=True).stdout.split()
+        panes[name] = psutil.Process(int(pids[-1]))
     try:
-        panes = [*tmux, "list-panes", "-t", session, "-F", "#{pane_pid}"]
-        pane = psutil.Process(int(subprocess.run(panes, capture_output=True, text=True,
-                                                 check=True).stdout))  # fmt: skip
         time.sleep(WARMUP_S)
-        processes = {"exporter": psutil.Process(exporter.pid), "dashboard": pane}
+        processes = {"exporter": psutil.Process(exporter.pid), **panes}
         start = {name: cpu_s(p) for name, p in processes.items()}
         peak = dict.fromkeys(processes, 0.0)
         t0 = next_scrape = time.monotonic()
@@ -132,9 +141,10 @@ def main() -> int:
           f"{args.seconds:g} s × {args.rounds} rounds (medians)\n")  # fmt: skip
     print("| monitor | watches | CPU s/min | % of one core | peak RSS MiB |")
     print("|---|---|---|---|---|")
-    for name, watches in (("exporter", f"{args.targets} servers × {args.gpus} GPUs"),
-                          ("dashboard (80x24)", f"1 server × {args.gpus} GPUs")):  # fmt: skip
-        key = name.split()[0]
+    fleet = f"{args.targets} servers × {args.gpus} GPUs"
+    for name, watches in (("fleet dashboard (80x24)", fleet), ("exporter", fleet),
+                          ("single dashboard (80x24)", f"1 server × {args.gpus} GPUs")):  # fmt: skip
+        key = name.split()[0]  # fleet, exporter, single
         cpu = statistics.median(r[f"{key} cpu"] for r in rounds)
         rss = statistics.median(r[f"{key} rss"] for r in rounds)
         print(f"| {name} | {watches} | {cpu:.2f} | {cpu / 60:.1%} | {rss:.0f} |")
