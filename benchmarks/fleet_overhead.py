@@ -141,9 +141,13 @@ def main() -> int:
           f"{args.seconds:g} s × {args.rounds} rounds (medians)\n")  # fmt: skip
     print("| monitor | watches | CPU s/min | % of one core | peak RSS MiB |")
     print("|---|---|---|---|---|")
-    fleet = f"{args.targets} servers × {args.gpus} GPUs"
-    for name, watches in (("fleet dashboard (80x24)", fleet), ("exporter", fleet),
-                          ("single dashboard (80x24)", f"1 server × {args.gpus} GPUs")):  # fmt: skip
+    fleet, one = f"{args.targets} servers × {args.gpus} GPUs", f"1 server × {args.gpus} GPUs"
+    rows = (
+        ("fleet dashboard (80x24)", fleet),
+        ("exporter", fleet),
+        ("single dashboard (80x24)", one),
+    )
+    for name, watches in rows:
         key = name.split()[0]  # fleet, exporter, single
         cpu = statistics.median(r[f"{key} cpu"] for r in rounds)
         rss = statistics.median(r[f"{key} rss"] for r in rounds)
