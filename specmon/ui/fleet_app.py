@@ -110,8 +110,8 @@ class FleetApp(SpecmonApp):
 
     def tick(self) -> None:
         """Hand the table every server's row, and the dashboard its server's View."""
-        rows = worst_first(fleet_row(s.target.label, s.view()) for s in self.fleet.sessions)
         if isinstance(self.screen, FleetScreen):
+            rows = worst_first(fleet_row(s.target.label, s.view()) for s in self.fleet.sessions)
             self.screen.post_message(FleetRowsReady(tuple(rows)))
             return
         info = self.live.server.info
