@@ -28,7 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Live monitor for speculative-decoding LLM servers (SGLang, vLLM, "
         "llama.cpp's llama-server). Without a command, opens the live dashboard on the server "
         f"at --host/--port, default {DEFAULT_HOST}:{DEFAULT_PORT} (SGLang's default port; vLLM's "
-        "is 8000, llama-server's 8080): specmon --host 10.1.230.174 --port 8000",
+        "is 8000, llama-server's 8080): specmon --host 10.1.230.174 --port 8000. With several "
+        "servers (--url A --url B, or [[targets]] in the config file) it opens the fleet table: "
+        "one row per server, worst first; Enter opens one, Esc comes back",
         allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"specmon {__version__}")
