@@ -3,22 +3,34 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 from dataclasses import replace
+from pathlib import Path
+from types import MappingProxyType
 
 import pytest
+from replay import FIXTURES, replay_probe
 
+from specmon.analysis.figures import run_figures
 from specmon.config import FleetTarget, MonitorConfig
-from specmon.session.fleet import Fleet, TargetSession
+from specmon.model import Protocol, Reading, Sample, ServerInfo, Snapshot
+from specmon.session.baselines import BaselineOrigin
+from specmon.session.fleet import STORE_LOOKUP_EVERY_S, Fleet, TargetSession
 from specmon.session.fleet_row import Rank, fleet_row, worst_first
 from specmon.session.view import View
 from specmon.sim import SimConfig, SimThread
 from specmon.sources.http import Target
+from specmon.sources.probe import DEFAULT_PROMPT
+from specmon.sources.sglang import parse_server_info
+from specmon.store import Store
 
 FAST = SimConfig(plain_step_ms=2.0, cycle_ms=4.0, accept_length=2.0, ttft_ms=5.0, seed=3)
 CONFIG = MonitorConfig(url="http://unused", interval=0.2, probe_every=0.3, probe_tokens=32,
                        connect_timeout=0.5)  # fmt: skip
 LIMIT_S = 60.0
+NOW = 1_796_023_200.0
+URL = "http://10.1.230.174:8000"
 
 
 def _closed_port() -> str:
@@ -82,3 +94,36 @@ def _view_of_nothing() -> View:
     session = TargetSession(FleetTarget("http://127.0.0.1:9"), Target("http://127.0.0.1:9"),
                             CONFIG, None)  # fmt: skip
     return session.view()
+
+
+def test_a_baseline_saved_later_is_found_within_a_minute(tmp_path: Path) -> None:
+    """The store is asked again while no baseline applies: `specmon bench` of the baseline
+    server elsewhere is picked up (every STORE_LOOKUP_EVERY_S of sample time, not every tick)."""
+    info = _info("spec")
+    with Store(tmp_path / "db") as store:
+        config = replace(CONFIG, probe_tokens=256)
+        session = TargetSession(FleetTarget(URL), Target(URL), config, store, wall=lambda: NOW)
+        session.on_sample(_sample(1.0, info))
+        assert session.live.baseline.snapshot is None
+        runs = tuple(run_figures(asyncio.run(replay_probe(f"plain/generate_stream_{i}.json")))
+                     for i in range(3))  # fmt: skip
+        plain = _info("plain")
+        saved = store.save(Snapshot(NOW - 60, "http://10.1.230.174:8001", None, plain,
+                                    Protocol(3, 1, 256, 0.0, DEFAULT_PROMPT), runs))  # fmt: skip
+        session.on_sample(_sample(1.0 + STORE_LOOKUP_EVERY_S / 2, info))
+        assert session.live.baseline.snapshot is None  # not asked again yet
+        session.on_sample(_sample(1.0 + STORE_LOOKUP_EVERY_S, info))
+        baseline = session.live.baseline.snapshot
+        assert baseline is not None and baseline.id == saved
+        assert session.live.baseline.origin == BaselineOrigin.STORE
+        assert session.live.baseline.server_url == "http://10.1.230.174:8001"  # to follow
+
+
+def _info(kind: str) -> ServerInfo:
+    body = json.loads((FIXTURES / kind / "server_info").read_text())
+    return parse_server_info(body)
+
+
+def _sample(t: float, info: ServerInfo) -> Sample:
+    readings = {"info": Reading(info, t, int(t)), "metrics": Reading(None, None, 0)}
+    return Sample(t, NOW - 100 + t, MappingProxyType(readings))
