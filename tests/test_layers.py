@@ -30,6 +30,7 @@ def test_every_headless_module_imports_without_textual_or_rich() -> None:
     assert "specmon.sources.sampler" in HEADLESS
     assert {"specmon.session.fleet", "specmon.session.fleet_row", "specmon.exporter.metrics",
             "specmon.exporter.server", "specmon.cli.exporter"} <= set(HEADLESS)  # fmt: skip
+    assert {"specmon.session.feed", "specmon.session.hub", "specmon.cli.web"} <= set(HEADLESS)
 
 
 def test_the_exporter_reads_figures_from_the_session() -> None:

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from specmon.cli import monitor, stopping
+from specmon.cli.common import takes
 from specmon.config import MonitorConfig
 from specmon.errors import TargetError
 from specmon.sources.http import Target
@@ -63,7 +64,8 @@ def register(commands: Any) -> None:
         help="take a baseline from a target's baseline server when none in the store applies "
         "(at most one attempt per 5 minutes per target)",
     )
-    monitor.add_arguments(exporter, command=True)
+    settings = monitor.add_arguments(exporter, command=True, theme=False)
+    takes(exporter, **{action.dest: None for action in settings})
     exporter.set_defaults(run=run)
 
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from specmon.cli.common import add_connection, positive_int, seconds, takes, tokens
+from specmon.cli.common import add_connection, positive_int, seconds, tokens
 from specmon.config import (
     SETTINGS,
     TARGETS,
@@ -22,23 +22,25 @@ from specmon.store import Store, default_db_path
 
 
 def add_arguments(
-    parser: argparse.ArgumentParser, *, command: bool = False
+    parser: argparse.ArgumentParser, *, command: bool = False, theme: bool = True
 ) -> list[argparse.Action]:
     """The dashboard's options, on the top-level parser (no value means "not given").
 
-    Returns them: a command may take some of them too (`common.takes`), given before or after it.
-    With `command`, on a command's parser that watches servers as the dashboard does (the
-    exporter): not given there they stay unset, and the config file and environment decide.
-    """
-    default = argparse.SUPPRESS if command else None
-    group = parser.add_argument_group(
-        "servers and settings (as the dashboard's)" if command
-        else "live dashboard (the default command)"
-    )  # fmt: skip
+    Args:
+        parser: The top-level parser, or a command's that serves the dashboard (`web`) or
+            watches servers as it does (`exporter`, without `theme`).
+        command: On a command's parser: not given there leaves what was given before it.
+        theme: Take --theme (not the exporter: it draws nothing).
 
-    def add(*names: str, **kwargs: Any) -> argparse.Action:
-        kwargs.setdefault("default", default)
-        return group.add_argument(*names, **kwargs)
+    Returns:
+        Them: a command may take some of them too (`common.takes`), given before or after it.
+    """
+    group = parser.add_argument_group("live dashboard" + ("" if command else
+                                                          " (the default command)"))  # fmt: skip
+    default = argparse.SUPPRESS if command else None
+
+    def add(*flags: str, **kwargs: Any) -> argparse.Action:
+        return group.add_argument(*flags, **{"default": default, **kwargs})
 
     actions = [
         add("--host", help=SETTINGS["host"][1]),
@@ -70,12 +72,9 @@ def add_arguments(
             "flags > SPECMON_* environment > file",
         ),
     ]
-    if not command:
+    if theme:
         actions.append(add("--theme", help=SETTINGS["theme"][1] + "; t cycles themes"))
-    actions += add_connection(parser, top_level=True, default=default)
-    if command:
-        takes(parser, **{action.dest: None for action in actions})
-    return actions
+    return [*actions, *add_connection(parser, top_level=not command, defaults=False)]
 
 
 def config_from_args(args: argparse.Namespace) -> MonitorConfig:

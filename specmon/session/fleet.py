@@ -1,11 +1,11 @@
 """Many servers watched at once: one `TargetSession` per server, a `Fleet` of them.
 
-Each session is what the single-server dashboard runs, without Textual: the same `Watch`
-(sampler and probe loop) feeding the same `LiveState`, whose `view()` is the one source of every
-figure (pooled probes, the comparison, validity). Its baseline comes from the store, looked up
-again while none applies, or is taken from its baseline server when asked (`take_baselines`); a
-baseline server is sampled for its restarts, as the dashboard does. The exporter serves these
-sessions; `fleet_row` turns each View into one row of the fleet table.
+Each session is what the single-server dashboard runs, without Textual: the same `LocalFeed`
+(sampler, probe loop, baseline server, benches) feeding the same `LiveState`, whose `view()` is
+the one source of every figure (pooled probes, the comparison, validity). Its baseline comes
+from the store, looked up again while none applies, or is taken from its baseline server when
+asked (`take_baselines`); a baseline server is sampled for its restarts, as the dashboard does.
+The exporter serves these sessions; `fleet_row` turns each View into one row of the fleet table.
 """
 
 from __future__ import annotations
@@ -15,14 +15,15 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 
-from specmon.config import FleetTarget, MonitorConfig
+from specmon.config import FleetTarget, MonitorConfig, Targets
 from specmon.errors import SpecmonError
 from specmon.model import Sample, Snapshot
 from specmon.session.baselines import BaselineOrigin, lookup_baseline
+from specmon.session.feed import FeedSink, LocalFeed
 from specmon.session.live import LiveState
-from specmon.session.snapshot import SnapshotKind, default_protocol, take_snapshot
-from specmon.session.view import View
-from specmon.session.watch import BASELINE_SERVER_EVERY_S, ProbeOutcome, Watch
+from specmon.session.snapshot import SnapshotKind, default_protocol
+from specmon.session.view import BenchView, View
+from specmon.session.watch import ProbeOutcome, Watch
 from specmon.sources.http import Target
 from specmon.store import Store
 
@@ -39,7 +40,12 @@ def stale_after(config: MonitorConfig) -> float:
 
 
 class TargetSession:
-    """One server of a fleet: sampled, probed, and compared with its baseline."""
+    """One server of a fleet: sampled, probed, and compared with its baseline.
+
+    Its I/O is a `LocalFeed`, the dashboard's own (sampler, probe loop, baseline server, benches);
+    the session is that feed's sink and keeps the server's `LiveState`. A dashboard that shows
+    this server (`attach`) gets the bench reports instead, and handles them as for a lone server.
+    """
 
     def __init__(
         self,
@@ -67,65 +73,67 @@ class TargetSession:
         """
         self.target = target
         self.server = replace(server, url=target.url)
-        self.config = config
+        gpu_metrics = target.gpu_metrics or config.gpu_metrics
+        self.config = replace(config, url=target.url, baseline_url=target.baseline_url,
+                              gpu_metrics=gpu_metrics, fleet=())  # fmt: skip
         self.store = store
-        self.probing = probing and config.probe
         self.take_baselines = take_baselines
         self.wall = wall
         self.probe_protocol = default_protocol(5, 0, config.probe_tokens)
-        self.bench_protocol = default_protocol(config.baseline_runs, 1, config.probe_tokens)
         self.live = LiveState(target.url, self.probe_protocol, max_age_s=config.max_age,
                               probe_every=config.probe_every)  # fmt: skip
         self.live.probe_enabled = config.probe
-        gpu_metrics = target.gpu_metrics or config.gpu_metrics
-        self.watch = Watch(self.server, interval=config.interval, gpu_metrics=gpu_metrics,
-                           wall=wall, clock=clock, sleep=sleep)  # fmt: skip
-        self.hold_probes: Callable[[], bool] = lambda: False
-        """Also pauses the probe (the dashboard's bench on this very server)."""
+        baseline = replace(self.server, url=target.baseline_url) if target.baseline_url else None
+        self.feed = LocalFeed(replace(self.config, probe=probing and config.probe),
+                              Targets(self.server, baseline), store, wall=wall, clock=clock,
+                              sleep=sleep)  # fmt: skip
         self.probe_listeners: list[Callable[[ProbeOutcome], object]] = []
         """Called with every finished probe (the exporter's cycle histogram)."""
         self.probes_ok = 0
         self.probes_failed = 0
         self.last_probe_ok: bool | None = None
+        self.dashboard: FeedSink | None = None
+        """The dashboard showing this server: it gets the bench reports (`attach`)."""
         self._looked_up_at: float | None = None
         self._tried_baseline_at: float | None = None
-        self._bench: asyncio.Task[None] | None = None
-        self._follower: asyncio.Task[None] | None = None
-        self._group: asyncio.TaskGroup | None = None
 
     @property
     def url(self) -> str:
         """The server's URL."""
         return self.target.url
 
+    @property
+    def watch(self) -> Watch:
+        """The server's connection, sampler and probe loop."""
+        return self.feed.watch
+
     async def run(self) -> None:
-        """Sample (and probe, unless scrapes do), follow the baseline server, until cancelled."""
-        async with asyncio.TaskGroup() as group:
-            self._group = group
-            group.create_task(self.watch.sample(self.on_sample, self._telemetry_failed))
-            if self.probing:
-                group.create_task(
-                    self.watch.probe(
-                        tokens=self.config.probe_tokens,
-                        every=self.config.probe_every,
-                        paused=lambda: self.live.probe_paused or self.hold_probes(),
-                        done=self.on_probe,
-                        failed=self.on_probe_failed,
-                    )
-                )
-            self.follow_baseline_server()
+        """Sample (and probe, unless scrapes do) and follow the baseline server, until
+        cancelled."""
+        self.follow_baseline_server()
+        await self.feed.run(self)
+
+    def attach(self, dashboard: FeedSink | None) -> None:
+        """A dashboard shows this server from now on (None: none does)."""
+        self.dashboard = dashboard
 
     def view(self) -> View:
         """The dashboard's View of this server now."""
         return self.live.view(self.wall(), stale_after(self.config))
 
-    def on_sample(self, sample: Sample) -> None:
+    # The feed's sink.
+
+    def sample(self, sample: Sample) -> None:
         """A tick of the server's sampler: its state, then its baseline."""
         self.live.on_sample(sample)
         if self.live.server.info is not None:
             self._find_baseline(sample.t)
 
-    def on_probe(self, outcome: ProbeOutcome) -> None:
+    def baseline_sample(self, sample: Sample) -> None:
+        """A tick of the baseline server's sampler."""
+        self.live.on_baseline_sample(sample)
+
+    def probe_done(self, outcome: ProbeOutcome) -> None:
         """A probe finished."""
         self.live.on_probe(outcome.wall, outcome.t, outcome.figures, outcome.result)
         self.probes_ok += 1
@@ -133,11 +141,44 @@ class TargetSession:
         for listener in self.probe_listeners:
             listener(outcome)
 
-    def on_probe_failed(self, wall: float, error: str) -> None:
-        """A probe failed."""
+    def probe_failed(self, wall: float, error: str) -> None:
+        """A probe failed (or telemetry could not be set up: then nothing is counted)."""
+        if error.startswith("GPU telemetry: "):
+            self.live.log(wall, "warn", error)
+            return
         self.live.on_probe_error(wall, error)
         self.probes_failed += 1
         self.last_probe_ok = False
+
+    def probe_paused(self, paused: bool) -> None:
+        """Only a shared feed reports this; a session's feed is its own."""
+
+    def bench_progress(self, progress: BenchView) -> None:
+        """A bench started or ran one more run."""
+        if self.dashboard is not None:
+            self.dashboard.bench_progress(progress)
+        else:
+            self.live.bench = progress
+
+    def bench_done(
+        self, snapshot: Snapshot, kind: SnapshotKind, origin: BaselineOrigin | None
+    ) -> None:
+        """A bench completed and was saved."""
+        if self.dashboard is not None:
+            self.dashboard.bench_done(snapshot, kind, origin)
+            return
+        self.live.bench = None
+        if kind == SnapshotKind.BASELINE and origin is not None:
+            self.live.set_baseline(self.wall(), snapshot, origin)
+            self.follow_baseline_server()
+
+    def bench_failed(self, kind: SnapshotKind, error: str) -> None:
+        """A bench failed: nothing was saved."""
+        if self.dashboard is not None:
+            self.dashboard.bench_failed(kind, error)
+            return
+        self.live.bench = None
+        self.live.log(self.wall(), "error", f"{kind.value} failed: {error}")
 
     async def probe_now(self, connect_timeout: float) -> None:
         """Probe once now (each scrape of `/probe?target=…`), its outcome recorded as any.
@@ -149,21 +190,18 @@ class TargetSession:
             await asyncio.wait_for(self.watch.connected.wait(), connect_timeout)
             outcome = await self.watch.probe_once(self.config.probe_tokens)
         except TimeoutError:
-            self.on_probe_failed(self.wall(), f"{self.url}: no connection within "
-                                 f"{connect_timeout:g} s")  # fmt: skip
+            self.probe_failed(self.wall(), f"{self.url}: no connection within "
+                              f"{connect_timeout:g} s")  # fmt: skip
         except SpecmonError as exc:
-            self.on_probe_failed(self.wall(), str(exc))
+            self.probe_failed(self.wall(), str(exc))
         else:
-            self.on_probe(outcome)
-
-    def _telemetry_failed(self, error: str) -> None:
-        self.live.log(self.wall(), "warn", error)
+            self.probe_done(outcome)
 
     def _find_baseline(self, t: float) -> None:
         """Look a baseline up in the store, at first and then while none applies; take one from
         the baseline server when asked to and the store has none."""
         info = self.live.server.info
-        if info is None or self.store is None or self._bench is not None:
+        if info is None or self.store is None or self.live.bench is not None:
             return
         if self._looked_up_at is not None:
             validity = self.live.baseline.validity(info, self.wall(), None)
@@ -193,25 +231,10 @@ class TargetSession:
 
     def start_baseline(self) -> None:
         """Take a baseline from the target's baseline server in the background (saved)."""
-        if self._group is None or self._bench is not None or not self.target.baseline_url:
+        url = self.target.baseline_url
+        if url is None or self.live.bench is not None:
             return
-        self._bench = self._group.create_task(self._take_baseline(self.target.baseline_url))
-
-    async def _take_baseline(self, url: str) -> None:
-        store = self.store
-        try:
-            if store is None:
-                raise SpecmonError("no snapshot store: the baseline cannot be saved")
-            snapshot = await take_snapshot(replace(self.server, url=url), self.bench_protocol,
-                                           kind=SnapshotKind.BASELINE, wall=self.wall)  # fmt: skip
-            saved: Snapshot = await asyncio.to_thread(lambda: store.get(store.save(snapshot)))
-        except SpecmonError as exc:
-            self.live.log(self.wall(), "error", f"baseline failed: {exc}")
-        else:
-            self.live.set_baseline(self.wall(), saved, BaselineOrigin.BASELINE_SERVER)
-            self.follow_baseline_server()
-        finally:
-            self._bench = None
+        self.feed.start_bench(SnapshotKind.BASELINE, url, BaselineOrigin.BASELINE_SERVER, None)
 
     def follow_baseline_server(self) -> None:
         """Sample the baseline's server when it is another one (for its restarts); again after
@@ -219,18 +242,9 @@ class TargetSession:
         url = self.live.baseline.server_url or self.target.baseline_url
         if url == self.url:
             url = None
-        if url == self.live.baseline.followed or self._group is None:
-            return
-        self.live.baseline.follow(url)
-        if self._follower is not None:
-            self._follower.cancel()
-            self._follower = None
-        if url is not None:
-            watch = Watch(replace(self.server, url=url), telemetry=False,
-                          interval=max(self.config.interval, BASELINE_SERVER_EVERY_S))  # fmt: skip
-            self._follower = self._group.create_task(
-                watch.sample(self.live.on_baseline_sample, lambda _error: None)
-            )
+        if url != self.live.baseline.followed:
+            self.live.baseline.follow(url)
+        self.feed.follow_baseline_server(url)
 
 
 class Fleet:

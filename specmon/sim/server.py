@@ -13,6 +13,7 @@ import random
 import secrets
 import ssl
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
@@ -101,6 +102,7 @@ class SimServer:
     Attributes:
         config: The current launch configuration (replaced by `restart(new_config)`).
         emitted: Ground truth of the last `MAX_EMITTED` finished requests, across restarts.
+        requests: Every request received, by path, across restarts (what clients cost it).
         faults: Misbehaviour to inject (see `Faults`).
         hung: Set when a request starts hanging under `faults.hang` (tests await it instead of
             sleeping); clear it to wait for the next one.
@@ -109,6 +111,7 @@ class SimServer:
     def __init__(self, config: SimConfig) -> None:
         self.config = config
         self.emitted: list[EmittedRequest] = []
+        self.requests: Counter[str] = Counter()
         self.faults = Faults()
         self._runner: web.AppRunner | None = None
         self._state: SimState | None = None
@@ -198,6 +201,7 @@ class SimServer:
         state = self._state
         observer = state.sglang if state is not None else None
         endpoint, method = request.path, request.method
+        self.requests[endpoint] += 1
         if observer is not None:
             observer.on_http(endpoint, method, None)
         status = 500

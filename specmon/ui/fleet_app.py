@@ -1,9 +1,10 @@
 """The dashboard of several servers: the fleet table first, Enter opens one server's dashboard.
 
-`FleetApp` is the single-server `SpecmonApp` with its own sampling and probing replaced by a
-`Fleet` of sessions (session/fleet.py) run in one worker. The dashboard below the fleet table
-shows the chosen server's session: its `LiveState` is the app's, so every panel and key (b, s,
-c, p, i, ?) works on it as on a lone server; Esc, with nothing to cancel, goes back to the table.
+`FleetApp` is the single-server `SpecmonApp` with its feed's worker replaced by a `Fleet` of
+sessions (session/fleet.py) run in one worker. The dashboard below the fleet table shows the
+chosen server's session: its `LiveState` and its feed are the app's, and its bench reports come
+to the app as messages, so every panel and key (b, s, c, p, i, ?) works on it as on a lone
+server; Esc, with nothing to cancel, goes back to the table.
 Each tick the app builds every server's row and hands them to the table by message.
 """
 
@@ -11,16 +12,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import replace
 
 from textual import events, work
 
-from specmon.config import MonitorConfig, Targets
+from specmon.config import MonitorConfig
 from specmon.session.fleet import Fleet, TargetSession
 from specmon.session.fleet_row import fleet_row, worst_first
 from specmon.store import Store
 from specmon.ui.app import SpecmonApp
-from specmon.ui.messages import FleetRowsReady
+from specmon.ui.messages import FleetRowsReady, PostingSink
 from specmon.ui.screens.fleet import FleetScreen
 
 DASHBOARD_ACTIONS = frozenset(
@@ -49,46 +49,28 @@ class FleetApp(SpecmonApp):
         wall: Wall clock.
         """
         self.fleet = fleet
-        self.fleet_config = config
         first = fleet.sessions[0]
-        super().__init__(self._config_of(first), self._targets_of(first), store,
-                         start_workers=start_workers, wall=wall)  # fmt: skip
+        super().__init__(first.config, None, store, start_workers=start_workers, wall=wall,
+                         feed=first.feed)  # fmt: skip
         self.session = first
+        self._sink = PostingSink(self.post_message)
         self._select(first)
-        for session in fleet.sessions:
-            session.hold_probes = self._holder(session)
-
-    def _config_of(self, session: TargetSession) -> MonitorConfig:
-        return replace(self.fleet_config, url=session.url,
-                       baseline_url=session.target.baseline_url, fleet=())  # fmt: skip
-
-    @staticmethod
-    def _targets_of(session: TargetSession) -> Targets:
-        baseline = session.target.baseline_url
-        return Targets(session.server, replace(session.server, url=baseline) if baseline else None)
-
-    def _holder(self, session: TargetSession) -> Callable[[], bool]:
-        """Whether the dashboard's bench runs on this session's server (its probe waits)."""
-        return lambda: (
-            self.session is session
-            and self._bench_on_server
-            and bool(self.workers_in_group("bench"))
-        )
 
     def _select(self, session: TargetSession) -> None:
-        """The dashboard shows this server from now on."""
+        """The dashboard shows this server from now on: its state, its feed, its reports."""
+        self.session.attach(None)
         self.session = session
-        self.config = self._config_of(session)
-        self.targets = self._targets_of(session)
+        self.config = session.config
         self.live = session.live
-        self.watched = session.watch
+        self.feed = session.feed
+        session.attach(self._sink)
         self._looked_up_baseline = True  # the session looks its baselines up itself
         self._last_view = None
 
     def on_mount(self) -> None:
         """The fleet table on top of the dashboard; rows every sampling interval."""
         self.push_screen(FleetScreen(len(self.fleet.sessions)), self._open)
-        self.set_interval(max(self.fleet_config.interval, 1.0), self.tick)
+        self.set_interval(max(self.config.interval, 1.0), self.tick)
         self.call_after_refresh(self.tick)
 
     def on_resize(self, event: events.Resize) -> None:
@@ -105,11 +87,8 @@ class FleetApp(SpecmonApp):
     async def _run_fleet(self) -> None:
         await self.fleet.run()
 
-    def _follow_baseline_server(self) -> None:
-        self.session.follow_baseline_server()
-
     def tick(self) -> None:
-        """Hand the table every server's row, and the dashboard its server's View."""
+        """Hand the table every server's row, or the dashboard its server's View."""
         if isinstance(self.screen, FleetScreen):
             rows = worst_first(fleet_row(s.target.label, s.view()) for s in self.fleet.sessions)
             self.screen.post_message(FleetRowsReady(tuple(rows)))
@@ -129,7 +108,7 @@ class FleetApp(SpecmonApp):
 
     def action_cancel_bench(self) -> None:
         """Esc: cancel a bench or stop waiting, as on a lone server; else back to the table."""
-        if self.live.baseline.waiting or self.workers_in_group("bench"):
+        if self.live.baseline.waiting or self.bench_running():
             super().action_cancel_bench()
             return
         self.push_screen(FleetScreen(len(self.fleet.sessions)), self._open)

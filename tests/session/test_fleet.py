@@ -103,16 +103,16 @@ def test_a_baseline_saved_later_is_found_within_a_minute(tmp_path: Path) -> None
     with Store(tmp_path / "db") as store:
         config = replace(CONFIG, probe_tokens=256)
         session = TargetSession(FleetTarget(URL), Target(URL), config, store, wall=lambda: NOW)
-        session.on_sample(_sample(1.0, info))
+        session.sample(_sample(1.0, info))
         assert session.live.baseline.snapshot is None
         runs = tuple(run_figures(asyncio.run(replay_probe(f"plain/generate_stream_{i}.json")))
                      for i in range(3))  # fmt: skip
         plain = _info("plain")
         saved = store.save(Snapshot(NOW - 60, "http://10.1.230.174:8001", None, plain,
                                     Protocol(3, 1, 256, 0.0, DEFAULT_PROMPT), runs))  # fmt: skip
-        session.on_sample(_sample(1.0 + STORE_LOOKUP_EVERY_S / 2, info))
+        session.sample(_sample(1.0 + STORE_LOOKUP_EVERY_S / 2, info))
         assert session.live.baseline.snapshot is None  # not asked again yet
-        session.on_sample(_sample(1.0 + STORE_LOOKUP_EVERY_S, info))
+        session.sample(_sample(1.0 + STORE_LOOKUP_EVERY_S, info))
         baseline = session.live.baseline.snapshot
         assert baseline is not None and baseline.id == saved
         assert session.live.baseline.origin == BaselineOrigin.STORE

@@ -57,13 +57,13 @@ async def _feed(fleet: Fleet) -> None:
         if i == 1:
             continue
         if i == 0:
-            session.on_sample(sample(9.0, None, None, info_error=REFUSED, metrics_error=REFUSED))
+            session.sample(sample(9.0, None, None, info_error=REFUSED, metrics_error=REFUSED))
             continue
-        session.on_sample(sample(1.0, server_info(), server_metrics("spec/metrics")))
-        session.on_sample(sample(2.0, server_info(), server_metrics("spec/metrics_after"),
+        session.sample(sample(1.0, server_info(), server_metrics("spec/metrics")))
+        session.sample(sample(2.0, server_info(), server_metrics("spec/metrics_after"),
                                  seq=2, telemetry=gpus()))  # fmt: skip
         for k, result in enumerate(results):
-            session.on_probe(ProbeOutcome(NOW - 3 + k, float(k), run_figures(result), result))
+            session.probe_done(ProbeOutcome(NOW - 3 + k, float(k), run_figures(result), result))
         if i == 3:
             continue
         changes = {"mem_fraction_static": 0.5} if i == 2 else {}
