@@ -35,6 +35,7 @@ def test_targets_from_the_config_file(tmp_path: Path) -> None:
         (["exporter", "--any-target"], "--any-target is for /probe?target=URL"),
         (["exporter", "--url", "a:1", "--port", "3"], "give either --url or --host/--port"),
         (["--url", "a:1", "--url", "b:1", "--baseline-url", "c:1"], "with several --url"),
+        (["web", "--url", "a:1", "--url", "b:1"], "specmon web serves one server's dashboard"),
     ],
 )  # fmt: skip
 def test_bad_combinations_are_one_line(
