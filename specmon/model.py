@@ -6,6 +6,7 @@ that cannot be computed (DESIGN.md §4).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -287,6 +288,16 @@ CLOCK_EVENT_REASONS: tuple[tuple[int, str], ...] = (
 )
 """NVML's clock event ("throttle") reason bits and their short names. DCGM exports the same mask
 as `DCGM_FI_DEV_CLOCKS_EVENT_REASONS` (`…_CLOCK_THROTTLE_REASONS` before DCGM 3.3)."""
+_KNOWN_REASONS = sum(bit for bit, _ in CLOCK_EVENT_REASONS)
+
+
+@functools.lru_cache(maxsize=256)  # a handful of masks occur; a fleet asks thousands of times
+def clock_event_names(mask: int) -> tuple[str, ...]:
+    """The short names of a clock event reasons mask, unknown bits in hex."""
+    names = [name for bit, name in CLOCK_EVENT_REASONS if mask & bit]
+    if mask & ~_KNOWN_REASONS:
+        names.append(f"0x{mask & ~_KNOWN_REASONS:x}")
+    return tuple(names)
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,13 +344,7 @@ class GpuDevice:
     def throttle_reasons(self) -> tuple[str, ...] | None:
         """The clock event reasons by short name ("idle", "sw_power_cap" …); None if unknown."""
         mask = self.clock_event_mask
-        if mask is None:
-            return None
-        names = [name for bit, name in CLOCK_EVENT_REASONS if mask & bit]
-        known = sum(bit for bit, _ in CLOCK_EVENT_REASONS)
-        if mask & ~known:
-            names.append(f"0x{mask & ~known:x}")
-        return tuple(names)
+        return None if mask is None else clock_event_names(mask)
 
 
 @dataclass(frozen=True, slots=True)

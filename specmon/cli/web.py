@@ -80,6 +80,10 @@ def run(args: argparse.Namespace) -> int:
         raise SpecmonError(f"specmon web needs textual-serve ({exc.name} is missing): "
                            "pip install 'specmon[web]'") from None  # fmt: skip
     config = monitor.config_from_args(args)
+    if config.fleet:
+        raise TargetError("specmon web serves one server's dashboard; several (--url repeated, "
+                          "[[targets]]) open the fleet table in the terminal: specmon --url A "
+                          "--url B")  # fmt: skip
     targets = monitor.targets_of(config)
     token = _token(args)
     listening = listen(args.bind, args.web_port)

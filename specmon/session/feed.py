@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -92,12 +92,16 @@ class LocalFeed:
         store: Store | None,
         *,
         wall: Callable[[], float] = time.time,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         """Args:
         config: The dashboard's configuration (cadences, probe, benches).
         targets: The monitored server and the optional baseline server.
         store: Where benches are saved; None fails them ("cannot be saved").
         wall: Wall clock.
+        clock: Monotonic clock of the probe cadence (tests fake it, with `sleep`).
+        sleep: How the probe loop waits.
         """
         self.config = config
         self.targets = targets
@@ -105,7 +109,8 @@ class LocalFeed:
         self.wall = wall
         self.protocol = bench_protocol(config)
         self.watch = Watch(targets.server, interval=config.interval,
-                           gpu_metrics=config.gpu_metrics, wall=wall)  # fmt: skip
+                           gpu_metrics=config.gpu_metrics, wall=wall, clock=clock,
+                           sleep=sleep)  # fmt: skip
         self.saving = False
         """A bench is writing its snapshot: too late to cancel it."""
         self.probe_is_paused = False

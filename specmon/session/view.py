@@ -177,6 +177,8 @@ class GpuView:
     """Per GPU, its utilisation over the last minute."""
     host: str | None
     """Host CPU/memory and the server process's CPU/RSS, when known."""
+    worst: str | None = None
+    """The worst GPU in a few words (`analysis.gpus.gpu_worst`), for the fleet table."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@
 are SGLang's own (`--model-path`, `--tp-size`, `--speculative-*`, `--enable-metrics`,
 `--api-key` ...) plus the simulator's knobs (`--sglang-version`, `--plain-step-ms`, `--cycle-ms`,
 `--accept-length`, `--ttft-ms`, `--prefill-ms-per-token`, `--concurrency-slowdown`, `--seed`,
-`--record`). Unlike SGLang, speculation defaults to the seed's EAGLE3 setup; pass
+`--record`, `--gpus`). Unlike SGLang, speculation defaults to the seed's EAGLE3 setup; pass
 `--speculative-algorithm none` for a baseline server.
 """
 
@@ -72,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--concurrency-slowdown", type=float, default=d.concurrency_slowdown)
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--record", default=None, metavar="PATH", help="append ground truth as JSONL")
+    p.add_argument(
+        "--gpus", type=int, default=0, metavar="N", help="serve N simulated H200s at /gpu-metrics"
+    )
     return p
 
 
@@ -115,6 +118,7 @@ def config_from_args(argv: Sequence[str] | None = None) -> SimConfig:
         concurrency_slowdown=a.concurrency_slowdown,
         seed=a.seed,
         record_path=a.record,
+        gpus=a.gpus,
     )
 
 

@@ -62,6 +62,7 @@ class SimConfig:
         concurrency_slowdown: k in step time x (1 + k (n - 1)) for n running requests.
         seed: Seeds acceptance draws, token text and request ids.
         record_path: Append one JSON line per finished request here (ground truth).
+        gpus: Simulated GPUs served at `/gpu-metrics` in dcgm-exporter's names (0: none).
     """
 
     version: str = "0.5.23"
@@ -94,6 +95,7 @@ class SimConfig:
     concurrency_slowdown: float = 0.08
     seed: int = 0
     record_path: str | None = None
+    gpus: int = 0
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:

@@ -8,6 +8,7 @@ statuses and break streams (`faults`).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 import secrets
 import ssl
@@ -17,10 +18,13 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from specmon.agent import CONTENT_TYPE as AGENT_CONTENT_TYPE
+from specmon.agent import render_metrics
 from specmon.sim import llamacpp, serverinfo, vllm
 from specmon.sim.config import Flavor, SimConfig
 from specmon.sim.engine import Engine, EngineHooks, SimRequest
 from specmon.sim.faults import Faults, intercept, rewrite_metrics, trickle
+from specmon.sim.gpus import simulated_telemetry
 from specmon.sim.metrics import CONTENT_TYPE_OPENMETRICS, CONTENT_TYPE_TEXT
 from specmon.sim.native import handle_generate
 from specmon.sim.observe import Observer
@@ -258,6 +262,16 @@ class SimServer:
     # ------------------------------------------------------------------ routes
 
     def _add_routes(self, app: web.Application, state: SimState) -> None:
+        if state.config.gpus:
+            readings = itertools.count()
+
+            async def gpu_metrics(_: web.Request) -> web.StreamResponse:
+                busy = state.engine.busy
+                telemetry = simulated_telemetry(state.config.gpus, busy, next(readings))
+                return web.Response(body=render_metrics(telemetry),
+                                    headers={"Content-Type": AGENT_CONTENT_TYPE})  # fmt: skip
+
+            app.router.add_get("/gpu-metrics", gpu_metrics)
         if state.vllm is not None:
             vllm.add_routes(app, state, state.vllm)
             return

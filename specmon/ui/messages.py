@@ -9,6 +9,7 @@ from textual.message import Message
 
 from specmon.model import Sample, Snapshot
 from specmon.session.baselines import BaselineOrigin
+from specmon.session.fleet_row import FleetRow
 from specmon.session.snapshot import SnapshotKind
 from specmon.session.view import BenchView
 from specmon.session.watch import ProbeOutcome
@@ -74,6 +75,17 @@ class BenchFailed(Message):
 
     kind: SnapshotKind
     error: str
+
+
+@dataclass
+class FleetRowsReady(Message):
+    """Every server's row of the fleet table, worst first."""
+
+    rows: tuple[FleetRow, ...]
+
+    def can_replace(self, message: Message) -> bool:
+        """Newer rows make undelivered older ones pointless."""
+        return isinstance(message, FleetRowsReady)
 
 
 @dataclass
