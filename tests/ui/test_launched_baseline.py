@@ -23,10 +23,11 @@ async def test_b_on_the_dashboard_relaunches_for_the_baseline(tmp_path: Path) ->
         with Store(tmp_path / "db") as store:
             app = SpecmonApp(config, Targets(server.target), store, managed=server)
             async with app.run_test(size=(80, 24)) as pilot:
+                await until(pilot, lambda: app.live.server.info is not None)  # the feed runs
                 await pilot.press("b")
                 await until(pilot, lambda: app.live.baseline.snapshot is not None, 60)
                 assert app.live.baseline.origin == BaselineOrigin.RELAUNCHED
-                await until(pilot, lambda: not app.workers_in_group("bench"), 60)
+                await until(pilot, lambda: not app.bench_running(), 60)
             assert store.list()[0].server.speculative is None
         assert (await info_of(server)).speculative is not None
     finally:
