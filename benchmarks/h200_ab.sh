@@ -54,4 +54,7 @@ for f in "$LOGS"/*.log; do
 done
 # Nothing may be left running: every server's process group was stopped by `ab`.
 pgrep -af sglang.launch_server | grep -v pgrep && el "LEFT RUNNING (above)" || el "no server left"
-rm -f "$OUT/ab.db" "$OUT/ab.db-wal" "$OUT/ab.db-shm"; ls -la "$OUT"; el "done"
+rm -f "$OUT/ab.db" "$OUT/ab.db-wal" "$OUT/ab.db-shm"
+# At most 8 files come back from the device: the server logs travel as one archive.
+(cd "$OUT" && tar czf server-logs.tgz ./*.log.tail 2>/dev/null && rm -f ./*.log.tail)
+ls -la "$OUT"; el "done"

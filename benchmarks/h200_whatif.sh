@@ -3,11 +3,11 @@
 # prediction from --speculative-num-draft-tokens 4 (3 drafts per step) for 3 and 2 draft tokens,
 # against benches of servers launched with 3 and 2. Run after `bash .realserver/device_sglang.sh A`
 # (SGLang's wheels in /tmp/site), carrying .realserver, .whlB, .model and .whlS, like
-# benchmarks/h200_session.sh. About 3 minutes: four servers of the tiny model launched together,
-# five benches of 1 + 5 runs × 512 tokens. Writes to $OUT: whatif_4.json (the prediction),
-# bench_plain.json, bench_3.json, bench_2.json, whatif_results.json (predicted vs measured per
-# draft-token count), whatif_4_fitted.txt (the what-if again, its cycle fitted through the
-# benches at 3 and 2), the commands' logs and the servers' log tails.
+# benchmarks/h200_session.sh. About 5 minutes: the plain server, then one speculative server at
+# a time beside it (4, 3, 2 draft tokens), benches of 1 + 5 runs × 512 tokens. Writes to $OUT:
+# whatif_4.json (the prediction), bench_plain.json, bench_3.json, bench_2.json,
+# whatif_results.json (predicted vs measured per draft-token count), whatif_4.txt (the table
+# as printed), the commands' logs and the servers' log tails.
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; LOGS=/tmp/sglang-logs; mkdir -p "$LOGS"
 t0=$(date +%s); el() { echo "[+$(( $(date +%s) - t0 ))s] $*"; }
@@ -35,6 +35,7 @@ wait_ready() { # name port
 stop() { # name
   local p; p=$(cat "$LOGS/$1.pid")
   kill -TERM -- -"$p" 2>/dev/null
+  for _ in $(seq 1 60); do kill -0 -- -"$p" 2>/dev/null || break; sleep 0.5; done  # memory freed
   grep -v -E 'GET /health|GET /metrics' "$LOGS/$1.log" | tail -30 > "$OUT/$1.log.tail"
 }
 # This checkout's specmon first (the what-if is newer than a wheel in .whlS may be); its
@@ -44,28 +45,29 @@ DB=/tmp/whatif.db; rm -f "$DB"
 PROTOCOL="--runs 5 --warmup 1 --max-tokens 512 --read-timeout 60"
 specmon() { python3 -m specmon "$@"; }
 
-# All four at once (a tiny model: 0.2 of the GPU's memory each), so that one launch time is paid;
-# the idle ones do not draw on the GPU while another is benched.
+# One speculative server at a time beside the plain one (SGLang sizes its memory from what is
+# free at its start: servers started together misjudge it, and a fraction must exceed what the
+# others already hold).
 start plain 30001
-start spec4 30004 --speculative-algorithm NGRAM --speculative-num-draft-tokens 4
-start spec3 30003 --speculative-algorithm NGRAM --speculative-num-draft-tokens 3
-start spec2 30002 --speculative-algorithm NGRAM --speculative-num-draft-tokens 2
-for n in plain:30001 spec4:30004 spec3:30003 spec2:30002; do
-  wait_ready "${n%%:*}" "${n##*:}" && el "${n%%:*} ready" || el "${n%%:*} NOT ready"
-done
+wait_ready plain 30001 && el "plain ready" || el "plain NOT ready"
 specmon bench http://127.0.0.1:30001 $PROTOCOL --json --db "$DB" > "$OUT/bench_plain.json" \
   2> "$OUT/bench_plain.log"; el "baseline benched (exit $?)"
-# The what-if from 4 draft tokens first: the benches at 3 and 2 must not be in its store yet.
-specmon whatif http://127.0.0.1:30004 $PROTOCOL --json --db "$DB" > "$OUT/whatif_4.json" \
-  2> "$OUT/whatif_4.log"; el "whatif from 4 draft tokens (exit $?)"
-for n in 3 2; do
-  specmon bench "http://127.0.0.1:3000$n" $PROTOCOL --json --db "$DB" \
-    > "$OUT/bench_$n.json" 2> "$OUT/bench_$n.log"; el "bench at $n draft tokens (exit $?)"
+for n in 4 3 2; do
+  start "spec$n" "3000$n" --mem-fraction-static 0.35 --speculative-algorithm NGRAM \
+    --speculative-num-draft-tokens "$n"
+  wait_ready "spec$n" "3000$n" && el "spec$n ready" || el "spec$n NOT ready"
+  if [ "$n" = 4 ]; then
+    # The what-if from 4 draft tokens first: the benches at 3 and 2 are not in its store yet.
+    specmon whatif http://127.0.0.1:30004 $PROTOCOL --json --db "$DB" > "$OUT/whatif_4.json" \
+      2> "$OUT/whatif_4.log"; el "whatif from 4 draft tokens (exit $?)"
+    specmon whatif http://127.0.0.1:30004 $PROTOCOL --db "$DB" > "$OUT/whatif_4.txt" 2>&1
+  else
+    specmon bench "http://127.0.0.1:3000$n" $PROTOCOL --json --db "$DB" \
+      > "$OUT/bench_$n.json" 2> "$OUT/bench_$n.log"; el "bench at $n draft tokens (exit $?)"
+  fi
+  stop "spec$n"
 done
-# With the benches at 3 and 2 in the store, the cycle model becomes a fitted line.
-specmon whatif http://127.0.0.1:30004 $PROTOCOL --db "$DB" > "$OUT/whatif_4_fitted.txt" 2>&1
-el "whatif from 4 with the benches at 3 and 2 (exit $?)"
-for n in plain spec4 spec3 spec2; do stop "$n"; done
+stop plain
 python3 - "$OUT" <<'EOF'
 import json, sys
 from pathlib import Path
@@ -96,4 +98,6 @@ summary = {"from_num_draft_tokens": 4, "cycle_model": whatif.get("cycle_model"),
 (out / "whatif_results.json").write_text(json.dumps(summary, indent=2))
 print(json.dumps(rows, indent=1))
 EOF
+# At most 8 files come back from the device: the logs travel as one archive.
+(cd "$OUT" && tar czf logs.tgz ./*.log ./*.log.tail 2>/dev/null && rm -f ./*.log ./*.log.tail)
 rm -f "$DB"; ls -la "$OUT"; el "done"

@@ -108,12 +108,16 @@ class Split:
     """Where the flag rules came from (SGLang's parser, or a maintained list)."""
 
 
-def server_kind(argv: Sequence[str]) -> ServerKind:
-    """Which server a command starts, from its program and module.
+def server_kind(command: Sequence[str]) -> ServerKind:
+    """Which server a command starts, from its program and module (after any leading `env`
+    and `NAME=value` words).
 
     Raises:
         TargetError: None that specmon knows.
     """
+    _, argv = _leading_assignments(command)
+    if not argv:
+        raise TargetError("no server command after --")
     program = os.path.basename(argv[0])
     module = argv[argv.index("-m") + 1] if "-m" in argv[:3] and argv[-1] != "-m" else ""
     if module == "specmon.sim":

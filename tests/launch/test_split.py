@@ -9,7 +9,7 @@ import pytest
 from specmon.errors import TargetError
 from specmon.launch.flags import SGLANG, parser_rules
 from specmon.launch.sglang_parser import rules_for, sglang_rules
-from specmon.launch.split import Launch, ServerKind, Split, address, split_command
+from specmon.launch.split import Launch, ServerKind, Split, address, server_kind, split_command
 from specmon.sim.__main__ import build_parser
 
 SGL = ["python", "-m", "sglang.launch_server", "--model-path", "m"]
@@ -218,4 +218,13 @@ def test_address_from_the_command_or_the_servers_default() -> None:
     assert address(Launch(("llama-server", "--host", "10.0.0.2")), ServerKind.LLAMACPP) == (
         "10.0.0.2",
         8080,
+    )
+
+
+def test_the_kind_is_read_past_a_leading_env() -> None:
+    """`env NAME=value python3 -m sglang.launch_server …`, as the H200 script runs it."""
+    command = ["env", "PYTHONPATH=/tmp/site", "HF_HUB_OFFLINE=1", *SGL]
+    assert server_kind(command) == ServerKind.SGLANG
+    assert server_kind(["CUDA_VISIBLE_DEVICES=0", "llama-server", "-m", "m.gguf"]) == (
+        ServerKind.LLAMACPP
     )
