@@ -65,7 +65,8 @@ def wanted_text(text: str, prefixes: tuple[str, ...], wanted: tuple[str, ...]) -
     samples are matched by name), or the whole text when there are none, so that a body that
     is not exposition format still fails to parse."""
     names = tuple(prefix + name for prefix in prefixes for name in wanted)
-    lines = "".join(line for line in text.splitlines(keepends=True) if line.startswith(names))
+    # Lines end at "\n" only, as for prometheus-client: a label value may hold a "\r".
+    lines = "".join(line + "\n" for line in text.split("\n") if line.startswith(names))
     return lines or text
 
 
