@@ -5,8 +5,8 @@ power, clocks); its limits, totals, maximum clocks and info series do not move. 
 of 8 GPUs at 1 Hz, prometheus-client's parser reading every line every second was the fleet's
 largest cost. Here only the lines that changed since the endpoint's previous scrape go to the
 parser (prometheus-client's, with each label set parsed once by `LabelSets`); the others reuse
-what it made of them last time. The memo holds one scrape's lines, so it stays as large as a
-scrape.
+what it made of them last time. A GPU endpoint's memo holds its last scrape's lines, so it
+stays as large as a scrape; the one /metrics memo of every server holds a bounded number.
 """
 
 from __future__ import annotations
@@ -29,9 +29,15 @@ class ParsedSample:
 
 
 class ScrapeMemo:
-    """One endpoint's last scrape, line by line (`parse`)."""
+    """Lines already parsed (`parse`): one endpoint's last scrape, or (`keep`) the recent lines
+    of any number of endpoints."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep: int | None = None) -> None:
+        """Args:
+        keep: Hold up to this many lines, whatever scrape they came from, starting afresh
+            when full (one memo shared by a fleet's servers); None: the last scrape's lines.
+        """
+        self.keep = keep
         self._last: dict[str, ParsedSample | None] = {}
         self._label_sets = LabelSets()
 
@@ -48,7 +54,12 @@ class ScrapeMemo:
         fresh = list(dict.fromkeys(line for line in lines if line not in self._last))
         parsed = dict(zip(fresh, self._parse(fresh), strict=True))
         current = {line: parsed[line] if line in parsed else self._last[line] for line in lines}
-        self._last = current
+        if self.keep is None:
+            self._last = current
+        else:
+            if len(self._last) + len(parsed) > self.keep:
+                self._last = {}
+            self._last.update(current)
         return [s for line in lines if (s := current[line]) is not None]
 
     def _parse(self, lines: list[str]) -> list[ParsedSample | None]:

@@ -72,3 +72,13 @@ def test_a_line_that_is_not_one_sample_fails_after_good_scrapes() -> None:
     memo.parse('a{gpu="0"} 1\n')
     with pytest.raises(ValueError, match="invalid metric name"):
         memo.parse('a{gpu="0"} 1\n<html>not metrics</html>\n')
+
+
+def test_a_shared_memo_keeps_a_bounded_number_of_lines() -> None:
+    """/metrics's memo serves every server: it keeps lines of several scrapes, up to `keep`."""
+    memo = ScrapeMemo(keep=3)
+    memo.parse("a 1\nb 2\n")
+    assert memo.parse("a 1\nc 3\n") == [ParsedSample("a", {}, 1.0), ParsedSample("c", {}, 3.0)]
+    assert memo.parse("b 2\n") == [ParsedSample("b", {}, 2.0)]  # still held: 3 lines
+    assert memo.parse("d 4\n") == [ParsedSample("d", {}, 4.0)]  # full: started afresh
+    assert memo.parse("a 1\nd 4\n") == ScrapeMemo().parse("a 1\nd 4\n")
