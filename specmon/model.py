@@ -155,6 +155,20 @@ class StepsSource(StrEnum):
     """llama.cpp's `timings`: `predicted_n − 1 − draft_n_accepted`."""
 
 
+class PositionSource(StrEnum):
+    """Where a run's acceptance by draft position came from."""
+
+    HISTOGRAM = "histogram"
+    """SGLang's final `meta_info.spec_correct_drafts_histogram` (0.5.12+; 0.5.9–0.5.11
+    `spec_accept_histogram`): verify steps by drafts accepted."""
+    COUNTERS = "counters"
+    """vLLM's and llama.cpp's `spec_decode_num_accepted_tokens_per_pos` over a probe that ran
+    alone, per step that verified a draft."""
+    CHUNKS = "chunks"
+    """Tokens per verify step as the stream showed them (one chunk per step): older SGLang, or
+    vLLM when other requests ran meanwhile."""
+
+
 class CycleBasis(StrEnum):
     """What the cycle percentiles (p50/p95) of a run were computed from."""
 
@@ -199,6 +213,8 @@ class ProbeResult:
     scrapes: tuple[ServerMetrics, ServerMetrics] | None = None
     """`/metrics` just before and just after the probe (vLLM, llama.cpp: their draft counters
     are the server's own account of the request when nothing else ran meanwhile)."""
+    accepted_histogram: tuple[int, ...] | None = None
+    """SGLang's per-request histogram: index j = verify steps that accepted j drafts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,6 +249,13 @@ class RunFigures:
     or a buffered stream)."""
     buffered: bool = False
     """The stream's chunks arrived together (a buffering proxy): its timing is not used."""
+    position_accept: tuple[float, ...] | None = None
+    """a_i: the share of drafting steps whose draft token at position i (0, 1, …) was accepted
+    (it needs every earlier one accepted too); None when the run does not tell."""
+    position_steps: float | None = None
+    """The drafting steps `position_accept` rests on (its weight when runs are pooled)."""
+    position_source: PositionSource | None = None
+    """Where `position_accept` came from."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,18 @@ from __future__ import annotations
 import itertools
 from dataclasses import replace
 
-from specmon.analysis.rates import exclusive_accept_length, exclusive_steps
+from specmon.analysis.acceptance import (
+    PositionAcceptance,
+    from_chunks,
+    from_counters,
+    from_histogram,
+)
+from specmon.analysis.rates import (
+    draft_acceptance,
+    exclusive_accept_length,
+    exclusive_steps,
+    ran_alone,
+)
 from specmon.analysis.stats import percentile
 from specmon.model import CycleBasis, ProbeChunk, ProbeResult, RunFigures, StepsSource
 
@@ -117,6 +128,27 @@ def _timed_steps(result: ProbeResult) -> float | None:
     return v_decode if timed else None
 
 
+def position_acceptance(result: ProbeResult, chunks_are_steps: bool) -> PositionAcceptance | None:
+    """A probe's acceptance by draft position, best source first (`analysis.acceptance`).
+
+    SGLang's own histogram; else vLLM's and llama.cpp's per-position counters when the probe
+    ran alone; else the stream's tokens per chunk when each chunk was one verify step (the
+    positions are those the stream showed: up to the most drafts one step accepted).
+    """
+    if result.accepted_histogram is not None:
+        return from_histogram(result.accepted_histogram)
+    tokens = result.chunks[-1].completion_tokens
+    if result.scrapes is not None and ran_alone(*result.scrapes, tokens):
+        counted = draft_acceptance(*result.scrapes)
+        return None if counted is None else from_counters(counted.per_position, counted.drafts)
+    if not chunks_are_steps:
+        return None
+    widest = max(
+        b.completion_tokens - a.completion_tokens for a, b in itertools.pairwise(result.chunks)
+    )
+    return from_chunks(result.chunks, widest - 1)
+
+
 def run_figures(result: ProbeResult) -> RunFigures:
     """Derive TTFT, tok/s, accept length and cycle time from one probe's chunks.
 
@@ -135,6 +167,10 @@ def run_figures(result: ProbeResult) -> RunFigures:
     timed = decode_tokens > 0 and decode_s > 0 and not buffered
     timed_steps = _timed_steps(result)
     spread = cycle_percentiles(chunks, timed_steps) if timed_steps else None
+    positions = None
+    if speculative:
+        one_per_step = spread is not None and spread[2] == CycleBasis.CHUNK_GAPS
+        positions = position_acceptance(result, one_per_step)
     server_accept = result.server_accept_length
     if server_accept is None and result.scrapes is not None:  # vLLM, llama.cpp: their counters
         server_accept = exclusive_accept_length(*result.scrapes, last.completion_tokens)
@@ -163,4 +199,7 @@ def run_figures(result: ProbeResult) -> RunFigures:
         decode_steps=steps,
         cycle_basis=spread[2] if spread else None,
         buffered=buffered,
+        position_accept=positions.rates if positions else None,
+        position_steps=positions.steps if positions else None,
+        position_source=positions.source if positions else None,
     )

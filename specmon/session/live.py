@@ -12,6 +12,7 @@ import statistics
 from collections import Counter, deque
 from dataclasses import dataclass
 
+from specmon.analysis.acceptance import pooled_positions
 from specmon.analysis.comparison import Comparison
 from specmon.analysis.gpus import gpu_line, gpu_state, gpu_verdict, gpu_worst
 from specmon.analysis.pooled import Pooled, pool
@@ -317,6 +318,7 @@ class LiveState:
             tokens_per_cycle=histogram if enabled else (),
             accept_history=tuple(v for _, v in self.accept_history) if enabled else (),
             accept_history_points=max(1, int(HISTORY_S / max(self.probe_every, 1.0))),
+            positions=pooled_positions(runs) if enabled else None,
         )
 
     def _gpus(self, missing: list[tuple[str, str]]) -> GpuView:

@@ -28,6 +28,7 @@ from specmon.session.feed import Feed, LocalFeed, bench_protocol
 from specmon.session.live import LiveState
 from specmon.session.snapshot import SnapshotKind, default_protocol
 from specmon.session.view import BenchView, View
+from specmon.session.whatif_view import live_what_if
 from specmon.store import Store
 from specmon.ui.driver import prompt_driver
 from specmon.ui.messages import (
@@ -46,6 +47,7 @@ from specmon.ui.screens.comparison import ComparisonScreen
 from specmon.ui.screens.diagnostics import DiagnosticsScreen
 from specmon.ui.screens.help import HelpScreen
 from specmon.ui.screens.label_prompt import LabelPrompt
+from specmon.ui.screens.whatif import WhatIfScreen
 from specmon.ui.theming import APP_VARIABLES, load_themes
 from specmon.ui.widgets.baseline_panel import BaselinePanel
 from specmon.ui.widgets.decode_panel import DecodePanel
@@ -74,6 +76,8 @@ class SpecmonApp(App[None]):
         Binding("escape", "cancel_bench", "cancel", show=False),
         Binding("s", "snapshot", "snapshot"),
         Binding("c", "compare", "compare"),
+        # Not on the keys line (it would overflow 80 columns): the Speculation panel names it.
+        Binding("w", "whatif", "what-if", show=False),
         Binding("p", "toggle_probe", "probe"),
         Binding("t", "next_theme", "theme"),
         Binding("i", "diagnostics", "why —"),
@@ -394,6 +398,15 @@ class SpecmonApp(App[None]):
         if baseline is not None and baseline.id is not None:
             known[baseline.id] = self.live.baseline.lifetime(self.live.server.info)
         self.push_screen(ComparisonScreen(self.store, urls, self.config.max_age, self.wall, known))
+
+    def action_whatif(self) -> None:
+        """w: the recent probes at other draft lengths, and the advisor's findings."""
+        try:
+            earlier = self.store.list() if self.store is not None else []
+        except SpecmonError as exc:
+            self.live.log(self.wall(), "warn", f"what-if without earlier snapshots: {exc}")
+            earlier = []
+        self.push_screen(WhatIfScreen(live_what_if(self.live, self.wall(), earlier)))
 
     def action_toggle_probe(self) -> None:
         """p: pause or resume the probe."""

@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[list[str], tuple[str, ...]]] = {
     "bench": (["bench", "gpu-box:8000"], ("--db", "--gpu-metrics", *CONNECTION)),
     "check": (["check", "gpu-box:8000"],
               ("--db", "--gpu-metrics", *CONNECTION, "--probe-tokens", "--max-age")),
+    "whatif": (["whatif", "gpu-box:8000"], ("--db", "--gpu-metrics", *CONNECTION, "--max-age")),
     "snapshots list": (["snapshots", "list"], ("--db",)),
     "snapshots show": (["snapshots", "show", "3"], ("--db",)),
     "snapshots compare": (["snapshots", "compare", "1", "2"], ("--db", "--max-age")),
