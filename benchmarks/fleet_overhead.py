@@ -10,8 +10,11 @@ sessions at 80x24, as benchmarks/overhead.py runs them. All three are measured o
 window after a warm-up.
 
     python benchmarks/fleet_overhead.py --targets 16 --gpus 8 --seconds 60 --rounds 2
+    python benchmarks/fleet_overhead.py --tree before=/tmp/before   # and another checkout
 
-Prints a Markdown table for docs/performance.md.
+With `--tree LABEL=PATH`, each round also runs all three from that checkout (e.g. a worktree of
+the commit before a change), one after the other, against the same simulators. Prints a
+Markdown table for docs/performance.md.
 """
 
 from __future__ import annotations
@@ -57,23 +60,31 @@ def cpu_s(process: psutil.Process) -> float:
     return total
 
 
-def one_round(urls: list[str], tmp: Path, seconds: float, round_: int) -> dict[str, float]:
-    """Run the exporter and the dashboard side by side once; CPU s/min and peak RSS of each."""
+def one_round(
+    urls: list[str], tmp: Path, seconds: float, round_: int, tree: tuple[str, str] | None
+) -> dict[str, float]:
+    """Run the exporter and the dashboards side by side once, from this checkout or `tree`
+    ((label, path) of another); CPU s/min and peak RSS of each."""
     toml = tmp / "fleet.toml"
     toml.write_text("interval = 1\nprobe_every = 10\n" + "".join(
         f'[[targets]]\nurl = "{u}"\ngpu_metrics = "{u}/gpu-metrics"\n' for u in urls))  # fmt: skip
+    # -P: `-m` would put the current directory ahead of PYTHONPATH (as overhead.py does).
+    specmon = [sys.executable, "-P", "-m", "specmon"] if tree else [sys.executable, "-m", "specmon"]
+    env = {**os.environ, "PYTHONPATH": tree[1]} if tree else None
+    suffix = f"{round_}-{tree[0] if tree else 'this'}"
     exporter = subprocess.Popen(
-        [sys.executable, "-m", "specmon", "exporter", "--config", str(toml), "--listen",
-         "127.0.0.1:0", "--db", str(tmp / f"exporter-{round_}.db")],
-        stdout=subprocess.PIPE, text=True)  # fmt: skip
+        [*specmon, "exporter", "--config", str(toml), "--listen", "127.0.0.1:0", "--db",
+         str(tmp / f"exporter-{suffix}.db")],
+        stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
     assert exporter.stdout is not None
     metrics_url = exporter.stdout.readline().split()[3]
-    session = f"fleet-overhead-{os.getpid()}-{round_}"
+    session = f"fleet-overhead-{os.getpid()}-{suffix}"
     tmux = ["tmux", "-L", session]
-    single = command(Config("specmon", (80, 24), True), urls[0], None, str(tmp / f"d{round_}.db"))
+    single = command(Config("specmon", (80, 24), True, tree), urls[0], None,
+                     str(tmp / f"d{suffix}.db"))  # fmt: skip
     single += ["--gpu-metrics", f"{urls[0]}/gpu-metrics"]
-    fleet = [sys.executable, "-m", "specmon", "--config", str(toml), "--db",
-             str(tmp / f"f{round_}.db")]  # fmt: skip
+    in_tree = ["env", f"PYTHONPATH={tree[1]}"] if tree else []
+    fleet = [*in_tree, *specmon, "--config", str(toml), "--db", str(tmp / f"f{suffix}.db")]
     panes = {}
     for name, argv in (("single", single), ("fleet", fleet)):
         new = "new-session" if not panes else "new-window"
@@ -119,6 +130,8 @@ def main() -> int:
     parser.add_argument("--gpus", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--tree", metavar="LABEL=PATH",
+                        help="also measure another checkout of specmon, alternating")  # fmt: skip
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -132,8 +145,13 @@ def main() -> int:
         urls = []
         while (line := helper.stdout.readline().strip()) != "ready":
             urls.append(line)
+        label, _, path = (args.tree or "").partition("=")
+        trees: list[tuple[str, str] | None] = [None, (label, path)] if args.tree else [None]
+        results: dict[tuple[str, str] | None, list[dict[str, float]]] = {t: [] for t in trees}
         with tempfile.TemporaryDirectory(prefix="specmon-fleet-") as tmp:
-            rounds = [one_round(urls, Path(tmp), args.seconds, r) for r in range(args.rounds)]
+            for r in range(args.rounds):
+                for tree in trees if r % 2 == 0 else trees[::-1]:
+                    results[tree].append(one_round(urls, Path(tmp), args.seconds, r, tree))
     finally:
         helper.terminate()
         helper.wait(timeout=10)
@@ -149,9 +167,11 @@ def main() -> int:
     )
     for name, watches in rows:
         key = name.split()[0]  # fleet, exporter, single
-        cpu = statistics.median(r[f"{key} cpu"] for r in rounds)
-        rss = statistics.median(r[f"{key} rss"] for r in rounds)
-        print(f"| {name} | {watches} | {cpu:.2f} | {cpu / 60:.1%} | {rss:.0f} |")
+        for tree, rounds in results.items():
+            cpu = statistics.median(r[f"{key} cpu"] for r in rounds)
+            rss = statistics.median(r[f"{key} rss"] for r in rounds)
+            which = f" ({tree[0]})" if tree else ""
+            print(f"| {name}{which} | {watches} | {cpu:.2f} | {cpu / 60:.1%} | {rss:.0f} |")
     return 0
 
 

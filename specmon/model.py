@@ -36,6 +36,18 @@ class SpecConfig:
                 parts.append(f"{name}={value}")
         return " ".join(parts)
 
+    def brief(self) -> str:
+        """The fleet table's few cells: "EAGLE3 2/1/3" (steps/topk/draft) when all three are
+        known, else the known ones by letter, e.g. "NGRAM d4" (SGLang's n-gram drafting reads
+        only the draft size; its steps and topk are placeholders)."""
+        values = (self.num_steps, self.eagle_topk, self.num_draft_tokens)
+        if self.algorithm.upper() == "NGRAM" and self.num_draft_tokens is not None:
+            values = (None, None, self.num_draft_tokens)
+        if all(v is not None for v in values):
+            return f"{self.algorithm} {'/'.join(str(v) for v in values)}"
+        known = [f"{k}{v}" for k, v in zip("skd", values, strict=True) if v is not None]
+        return " ".join([self.algorithm, *known])
+
 
 BACKEND_NAMES = {"sglang": "SGLang", "vllm": "vLLM", "llamacpp": "llama.cpp"}
 

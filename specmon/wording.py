@@ -14,6 +14,9 @@ if TYPE_CHECKING:  # analysis imports this module: type names only, no cycle at 
 DASH = "—"
 """A figure that is missing (never 0)."""
 NO_SPECULATION = "no speculation"
+SPECULATION_OFF = "speculation is off on this server"
+NO_SPEC = "no spec"
+"""`NO_SPECULATION` where a table cell has little room."""
 BUFFERED_STREAM = (
     "the stream's chunks arrived together (a buffering proxy?): its timing is not used"
 )
@@ -60,6 +63,11 @@ def age(seconds: float | None) -> str:
 def describe_config(speculative: SpecConfig | None) -> str:
     """ "EAGLE3 steps=2 topk=1 draft=3", or "no speculation"."""
     return NO_SPECULATION if speculative is None else speculative.describe()
+
+
+def brief_config(speculative: SpecConfig | None) -> str:
+    """ "EAGLE3 2/1/3", "NGRAM d4", or "no spec": `describe_config` in a table cell."""
+    return NO_SPEC if speculative is None else speculative.brief()
 
 
 def speedup_text(gain: Speedup | None, interval: bool = True) -> str | None:

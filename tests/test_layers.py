@@ -27,7 +27,7 @@ def test_every_headless_module_imports_without_textual_or_rich() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
     assert "specmon.cli.bench" in HEADLESS
-    assert "specmon.sources.sampler" in HEADLESS
+    assert {"specmon.sources.sampler", "specmon.sources.scrape_memo"} <= set(HEADLESS)
     assert "specmon.launch.ab" in HEADLESS  # launched servers: headless too
     assert {"specmon.cli.whatif", "specmon.session.whatif", "specmon.whatif_text"} <= set(HEADLESS)
     assert {"specmon.session.fleet", "specmon.session.fleet_row", "specmon.exporter.metrics",

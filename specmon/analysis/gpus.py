@@ -47,13 +47,16 @@ def is_busy(gpu: GpuDevice) -> bool:
     return gpu.utilization_pct is None or gpu.utilization_pct > 0
 
 
-def models(gpus: Iterable[GpuDevice]) -> str:
-    """ "8 × H200", or "4 × H200, 4 × H100" on a mixed box."""
+def models(gpus: Iterable[GpuDevice], compact: bool = False) -> str:
+    """ "8 × H200", or "4 × H200, 4 × H100" on a mixed box; `compact`: "8×H100" for a table
+    cell ("NVIDIA H100 80GB HBM3" by its first word)."""
     counts: dict[str, int] = {}
     for gpu in gpus:
         name = short_name(gpu.name)
+        name = name.split()[0] if compact else name
         counts[name] = counts.get(name, 0) + 1
-    return ", ".join(f"{n} × {name}" for name, n in counts.items())
+    times = "×" if compact else " × "
+    return ", ".join(f"{n}{times}{name}" for name, n in counts.items())
 
 
 def describe_process(index: int, process: GpuProcess) -> str:
@@ -173,24 +176,24 @@ def gpu_verdict(telemetry: Telemetry) -> GpuVerdict:
     return GpuVerdict(level, ", ".join(parts) + f" ({where})")
 
 
-def gpu_worst(telemetry: Telemetry) -> str:
-    """The worst of the GPUs in a few words, for a fleet table's cell: an unreadable GPU, else a
-    throttling one, else another process on one, else "8 × H200, max 97%"."""
+def gpu_worst(telemetry: Telemetry) -> str | None:
+    """The worst of the GPUs in a table cell: "GPU 3 failed", "GPU 2 throttled" (+ how many
+    more), "GPU 1 shared" (another process on it), else "8×H200 97% 71°C" (the highest
+    utilisation and temperature); None without readings. The reasons in full are
+    `gpu_verdict`'s."""
     if telemetry.unavailable is not None:
-        return telemetry.unavailable
+        return None
     s = summarize_gpus(telemetry.gpus)
-    if s.failed:
-        index, error = s.failed[0]
-        return f"GPU {index}: {error}"
-    if s.throttled:
-        index, reasons = s.throttled[0]
-        more = f" (+{len(s.throttled) - 1} GPUs)" if len(s.throttled) > 1 else ""
-        return f"GPU {index} throttled: {'+'.join(reasons)}{more}"
-    if s.other_processes:
-        index, process = s.other_processes[0]
-        return f"another process on GPU {index}: {process.name or process.pid}"
+    for found, what in ((s.failed, "failed"), (s.throttled, "throttled"),
+                        (s.other_processes, "shared")):  # fmt: skip
+        if found:
+            more = f" +{len(found) - 1}" if len(found) > 1 else ""
+            return f"GPU {found[0][0]} {what}{more}"
+    if not s.count:
+        return "no GPU seen"
     util = MISSING if s.max_util_pct is None else f"{s.max_util_pct:.0f}%"
-    return f"{s.models}, max {util}" if s.count else "no GPU seen"
+    temp = "" if s.max_temperature_c is None else f" {s.max_temperature_c:.0f}°C"
+    return f"{models(telemetry.gpus, compact=True)} {util}{temp}"
 
 
 def _fraction(used: float | None, total: float | None, unit: float, suffix: str) -> str:

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 from specmon.analysis.comparison import Verdict
+from specmon.config import FleetTarget
 from specmon.session.view import StateName, View
-from specmon.wording import validity_mark
+from specmon.wording import SPECULATION_OFF, validity_mark
 
 
 class Rank(IntEnum):
@@ -28,6 +29,8 @@ class Rank(IntEnum):
     NO_COMPARISON = 7
     WITHIN_NOISE = 8
     WINNING = 9
+    NO_SPECULATION = 10
+    """A plain server: nothing of speculation to look at."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,34 +39,55 @@ class FleetRow:
 
     url: str
     label: str
+    """The target's name, else its URL without "http://" (an https:// one keeps its scheme)."""
     state: StateName
     reason: str
     """Why it ranks where it does: the server's error, the probe's, the baseline's reasons."""
     title: str | None
     """"SGLang 0.5.23"; None before server info."""
     speculation: str
+    """The spec config in a cell: "EAGLE3 2/1/3", "NGRAM d4", "no spec"."""
+    speculative: bool | None
+    """False on a plain server (no speedup to show); None before server info."""
     decode_tok_s: float | None
     """The latest probe's decode tok/s (the single-server view's headline)."""
     accept_length: float | None
     cycle_ms: float | None
     speedup: float | None
-    """now / base − 1 of the comparison, whether or not its baseline applies (`baseline`)."""
+    """now / base − 1 of the comparison, whether or not its baseline applies (`baseline`);
+    None on a plain server."""
     verdict: Verdict | None
     baseline: str
-    """"none", "✓", "? unverified" or "✗ stale" (the reasons are in `reason`)."""
+    """"none", "✓", "? unverified" or "✗ stale" (the reasons are in `reason`); "—" on a plain
+    server."""
     baseline_valid: bool | None
     gpu: str | None
-    """The worst GPU in a few words, or why there are no GPU readings."""
+    """The worst GPU in a few words ("8×H200 97% 71°C", "GPU 2 throttled"); None without
+    readings."""
+    gpu_detail: str | None
+    """The GPUs in full, or why there are no readings (the line under the table)."""
     gpu_warn: bool
     rank: Rank
 
 
+def server_label(target: FleetTarget) -> str:
+    """What the server column shows: the target's name, else its URL without "http://" (the
+    scheme says nothing then; https:// is kept: it is not the default)."""
+    return target.name or target.url.removeprefix("http://").rstrip("/")
+
+
 def fleet_row(label: str, view: View) -> FleetRow:
-    """The row of one server's View."""
+    """The row of one server's View (`label`: `server_label` of its target).
+
+    A plain server has nothing to compare with a baseline: its speedup, verdict and validity
+    are left out (the comparison of a server with itself is not a speedup of speculation).
+    """
     identity, baseline, spec = view.identity, view.baseline, view.spec
-    comparison = baseline.comparison
+    speculative = spec.enabled
+    comparison = baseline.comparison if speculative is not False else None
     validity = baseline.validity
-    mark = validity_mark(validity) if baseline.present else None
+    present = baseline.present and speculative is not False
+    mark = validity_mark(validity) if present else None
     short = {"✓": "✓", "?": "? unverified", "✗": "✗ stale"}.get(mark[0]) if mark else None
     probe_failing = view.decode.probe_state.startswith("failing: ")
     rank, reason = _rank(view, probe_failing)
@@ -73,15 +97,17 @@ def fleet_row(label: str, view: View) -> FleetRow:
         state=identity.state,
         reason=reason,
         title=identity.title,
-        speculation=identity.speculation,
+        speculation=identity.speculation_brief,
+        speculative=speculative,
         decode_tok_s=view.decode.decode_tok_s,
         accept_length=spec.accept_length,
         cycle_ms=spec.cycle_ms,
         speedup=comparison.speedup.value if comparison else None,
         verdict=comparison.verdict if comparison else None,
-        baseline=short or ("—" if baseline.present else "none"),
-        baseline_valid=validity.valid if validity is not None and baseline.present else None,
-        gpu=view.gpus.worst or view.gpus.unavailable,
+        baseline=short or ("—" if present or speculative is False else "none"),
+        baseline_valid=validity.valid if validity is not None and present else None,
+        gpu=view.gpus.worst,
+        gpu_detail=view.gpus.summary or view.gpus.unavailable,
         gpu_warn=view.gpus.warn,
         rank=rank,
     )
@@ -97,14 +123,17 @@ def _rank(view: View, probe_failing: bool) -> tuple[Rank, str]:
         return Rank.STALE, identity.state_detail
     if probe_failing:
         return Rank.PROBE_FAILING, view.decode.probe_state
+    plain = view.spec.enabled is False  # no speedup to judge: its baseline is not the point
     comparison, validity = baseline.comparison, baseline.validity
     applies = validity is not None and validity.valid
-    if applies and comparison is not None and comparison.verdict == Verdict.LOSING:
+    if not plain and applies and comparison is not None and comparison.verdict == Verdict.LOSING:
         return Rank.LOSING, "speculation is losing"
-    if validity is not None and not validity.valid:
+    if not plain and validity is not None and not validity.valid:
         return Rank.BASELINE_STALE, "baseline: " + "; ".join(validity.reasons)
     if view.gpus.warn:
         return Rank.GPU_WARNING, view.gpus.summary or ""
+    if plain:
+        return Rank.NO_SPECULATION, SPECULATION_OFF
     if comparison is None:
         why = dict(view.missing).get("speedup", "no comparison yet")
         return Rank.NO_COMPARISON, why

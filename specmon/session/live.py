@@ -45,7 +45,7 @@ from specmon.session.view import (
     View,
 )
 from specmon.session.window import HISTORY_S
-from specmon.wording import BUFFERED_STREAM, describe_config
+from specmon.wording import BUFFERED_STREAM, SPECULATION_OFF, brief_config, describe_config
 
 RATE_SPAN_S = 10.0  # server figures are averaged over about this long
 MEAN_SPAN_S = 6 * RATE_SPAN_S  # accept length, TTFT, ITL: means over enough requests
@@ -243,7 +243,7 @@ class LiveState:
             state, detail = "live", ""
         return IdentityView(self.url, info.title, info.model, info.tp_size,
                             describe_config(info.speculative), up, started_at is not None,
-                            state, detail)  # fmt: skip
+                            state, detail, brief_config(info.speculative))  # fmt: skip
 
     def _decode(self, now_wall: float, missing: list[tuple[str, str]]) -> DecodeView:
         last = self.probes[-1] if self.probes else None
@@ -290,7 +290,7 @@ class LiveState:
         window = self.server.window.accept_length(MEAN_SPAN_S)
         latest = self.server.window.latest
         if enabled is False:
-            missing.append(("accept length", "speculation is off on this server"))
+            missing.append(("accept length", SPECULATION_OFF))
         elif recent.accept_length is None:
             missing.append(("accept length", "no probe with verify steps yet"))
         note = _cycle_note(runs[-1]) if runs else None

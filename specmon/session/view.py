@@ -12,6 +12,7 @@ from typing import Literal
 from specmon.analysis.acceptance import PositionAcceptance
 from specmon.analysis.comparison import Comparison, Verdict
 from specmon.analysis.validity import Validity
+from specmon.wording import DASH
 
 Level = Literal["info", "warn", "error"]
 StateName = Literal["live", "stale", "down", "connecting"]
@@ -43,6 +44,9 @@ class IdentityView:
     uptime_known: bool
     state: StateName
     state_detail: str
+    speculation_brief: str = DASH
+    """`speculation` in a table cell: "EAGLE3 2/1/3", "NGRAM d4", "no spec" ("—" before server
+    info)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +182,8 @@ class GpuView:
     host: str | None
     """Host CPU/memory and the server process's CPU/RSS, when known."""
     worst: str | None = None
-    """The worst GPU in a few words (`analysis.gpus.gpu_worst`), for the fleet table."""
+    """The worst GPU in a table cell ("8×H200 97% 71°C", "GPU 2 throttled"; `analysis.gpus.
+    gpu_worst`), for the fleet table; None without readings."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,18 +8,17 @@ One reader serves both, so everything `specmon agent` writes reads back into the
 dcgm-exporter's labels (`gpu`, `UUID`, `pci_bus_id`, `device`, `modelName`, `Hostname`,
 `DCGM_FI_DRIVER_VERSION`, and in Kubernetes `container`, `namespace`, `pod`) name the GPU; a GPU
 may appear in several series of one field (one per pod, or per MIG instance): the first wins.
-A field the exporter does not export is None. Parsing is prometheus-client's.
+A field the exporter does not export is None. Parsing is prometheus-client's, of the wanted
+families only, and of the lines that changed since the last scrape (sources/scrape_memo.py).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import httpx
-from prometheus_client.parser import text_string_to_metric_families
 
 from specmon.errors import HttpStatus, MalformedResponse, TargetError, Unreachable
 from specmon.model import (
@@ -31,7 +30,8 @@ from specmon.model import (
     Telemetry,
 )
 from specmon.sources.http import Target, get, make_client
-from specmon.sources.label_sets import LabelSets
+from specmon.sources.metrics import wanted_text
+from specmon.sources.scrape_memo import ScrapeMemo
 
 DCGM_PORT = 9400
 """dcgm-exporter's default port, and `specmon agent`'s."""
@@ -72,6 +72,14 @@ SERVER_PROCESS_RSS = "specmon_server_process_resident_memory_bytes"
 SERVER_PROCESS_START = "specmon_server_process_start_time_seconds"
 SERVER_PROCESS_MISSING = "specmon_server_process_missing"  # 1, label reason
 
+WANTED = (
+    GPU_UTIL, FB_USED, FB_FREE, FB_RESERVED, FB_TOTAL, POWER_USAGE, ENFORCED_POWER_LIMIT,
+    POWER_MGMT_LIMIT, SM_CLOCK, MEM_CLOCK, MAX_SM_CLOCK, MAX_MEM_CLOCK, GPU_TEMP,
+    CLOCKS_EVENT_REASONS, CLOCK_THROTTLE_REASONS, "specmon_",
+)  # fmt: skip
+"""The families read (as prefixes: "specmon_" is the agent's). dcgm-exporter's default
+counters serve about as many again (XID errors, NVLink, PCIe, ECC, energy): not parsed."""
+
 NO_GPU_HINT = "run `specmon agent` on the GPU box or pass --gpu-metrics URL"
 """How to get GPU readings where there are none."""
 
@@ -93,13 +101,14 @@ class _Gpu:
     process_values: dict[tuple[int, str], float] = field(default_factory=dict)
 
 
-def telemetry_from_text(text: str, url: str, label_sets: LabelSets | None = None) -> Telemetry:
+def telemetry_from_text(text: str, url: str, memo: ScrapeMemo | None = None) -> Telemetry:
     """Read one scrape of a DCGM-style endpoint.
 
     Args:
         text: The exposition text.
         url: Where it came from (for the description).
-        label_sets: The endpoint's label sets seen so far, to parse each once (`DcgmSource`).
+        memo: The endpoint's previous scrape, so that only lines that changed are parsed
+            (`DcgmSource`).
 
     Raises:
         MalformedResponse: The text is not Prometheus text format.
@@ -107,20 +116,15 @@ def telemetry_from_text(text: str, url: str, label_sets: LabelSets | None = None
     gpus: dict[int, _Gpu] = {}
     single: dict[str, tuple[dict[str, str], float]] = {}  # host-wide families: first sample
     try:
-        shortened = label_sets.shorten(text) if label_sets is not None else text
-        for family in text_string_to_metric_families(shortened):
-            for sample in family.samples:
-                labels = label_sets.labels(sample.labels) if label_sets else dict(sample.labels)
-                value = float(sample.value)
-                if math.isnan(value):
-                    continue
-                index = labels.get("gpu", "")
-                if index.isdigit():
-                    _add_gpu_sample(gpus, int(index), sample.name, labels, value)
-                else:
-                    single.setdefault(sample.name, (labels, value))
+        samples = (memo or ScrapeMemo()).parse(wanted_text(text, ("",), WANTED))
     except (ValueError, TypeError, IndexError, KeyError) as exc:
         raise MalformedResponse(f"{url} is not Prometheus text format ({exc})") from None
+    for sample in samples:
+        index = sample.labels.get("gpu", "")
+        if index.isdigit():
+            _add_gpu_sample(gpus, int(index), sample.name, sample.labels, sample.value)
+        else:
+            single.setdefault(sample.name, (sample.labels, sample.value))
     agent = single.get(AGENT_INFO)
     source = f"specmon agent at {url}" if agent else f"DCGM exporter at {url}"
     unavailable = single.get(GPU_UNAVAILABLE)
@@ -290,7 +294,7 @@ class DcgmSource:
         self.url = base + self._path
         self.explicit = explicit
         self._client = client or make_client(Target(url=base))
-        self._label_sets = LabelSets()
+        self._memo = ScrapeMemo()
 
     @property
     def kind(self) -> GpuSourceKind:
@@ -323,7 +327,7 @@ class DcgmSource:
             text = response.content.decode("utf-8")
         except UnicodeDecodeError:
             raise MalformedResponse(f"{self.url}: the body is not UTF-8") from None
-        return telemetry_from_text(text, self.url, self._label_sets)
+        return telemetry_from_text(text, self.url, self._memo)
 
     async def aclose(self) -> None:
         """Close the HTTP client."""

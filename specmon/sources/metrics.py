@@ -14,12 +14,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import httpx
-from prometheus_client.parser import text_string_to_metric_families
 
 from specmon.errors import HttpStatus, MalformedResponse, MetricsDisabled
 from specmon.model import Histogram, ServerMetrics
 from specmon.sources.http import get
-from specmon.sources.label_sets import LabelSets
+from specmon.sources.scrape_memo import ScrapeMemo
 
 PREFIXES = ("sglang:", "sglang_")
 
@@ -65,12 +64,15 @@ def wanted_text(text: str, prefixes: tuple[str, ...], wanted: tuple[str, ...]) -
     samples are matched by name), or the whole text when there are none, so that a body that
     is not exposition format still fails to parse."""
     names = tuple(prefix + name for prefix in prefixes for name in wanted)
-    lines = "".join(line for line in text.splitlines(keepends=True) if line.startswith(names))
+    # Lines end at "\n" only, as for prometheus-client: a label value may hold a "\r".
+    lines = "".join(line + "\n" for line in text.split("\n") if line.startswith(names))
     return lines or text
 
 
-_LABEL_SETS = LabelSets()
-"""Shared by every server's scrapes (bounded): servers of one model serve the same sets."""
+_LINES = ScrapeMemo(keep=16_384)
+"""Lines parsed already, shared by every server's scrapes (bounded): between two scrapes most
+lines (histogram buckets, request counts) stay as they were, and servers of one model serve the
+same label sets."""
 
 
 def parse_scrape(text: str, prefixes: tuple[str, ...] = PREFIXES) -> Scrape:
@@ -82,15 +84,14 @@ def parse_scrape(text: str, prefixes: tuple[str, ...] = PREFIXES) -> Scrape:
     """
     by_name: dict[str, list[Series]] = defaultdict(list)
     try:
-        for family in text_string_to_metric_families(_LABEL_SETS.shorten(text)):
-            for sample in family.samples:
-                short = _short_name(sample.name, prefixes)
-                if short is None or math.isnan(sample.value):
-                    continue
-                labels = tuple(sorted(_LABEL_SETS.labels(sample.labels).items()))
-                by_name[short].append(Series(short, labels, sample.value))
+        samples = _LINES.parse(text)
     except (ValueError, TypeError, IndexError, KeyError) as exc:
         raise MalformedResponse(f"/metrics is not Prometheus text format ({exc})") from None
+    for sample in samples:
+        short = _short_name(sample.name, prefixes)
+        if short is not None:
+            labels = tuple(sorted(sample.labels.items()))
+            by_name[short].append(Series(short, labels, sample.value))
     return Scrape(dict(by_name))
 
 

@@ -171,8 +171,11 @@ class SpecmonApp(App[None]):
         """Size classes: below 30 rows no big digits (`-compact`), below 20 one event line
         (`-tiny`); from 40 the `-tall` layout."""
         self._size_classes(event.size.height)
-        self.query_one(GpuPanel).watch_view(self.query_one(GpuPanel).view)
-        self.query_one(ServerPanel).watch_view(self.query_one(ServerPanel).view)
+        # The dashboard's screen, not the active one (`c`, `i`, `?` or the fleet table on top).
+        dashboard = self.screen_stack[0]
+        gpu, server = dashboard.query_one(GpuPanel), dashboard.query_one(ServerPanel)
+        gpu.watch_view(gpu.view)
+        server.watch_view(server.view)
 
     def _size_classes(self, height: int) -> None:
         # On the dashboard's screen, not the active one: a resize while `c`, `i` or `?` is open

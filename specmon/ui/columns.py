@@ -21,7 +21,8 @@ class Column:
     label: str
     essential: bool = False
     min_width: int = 0
-    """Essential columns are cut down to this (never below the label); others show whole."""
+    """Essential columns are cut down to this (never below the label). Others show whole, or,
+    with a min_width, cut to the room left when that is at least this."""
     preferred: int = 0
     """Essential columns grow to this (or their natural width, if less) before optional ones
     join; 0: their natural width."""
@@ -55,16 +56,32 @@ def fit(columns: Sequence[Column], cells: Sequence[Sequence[str]], available: in
     while used() < available and (short := [i for i, t in targets.items() if widths[i] < t]):
         for i in short:
             grow(i, widths[i] + 1)
-    for i in sorted((i for i, c in enumerate(columns) if not c.essential),
-                    key=lambda i: columns[i].rank):  # fmt: skip
+    optional = sorted((i for i, c in enumerate(columns) if not c.essential),
+                      key=lambda i: columns[i].rank)  # fmt: skip
+    for i in optional:
         if used() + natural[i] + CELL_PADDING <= available:
             widths[i] = natural[i]
     for i, column in enumerate(columns):  # what is left widens the cut essentials
         if column.essential:
             grow(i, natural[i])
+    for i in optional:  # and then goes to an optional column that may be cut
+        room = available - used() - CELL_PADDING
+        least = max(columns[i].min_width, len(columns[i].label))
+        if not widths[i] and columns[i].min_width and room >= least:
+            widths[i] = room
     return widths
 
 
 def cut(text: str, width: int) -> str:
     """`text` in `width` cells, ending in "…" when it was longer."""
     return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+
+
+def cut_middle(text: str, width: int) -> str:
+    """`text` in `width` cells, its middle replaced by "…" when it was longer: the end (a port,
+    the last figures of an address, a box's number) tells servers apart, so it keeps two thirds.
+    """
+    if len(text) <= width:
+        return text
+    head = max(0, width - 1) // 3
+    return text[:head] + "…" + text[len(text) - (max(0, width - 1) - head) :]

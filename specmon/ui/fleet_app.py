@@ -13,11 +13,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from textual import events, work
+from textual import work
 
 from specmon.config import MonitorConfig
 from specmon.session.fleet import Fleet, TargetSession
-from specmon.session.fleet_row import fleet_row, worst_first
+from specmon.session.fleet_row import fleet_row, server_label, worst_first
 from specmon.store import Store
 from specmon.ui.app import SpecmonApp
 from specmon.ui.messages import FleetRowsReady, PostingSink
@@ -73,13 +73,6 @@ class FleetApp(SpecmonApp):
         self.set_interval(max(self.config.interval, 1.0), self.tick)
         self.call_after_refresh(self.tick)
 
-    def on_resize(self, event: events.Resize) -> None:
-        """Under the fleet table only the dashboard's size classes follow (its panels are not
-        on screen to be laid out)."""
-        if isinstance(self.screen, FleetScreen):
-            self._size_classes(event.size.height)
-            event.prevent_default()
-
     def _start_workers(self) -> None:
         self._run_fleet()
 
@@ -90,7 +83,8 @@ class FleetApp(SpecmonApp):
     def tick(self) -> None:
         """Hand the table every server's row, or the dashboard its server's View."""
         if isinstance(self.screen, FleetScreen):
-            rows = worst_first(fleet_row(s.target.label, s.view()) for s in self.fleet.sessions)
+            rows = worst_first(fleet_row(server_label(s.target), s.view())
+                               for s in self.fleet.sessions)  # fmt: skip
             self.screen.post_message(FleetRowsReady(tuple(rows)))
             return
         info = self.live.server.info

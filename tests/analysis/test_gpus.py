@@ -12,6 +12,7 @@ from specmon.analysis.gpus import (
     gpu_line,
     gpu_state,
     gpu_verdict,
+    gpu_worst,
     summarize_gpus,
 )
 from specmon.model import GpuDevice, GpuProcess, GpuState, Telemetry
@@ -216,3 +217,21 @@ def test_differences_on_the_baseline_side() -> None:
         "other processes on the GPUs during the baseline: x (pid 1) on GPU 0",
     ]
     assert gpu_differences(None, BASE) == []
+
+
+def test_the_fleet_cell_is_short_and_names_the_worst_gpu() -> None:
+    """A table cell: the worst GPU in a few words; the reasons in full are the verdict's."""
+    assert gpu_worst(nvml(*EIGHT)) == "8×H200 97% 57°C"
+    long_name = tuple(replace(g, name="NVIDIA H100 80GB HBM3") for g in EIGHT[:4])
+    assert gpu_worst(nvml(*long_name)) == "4×H100 93% 53°C"
+    throttled = list(EIGHT)
+    throttled[2] = h200(2, clock_event_mask=POWER_CAP)
+    throttled[5] = h200(5, clock_event_mask=HW_THERMAL)
+    assert gpu_worst(nvml(*throttled)) == "GPU 2 throttled +1"
+    lost = [*EIGHT[:3], GpuDevice(3, error="GPU is lost"), *throttled[4:]]
+    assert gpu_worst(nvml(*lost)) == "GPU 3 failed"  # worse than throttling
+    shared = [*EIGHT[:1], h200(1, processes=(GpuProcess(4242, 1.0, "python", 3.0, False),))]
+    assert gpu_worst(nvml(*shared)) == "GPU 1 shared"
+    none = Telemetry("nvml", "NVML on this machine", unavailable="no NVML here (NVML Shared "
+                     "Library Not Found)")  # fmt: skip
+    assert gpu_worst(none) is None  # "—"; the fleet's detail line says why

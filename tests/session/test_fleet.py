@@ -17,7 +17,7 @@ from specmon.config import FleetTarget, MonitorConfig
 from specmon.model import Protocol, Reading, Sample, ServerInfo, Snapshot
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.fleet import STORE_LOOKUP_EVERY_S, Fleet, TargetSession
-from specmon.session.fleet_row import Rank, fleet_row, worst_first
+from specmon.session.fleet_row import Rank, fleet_row, server_label, worst_first
 from specmon.session.view import View
 from specmon.sim import SimConfig, SimThread
 from specmon.sources.http import Target
@@ -75,9 +75,25 @@ def test_a_down_server_sorts_on_top_with_its_reason() -> None:
     assert spec.decode_tok_s == view.decode.decode_tok_s
     assert spec.accept_length == view.spec.accept_length and spec.accept_length is not None
     assert spec.title is not None and spec.title.startswith("SGLang")
-    assert spec.speculation.startswith("EAGLE3") and base.speculation == "no speculation"
+    assert spec.speculation == view.identity.speculation_brief == "EAGLE3 2/1/3"
     assert spec.baseline == "none" and spec.rank == Rank.NO_COMPARISON
     assert "press b" in spec.reason
+    # A plain server has no speedup to show, and sorts last: nothing of speculation to look at.
+    assert base.speculation == "no spec" and base.speculative is False
+    assert base.speedup is None and base.baseline == "—" and base.rank == Rank.NO_SPECULATION
+    assert rows[-1] is base and base.reason == "speculation is off on this server"
+
+
+@pytest.mark.parametrize(
+    ("target", "label"),
+    [(FleetTarget("http://10.1.230.174:8000"), "10.1.230.174:8000"),
+     (FleetTarget("https://gpu.example.com/"), "https://gpu.example.com"),
+     (FleetTarget("http://10.1.230.174:8000", name="box-3"), "box-3")],
+)  # fmt: skip
+def test_the_server_column_names_the_server(target: FleetTarget, label: str) -> None:
+    """Without the scheme that says nothing (https:// is kept: it is not the default), or by the
+    configured name."""
+    assert server_label(target) == label
 
 
 def test_rows_sort_by_rank_then_speedup() -> None:

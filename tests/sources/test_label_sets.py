@@ -1,9 +1,11 @@
-"""Label sets parsed once (sources/label_sets.py): a reading with them is the reading without."""
+"""Label sets and unchanged lines parsed once (sources/label_sets.py, scrape_memo.py): a reading
+with the endpoint's memo is the reading of a fresh one."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -12,6 +14,7 @@ from specmon.model import GpuDevice, GpuProcess, Telemetry
 from specmon.sim.gpus import simulated_telemetry
 from specmon.sources.dcgm import telemetry_from_text
 from specmon.sources.label_sets import LabelSets
+from specmon.sources.scrape_memo import ParsedSample, ScrapeMemo
 
 DCGM = Path(__file__).resolve().parents[1] / "fixtures" / "dcgm"
 URL = "http://gpu-box:9400/metrics"
@@ -20,7 +23,7 @@ URL = "http://gpu-box:9400/metrics"
 def test_real_dcgm_exporter_texts_read_the_same() -> None:
     for name in ("dcgm-exporter-8gpu.txt", "dcgm-exporter-k8s.txt"):
         text = (DCGM / name).read_text()
-        sets = LabelSets()
+        sets = ScrapeMemo()
         plain = telemetry_from_text(text, URL)
         assert plain.gpus
         assert telemetry_from_text(text, URL, sets) == plain, name
@@ -28,7 +31,7 @@ def test_real_dcgm_exporter_texts_read_the_same() -> None:
 
 
 def test_readings_that_move_read_the_same() -> None:
-    sets = LabelSets()
+    sets = ScrapeMemo()
     for reading in range(5):
         text = render_metrics(simulated_telemetry(8, reading % 2 == 0, reading)).decode()
         assert telemetry_from_text(text, URL, sets) == telemetry_from_text(text, URL)
@@ -48,6 +51,34 @@ def test_any_label_values_read_the_same(gpu_name: str, process: str) -> None:
     device = GpuDevice(index=0, name=gpu_name or None, utilization_pct=50.0,
                        processes=(GpuProcess(7, 1.0, process or None, None, False),))  # fmt: skip
     text = render_metrics(Telemetry("nvml", "NVML on this machine", gpus=(device,))).decode()
-    sets = LabelSets()
+    sets = ScrapeMemo()
     assert telemetry_from_text(text, URL, sets) == telemetry_from_text(text, URL)
     assert telemetry_from_text(text, URL, sets) == telemetry_from_text(text, URL)
+
+
+def test_the_memo_follows_changed_removed_and_nan_lines() -> None:
+    memo = ScrapeMemo()
+    first = '# TYPE a gauge\na{gpu="0"} 1\nb{gpu="0"} 2\nc 3\n'
+    a, b = ParsedSample("a", {"gpu": "0"}, 1.0), ParsedSample("b", {"gpu": "0"}, 2.0)
+    assert memo.parse(first) == [a, b, ParsedSample("c", {}, 3.0)]
+    second = 'a{gpu="0"} 5\nb{gpu="0"} 2\nd NaN\n'  # a moved, c went, d is NaN
+    assert memo.parse(second) == [ParsedSample("a", {"gpu": "0"}, 5.0),
+                                  ParsedSample("b", {"gpu": "0"}, 2.0)]  # fmt: skip
+    assert memo.parse(second) == ScrapeMemo().parse(second)  # from the memo, the same
+
+
+def test_a_line_that_is_not_one_sample_fails_after_good_scrapes() -> None:
+    memo = ScrapeMemo()
+    memo.parse('a{gpu="0"} 1\n')
+    with pytest.raises(ValueError, match="invalid metric name"):
+        memo.parse('a{gpu="0"} 1\n<html>not metrics</html>\n')
+
+
+def test_a_shared_memo_keeps_a_bounded_number_of_lines() -> None:
+    """/metrics's memo serves every server: it keeps lines of several scrapes, up to `keep`."""
+    memo = ScrapeMemo(keep=3)
+    memo.parse("a 1\nb 2\n")
+    assert memo.parse("a 1\nc 3\n") == [ParsedSample("a", {}, 1.0), ParsedSample("c", {}, 3.0)]
+    assert memo.parse("b 2\n") == [ParsedSample("b", {}, 2.0)]  # still held: 3 lines
+    assert memo.parse("d 4\n") == [ParsedSample("d", {}, 4.0)]  # full: started afresh
+    assert memo.parse("a 1\nd 4\n") == ScrapeMemo().parse("a 1\nd 4\n")

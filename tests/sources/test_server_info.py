@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from strategies import json_values
 
 from specmon.errors import AuthFailed, MalformedResponse, NotSGLang, SpecmonError
+from specmon.model import SpecConfig
 from specmon.sources.secrets import MASK, mask_command
 from specmon.sources.sglang import fetch_server_info, parse_server_info
 
@@ -74,6 +75,7 @@ def test_046_flat_internal_state() -> None:
     assert info.speculative is not None and info.speculative.describe() == (
         "EAGLE steps=3 topk=1 draft=4"
     )
+    assert info.speculative.brief() == "EAGLE 3/1/4"  # the fleet table's cell
     assert info.last_gen_throughput == pytest.approx(412.87)
     assert info.avg_spec_accept_length == pytest.approx(3.41)
     assert info.cuda_graph_max_bs == 160
@@ -144,3 +146,14 @@ def test_fuzz_any_shape_normalises_without_crashing(body: dict[str, Any]) -> Non
     except SpecmonError:
         return
     assert info.backend == "sglang"
+
+
+@pytest.mark.parametrize(
+    ("config", "brief"),
+    [(SpecConfig("NGRAM", 0, 10, 4), "NGRAM d4"),  # SGLang fills steps/topk with placeholders
+     (SpecConfig("ngram", 4, None, None), "ngram s4"),  # vLLM: num_speculative_tokens
+     (SpecConfig("draft", 16, None, None), "draft s16"),  # llama.cpp
+     (SpecConfig("EAGLE3", 2, 1, 3), "EAGLE3 2/1/3")],
+)  # fmt: skip
+def test_a_spec_config_in_a_table_cell(config: SpecConfig, brief: str) -> None:
+    assert config.brief() == brief

@@ -26,12 +26,13 @@ from specmon.analysis.figures import run_figures
 from specmon.config import FleetTarget, MonitorConfig
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.fleet import Fleet, TargetSession
+from specmon.session.fleet_row import Rank
 from specmon.session.watch import ProbeOutcome
 from specmon.sim import SimConfig, SimThread
 from specmon.sources.http import Target
 from specmon.store import Store
 from specmon.ui.fleet_app import FleetApp
-from specmon.ui.screens.fleet import FleetScreen
+from specmon.ui.screens.fleet import COLUMNS, FleetScreen
 from specmon.ui.widgets.identity_bar import IdentityBar
 
 REFUSED = "http://10.1.230.101:8000/server_info: connection refused (nothing listening?)"
@@ -49,28 +50,35 @@ def _fleet(count: int) -> tuple[MonitorConfig, Fleet]:
     return config, Fleet(sessions)
 
 
+PLAIN = 7
+"""gpu-box-08 runs without speculation, with a baseline of its own (no speedup to show)."""
+
+
 async def _feed(fleet: Fleet) -> None:
-    """Server 1 down, 2 not reached yet, 3 with a stale baseline, 4 with none; the rest
-    healthy against a baseline: what their samplers and probes would have brought."""
-    results = [await replay_probe(f"spec/generate_stream_{i}.json") for i in range(3)]
+    """Server 1 down, 2 not reached yet, 3 with a stale baseline, 4 with none, 8 plain (with a
+    baseline of its own); the rest healthy against a baseline: what their samplers and probes
+    would have brought."""
+    spec = [await replay_probe(f"spec/generate_stream_{i}.json") for i in range(3)]
+    plain = [await replay_probe(f"plain/generate_stream_{i}.json") for i in range(3)]
     for i, session in enumerate(fleet.sessions):
         if i == 1:
             continue
         if i == 0:
             session.sample(sample(9.0, None, None, info_error=REFUSED, metrics_error=REFUSED))
             continue
-        session.sample(sample(1.0, server_info(), server_metrics("spec/metrics")))
-        session.sample(sample(2.0, server_info(), server_metrics("spec/metrics_after"),
-                                 seq=2, telemetry=gpus()))  # fmt: skip
-        for k, result in enumerate(results):
+        kind = "plain" if i == PLAIN else "spec"
+        session.sample(sample(1.0, server_info(kind), server_metrics(f"{kind}/metrics")))
+        session.sample(sample(2.0, server_info(kind), server_metrics(f"{kind}/metrics_after"),
+                              seq=2, telemetry=gpus()))  # fmt: skip
+        for k, result in enumerate(plain if i == PLAIN else spec):
             session.probe_done(ProbeOutcome(NOW - 3 + k, float(k), run_figures(result), result))
         if i == 3:
             continue
         changes = {"mem_fraction_static": 0.5} if i == 2 else {}
         snapshot = await baseline_snapshot(NOW - (45 * 60 if i == 2 else 120), **changes)
         session.live.set_baseline(NOW, snapshot, BaselineOrigin.BASELINE_SERVER)
-        plain = server_info("plain", **changes)
-        session.live.on_baseline_sample(sample(2.5, plain, server_metrics("plain/metrics_after")))
+        base = server_info("plain", **changes)
+        session.live.on_baseline_sample(sample(2.5, base, server_metrics("plain/metrics_after")))
 
 
 def _app(count: int) -> FleetApp:
@@ -103,13 +111,50 @@ async def test_every_row_readable(size: tuple[int, int], count: int) -> None:
         table = screen.query_one(DataTable)
         assert table.row_count == count
         assert table.size.height >= count + 1  # the header and every row, no scrolling
-        columns = {str(c.key.value): c.width for c in table.columns.values()}
-        assert columns["server"] >= len("gpu-box-16")
-        assert {"state", "tok/s", "speedup", "baseline", "GPUs", "why"} <= {
-            str(c.label) for c in table.columns.values()}  # fmt: skip
+        assert _labels(table)[:2] == ["server", "state"]
+        assert {"tok/s", "speedup", "baseline", "accept", "spec"} <= set(_labels(table))
         if size[0] >= 160:
-            assert {"software", "speculation", "accept", "cycle ms"} <= {
-                str(c.label) for c in table.columns.values()}  # fmt: skip
+            assert _labels(table) == [c.label for c in COLUMNS]  # every column of the issue
+        server = table.get_column("server")
+        assert all(str(cell) == row.label for cell, row in zip(server, screen.rows, strict=True))
+
+
+def _labels(table: DataTable[object]) -> list[str]:
+    return [str(c.label) for c in table.columns.values()]
+
+
+async def test_a_resize_chooses_the_columns_again() -> None:
+    """Started narrow then widened (and back): the columns follow the terminal's width."""
+    app = _app(8)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _shown(8)(pilot)
+        table = app.screen.query_one(DataTable)
+        narrow = _labels(table)
+        assert "software" not in narrow and "GPUs" not in narrow
+        await pilot.resize_terminal(160, 50)
+        await until(pilot, lambda: _labels(table) == [c.label for c in COLUMNS])
+        await pilot.resize_terminal(80, 24)
+        await until(pilot, lambda: _labels(table) == narrow)
+
+
+async def test_a_plain_server_has_no_speedup_and_its_gpus_are_under_the_table() -> None:
+    """No speculation: "no spec" where the speedup would be, no baseline verdict, last in the
+    order; the GPU cell is short and the line under the table has the GPUs in full."""
+    app = _app(8)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _shown(8)(pilot)
+        screen = app.screen
+        assert isinstance(screen, FleetScreen)
+        table = screen.query_one(DataTable)
+        plain = screen.rows[-1]
+        assert plain.label == "gpu-box-08" and plain.rank == Rank.NO_SPECULATION
+        cells = dict(zip(_labels(table), map(str, table.get_row_at(7)), strict=True))
+        assert (cells["spec"], cells["speedup"], cells["baseline"]) == ("no spec", "no spec", "—")
+        assert cells["accept"] == "—" and cells["GPUs"] == "8×H100 97% 59°C"
+        assert cells["why"] == "speculation is off on this server"
+        await pilot.press(*["down"] * 7)
+        detail = str(screen.query_one("#fleet-row", Static).content)
+        assert detail.splitlines()[1] == f"GPUs: {app.fleet.sessions[7].view().gpus.summary}"
 
 
 async def test_worst_first_and_a_down_server_on_top_with_its_reason() -> None:
@@ -122,9 +167,10 @@ async def test_worst_first_and_a_down_server_on_top_with_its_reason() -> None:
         assert labels[:4] == ["gpu-box-01", "gpu-box-02", "gpu-box-03", "gpu-box-04"]
         assert screen.rows[0].state == "down" and "connection refused" in screen.rows[0].reason
         assert screen.rows[2].reason.startswith("baseline: ")  # the stale one
-        detail = str(screen.query_one("#fleet-row", Static).content)
-        assert detail == f"{_url(0)} · down: connection refused (nothing listening?)"
-        assert str(screen.query_one(DataTable).get_row_at(0)[0]) == "DOWN"
+        detail = str(screen.query_one("#fleet-row", Static).content).splitlines()
+        assert detail == [f"{_url(0)} · down: connection refused (nothing listening?)",
+                          "GPUs: no GPU reading yet"]  # fmt: skip
+        assert str(screen.query_one(DataTable).get_row_at(0)[1]) == "DOWN"
 
 
 async def test_enter_opens_a_server_and_esc_goes_back() -> None:

@@ -1,9 +1,9 @@
 """The fleet table: one row per server, worst first; Enter opens that server's dashboard.
 
 It renders the rows `FleetRowsReady` brings (session/fleet_row.py: every figure is the server's
-View's) and nothing else. The columns follow the width (ui/columns.py): which server, its state
-and why, its decode tok/s, speedup and baseline always; the rest while they fit. The highlighted
-row's reason is written out in full below the table.
+View's) and nothing else. The columns follow the width (ui/columns.py), chosen again at each resize:
+which server, its state, its decode tok/s, speedup and baseline always; the rest by rank while
+they fit. The highlighted row's reason and GPUs are written out in full below the table.
 """
 
 from __future__ import annotations
@@ -16,39 +16,43 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from specmon.session.fleet_row import FleetRow
-from specmon.ui.columns import Column, cut, fit
-from specmon.ui.format import DASH, escape, num
+from specmon.ui.columns import Column, cut, cut_middle, fit
+from specmon.ui.format import DASH, escape, num, pct
 from specmon.ui.messages import FleetRowsReady
 from specmon.ui.widgets import quiet
+from specmon.wording import NO_SPEC
 
 COLUMNS = (
-    Column("state", "state", essential=True),
-    Column("server", "server", essential=True, min_width=8, preferred=24),
-    Column("software", "software", rank=2),
-    Column("speculation", "speculation", rank=3),
+    Column("server", "server", essential=True, min_width=12),
+    Column("state", "state", essential=True, preferred=5),
+    Column("software", "software", rank=4),
+    Column("speculation", "spec", rank=1),
     Column("decode", "tok/s", essential=True),
     Column("accept", "accept", rank=0),
-    Column("cycle", "cycle ms", rank=1),
+    Column("cycle", "cycle ms", rank=3),
     Column("speedup", "speedup", essential=True),
-    Column("baseline", "baseline", essential=True, min_width=1),
-    Column("gpu", "GPUs", essential=True, min_width=4, preferred=18),
-    Column("why", "why", essential=True, min_width=6, preferred=20),
+    Column("baseline", "baseline", essential=True),
+    Column("gpu", "GPUs", rank=2),
+    Column("why", "why", rank=5, min_width=12),
 )
-"""Table order. Essential: which server, whether it is up and why it ranks where it does, its
-speed, the speedup with whether its baseline holds, and its GPUs' worst."""
+"""Table order. Always there: which server (grown to its full name first), whether it is up,
+its speed, the speedup and whether its baseline holds; then, while they fit, accept length,
+spec config, the worst GPU, cycle time, software and why the row ranks where it does (the
+highlighted row's reason and GPUs are written out in full under the table)."""
 
 
 def _cells(row: FleetRow) -> tuple[str, ...]:
     """A row's texts, in COLUMNS order."""
+    speedup = NO_SPEC if row.speculative is False else pct(row.speedup, signed=True)
     return (
-        row.state.upper() if row.state == "down" else row.state,
         row.label,
+        row.state.upper() if row.state == "down" else row.state,
         row.title or DASH,
         row.speculation,
         num(row.decode_tok_s),
         num(row.accept_length, ".2f"),
         num(row.cycle_ms, ".1f"),
-        f"{row.speedup:+.1%}" if row.speedup is not None else DASH,
+        speedup,
         row.baseline,
         row.gpu or DASH,
         row.reason or DASH,
@@ -109,7 +113,9 @@ class FleetScreen(Screen[str]):
         self._shown = (widths, self.cells)
         shown = [(i, w) for i, w in enumerate(widths) if w]
         for row, cells in zip(self.rows, self.cells, strict=True):
-            table.add_row(*(Text(cut(cells[i], width)) for i, width in shown), key=row.url)
+            texts = ((cut_middle if COLUMNS[i].key == "server" else cut)(cells[i], width)
+                     for i, width in shown)  # fmt: skip
+            table.add_row(*(Text(t) for t in texts), key=row.url)
         urls = [row.url for row in self.rows]
         if urls:
             table.move_cursor(row=urls.index(highlighted) if highlighted in urls else 0)
@@ -127,10 +133,11 @@ class FleetScreen(Screen[str]):
         self._show_row(event.cursor_row)
 
     def _show_row(self, index: int) -> None:
-        """The row's server and reason in full: the table may have cut them."""
+        """The row's server, reason and GPUs in full: the table may have cut or left them out."""
         if 0 <= index < len(self.rows):
             row = self.rows[index]
             text = f"{row.url} · {row.state}" + (f": {row.reason}" if row.reason else "")
+            text += f"\nGPUs: {row.gpu_detail or DASH}"
             quiet.show(self.query_one("#fleet-row", Static), escape(text))
 
     def action_open(self) -> None:

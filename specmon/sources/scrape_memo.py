@@ -1,0 +1,78 @@
+"""Sample lines parsed once: what an endpoint served at its last scrape is not parsed again.
+
+A GPU endpoint serves the same lines scrape after scrape but for a few values (utilisation,
+power, clocks); its limits, totals, maximum clocks and info series do not move. With 16 servers
+of 8 GPUs at 1 Hz, prometheus-client's parser reading every line every second was the fleet's
+largest cost. Here only the lines that changed since the endpoint's previous scrape go to the
+parser (prometheus-client's, with each label set parsed once by `LabelSets`); the others reuse
+what it made of them last time. A GPU endpoint's memo holds its last scrape's lines, so it
+stays as large as a scrape; the one /metrics memo of every server holds a bounded number.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from specmon.sources.label_sets import LabelSets
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedSample:
+    """One sample line as prometheus-client's parser read it."""
+
+    name: str
+    labels: dict[str, str]
+    value: float
+
+
+class ScrapeMemo:
+    """Lines already parsed (`parse`): one endpoint's last scrape, or (`keep`) the recent lines
+    of any number of endpoints."""
+
+    def __init__(self, keep: int | None = None) -> None:
+        """Args:
+        keep: Hold up to this many lines, whatever scrape they came from, starting afresh
+            when full (one memo shared by a fleet's servers); None: the last scrape's lines.
+        """
+        self.keep = keep
+        self._last: dict[str, ParsedSample | None] = {}
+        self._label_sets = LabelSets()
+
+    def parse(self, text: str) -> list[ParsedSample]:
+        """The samples of exposition text, in order (comments skipped: samples are read by
+        name, not by family); NaN values left out.
+
+        Raises:
+            ValueError, TypeError, IndexError, KeyError: What prometheus-client's parser raises
+                for text that is not exposition format (a line that is not one sample).
+        """
+        # Lines end at "\n" only, as for prometheus-client: a label value may hold a "\r".
+        lines = [line for line in text.split("\n") if line.strip() and line[0] != "#"]
+        fresh = list(dict.fromkeys(line for line in lines if line not in self._last))
+        parsed = dict(zip(fresh, self._parse(fresh), strict=True))
+        current = {line: parsed[line] if line in parsed else self._last[line] for line in lines}
+        if self.keep is None:
+            self._last = current
+        else:
+            if len(self._last) + len(parsed) > self.keep:
+                self._last = {}
+            self._last.update(current)
+        return [s for line in lines if (s := current[line]) is not None]
+
+    def _parse(self, lines: list[str]) -> list[ParsedSample | None]:
+        """Each line's sample (None for NaN); raises when a line is not exactly one sample."""
+        if not lines:
+            return []
+        text = self._label_sets.shorten("\n".join(lines) + "\n")
+        samples = [s for family in text_string_to_metric_families(text) for s in family.samples]
+        if len(samples) != len(lines):
+            raise ValueError(f"{len(lines)} lines gave {len(samples)} samples")
+        return [
+            None
+            if math.isnan(value := float(s.value))
+            else ParsedSample(s.name, self._label_sets.labels(s.labels), value)
+            for s in samples
+        ]
