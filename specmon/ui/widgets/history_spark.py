@@ -59,11 +59,12 @@ class _RightAligned:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         blank = Segment(" " * self.pad)
-        yield blank
-        for segment in console.render(self.inner, options):
-            yield segment
-            if segment.text == "\n":
-                yield blank
+        for row, line in enumerate(Segment.split_lines(console.render(self.inner, options))):
+            if row:
+                yield Segment.line()
+            # Cells of one style in one segment: the rows above the bars are a cell each
+            # otherwise, and Textual's cost of a repaint goes by segments.
+            yield from Segment.simplify([blank, *line])
 
 
 class HistorySpark(Horizontal):
