@@ -14,7 +14,7 @@ from specmon.analysis.figures import run_figures
 from specmon.errors import SpecmonError
 from specmon.model import ProbeResult, RunFigures, Sample, SourceName
 from specmon.sources.backend import Connection
-from specmon.sources.http import Target, make_client
+from specmon.sources.http import Target, make_client, polling_transport
 from specmon.sources.probe import DEFAULT_PROMPT
 from specmon.sources.sampler import PollSource, Sampler
 from specmon.sources.telemetry import open_telemetry
@@ -72,8 +72,14 @@ class Watch:
             emit: Receives every Sample.
             on_error: Receives a one-line reason when telemetry cannot be set up at all.
         """
-        async with make_client(self.target) as client:
-            self.connection = connection = Connection(client)
+        # aiohttp takes ~150 ms to import: in a thread, so that keys pressed meanwhile are
+        # answered between its steps rather than after it.
+        transport = await asyncio.to_thread(polling_transport, self.target)
+        async with (
+            make_client(self.target) as client,
+            make_client(self.target, transport=transport) as polls,
+        ):
+            self.connection = connection = Connection(client, polls)
             sources = [
                 PollSource(SourceName.INFO, connection.info, max(INFO_EVERY_S, self.interval)),
                 PollSource(SourceName.METRICS, connection.metrics, self.interval),

@@ -136,8 +136,24 @@ def load_api_key(
     return None, warnings
 
 
-def make_client(target: Target) -> httpx.AsyncClient:
-    """The one long-lived client of a target: explicit timeouts, TLS verified unless insecure."""
+def verifies_tls(target: Target) -> bool:
+    """Whether a target's client checks certificates: an https target not `--insecure`.
+
+    A plain-http target never does TLS (redirects are not followed), so no CA bundle is loaded
+    for it: that took ~50 ms of the event loop per client (each `b`, `s`, start).
+    """
+    return not target.insecure and target.url.startswith("https:")
+
+
+def make_client(
+    target: Target, *, transport: httpx.AsyncBaseTransport | None = None
+) -> httpx.AsyncClient:
+    """The long-lived client of a target: explicit timeouts, TLS verified unless insecure.
+
+    Args:
+        target: The server.
+        transport: Another transport than httpx's own (the dashboard's polls use aiohttp's).
+    """
     headers = {"User-Agent": f"specmon/{__version__}"}
     if target.api_key is not None:
         headers["Authorization"] = f"Bearer {target.api_key.value}"
@@ -150,12 +166,19 @@ def make_client(target: Target) -> httpx.AsyncClient:
             write=target.read_timeout,
             pool=target.connect_timeout,
         ),
-        # A plain-http target never does TLS (redirects are not followed), so no CA bundle is
-        # loaded for it: that took ~50 ms of the event loop per client (each `b`, `s`, start).
-        verify=not target.insecure and target.url.startswith("https:"),
+        verify=verifies_tls(target),
         follow_redirects=False,
         trust_env=False,
+        transport=transport,
     )
+
+
+def polling_transport(target: Target) -> httpx.AsyncBaseTransport:
+    """The transport of a target's polls (server info, /metrics): aiohttp's, a third of the CPU
+    of httpx's own per request. The probe and benches keep httpx's, whose streaming they time."""
+    from specmon.sources.aiohttp_transport import AiohttpTransport  # ~150 ms: only when polled
+
+    return AiohttpTransport(verify=verifies_tls(target))
 
 
 def _causes(exc: BaseException) -> list[BaseException]:
