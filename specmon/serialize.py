@@ -12,6 +12,7 @@ Two forms, on purpose:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import fields
@@ -104,28 +105,10 @@ def snapshot_to_dict(snapshot: Snapshot) -> dict[str, Any]:
         "label": snapshot.label,
         "target": {
             "url": snapshot.url,
-            "backend": server.backend,
-            "version": server.version,
-            "model": server.model,
-            "tp_size": server.tp_size,
-            "dp_size": server.dp_size,
-            "pp_size": server.pp_size,
-            "speculative": None
-            if spec is None
-            else {
-                "algorithm": spec.algorithm,
-                "num_steps": spec.num_steps,
-                "eagle_topk": spec.eagle_topk,
-                "num_draft_tokens": spec.num_draft_tokens,
-            },
+            **_identity(server),
+            "speculative": None if spec is None else _speculative(spec, draft_model=False),
         },
-        "protocol": {
-            "runs": snapshot.protocol.runs,
-            "warmup": snapshot.protocol.warmup,
-            "max_tokens": snapshot.protocol.max_tokens,
-            "temperature": snapshot.protocol.temperature,
-            "prompt": snapshot.protocol.prompt,
-        },
+        "protocol": dataclasses.asdict(snapshot.protocol),
         "runs": [_run_to_dict(run) for run in snapshot.runs],
         "summary": {name: stats_to_dict(summary_of(snapshot, name)) for name in SUMMARY_FIGURES},
         "pooled": _pooled_to_dict(pool(snapshot.runs)),
@@ -133,6 +116,26 @@ def snapshot_to_dict(snapshot: Snapshot) -> dict[str, Any]:
         "snapshot_id": snapshot.id,
         "gpu": gpu_state_to_dict(snapshot.gpu),
     }
+
+
+def _identity(server: ServerInfo) -> dict[str, Any]:
+    """What a server is, in both forms: backend, version, model, parallel sizes."""
+    return {
+        "backend": server.backend,
+        "version": server.version,
+        "model": server.model,
+        "tp_size": server.tp_size,
+        "dp_size": server.dp_size,
+        "pp_size": server.pp_size,
+    }
+
+
+def _speculative(spec: SpecConfig, *, draft_model: bool) -> dict[str, Any]:
+    """Its speculative configuration; the draft model's path only in the stored record."""
+    fields = dataclasses.asdict(spec)
+    if not draft_model:
+        del fields["draft_model_path"]
+    return fields
 
 
 def _pooled_to_dict(pooled: Pooled) -> dict[str, Any]:
@@ -163,21 +166,8 @@ def snapshot_to_record(snapshot: Snapshot) -> dict[str, Any]:
         "url": snapshot.url,
         "label": snapshot.label,
         "server": {
-            "backend": server.backend,
-            "version": server.version,
-            "model": server.model,
-            "tp_size": server.tp_size,
-            "dp_size": server.dp_size,
-            "pp_size": server.pp_size,
-            "speculative": None
-            if spec is None
-            else {
-                "algorithm": spec.algorithm,
-                "num_steps": spec.num_steps,
-                "eagle_topk": spec.eagle_topk,
-                "num_draft_tokens": spec.num_draft_tokens,
-                "draft_model_path": spec.draft_model_path,
-            },
+            **_identity(server),
+            "speculative": None if spec is None else _speculative(spec, draft_model=True),
             "stream_interval": server.stream_interval,
             "cuda_graph_disabled": server.cuda_graph_disabled,
             "cuda_graph_max_bs": server.cuda_graph_max_bs,
@@ -188,13 +178,7 @@ def snapshot_to_record(snapshot: Snapshot) -> dict[str, Any]:
             "avg_spec_accept_length": server.avg_spec_accept_length,
             "info_route": server.info_route,
         },
-        "protocol": {
-            "runs": snapshot.protocol.runs,
-            "warmup": snapshot.protocol.warmup,
-            "max_tokens": snapshot.protocol.max_tokens,
-            "temperature": snapshot.protocol.temperature,
-            "prompt": snapshot.protocol.prompt,
-        },
+        "protocol": dataclasses.asdict(snapshot.protocol),
         "runs": [_run_to_dict(run) for run in snapshot.runs],
         "gpu": gpu_state_to_dict(snapshot.gpu),
         "lifetime": None

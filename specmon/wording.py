@@ -62,12 +62,13 @@ def describe_config(speculative: SpecConfig | None) -> str:
     return NO_SPECULATION if speculative is None else speculative.describe()
 
 
-def speedup_text(gain: Speedup | None) -> str | None:
-    """ "+21.0% [+18.2%, +23.9%]" (the interval only when there is one), or None."""
+def speedup_text(gain: Speedup | None, interval: bool = True) -> str | None:
+    """ "+21.0% [+18.2%, +23.9%]" (the interval only when there is one and `interval`), or
+    None."""
     if gain is None:
         return None
     text = f"{gain.value:+.1%}"
-    if gain.low is not None and gain.high is not None:
+    if interval and gain.low is not None and gain.high is not None:
         text += f" [{gain.low:+.1%}, {gain.high:+.1%}]"
     return text
 

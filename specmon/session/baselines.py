@@ -83,7 +83,7 @@ async def observe_lifetime(target: Target) -> Lifetime:
             metrics = None  # off: the process start or the args must do
     started_at = None
     with contextlib.suppress(SpecmonError):  # context only: no start time then
-        telemetry = await open_telemetry(target.url)
+        telemetry = await open_telemetry(target.url, gpus=False)
         try:
             reading = await telemetry.read()
             if reading.server_process is not None:

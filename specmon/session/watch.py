@@ -53,7 +53,8 @@ class Watch:
         target: The server.
         interval: Seconds between samples (and /metrics scrapes).
         gpu_metrics: A DCGM-style endpoint for its GPUs (`--gpu-metrics`).
-        telemetry: Read GPUs and host too (off for a baseline server: restarts only).
+        telemetry: Read GPUs and host too; off for a baseline server, watched for restarts
+            only: then its process alone (here, or from an agent there) every few seconds.
         wall: Wall clock.
         """
         self.target = target
@@ -85,13 +86,15 @@ class Watch:
                 PollSource(SourceName.METRICS, connection.metrics, self.interval),
             ]
             telemetry = None
-            if self.telemetry:
-                try:
-                    telemetry = await open_telemetry(self.target.url, gpu_metrics=self.gpu_metrics)
-                except SpecmonError as exc:
-                    on_error(f"GPU telemetry: {exc}")
+            try:
+                telemetry = await open_telemetry(
+                    self.target.url, gpu_metrics=self.gpu_metrics, gpus=self.telemetry
+                )
+            except SpecmonError as exc:
+                on_error(f"GPU telemetry: {exc}")
             if telemetry is not None:
-                sources.append(PollSource(SourceName.GPU, telemetry.read, self.interval))
+                every = self.interval if self.telemetry else max(INFO_EVERY_S, self.interval)
+                sources.append(PollSource(SourceName.GPU, telemetry.read, every))
             try:
                 await Sampler(sources, interval=self.interval).run(emit)
             finally:

@@ -56,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=30000)
     p.add_argument("--stream-interval", type=int, default=1)
+    p.add_argument("--random-seed", type=int, default=None, help="default: drawn per launch")
     p.add_argument("--sglang-version", choices=SUPPORTED_VERSIONS, default=d.version)
     p.add_argument("--plain-step-ms", type=float, default=d.plain_step_ms)
     p.add_argument("--cycle-ms", type=float, default=d.cycle_ms)
@@ -91,6 +92,7 @@ def config_from_args(argv: Sequence[str] | None = None) -> SimConfig:
         enable_metrics=a.enable_metrics,
         api_key=a.api_key,
         stream_interval=a.stream_interval,
+        random_seed=a.random_seed,
         plain_step_ms=a.plain_step_ms,
         cycle_ms=a.cycle_ms,
         accept_length=a.accept_length,

@@ -49,6 +49,7 @@ class SimConfig:
         ssl_certfile: `--ssl-certfile`: serve HTTPS with this certificate (PEM).
         ssl_keyfile: `--ssl-keyfile`: the certificate's private key (PEM).
         stream_interval: `--stream-interval`.
+        random_seed: `--random-seed`; None draws one per launch, as SGLang does.
         extra_args: Any other server arg, reported verbatim.
         plain_step_ms: One decode step without speculation, for a batch of one.
         cycle_ms: One draft+verify cycle with speculation, for a batch of one.
@@ -79,6 +80,7 @@ class SimConfig:
     ssl_certfile: str | None = None
     ssl_keyfile: str | None = None
     stream_interval: int = 1
+    random_seed: int | None = None
     extra_args: Mapping[str, object] = field(default_factory=dict)
     plain_step_ms: float = 1000 / 62.9
     cycle_ms: float = 27.6

@@ -55,8 +55,14 @@ class SimState:
         self.port = port
         self.faults = server.faults
         self.started_wall = time.time()
-        # SGLang draws a fresh random_seed per launch; the capture shows it change on restart.
-        self.random_seed = random.Random(f"seed:{config.seed}:{epoch}").randrange(1 << 30)
+        # SGLang draws a fresh random_seed per launch (the capture shows it change on restart),
+        # at random: a new process with the same flags gets another one too. A given
+        # --random-seed stays the same across restarts.
+        self.random_seed = (
+            config.random_seed
+            if config.random_seed is not None
+            else random.SystemRandom().randrange(1 << 30)
+        )
         loop = asyncio.get_running_loop()
         # What the engine reports to: the metrics of the backend spoken.
         self.sglang: Observer | None = None

@@ -78,6 +78,41 @@ class LocalTelemetry:
         await self.nvml.aclose()
 
 
+class ServerProcessTelemetry:
+    """Only the server process on this machine, for a server watched for its restarts alone
+    (the baseline server): its start time is the restart signal `check` reads too. No GPUs."""
+
+    def __init__(self, host: HostSource) -> None:
+        """Args:
+        host: The server process (by its port).
+        """
+        self.host = host
+
+    @property
+    def kind(self) -> GpuSourceKind:
+        """Always "nvml" (this machine)."""
+        return "nvml"
+
+    @property
+    def description(self) -> str:
+        """Where the readings come from."""
+        return "the server process on this machine"
+
+    async def read(self) -> Telemetry:
+        """The server process, in a worker thread."""
+        host = await asyncio.to_thread(self.host.read)
+        return Telemetry(
+            kind="nvml",
+            source=self.description,
+            unavailable="not read: this server is watched for restarts only",
+            server_process=host.server_process,
+            server_process_missing=host.server_process_missing,
+        )
+
+    async def aclose(self) -> None:
+        """Nothing is held."""
+
+
 def attribute_processes(
     gpus: tuple[GpuDevice, ...], server_pids: frozenset[int] | None
 ) -> tuple[GpuDevice, ...]:
@@ -101,12 +136,16 @@ def attribute_processes(
     return tuple(marked)
 
 
-async def open_telemetry(server_url: str, *, gpu_metrics: str | None = None) -> TelemetrySource:
+async def open_telemetry(
+    server_url: str, *, gpu_metrics: str | None = None, gpus: bool = True
+) -> TelemetrySource:
     """The telemetry source for a server.
 
     Args:
         server_url: The server's base URL (its host decides local or remote).
         gpu_metrics: A DCGM-style endpoint given by the user (`--gpu-metrics`); it wins.
+        gpus: False for a server watched for restarts only: here, its process alone; remote,
+            the same endpoint (an agent there reports the process).
 
     Raises:
         TargetError: `gpu_metrics` is not a usable address.
@@ -117,6 +156,8 @@ async def open_telemetry(server_url: str, *, gpu_metrics: str | None = None) -> 
     host = parts.hostname or "localhost"
     if await asyncio.to_thread(is_local_address, host):
         port = parts.port or (443 if parts.scheme == "https" else 80)
+        if not gpus:
+            return ServerProcessTelemetry(HostSource(port))
         return LocalTelemetry(NvmlSource(), HostSource(port))
     bracketed = f"[{host}]" if ":" in host else host
     return DcgmSource(f"http://{bracketed}:{DCGM_PORT}/metrics", explicit=False)

@@ -55,6 +55,7 @@ from specmon.ui.widgets.spec_panel import SpecPanel
 
 TRIM_EVERY_S = 10.0  # specmon/heap.py: a trim takes under 1 ms
 COMPACT_BELOW = 30  # rows: no big digits, one GPU line
+TINY_BELOW = 20  # rows: the events log to its newest line, so the panels keep three lines each
 TALL_FROM = 40  # rows: the bottom panels take their figures' height, the sparklines the rest
 
 
@@ -151,7 +152,8 @@ class SpecmonApp(App[None]):
         return variables
 
     def on_resize(self, event: events.Resize) -> None:
-        """Size classes: below 30 rows no big digits (`-compact`); from 40 the `-tall` layout."""
+        """Size classes: below 30 rows no big digits (`-compact`), below 20 one event line
+        (`-tiny`); from 40 the `-tall` layout."""
         self._size_classes(event.size.height)
         self.query_one(GpuPanel).watch_view(self.query_one(GpuPanel).view)
         self.query_one(ServerPanel).watch_view(self.query_one(ServerPanel).view)
@@ -161,6 +163,7 @@ class SpecmonApp(App[None]):
         # would otherwise leave the dashboard laid out for the old size.
         dashboard = self.screen_stack[0]
         dashboard.set_class(height < COMPACT_BELOW, "-compact")
+        dashboard.set_class(height < TINY_BELOW, "-tiny")
         dashboard.set_class(height >= TALL_FROM, "-tall")
 
     def on_mount(self) -> None:

@@ -43,7 +43,7 @@ from specmon.ui.widgets.identity_bar import IdentityBar
 from specmon.ui.widgets.server_panel import ServerPanel
 from specmon.ui.widgets.spec_panel import SpecPanel
 
-SIZES = [(80, 24), (160, 50)]
+SIZES = [(60, 15), (80, 24), (160, 50)]
 REFUSED = "http://10.1.230.174:8000/server_info: connection refused (nothing listening?)"
 METRICS_OFF = (
     "http://10.1.230.174:8000/metrics: 404 — metrics are off; start the server with "

@@ -224,3 +224,26 @@ async def test_a_resize_under_a_modal_lays_the_dashboard_out(
         await pilot.pause()
         assert app.screen is dashboard
         assert dashboard.has_class("-compact") and not dashboard.has_class("-tall")
+
+
+async def test_a_tiny_terminal_keeps_the_speedup_and_break_even(
+    make_app: Callable[..., SpecmonApp],
+) -> None:
+    """At 60x15 the Baseline panel shows now, the speedup and its verdict (the ratio of the two
+    numbers shown) and the Speculation panel the break-even, each on a line of its own."""
+    app = make_app()
+    async with app.run_test(size=(60, 15)) as pilot:
+        await healthy()(pilot)
+        strips = app.screen._compositor.render_strips()
+
+        def shown(name: str) -> list[str]:
+            region = app.query_one(f"#{name}").content_region
+            return [strips[y].crop(region.x, region.right).text.strip()
+                    for y in range(region.y, region.bottom)]  # fmt: skip
+
+        base, now_line = shown("baseline")[0], shown("baseline")[-1]
+        assert now_line.endswith("winning"), shown("baseline")
+        base_tok_s = float(base.split()[1])
+        now_tok_s, gain = float(now_line.split()[1]), float(now_line.split()[2].rstrip("%"))
+        assert abs((now_tok_s / base_tok_s - 1) * 100 - gain) < 0.2
+        assert any(line.startswith("break-even 1.") for line in shown("spec"))

@@ -16,6 +16,8 @@ from specmon.ui.format import age, escape
 from specmon.ui.widgets import quiet
 from specmon.wording import DASH, num, speedup_text, verdict_text
 
+SHORT_BELOW = 5  # lines: fewer leave no room for the bars and a wrapped speedup line
+
 
 class BaselinePanel(Vertical):
     """The denominator of every speedup, and whether it still applies."""
@@ -50,7 +52,10 @@ class BaselinePanel(Vertical):
             quiet.subtitle(self, "")
         self.set_class(view.validity is not None and not view.validity.valid, "stale")
         width = self.content_size.width or 36  # before the first layout, a 80x24 panel's
-        quiet.show(self.query_one("#baseline-body", Static), _body(view, max(24, width)))
+        height = self.content_size.height or 6
+        body = self.query_one("#baseline-body", Static)
+        body.set_class(height < SHORT_BELOW, "-short")  # a line per figure: cut, not wrapped
+        quiet.show(body, _body(view, max(24, width), height))
 
     def on_resize(self) -> None:
         """The bars scale with the panel."""
@@ -64,8 +69,14 @@ def bar(value: float, top: float, width: int) -> str:
     return "█" * full + ("▏▎▍▌▋▊▉"[part - 1] if part else "")
 
 
-def _body(view: BaselineView, width: int) -> str:
+def _body(view: BaselineView, width: int, height: int) -> str:
+    """The panel's lines, fitted to `height`."""
     if not view.present:
+        if view.waiting and height < SHORT_BELOW:
+            return (
+                "[bold $stale]waiting[/] for a restart\nwithout --speculative-*\n"
+                "then a baseline is taken"
+            )
         if view.waiting:
             return (
                 "[bold $stale]waiting[/] for the server to come back without speculation…\n"
@@ -84,27 +95,32 @@ def _body(view: BaselineView, width: int) -> str:
         mark = "[bold $stale]? unverified[/]"
     else:
         mark = "[bold $good]✓ valid[/]"
-    lines = [
-        f"[$baseline]#{view.snapshot_id}[/] [bold]{num(view.tok_s, '.1f', 'tok/s')}[/] "
-        f"{escape(spread)}",
-        f"{view.runs} runs · {age(view.age_s)} old · {mark}",
-    ]
-    if view.tok_s is not None and view.current_tok_s is not None:
+    head = f"[$baseline]#{view.snapshot_id}[/] [bold]{num(view.tok_s, '.1f', 'tok/s')}[/]"
+    # A short panel (60x15) keeps the validity and the speedup (or why it is stale) in view:
+    # no spread, no bars, no interval, a line each.
+    roomy = height >= SHORT_BELOW
+    if roomy:
+        lines = [f"{head} {escape(spread)}", f"{view.runs} runs · {age(view.age_s)} old · {mark}"]
+    else:
+        lines = [f"{head} · {view.runs} runs", f"{age(view.age_s)} old · {mark}"]
+    if view.tok_s is not None and view.current_tok_s is not None and roomy:
         top = max(view.tok_s, view.current_tok_s)
         span = width - 16
         lines.append(f"[$baseline]base {bar(view.tok_s, top, span):<{span}}[/] {view.tok_s:6.1f}")
         lines.append(f"[$primary]now  {bar(view.current_tok_s, top, span):<{span}}[/] "
                      f"{view.current_tok_s:6.1f}")  # fmt: skip
     comparison = view.comparison
-    gain = escape(speedup_text(comparison.speedup) or DASH) if comparison else DASH
+    gain = escape(speedup_text(comparison.speedup, roomy) or DASH) if comparison else DASH
+    # Without the bars, "now" leads the line: the speedup is the ratio of the two numbers shown.
+    label = "speedup" if roomy else f"now {num(view.current_tok_s)}"
     if validity is not None and not validity.valid:
-        lines.append(f"speedup [dim strike]{gain}[/]")
-        lines.extend(f"[$stale]✗ {escape(reason)}[/]" for reason in validity.reasons)
+        reasons = [f"[$stale]✗ {escape(reason)}[/]" for reason in validity.reasons]
+        lines.extend([f"{label} [dim strike]{gain}[/]", *reasons] if roomy else reasons)
     elif comparison is not None:
         style = {Verdict.WINNING: "$good", Verdict.LOSING: "$bad"}.get(comparison.verdict, "")
-        lines.append(f"speedup [bold {style}]{gain}[/] {escape(verdict_text(comparison))}")
+        lines.append(f"{label} [bold {style}]{gain}[/] {escape(verdict_text(comparison))}")
     else:
-        lines.append(f"speedup {DASH}")
+        lines.append(f"{label} {DASH}")
     if validity is not None:
         lines.extend(f"[$stale]?[/] {escape(what)}" for what in validity.unverified)
         lines.extend(f"[$stale]⚠[/] {escape(warning)}" for warning in validity.warnings)

@@ -33,3 +33,7 @@ class EventsLog(Static):
             text = escape(event.text)
             rendered.append(f"[dim]{when}[/] " + (f"[{style}]{text}[/]" if style else text))
         quiet.show(self, "\n".join(rendered) or "[dim]no events yet[/]")
+
+    def on_resize(self) -> None:
+        """As many events as the new height holds."""
+        self.watch_events(self.events)

@@ -1,5 +1,5 @@
-"""Speculation: accept length (probe and server), the server's accept-rate gauge, cycle time,
-break-even, margin, and a histogram of tokens per verify step.
+"""Speculation: accept length (probe and server), cycle time, break-even and margin (first: a
+short panel keeps them), the server's accept-rate gauge, and a histogram of tokens per verify step.
 """
 
 from __future__ import annotations
@@ -66,9 +66,9 @@ class SpecPanel(Vertical):
         lines = [
             f"accept [bold]{num(view.accept_length, '.2f')}[/] probe · {server} server",
             f"cycle [bold]{num(view.cycle_ms, '.1f', 'ms')}[/] · p50/p95 {gaps}",
+            f"break-even {num(view.break_even, '.2f')} · {margin}",
             # SGLang's gauge over its last log interval: it jumps while accept length holds.
             f"server accept-rate gauge {pct(view.accept_rate)} [dim](last 40 steps)[/]",
-            f"break-even {num(view.break_even, '.2f')} · {margin}",
             f"tokens/step {histogram_line(view.tokens_per_cycle)}",
         ]
         quiet.show(body, "\n".join(lines))

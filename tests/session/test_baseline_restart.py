@@ -1,0 +1,98 @@
+"""A baseline server relaunched as a new process with the same flags (and a fixed
+`--random-seed`, so its args do not tell): the dashboard's baseline state and `check`'s lifetime
+check both call the baseline stale, from the process's start time (issue 10: one truth)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from specmon.analysis.validity import LifetimeState
+from specmon.model import Sample
+from specmon.session.baseline_state import BaselineState
+from specmon.session.baselines import BaselineOrigin, check_lifetime
+from specmon.session.snapshot import SnapshotKind, default_protocol, take_snapshot
+from specmon.session.watch import Watch
+from specmon.sources.http import Target
+
+# Metrics off: no counters to go down, so only the process can tell.
+PLAIN = ["--speculative-algorithm", "none", "--random-seed", "7", "--plain-step-ms", "2",
+         "--ttft-ms", "5"]  # fmt: skip
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+@contextlib.contextmanager
+def _sim(port: int) -> Iterator[None]:
+    """The simulator as a process of its own, until the block ends."""
+    argv = [sys.executable, "-m", "specmon.sim", "--port", str(port), *PLAIN]
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(300):  # polls a condition (the server up), bounded
+            assert process.poll() is None, "the simulator exited"
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                    break
+            time.sleep(0.1)
+        else:
+            pytest.fail("the simulator did not come up")
+        yield
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+async def _sampled(watch: Watch, state: BaselineState, ticks: int) -> list[Sample]:
+    """`ticks` samples of the baseline server, each handed to `state` as the dashboard does."""
+    seen: list[Sample] = []
+    done = asyncio.Event()
+
+    def emit(sample: Sample) -> None:
+        state.on_server_sample(sample)
+        seen.append(sample)
+        if len(seen) >= ticks:
+            done.set()
+
+    task = asyncio.create_task(watch.sample(emit, lambda _error: None))
+    try:
+        await asyncio.wait_for(done.wait(), timeout=60)
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    return seen
+
+
+async def test_a_new_process_of_the_baseline_server_is_a_restart_everywhere() -> None:
+    port = _free_port()
+    target = Target(f"http://127.0.0.1:{port}")
+    protocol = default_protocol(runs=2, warmup=0, tokens=20)
+    state = BaselineState("http://127.0.0.1:1", protocol, max_age_s=1800)
+    state.follow(target.url)
+    watch = Watch(target, interval=0.2, telemetry=False)
+    with _sim(port):
+        baseline = await take_snapshot(target, protocol, kind=SnapshotKind.BASELINE)
+        assert baseline.lifetime is not None and baseline.lifetime.started_at is not None
+        state.set(baseline, BaselineOrigin.BASELINE_SERVER)
+        samples = await _sampled(watch, state, ticks=3)
+        assert any(s.telemetry and s.telemetry.server_process for s in samples)
+        assert state.lifetime(None).state == LifetimeState.SAME
+    with _sim(port):  # the same flags, the same seed: a new process
+        await _sampled(watch, state, ticks=3)
+        dashboard = state.lifetime(None)
+        checked = await check_lifetime(baseline, target, speculative=False)
+    assert dashboard.state == LifetimeState.RESTARTED, dashboard.detail
+    assert checked.state == LifetimeState.RESTARTED, checked.detail
