@@ -11,7 +11,6 @@ The exposition text is written by prometheus-client (a custom collector over one
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Iterator, Mapping
 
 from aiohttp import web
@@ -21,6 +20,7 @@ from prometheus_client.registry import Collector
 
 from specmon import __version__
 from specmon.errors import SpecmonError
+from specmon.listen import listen
 from specmon.model import GpuDevice, Telemetry
 from specmon.sources import dcgm
 from specmon.sources.telemetry import TelemetrySource
@@ -222,23 +222,10 @@ class Agent:
         app = web.Application()
         app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/", self._index)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        try:
-            site = web.TCPSite(runner, self.host, self.port)
-            await site.start()
-        except OSError as exc:
-            await runner.cleanup()
-            reason = os.strerror(exc.errno) if exc.errno else str(exc)
-            raise AgentError(
-                f"cannot listen on {self.host}:{self.port}: {reason} "
-                "(dcgm-exporter may hold it: pass --port)"
-            ) from None
-        for address in runner.addresses:
-            if isinstance(address, tuple):
-                self.port = int(address[1])
-                break
-        self._runner = runner
+        self._runner, self.port = await listen(
+            app, self.host, self.port, error=AgentError,
+            hint="(dcgm-exporter may hold it: pass --port)",
+        )  # fmt: skip
 
     async def stop(self) -> None:
         """Stop listening."""

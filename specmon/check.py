@@ -8,16 +8,18 @@ that is stale or whose server's lifetime cannot be verified …);
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 import httpx
 
+from specmon.analysis.advice import Advice, advise
 from specmon.analysis.comparison import Comparison, Verdict, compare
 from specmon.analysis.gpus import gpu_verdict
 from specmon.analysis.pooled import pool
 from specmon.analysis.validity import LifetimeCheck, Validity, snapshot_validity
+from specmon.analysis.whatif_inputs import predict
 from specmon.bench import BenchInvalid
 from specmon.errors import AuthFailed, MetricsDisabled, SourceError
 from specmon.model import (
@@ -33,6 +35,7 @@ from specmon.render import cycle_text
 from specmon.session.baselines import BaselineLookup, describe_nearest
 from specmon.sources.backend import Backend, connect
 from specmon.sources.probe import DEFAULT_PROMPT
+from specmon.whatif_text import draft_flag, speculation_off_flag
 from specmon.wording import speedup_text, verdict_text
 
 EXIT_HEALTHY, EXIT_DEGRADED, EXIT_UNREACHABLE = 0, 1, 2
@@ -62,6 +65,7 @@ class CheckReport:
     baseline: Snapshot | None = None
     validity: Validity | None = None
     comparison: Comparison | None = None
+    advice: list[Advice] = field(default_factory=list)
 
     def add(self, level: Level, text: str, exit_code: int = EXIT_HEALTHY) -> None:
         """Record a finding and raise the exit code to at least `exit_code`."""
@@ -84,6 +88,7 @@ async def run_check(
     max_age_s: float = 30 * 60,
     wall: Callable[[], float] = time.time,
     gpu: Callable[[], Awaitable[Telemetry]] | None = None,
+    earlier: Callable[[], Sequence[Snapshot]] = lambda: (),
 ) -> CheckReport:
     """Check one server: reachable, auth, version, metrics, speculation, a probe, the baseline.
 
@@ -98,6 +103,8 @@ async def run_check(
         wall: Wall clock.
         gpu: A telemetry source's `read`: one line about the GPUs; it never changes the exit
             code (no GPU data, throttling or another process on a GPU are information).
+        earlier: The store's snapshots, for the advisor (other draft lengths, acceptance
+            falling since an earlier snapshot).
     """
     report = CheckReport(url)
     try:
@@ -150,9 +157,35 @@ async def run_check(
             f"({describe_nearest(lookup.nearest)}): run `specmon bench` against the same server "
             "without speculative flags to get speedup and break-even",
         )
-        return report
-    _judge(report, probe, baseline, await check_lifetime(baseline), max_age_s, wall())
+    else:
+        _judge(report, probe, baseline, await check_lifetime(baseline), max_age_s, wall())
+    _advise(report, probe, earlier())
     return report
+
+
+def _advise(report: CheckReport, probe: Snapshot, earlier: Sequence[Snapshot]) -> None:
+    """The advisor's findings (`analysis.advice`), just before the verdict (or the line saying
+    there is no baseline), which stays the last line; they never change the exit code."""
+    info = probe.server
+    valid = report.baseline is not None and report.comparison is not None
+    base = pool(report.baseline.runs) if valid and report.baseline else None
+    whatif = predict(info, probe.protocol, probe.runs, base, earlier).result
+    report.advice = advise(
+        info,
+        protocol=probe.protocol,
+        now=pool(probe.runs),
+        comparison=report.comparison,
+        whatif=whatif,
+        earlier=earlier,
+        flag_for=lambda k: draft_flag(info, k),
+        off_flag=speculation_off_flag(info),
+    )
+    at = len(report.findings) - 1
+    for advice in report.advice:
+        flag = f" — change {advice.flag}" if advice.flag else ""
+        text = f"advice: {advice.text}{flag} ({advice.evidence})"
+        report.findings.insert(at, Finding(advice.level, text))
+        at += 1
 
 
 async def _check_metrics(client: httpx.AsyncClient, backend: Backend, report: CheckReport) -> None:
@@ -273,4 +306,5 @@ def report_to_dict(report: CheckReport) -> dict[str, object]:
         "verdict": None if c is None else c.verdict.value,
         "break_even_accept_length": None if c is None else c.break_even,
         "margin": None if c is None else c.margin,
+        "advice": [asdict(a) for a in report.advice],
     }

@@ -42,10 +42,29 @@ class Targets:
 
 
 @dataclass(frozen=True, slots=True)
+class FleetTarget:
+    """One server of a fleet (`--url A --url B`, or a `[[targets]]` table of the config file)."""
+
+    url: str
+    baseline_url: str | None = None
+    """Its non-speculative twin, for its baselines."""
+    name: str | None = None
+    """A short name to show instead of the URL."""
+    gpu_metrics: str | None = None
+    """A DCGM-style endpoint for its GPUs, instead of the `gpu_metrics` setting."""
+
+    @property
+    def label(self) -> str:
+        """The name, else the URL."""
+        return self.name or self.url
+
+
+@dataclass(frozen=True, slots=True)
 class MonitorConfig:
     """Everything the live dashboard needs to know; built by `load_config`."""
 
     url: str
+    """The server (with several, the first of `fleet`)."""
     baseline_url: str | None = None
     interval: float = 1.0
     probe: bool = True
@@ -61,6 +80,13 @@ class MonitorConfig:
     insecure: bool = False
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     read_timeout: float = DEFAULT_READ_TIMEOUT
+    fleet: tuple[FleetTarget, ...] = ()
+    """Every server, when several were given; empty for one (`url`, `baseline_url`)."""
+
+    @property
+    def targets(self) -> tuple[FleetTarget, ...]:
+        """Every server watched, each with its baseline server: one or several."""
+        return self.fleet or (FleetTarget(self.url, self.baseline_url),)
 
 
 def _bool(value: Any) -> bool:
@@ -134,8 +160,14 @@ SETTINGS: dict[str, tuple[Callable[[Any], Any], str]] = {
 }
 
 
+TARGETS = "targets"
+"""The config file's `[[targets]]` array of tables (`url`, `baseline_url`, `name`,
+`gpu_metrics` each)."""
+TARGET_KEYS = ("url", "baseline_url", "name", "gpu_metrics")
+
+
 def read_file(path: Path, *, required: bool) -> dict[str, Any]:
-    """The settings of a TOML file (a `[specmon]` table or top-level keys).
+    """The settings of a TOML file (a `[specmon]` table or top-level keys, `[[targets]]`).
 
     Raises:
         TargetError: Unreadable, not TOML, or holding unknown keys.
@@ -153,11 +185,11 @@ def read_file(path: Path, *, required: bool) -> dict[str, Any]:
     table = data.get("specmon", data)
     if not isinstance(table, dict):
         raise TargetError(f"config file {path}: [specmon] must be a table")
-    unknown = sorted(set(table) - set(SETTINGS))
+    unknown = sorted(set(table) - set(SETTINGS) - {TARGETS})
     if unknown:
         raise TargetError(
             f"config file {path}: unknown setting(s) {', '.join(unknown)}; "
-            f"known: {', '.join(SETTINGS)}"
+            f"known: {', '.join(SETTINGS)}, {TARGETS}"
         )
     return dict(table)
 
@@ -171,9 +203,41 @@ def read_env(environ: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
+def _parse_targets(layer: str, raw: Any) -> tuple[FleetTarget, ...]:
+    """`[[targets]]` (or the flags' several `--url`): tables of url, baseline_url and name."""
+    if not isinstance(raw, list) or not raw or not all(isinstance(t, dict) for t in raw):
+        raise TargetError(f"{layer}: {TARGETS} must be an array of tables ([[targets]])")
+    parsed: list[FleetTarget] = []
+    for number, entry in enumerate(raw, 1):
+        where = f"{layer}: target {number}"
+        unknown = sorted(set(entry) - set(TARGET_KEYS))
+        if unknown:
+            raise TargetError(f"{where}: unknown key(s) {', '.join(unknown)}; "
+                              f"known: {', '.join(TARGET_KEYS)}")  # fmt: skip
+        if "url" not in entry:
+            raise TargetError(f"{where}: no url")
+        try:
+            values = {k: _text(v) for k, v in entry.items()}
+            url = normalise_url(values["url"])
+            baseline = values.get("baseline_url")
+            target = FleetTarget(url, normalise_url(baseline) if baseline else None,
+                                 values.get("name"), values.get("gpu_metrics"))  # fmt: skip
+        except (ValueError, TargetError) as exc:
+            raise TargetError(f"{where}: {exc}") from None
+        if target.baseline_url == url:
+            raise TargetError(f"{where}: its baseline_url is the server itself")
+        if any(t.url == url for t in parsed):
+            raise TargetError(f"{where}: {url} is given twice")
+        parsed.append(target)
+    return tuple(parsed)
+
+
 def _parse(layer: str, raw: Mapping[str, Any]) -> dict[str, Any]:
-    parsed = {}
+    parsed: dict[str, Any] = {}
     for name, value in raw.items():
+        if name == TARGETS:
+            parsed[name] = _parse_targets(layer, value)
+            continue
         parser = SETTINGS[name][0]
         try:
             parsed[name] = parser(value)
@@ -190,8 +254,12 @@ def load_config(
 ) -> MonitorConfig:
     """Merge defaults, the TOML file, the environment and the flags given on the command line.
 
+    A layer that names the servers (`url`, `host`/`port`, or `targets`) replaces how lower
+    layers named them.
+
     Args:
-        flags: Settings given as flags (only those the user typed; None means "not given").
+        flags: Settings given as flags (only those the user typed; None means "not given");
+            `targets` holds several `--url` as `[{"url": …}, …]`.
         config_path: `--config PATH` (must exist); default: the user's config file if present.
         environ: The environment (default `os.environ`).
 
@@ -210,13 +278,31 @@ def load_config(
         layer = _parse(name, raw)
         if "url" in layer and ("host" in layer or "port" in layer):
             raise TargetError(f"{name}: give either a URL or host/port, not both")
+        single = {"url", "host", "port", "baseline_url"} & set(layer)
+        if TARGETS in layer and single:
+            raise TargetError(f"{name}: give either {TARGETS} (each with its baseline_url) or "
+                              f"{'/'.join(sorted(single))}, not both")  # fmt: skip
         # A layer that names the server replaces how lower layers named it.
-        if "url" in layer:
+        if TARGETS in layer:
+            for key in ("url", "host", "port", "baseline_url"):
+                merged.pop(key, None)
+        elif "url" in layer:
             merged.pop("host", None)
             merged.pop("port", None)
+            merged.pop(TARGETS, None)
         elif "host" in layer or "port" in layer:
             merged.pop("url", None)
+            merged.pop(TARGETS, None)
         merged.update(layer)
+    fleet: tuple[FleetTarget, ...] = merged.pop(TARGETS, ())
+    if len(fleet) == 1:  # one `[[targets]]` table is one server
+        merged["url"] = fleet[0].url
+        merged["baseline_url"] = fleet[0].baseline_url or merged.get("baseline_url")
+    elif fleet:
+        if merged.get("baseline_url"):
+            raise TargetError("baseline_url names one server's baseline server: with several "
+                              "targets, give each its own baseline_url in [[targets]]")  # fmt: skip
+        merged["url"], merged["fleet"] = fleet[0].url, fleet
     host = merged.pop("host", DEFAULT_HOST)
     port = merged.pop("port", DEFAULT_PORT)
     merged["url"] = normalise_url(merged.get("url") or f"{host}:{port}")

@@ -6,6 +6,7 @@ that cannot be computed (DESIGN.md §4).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -142,6 +143,20 @@ class StepsSource(StrEnum):
     """llama.cpp's `timings`: `predicted_n − 1 − draft_n_accepted`."""
 
 
+class PositionSource(StrEnum):
+    """Where a run's acceptance by draft position came from."""
+
+    HISTOGRAM = "histogram"
+    """SGLang's final `meta_info.spec_correct_drafts_histogram` (0.5.12+; 0.5.9–0.5.11
+    `spec_accept_histogram`): verify steps by drafts accepted."""
+    COUNTERS = "counters"
+    """vLLM's and llama.cpp's `spec_decode_num_accepted_tokens_per_pos` over a probe that ran
+    alone, per step that verified a draft."""
+    CHUNKS = "chunks"
+    """Tokens per verify step as the stream showed them (one chunk per step): older SGLang, or
+    vLLM when other requests ran meanwhile."""
+
+
 class CycleBasis(StrEnum):
     """What the cycle percentiles (p50/p95) of a run were computed from."""
 
@@ -186,6 +201,8 @@ class ProbeResult:
     scrapes: tuple[ServerMetrics, ServerMetrics] | None = None
     """`/metrics` just before and just after the probe (vLLM, llama.cpp: their draft counters
     are the server's own account of the request when nothing else ran meanwhile)."""
+    accepted_histogram: tuple[int, ...] | None = None
+    """SGLang's per-request histogram: index j = verify steps that accepted j drafts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +237,13 @@ class RunFigures:
     or a buffered stream)."""
     buffered: bool = False
     """The stream's chunks arrived together (a buffering proxy): its timing is not used."""
+    position_accept: tuple[float, ...] | None = None
+    """a_i: the share of drafting steps whose draft token at position i (0, 1, …) was accepted
+    (it needs every earlier one accepted too); None when the run does not tell."""
+    position_steps: float | None = None
+    """The drafting steps `position_accept` rests on (its weight when runs are pooled)."""
+    position_source: PositionSource | None = None
+    """Where `position_accept` came from."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,6 +288,16 @@ CLOCK_EVENT_REASONS: tuple[tuple[int, str], ...] = (
 )
 """NVML's clock event ("throttle") reason bits and their short names. DCGM exports the same mask
 as `DCGM_FI_DEV_CLOCKS_EVENT_REASONS` (`…_CLOCK_THROTTLE_REASONS` before DCGM 3.3)."""
+_KNOWN_REASONS = sum(bit for bit, _ in CLOCK_EVENT_REASONS)
+
+
+@functools.lru_cache(maxsize=256)  # a handful of masks occur; a fleet asks thousands of times
+def clock_event_names(mask: int) -> tuple[str, ...]:
+    """The short names of a clock event reasons mask, unknown bits in hex."""
+    names = [name for bit, name in CLOCK_EVENT_REASONS if mask & bit]
+    if mask & ~_KNOWN_REASONS:
+        names.append(f"0x{mask & ~_KNOWN_REASONS:x}")
+    return tuple(names)
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,13 +344,7 @@ class GpuDevice:
     def throttle_reasons(self) -> tuple[str, ...] | None:
         """The clock event reasons by short name ("idle", "sw_power_cap" …); None if unknown."""
         mask = self.clock_event_mask
-        if mask is None:
-            return None
-        names = [name for bit, name in CLOCK_EVENT_REASONS if mask & bit]
-        known = sum(bit for bit, _ in CLOCK_EVENT_REASONS)
-        if mask & ~known:
-            names.append(f"0x{mask & ~known:x}")
-        return tuple(names)
+        return None if mask is None else clock_event_names(mask)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from specmon.model import (
     CycleBasis,
     GpuState,
     Lifetime,
+    PositionSource,
     Protocol,
     RunFigures,
     ServerInfo,
@@ -328,6 +329,10 @@ def _run_from(run: _Reader) -> RunFigures:
         decode_steps=run.added("decode_steps", run.opt_number),
         cycle_basis=run.opt_enum("cycle_basis", CycleBasis),
         buffered=bool(run.added("buffered", run.opt_bool)),
+        # Records written before acceptance by position was kept have none.
+        position_accept=run.added("position_accept", run.opt_numbers),
+        position_steps=run.added("position_steps", run.opt_number),
+        position_source=run.opt_enum("position_source", PositionSource),
     )
 
 
@@ -399,6 +404,16 @@ class _Reader:
         if value is not None and not isinstance(value, bool):
             raise self._bad(key, "true, false or null", value)
         return value
+
+    def opt_numbers(self, key: str) -> tuple[float, ...] | None:
+        value = self._get(key)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in value
+        ):
+            raise self._bad(key, "a list of numbers", value)
+        return tuple(float(v) for v in value)
 
     def obj(self, key: str) -> _Reader:
         return _Reader(self._get(key), f"{self.where}.{key}")

@@ -66,3 +66,56 @@ def test_bad_values_name_their_layer(
 def test_a_named_config_file_must_exist(tmp_path: Path) -> None:
     with pytest.raises(TargetError, match="does not exist"):
         load_config({}, config_path=str(tmp_path / "nope.toml"), environ={})
+
+
+FLEET = """
+probe_every = 5
+[[targets]]
+url = "10.0.0.1:30000"
+baseline_url = "10.0.0.2:30000"
+name = "box-1"
+[[targets]]
+url = "https://10.0.0.3:8443"
+"""
+
+
+def test_targets_of_the_config_file_each_with_its_baseline(tmp_path: Path) -> None:
+    config = _load(tmp_path, {}, {}, FLEET)
+    targets = config.targets  # type: ignore[attr-defined]
+    assert [(t.url, t.baseline_url, t.label) for t in targets] == [
+        ("http://10.0.0.1:30000", "http://10.0.0.2:30000", "box-1"),
+        ("https://10.0.0.3:8443", None, "https://10.0.0.3:8443"),
+    ]
+    assert config.probe_every == 5  # type: ignore[attr-defined]
+
+
+def test_urls_on_the_command_line_replace_the_files_targets(tmp_path: Path) -> None:
+    several = {"targets": [{"url": "a:1"}, {"url": "b:2"}]}
+    config = _load(tmp_path, several, {}, FLEET)
+    assert [t.url for t in config.targets] == ["http://a:1", "http://b:2"]  # type: ignore[attr-defined]
+    one = _load(tmp_path, {"url": "c:3"}, {}, FLEET)
+    assert [t.url for t in one.targets] == ["http://c:3"]  # type: ignore[attr-defined]
+    assert one.fleet == ()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ("[[targets]]\nname = 'x'\n", "target 1: no url"),
+        ("[[targets]]\nurl = 'a:1'\ncolour = 1\n", "target 1: unknown key\\(s\\) colour"),
+        ("[[targets]]\nurl = 'a:1'\n[[targets]]\nurl = 'http://a:1'\n", "target 2: .* twice"),
+        ("[[targets]]\nurl = 'a:1'\nbaseline_url = 'a:1'\n", "baseline_url is the server"),
+        ("targets = 3\n", "targets must be an array of tables"),
+        ("url = 'a:1'\n[[targets]]\nurl = 'b:1'\n", "give either targets .* or url"),
+        ("[[targets]]\nurl = 'ftp://a'\n", "target 1: unsupported scheme"),
+    ],
+)
+def test_bad_targets_are_named(tmp_path: Path, toml: str, message: str) -> None:
+    with pytest.raises(TargetError, match=message):
+        _load(tmp_path, {}, {}, toml)
+
+
+def test_one_baseline_url_for_several_targets_is_refused(tmp_path: Path) -> None:
+    toml = "[[targets]]\nurl = 'a:1'\n[[targets]]\nurl = 'b:1'\n"
+    with pytest.raises(TargetError, match="give each its own baseline_url"):
+        _load(tmp_path, {}, {"SPECMON_BASELINE_URL": "c:1"}, toml)

@@ -28,6 +28,20 @@ def test_every_headless_module_imports_without_textual_or_rich() -> None:
     assert out.stdout.strip() == ""
     assert "specmon.cli.bench" in HEADLESS
     assert "specmon.sources.sampler" in HEADLESS
+    assert {"specmon.cli.whatif", "specmon.session.whatif", "specmon.whatif_text"} <= set(HEADLESS)
+    assert {"specmon.session.fleet", "specmon.session.fleet_row", "specmon.exporter.metrics",
+            "specmon.exporter.server", "specmon.cli.exporter"} <= set(HEADLESS)  # fmt: skip
+    assert {"specmon.session.feed", "specmon.session.hub", "specmon.cli.web"} <= set(HEADLESS)
+
+
+def test_the_exporter_reads_figures_from_the_session() -> None:
+    """It serves the View's figures: it computes none (no pooling, comparison or validity)."""
+    for module in ("specmon.exporter.metrics", "specmon.exporter.server"):
+        bad = {m for m in _imports(module)
+               if m.startswith(("specmon.sources.probe", "specmon.bench"))
+               or m in ("specmon.analysis.pooled", "specmon.analysis.comparison",
+                        "specmon.analysis.validity")}  # fmt: skip
+        assert not bad, f"{module} imports {bad}"
 
 
 def test_the_cli_loads_textual_only_for_the_dashboard() -> None:
@@ -76,6 +90,8 @@ def test_analysis_is_pure() -> None:
 
     analysis = [m for m in HEADLESS if m.startswith("specmon.analysis.")]
     assert "specmon.analysis.comparison" in analysis
+    what_if = {"acceptance", "cycle_model", "whatif", "whatif_inputs", "advice"}
+    assert {f"specmon.analysis.{m}" for m in what_if} <= set(analysis)
     for name in analysis:
         module = importlib.import_module(name)
         assert not {

@@ -160,6 +160,9 @@ def test_dict_has_exactly_the_documented_keys() -> None:
             "decode_steps",
             "cycle_basis",
             "buffered",
+            "position_accept",
+            "position_steps",
+            "position_source",
         }
     assert set(data["summary"]) == {
         "decode_tok_s",

@@ -7,7 +7,18 @@ from __future__ import annotations
 import itertools
 from dataclasses import replace
 
-from specmon.analysis.rates import exclusive_accept_length, exclusive_steps
+from specmon.analysis.acceptance import (
+    PositionAcceptance,
+    from_chunks,
+    from_counters,
+    from_histogram,
+)
+from specmon.analysis.rates import (
+    draft_acceptance,
+    exclusive_accept_length,
+    exclusive_steps,
+    ran_alone,
+)
 from specmon.analysis.stats import percentile
 from specmon.model import CycleBasis, ProbeChunk, ProbeResult, RunFigures, StepsSource
 
@@ -63,10 +74,10 @@ def _with_counted_steps(result: ProbeResult) -> ProbeResult:
     return result
 
 
-def cycle_percentiles(
+def step_cycles(
     chunks: tuple[ProbeChunk, ...], steps: float
-) -> tuple[float, float, CycleBasis] | None:
-    """p50 and p95 of the draft+verify cycle in ms, per verify step.
+) -> tuple[list[float], CycleBasis] | None:
+    """The draft+verify cycle of every verify step of a run, in ms, and what they rest on.
 
     Where the chunks are the steps (their number within `STEPS_PER_CHUNK_SLACK` of `steps`),
     the chunk gaps are the cycles. Where each carries several (SGLang's `stream_interval` > 1
@@ -78,10 +89,64 @@ def cycle_percentiles(
     if not gaps or steps <= 0:
         return None
     if abs(steps / len(gaps) - 1) <= STEPS_PER_CHUNK_SLACK:
-        return percentile(gaps, 50), percentile(gaps, 95), CycleBasis.CHUNK_GAPS
+        return gaps, CycleBasis.CHUNK_GAPS
     mean = sum(gaps) / steps
     per_step = [gap / k for gap in gaps for k in [max(1, round(gap / mean))] for _ in range(k)]
-    return percentile(per_step, 50), percentile(per_step, 95), CycleBasis.PER_STEP
+    return per_step, CycleBasis.PER_STEP
+
+
+def cycle_percentiles(
+    chunks: tuple[ProbeChunk, ...], steps: float
+) -> tuple[float, float, CycleBasis] | None:
+    """p50 and p95 of the draft+verify cycle in ms, per verify step (`step_cycles`)."""
+    cycles = step_cycles(chunks, steps)
+    if cycles is None:
+        return None
+    per_step, basis = cycles
+    return percentile(per_step, 50), percentile(per_step, 95), basis
+
+
+def run_step_cycles(result: ProbeResult) -> list[float]:
+    """Every verify step's cycle of a probe run, in ms: empty where its chunks do not time its
+    steps (no speculation, a buffered stream, llama.cpp's one chunk per token). What the
+    exporter's `specmon_cycle_seconds` histogram observes; the same steps as `run_figures`'s
+    p50 and p95."""
+    result = _with_counted_steps(result)
+    steps = _timed_steps(result)
+    cycles = step_cycles(result.chunks, steps) if steps else None
+    return cycles[0] if cycles else []
+
+
+def _timed_steps(result: ProbeResult) -> float | None:
+    """V_decode of a speculative, timed run whose chunks are its steps; else None."""
+    chunks = result.chunks
+    decode_tokens = chunks[-1].completion_tokens - chunks[0].completion_tokens
+    v_decode = decode_verify_steps(result)
+    if v_decode is None or v_decode <= 0 or decode_tokens <= 0 or not result.chunks_are_steps:
+        return None
+    timed = chunks[-1].t > chunks[0].t and not is_buffered(chunks, v_decode)
+    return v_decode if timed else None
+
+
+def position_acceptance(result: ProbeResult, chunks_are_steps: bool) -> PositionAcceptance | None:
+    """A probe's acceptance by draft position, best source first (`analysis.acceptance`).
+
+    SGLang's own histogram; else vLLM's and llama.cpp's per-position counters when the probe
+    ran alone; else the stream's tokens per chunk when each chunk was one verify step (the
+    positions are those the stream showed: up to the most drafts one step accepted).
+    """
+    if result.accepted_histogram is not None:
+        return from_histogram(result.accepted_histogram)
+    tokens = result.chunks[-1].completion_tokens
+    if result.scrapes is not None and ran_alone(*result.scrapes, tokens):
+        counted = draft_acceptance(*result.scrapes)
+        return None if counted is None else from_counters(counted.per_position, counted.drafts)
+    if not chunks_are_steps:
+        return None
+    widest = max(
+        b.completion_tokens - a.completion_tokens for a, b in itertools.pairwise(result.chunks)
+    )
+    return from_chunks(result.chunks, widest - 1)
 
 
 def run_figures(result: ProbeResult) -> RunFigures:
@@ -100,9 +165,12 @@ def run_figures(result: ProbeResult) -> RunFigures:
     steps = v_decode if speculative else None
     buffered = is_buffered(chunks, steps)
     timed = decode_tokens > 0 and decode_s > 0 and not buffered
-    spread = None
-    if speculative and timed and steps and result.chunks_are_steps:
-        spread = cycle_percentiles(chunks, steps)
+    timed_steps = _timed_steps(result)
+    spread = cycle_percentiles(chunks, timed_steps) if timed_steps else None
+    positions = None
+    if speculative:
+        one_per_step = spread is not None and spread[2] == CycleBasis.CHUNK_GAPS
+        positions = position_acceptance(result, one_per_step)
     server_accept = result.server_accept_length
     if server_accept is None and result.scrapes is not None:  # vLLM, llama.cpp: their counters
         server_accept = exclusive_accept_length(*result.scrapes, last.completion_tokens)
@@ -131,4 +199,7 @@ def run_figures(result: ProbeResult) -> RunFigures:
         decode_steps=steps,
         cycle_basis=spread[2] if spread else None,
         buffered=buffered,
+        position_accept=positions.rates if positions else None,
+        position_steps=positions.steps if positions else None,
+        position_source=positions.source if positions else None,
     )

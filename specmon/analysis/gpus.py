@@ -173,6 +173,26 @@ def gpu_verdict(telemetry: Telemetry) -> GpuVerdict:
     return GpuVerdict(level, ", ".join(parts) + f" ({where})")
 
 
+def gpu_worst(telemetry: Telemetry) -> str:
+    """The worst of the GPUs in a few words, for a fleet table's cell: an unreadable GPU, else a
+    throttling one, else another process on one, else "8 × H200, max 97%"."""
+    if telemetry.unavailable is not None:
+        return telemetry.unavailable
+    s = summarize_gpus(telemetry.gpus)
+    if s.failed:
+        index, error = s.failed[0]
+        return f"GPU {index}: {error}"
+    if s.throttled:
+        index, reasons = s.throttled[0]
+        more = f" (+{len(s.throttled) - 1} GPUs)" if len(s.throttled) > 1 else ""
+        return f"GPU {index} throttled: {'+'.join(reasons)}{more}"
+    if s.other_processes:
+        index, process = s.other_processes[0]
+        return f"another process on GPU {index}: {process.name or process.pid}"
+    util = MISSING if s.max_util_pct is None else f"{s.max_util_pct:.0f}%"
+    return f"{s.models}, max {util}" if s.count else "no GPU seen"
+
+
 def _fraction(used: float | None, total: float | None, unit: float, suffix: str) -> str:
     if used is None and total is None:
         return MISSING

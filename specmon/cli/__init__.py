@@ -1,4 +1,5 @@
-"""Command line: `specmon bench|check|snapshots|demo|agent`, one module per command.
+"""Command line: `specmon bench|check|whatif|snapshots|exporter|demo|agent|web`, one module per
+command.
 
 Every failure prints one line naming its cause (never a traceback) and exits non-zero.
 """
@@ -12,13 +13,13 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 
 from specmon import __version__
-from specmon.cli import agent, bench, check, demo, monitor, snapshots
+from specmon.cli import agent, bench, check, demo, exporter, monitor, snapshots, web, whatif
 from specmon.cli.common import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, apply_shared
 from specmon.cli.stopping import stopped_by_signals
 from specmon.config import DEFAULT_HOST, DEFAULT_PORT
 from specmon.errors import SpecmonError, TargetError
 
-COMMANDS = (bench, check, snapshots, demo, agent)
+COMMANDS = (bench, check, whatif, snapshots, exporter, demo, agent, web)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,7 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Live monitor for speculative-decoding LLM servers (SGLang, vLLM, "
         "llama.cpp's llama-server). Without a command, opens the live dashboard on the server "
         f"at --host/--port, default {DEFAULT_HOST}:{DEFAULT_PORT} (SGLang's default port; vLLM's "
-        "is 8000, llama-server's 8080): specmon --host 10.1.230.174 --port 8000",
+        "is 8000, llama-server's 8080): specmon --host 10.1.230.174 --port 8000. With several "
+        "servers (--url A --url B, or [[targets]] in the config file) it opens the fleet table: "
+        "one row per server, worst first; Enter opens one, Esc comes back",
         allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"specmon {__version__}")

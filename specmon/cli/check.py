@@ -103,6 +103,7 @@ async def _check(args: argparse.Namespace, store: Store | None) -> int:
                 probe_tokens=args.probe_tokens,
                 max_age_s=args.max_age,
                 gpu=telemetry.read,
+                earlier=lambda: store.list() if store else [],
             )
     finally:
         await telemetry.aclose()

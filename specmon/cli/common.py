@@ -63,7 +63,13 @@ def seconds(text: str) -> float:
     return value
 
 
-class _RefuseApiKeyOnCommandLine(argparse.Action):
+class _RefuseSecretOnCommandLine(argparse.Action):
+    """An option that only says where its secret goes instead: argv shows in the process list."""
+
+    def __init__(self, *args: Any, advice: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.advice = advice
+
     def __call__(
         self,
         parser: argparse.ArgumentParser,
@@ -72,9 +78,17 @@ class _RefuseApiKeyOnCommandLine(argparse.Action):
         option_string: str | None = None,
     ) -> None:
         parser.error(
-            "--api-key is refused: a key on the command line shows in the process list. "
-            f"Use {DEFAULT_API_KEY_ENV}=…, --api-key-env NAME or --api-key-file PATH"
+            f"{option_string} is refused: a secret on the command line shows in the process "
+            f"list. Use {self.advice}"
         )
+
+
+def refuse_on_command_line(
+    group: argparse._ArgumentGroup | argparse.ArgumentParser, flag: str, advice: str
+) -> argparse.Action:
+    """A hidden `flag` that refuses its value and says where to put it (`advice`)."""
+    return group.add_argument(flag, nargs="?", help=argparse.SUPPRESS,
+                              action=_RefuseSecretOnCommandLine, advice=advice)  # fmt: skip
 
 
 def takes(parser: argparse.ArgumentParser, **defaults: Any) -> None:
@@ -114,12 +128,13 @@ def apply_shared(
 
 
 def add_connection(
-    parser: argparse.ArgumentParser, *, top_level: bool = False
+    parser: argparse.ArgumentParser, *, top_level: bool = False, defaults: bool = True
 ) -> list[argparse.Action]:
     """The options of every command that talks to a server; returns them.
 
     On the top-level parser unset options stay None: for the dashboard, a config file or the
-    environment can set them; for a command, it takes them with their defaults (`takes`).
+    environment can set them; a command takes them with their defaults (`takes`) unless
+    `defaults` is false (`web`: the dashboard's configuration fills them in).
     """
     default = None if top_level else argparse.SUPPRESS
     group = parser.add_argument_group("connection")
@@ -133,8 +148,10 @@ def add_connection(
         group.add_argument(
             "--api-key-file", metavar="PATH", default=default, help="file holding the API key"
         ),
-        group.add_argument(
-            "--api-key", nargs="?", help=argparse.SUPPRESS, action=_RefuseApiKeyOnCommandLine
+        refuse_on_command_line(
+            group,
+            "--api-key",
+            f"{DEFAULT_API_KEY_ENV}=…, --api-key-env NAME or --api-key-file PATH",
         ),
         group.add_argument(
             "--insecure",
@@ -158,7 +175,7 @@ def add_connection(
             f"(default {DEFAULT_READ_TIMEOUT:g})",
         ),
     ]
-    if not top_level:
+    if not top_level and defaults:
         takes(
             parser,
             api_key_env=None,

@@ -5,31 +5,52 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from specmon.cli.common import add_connection, positive_int, seconds, tokens
 from specmon.config import (
     SETTINGS,
+    TARGETS,
     MonitorConfig,
     Targets,
     default_config_path,
     load_config,
 )
-from specmon.errors import SpecmonError
+from specmon.errors import SpecmonError, TargetError
 from specmon.sources.http import Target, load_api_key
 from specmon.store import Store, default_db_path
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+def add_arguments(
+    parser: argparse.ArgumentParser, *, command: bool = False, theme: bool = True
+) -> list[argparse.Action]:
     """The dashboard's options, on the top-level parser (no value means "not given").
 
-    Returns them: a command may take some of them too (`common.takes`), given before or after it.
+    Args:
+        parser: The top-level parser, or a command's that serves the dashboard (`web`) or
+            watches servers as it does (`exporter`, without `theme`).
+        command: On a command's parser: not given there leaves what was given before it.
+        theme: Take --theme (not the exporter: it draws nothing).
+
+    Returns:
+        Them: a command may take some of them too (`common.takes`), given before or after it.
     """
-    group = parser.add_argument_group("live dashboard (the default command)")
-    add = group.add_argument
-    return [
+    group = parser.add_argument_group("live dashboard" + ("" if command else
+                                                          " (the default command)"))  # fmt: skip
+    default = argparse.SUPPRESS if command else None
+
+    def add(*flags: str, **kwargs: Any) -> argparse.Action:
+        return group.add_argument(*flags, **{"default": default, **kwargs})
+
+    actions = [
         add("--host", help=SETTINGS["host"][1]),
         add("--port", type=positive_int, help=SETTINGS["port"][1]),
-        add("--url", help=SETTINGS["url"][1]),
+        add(
+            "--url",
+            action="append",
+            help=SETTINGS["url"][1] + "; repeat it to watch "
+            "several servers (or list them as [[targets]] in the config file)",
+        ),
         add("--baseline-url", metavar="URL", help=SETTINGS["baseline_url"][1]),
         add("--interval", type=seconds, metavar="S", help=SETTINGS["interval"][1]),
         add("--probe-every", type=seconds, metavar="S", help=SETTINGS["probe_every"][1]),
@@ -38,13 +59,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> list[argparse.Action]:
             "--no-probe",
             dest="probe",
             action="store_false",
-            default=None,
             help="do not send probe requests (server figures only)",
         ),
         add("--baseline-runs", type=positive_int, metavar="N", help=SETTINGS["baseline_runs"][1]),
         add("--max-age", type=seconds, metavar="S", help=SETTINGS["max_age"][1]),
         add("--gpu-metrics", metavar="URL", help=SETTINGS["gpu_metrics"][1]),
-        add("--theme", help=SETTINGS["theme"][1] + "; t cycles themes"),
         add("--db", metavar="PATH", help=f"snapshot store (default {default_db_path()})"),
         add(
             "--config",
@@ -52,13 +71,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> list[argparse.Action]:
             help=f"TOML settings file (default {default_config_path()} if present); "
             "flags > SPECMON_* environment > file",
         ),
-        *add_connection(parser, top_level=True),
     ]
+    if theme:
+        actions.append(add("--theme", help=SETTINGS["theme"][1] + "; t cycles themes"))
+    return [*actions, *add_connection(parser, top_level=not command, defaults=False)]
 
 
 def config_from_args(args: argparse.Namespace) -> MonitorConfig:
-    """Merge the flags the user gave with the environment and the config file."""
-    flags = {name: getattr(args, name, None) for name in SETTINGS}
+    """Merge the flags the user gave with the environment and the config file.
+
+    Raises:
+        TargetError: A bad value, or several --url with --baseline-url or --host/--port.
+    """
+    flags: dict[str, Any] = {name: getattr(args, name, None) for name in SETTINGS}
+    urls: list[str] = flags.pop("url") or []
+    if urls and (args.host is not None or args.port is not None):
+        raise TargetError("give either --url or --host/--port, not both")
+    if len(urls) > 1:
+        if args.baseline_url is not None:
+            raise TargetError("--baseline-url names one server's baseline server: with several "
+                              "--url, give each its baseline_url in the config file's "
+                              "[[targets]]")  # fmt: skip
+        flags[TARGETS] = [{"url": url} for url in urls]
+    elif urls:
+        flags["url"] = urls[0]
     return load_config(flags, config_path=args.config)
 
 
@@ -70,7 +106,14 @@ def run(args: argparse.Namespace) -> int:
     targets = targets_of(config)
     store = open_store_or_warn(config.db)
     try:
-        SpecmonApp(config, targets, store).run()
+        if config.fleet:
+            from specmon.session.fleet import Fleet, TargetSession
+            from specmon.ui.fleet_app import FleetApp
+
+            fleet = Fleet([TargetSession(t, targets.server, config, store) for t in config.targets])
+            FleetApp(config, fleet, store).run()
+        else:
+            SpecmonApp(config, targets, store).run()
     finally:
         if store is not None:
             store.close()

@@ -12,8 +12,9 @@ import statistics
 from collections import Counter, deque
 from dataclasses import dataclass
 
+from specmon.analysis.acceptance import pooled_positions
 from specmon.analysis.comparison import Comparison
-from specmon.analysis.gpus import gpu_line, gpu_state, gpu_verdict
+from specmon.analysis.gpus import gpu_line, gpu_state, gpu_verdict, gpu_worst
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.validity import Validity
 from specmon.model import (
@@ -171,10 +172,14 @@ class LiveState:
         self.log(wall, "info", f"baseline #{snapshot.id} ({snapshot.url}): {speed}, "
                  f"{origin.value}")  # fmt: skip
 
+    def recent(self) -> Pooled:
+        """The recent probes pooled: what "now" is in the comparison (and the exporter's)."""
+        return pool([p.figures for p in self.probes])
+
     def view(self, now_wall: float, stale_after: float) -> View:
         """Build the View of this moment (`stale_after`: seconds before a reading is stale)."""
         missing: list[tuple[str, str]] = []
-        recent = pool([p.figures for p in self.probes])
+        recent = self.recent()
         validity = self.baseline.validity(
             self.server.info, now_wall, gpu_state(list(self.recent_telemetry))
         )
@@ -313,6 +318,7 @@ class LiveState:
             tokens_per_cycle=histogram if enabled else (),
             accept_history=tuple(v for _, v in self.accept_history) if enabled else (),
             accept_history_points=max(1, int(HISTORY_S / max(self.probe_every, 1.0))),
+            positions=pooled_positions(runs) if enabled else None,
         )
 
     def _gpus(self, missing: list[tuple[str, str]]) -> GpuView:
@@ -336,6 +342,7 @@ class LiveState:
             lines=tuple(gpu_line(g) for g in t.gpus),
             util_history=tuple(tuple(self.gpu_util.get(g.index, ())) for g in t.gpus),
             host=_host_line(t),
+            worst=gpu_worst(t),
         )
 
     def _server(self, missing: list[tuple[str, str]]) -> ServerView:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from specmon.analysis.acceptance import PositionAcceptance
 from specmon.analysis.comparison import Comparison, Verdict
 from specmon.analysis.validity import Validity
 
@@ -89,6 +90,8 @@ class SpecView:
     """Counts of verify steps by tokens they produced (index 0 = 1 token), last probe."""
     accept_history: tuple[float, ...] = ()
     """Accept length of each probe of the last 5 minutes, oldest first."""
+    positions: PositionAcceptance | None = None
+    """Acceptance by draft position over the recent probes (`analysis.acceptance`)."""
     accept_history_points: int = 30
     """How many probes a full `accept_history` holds (one per probe interval)."""
 
@@ -174,6 +177,8 @@ class GpuView:
     """Per GPU, its utilisation over the last minute."""
     host: str | None
     """Host CPU/memory and the server process's CPU/RSS, when known."""
+    worst: str | None = None
+    """The worst GPU in a few words (`analysis.gpus.gpu_worst`), for the fleet table."""
 
 
 @dataclass(frozen=True, slots=True)

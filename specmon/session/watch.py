@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from specmon.analysis.figures import run_figures
-from specmon.errors import SpecmonError
+from specmon.errors import SourceError, SpecmonError
 from specmon.model import ProbeResult, RunFigures, Sample, SourceName
 from specmon.sources.backend import Connection
 from specmon.sources.http import Target, make_client, polling_transport
 from specmon.sources.probe import DEFAULT_PROMPT
-from specmon.sources.sampler import PollSource, Sampler
+from specmon.sources.sampler import PollSource, Sampler, next_deadline
 from specmon.sources.telemetry import open_telemetry
 
 INFO_EVERY_S = 5.0  # server info is large (31 KB on 0.5.17) and changes only across restarts
@@ -48,6 +48,8 @@ class Watch:
         gpu_metrics: str | None = None,
         telemetry: bool = True,
         wall: Callable[[], float] = time.time,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         """Args:
         target: The server.
@@ -56,13 +58,19 @@ class Watch:
         telemetry: Read GPUs and host too; off for a baseline server, watched for restarts
             only: then its process alone (here, or from an agent there) every few seconds.
         wall: Wall clock.
+        clock: Monotonic clock of the probe cadence (tests fake it, with `sleep`).
+        sleep: How the probe loop waits for its next deadline.
         """
         self.target = target
         self.interval = interval
         self.gpu_metrics = gpu_metrics
         self.telemetry = telemetry
         self.wall = wall
+        self.clock = clock
+        self.sleep = sleep
         self.connection: Connection | None = None
+        self.connected = asyncio.Event()
+        """Set while `sample` holds a connection (`probe_once` needs one)."""
 
     async def sample(
         self, emit: Callable[[Sample], object], on_error: Callable[[str], object]
@@ -81,6 +89,7 @@ class Watch:
             make_client(self.target, transport=transport) as polls,
         ):
             self.connection = connection = Connection(client, polls)
+            self.connected.set()
             sources = [
                 PollSource(SourceName.INFO, connection.info, max(INFO_EVERY_S, self.interval)),
                 PollSource(SourceName.METRICS, connection.metrics, self.interval),
@@ -99,8 +108,22 @@ class Watch:
                 await Sampler(sources, interval=self.interval).run(emit)
             finally:
                 self.connection = None
+                self.connected.clear()
                 if telemetry is not None:
                     await telemetry.aclose()
+
+    async def probe_once(self, tokens: int) -> ProbeOutcome:
+        """One probe now (the exporter's `/probe?target=…` runs one per scrape).
+
+        Raises:
+            SourceError: The server is not connected yet (`sample` is not running or has not
+                connected), or the probe failed (typed).
+        """
+        connection = self.connection
+        if connection is None:
+            raise SourceError(f"{self.target.url}: not connected yet")
+        result = await connection.probe(prompt=DEFAULT_PROMPT, max_tokens=tokens)
+        return ProbeOutcome(self.wall(), self.clock(), run_figures(result), result)
 
     async def probe(
         self,
@@ -113,20 +136,25 @@ class Watch:
     ) -> None:
         """Probe every `every` seconds while `paused()` is false, until cancelled.
 
+        Probes start on a drift-free cadence (a probe's own duration does not stretch it; one
+        longer than `every` makes the missed starts skipped, not queued), so the rate at the
+        server is the one asked for.
+
         Args:
             tokens: Tokens per probe.
-            every: Seconds between probes.
+            every: Seconds between probe starts.
             paused: Checked before each probe (the user's `p`, or a bench on this server).
             done: Receives each finished probe.
             failed: Receives (wall time, one-line reason) of each failed one.
         """
+        next_at = self.clock()
         while True:
-            connection = self.connection
-            if connection is not None and not paused():
+            if self.connection is not None and not paused():
                 try:
-                    result = await connection.probe(prompt=DEFAULT_PROMPT, max_tokens=tokens)
+                    outcome = await self.probe_once(tokens)
                 except SpecmonError as exc:
                     failed(self.wall(), str(exc))
                 else:
-                    done(ProbeOutcome(self.wall(), time.monotonic(), run_figures(result), result))
-            await asyncio.sleep(every)
+                    done(outcome)
+            next_at = next_deadline(next_at, every, self.clock())
+            await self.sleep(max(0.0, next_at - self.clock()))

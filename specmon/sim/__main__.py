@@ -5,7 +5,7 @@
 are SGLang's own (`--model-path`, `--tp-size`, `--speculative-*`, `--enable-metrics`,
 `--api-key` ...) plus the simulator's knobs (`--sglang-version`, `--plain-step-ms`, `--cycle-ms`,
 `--accept-length`, `--ttft-ms`, `--prefill-ms-per-token`, `--concurrency-slowdown`, `--seed`,
-`--record`). Unlike SGLang, speculation defaults to the seed's EAGLE3 setup; pass
+`--record`, `--gpus`). Unlike SGLang, speculation defaults to the seed's EAGLE3 setup; pass
 `--speculative-algorithm none` for a baseline server.
 """
 
@@ -61,12 +61,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plain-step-ms", type=float, default=d.plain_step_ms)
     p.add_argument("--cycle-ms", type=float, default=d.cycle_ms)
     p.add_argument("--accept-length", type=float, default=d.accept_length)
+    p.add_argument(
+        "--accept-by-position",
+        type=_shares,
+        metavar="A0,A1,…",
+        help="share of steps accepting each draft position (replaces --accept-length)",
+    )
     p.add_argument("--ttft-ms", type=float, default=d.ttft_ms)
     p.add_argument("--prefill-ms-per-token", type=float, default=d.prefill_ms_per_token)
     p.add_argument("--concurrency-slowdown", type=float, default=d.concurrency_slowdown)
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--record", default=None, metavar="PATH", help="append ground truth as JSONL")
+    p.add_argument(
+        "--gpus", type=int, default=0, metavar="N", help="serve N simulated H200s at /gpu-metrics"
+    )
     return p
+
+
+def _shares(text: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers like 0.8,0.6: {text!r}") from None
 
 
 def config_from_args(argv: Sequence[str] | None = None) -> SimConfig:
@@ -96,11 +112,13 @@ def config_from_args(argv: Sequence[str] | None = None) -> SimConfig:
         plain_step_ms=a.plain_step_ms,
         cycle_ms=a.cycle_ms,
         accept_length=a.accept_length,
+        accept_by_position=a.accept_by_position,
         ttft_ms=a.ttft_ms,
         prefill_ms_per_token=a.prefill_ms_per_token,
         concurrency_slowdown=a.concurrency_slowdown,
         seed=a.seed,
         record_path=a.record,
+        gpus=a.gpus,
     )
 
 

@@ -7,6 +7,7 @@ threshold below names the first release that behaves that way, so one `Flavor` m
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -54,11 +55,14 @@ class SimConfig:
         plain_step_ms: One decode step without speculation, for a batch of one.
         cycle_ms: One draft+verify cycle with speculation, for a batch of one.
         accept_length: Mean tokens per verify step, bonus token included.
+        accept_by_position: a_i, the share of steps whose draft position i is accepted (non
+            increasing, one per draft); replaces `accept_length`'s chain of equal odds.
         ttft_ms: Prefill time of a lone request with a fully cached prompt.
         prefill_ms_per_token: Extra prefill time per uncached prompt token.
         concurrency_slowdown: k in step time x (1 + k (n - 1)) for n running requests.
         seed: Seeds acceptance draws, token text and request ids.
         record_path: Append one JSON line per finished request here (ground truth).
+        gpus: Simulated GPUs served at `/gpu-metrics` in dcgm-exporter's names (0: none).
     """
 
     version: str = "0.5.23"
@@ -85,11 +89,13 @@ class SimConfig:
     plain_step_ms: float = 1000 / 62.9
     cycle_ms: float = 27.6
     accept_length: float = 2.1
+    accept_by_position: tuple[float, ...] | None = None
     ttft_ms: float = 45.0
     prefill_ms_per_token: float = 0.05
     concurrency_slowdown: float = 0.08
     seed: int = 0
     record_path: str | None = None
+    gpus: int = 0
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -100,10 +106,29 @@ class SimConfig:
             )
         if self.speculative and self.num_draft_tokens < 2:
             raise ValueError("speculative_num_draft_tokens must be at least 2 (one draft + root)")
-        if self.speculative and not 1.0 <= self.accept_length <= self.num_draft_tokens:
+        by_length = self.accept_by_position is None
+        if (
+            self.speculative
+            and by_length
+            and not 1.0 <= self.accept_length <= self.num_draft_tokens
+        ):
             raise ValueError(
                 f"accept_length must lie in [1, {self.num_draft_tokens}] "
                 f"(tokens per verify step with {self.num_draft_tokens} draft tokens)"
+            )
+        rates = self.accept_by_position
+        if (
+            self.speculative
+            and rates is not None
+            and (
+                len(rates) != self.num_draft_tokens - 1
+                or any(not 0 <= r <= 1 for r in rates)
+                or any(b > a for a, b in itertools.pairwise(rates))
+            )
+        ):
+            raise ValueError(
+                f"accept_by_position needs {self.num_draft_tokens - 1} non-increasing shares "
+                "in [0, 1], one per draft position"
             )
         if self.stream_interval < 1:
             raise ValueError("stream_interval must be at least 1")

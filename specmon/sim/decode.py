@@ -57,6 +57,16 @@ def acceptance_distribution(accept_length: float, num_draft_tokens: int) -> tupl
     return tuple(probs)
 
 
+def distribution_by_position(rates: Sequence[float]) -> tuple[float, ...]:
+    """P(j drafts accepted), j = 0 .. len(rates), from a_i = P(position i accepted).
+
+    Position i is accepted only with every earlier one, so P(j) = a_{j−1} − a_j (a_{−1} = 1)
+    and P(all) = the last a_i.
+    """
+    shares = (1.0, *rates)
+    return (*(shares[j] - shares[j + 1] for j in range(len(rates))), shares[-1])
+
+
 def mean_tokens_per_step(probs: Sequence[float]) -> float:
     """Expected tokens per verify step (accepted drafts + bonus) under `probs`."""
     return sum((j + 1) * pj for j, pj in enumerate(probs))
@@ -119,7 +129,11 @@ class DecodeModel:
     def from_config(cls, config: SimConfig) -> DecodeModel:
         """The model a `SimConfig` describes."""
         d = config.num_draft_tokens
-        probs = acceptance_distribution(config.accept_length, d) if config.speculative else (1.0,)
+        probs: tuple[float, ...] = (1.0,)
+        if config.speculative and config.accept_by_position is not None:
+            probs = distribution_by_position(config.accept_by_position)
+        elif config.speculative:
+            probs = acceptance_distribution(config.accept_length, d)
         return cls(
             speculative=config.speculative,
             num_draft_tokens=d,

@@ -8,18 +8,23 @@ statuses and break streams (`faults`).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 import secrets
 import ssl
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from specmon.agent import CONTENT_TYPE as AGENT_CONTENT_TYPE
+from specmon.agent import render_metrics
 from specmon.sim import llamacpp, serverinfo, vllm
 from specmon.sim.config import Flavor, SimConfig
 from specmon.sim.engine import Engine, EngineHooks, SimRequest
 from specmon.sim.faults import Faults, intercept, rewrite_metrics, trickle
+from specmon.sim.gpus import simulated_telemetry
 from specmon.sim.metrics import CONTENT_TYPE_OPENMETRICS, CONTENT_TYPE_TEXT
 from specmon.sim.native import handle_generate
 from specmon.sim.observe import Observer
@@ -97,6 +102,7 @@ class SimServer:
     Attributes:
         config: The current launch configuration (replaced by `restart(new_config)`).
         emitted: Ground truth of the last `MAX_EMITTED` finished requests, across restarts.
+        requests: Every request received, by path, across restarts (what clients cost it).
         faults: Misbehaviour to inject (see `Faults`).
         hung: Set when a request starts hanging under `faults.hang` (tests await it instead of
             sleeping); clear it to wait for the next one.
@@ -105,6 +111,7 @@ class SimServer:
     def __init__(self, config: SimConfig) -> None:
         self.config = config
         self.emitted: list[EmittedRequest] = []
+        self.requests: Counter[str] = Counter()
         self.faults = Faults()
         self._runner: web.AppRunner | None = None
         self._state: SimState | None = None
@@ -194,6 +201,7 @@ class SimServer:
         state = self._state
         observer = state.sglang if state is not None else None
         endpoint, method = request.path, request.method
+        self.requests[endpoint] += 1
         if observer is not None:
             observer.on_http(endpoint, method, None)
         status = 500
@@ -254,6 +262,16 @@ class SimServer:
     # ------------------------------------------------------------------ routes
 
     def _add_routes(self, app: web.Application, state: SimState) -> None:
+        if state.config.gpus:
+            readings = itertools.count()
+
+            async def gpu_metrics(_: web.Request) -> web.StreamResponse:
+                busy = state.engine.busy
+                telemetry = simulated_telemetry(state.config.gpus, busy, next(readings))
+                return web.Response(body=render_metrics(telemetry),
+                                    headers={"Content-Type": AGENT_CONTENT_TYPE})  # fmt: skip
+
+            app.router.add_get("/gpu-metrics", gpu_metrics)
         if state.vllm is not None:
             vllm.add_routes(app, state, state.vllm)
             return

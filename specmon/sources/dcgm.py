@@ -31,6 +31,7 @@ from specmon.model import (
     Telemetry,
 )
 from specmon.sources.http import Target, get, make_client
+from specmon.sources.label_sets import LabelSets
 
 DCGM_PORT = 9400
 """dcgm-exporter's default port, and `specmon agent`'s."""
@@ -92,12 +93,13 @@ class _Gpu:
     process_values: dict[tuple[int, str], float] = field(default_factory=dict)
 
 
-def telemetry_from_text(text: str, url: str) -> Telemetry:
+def telemetry_from_text(text: str, url: str, label_sets: LabelSets | None = None) -> Telemetry:
     """Read one scrape of a DCGM-style endpoint.
 
     Args:
         text: The exposition text.
         url: Where it came from (for the description).
+        label_sets: The endpoint's label sets seen so far, to parse each once (`DcgmSource`).
 
     Raises:
         MalformedResponse: The text is not Prometheus text format.
@@ -105,9 +107,11 @@ def telemetry_from_text(text: str, url: str) -> Telemetry:
     gpus: dict[int, _Gpu] = {}
     single: dict[str, tuple[dict[str, str], float]] = {}  # host-wide families: first sample
     try:
-        for family in text_string_to_metric_families(text):
+        shortened = label_sets.shorten(text) if label_sets is not None else text
+        for family in text_string_to_metric_families(shortened):
             for sample in family.samples:
-                labels, value = dict(sample.labels), float(sample.value)
+                labels = label_sets.labels(sample.labels) if label_sets else dict(sample.labels)
+                value = float(sample.value)
                 if math.isnan(value):
                     continue
                 index = labels.get("gpu", "")
@@ -286,6 +290,7 @@ class DcgmSource:
         self.url = base + self._path
         self.explicit = explicit
         self._client = client or make_client(Target(url=base))
+        self._label_sets = LabelSets()
 
     @property
     def kind(self) -> GpuSourceKind:
@@ -318,7 +323,7 @@ class DcgmSource:
             text = response.content.decode("utf-8")
         except UnicodeDecodeError:
             raise MalformedResponse(f"{self.url}: the body is not UTF-8") from None
-        return telemetry_from_text(text, self.url)
+        return telemetry_from_text(text, self.url, self._label_sets)
 
     async def aclose(self) -> None:
         """Close the HTTP client."""

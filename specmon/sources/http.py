@@ -110,29 +110,58 @@ def load_api_key(
     Raises:
         TargetError: The key file cannot be read or is empty, or a named variable is unset.
     """
+    return load_secret(env_name, key_file, default_env=DEFAULT_API_KEY_ENV, what="API key",
+                       env_flag="--api-key-env", environ=environ)  # fmt: skip
+
+
+def load_secret(
+    env_name: str | None,
+    secret_file: str | None,
+    *,
+    default_env: str,
+    what: str,
+    env_flag: str,
+    environ: dict[str, str] | None = None,
+) -> tuple[ApiKey | None, list[str]]:
+    """Find a secret in a file, else in an environment variable; never on the command line.
+
+    Args:
+        env_name: The variable the user named (`env_flag`), or None for `default_env`.
+        secret_file: The file the user named, which wins.
+        default_env: The variable read when none is named.
+        what: What the secret is, for messages ("API key").
+        env_flag: The option that names the variable, for messages.
+        environ: The environment (tests pass their own).
+
+    Returns:
+        The secret (or None) and warnings to show (e.g. a file others can read).
+
+    Raises:
+        TargetError: The file cannot be read or is empty, or a named variable is unset.
+    """
     env = os.environ if environ is None else environ
     warnings: list[str] = []
-    if key_file is not None:
-        path = Path(key_file).expanduser()
+    if secret_file is not None:
+        path = Path(secret_file).expanduser()
         try:
             text = path.read_text(encoding="utf-8").strip()
             mode = path.stat().st_mode
         except OSError as exc:
-            raise TargetError(f"cannot read API key file {key_file}: {exc.strerror}") from None
+            raise TargetError(f"cannot read {what} file {secret_file}: {exc.strerror}") from None
         if not text:
-            raise TargetError(f"API key file {key_file} is empty")
+            raise TargetError(f"{what} file {secret_file} is empty")
         if mode & (stat.S_IRWXG | stat.S_IRWXO):
             warnings.append(
-                f"API key file {key_file} is readable by others (mode {stat.S_IMODE(mode):o}); "
+                f"{what} file {secret_file} is readable by others (mode {stat.S_IMODE(mode):o}); "
                 f"chmod 600 it"
             )
-        return ApiKey(text, f"file {key_file}"), warnings
-    name = env_name or DEFAULT_API_KEY_ENV
+        return ApiKey(text, f"file {secret_file}"), warnings
+    name = env_name or default_env
     value = env.get(name, "").strip()
     if value:
         return ApiKey(value, f"env {name}"), warnings
     if env_name is not None:
-        raise TargetError(f"--api-key-env {env_name}: that environment variable is not set")
+        raise TargetError(f"{env_flag} {env_name}: that environment variable is not set")
     return None, warnings
 
 

@@ -19,6 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from specmon.errors import HttpStatus, MalformedResponse, MetricsDisabled
 from specmon.model import Histogram, ServerMetrics
 from specmon.sources.http import get
+from specmon.sources.label_sets import LabelSets
 
 PREFIXES = ("sglang:", "sglang_")
 
@@ -68,6 +69,10 @@ def wanted_text(text: str, prefixes: tuple[str, ...], wanted: tuple[str, ...]) -
     return lines or text
 
 
+_LABEL_SETS = LabelSets()
+"""Shared by every server's scrapes (bounded): servers of one model serve the same sets."""
+
+
 def parse_scrape(text: str, prefixes: tuple[str, ...] = PREFIXES) -> Scrape:
     """Parse exposition text into the series whose names start with one of `prefixes` (SGLang's
     by default), prefix stripped, ignoring other families.
@@ -77,12 +82,12 @@ def parse_scrape(text: str, prefixes: tuple[str, ...] = PREFIXES) -> Scrape:
     """
     by_name: dict[str, list[Series]] = defaultdict(list)
     try:
-        for family in text_string_to_metric_families(text):
+        for family in text_string_to_metric_families(_LABEL_SETS.shorten(text)):
             for sample in family.samples:
                 short = _short_name(sample.name, prefixes)
                 if short is None or math.isnan(sample.value):
                     continue
-                labels = tuple(sorted(sample.labels.items()))
+                labels = tuple(sorted(_LABEL_SETS.labels(sample.labels).items()))
                 by_name[short].append(Series(short, labels, sample.value))
     except (ValueError, TypeError, IndexError, KeyError) as exc:
         raise MalformedResponse(f"/metrics is not Prometheus text format ({exc})") from None
@@ -170,7 +175,8 @@ def metrics_from_text(text: str) -> ServerMetrics:
     return _metrics(wanted_text(text, PREFIXES, WANTED))
 
 
-@functools.lru_cache(maxsize=4)  # an idle server repeats itself: parsed once (server, baseline)
+# An idle server repeats itself: parsed once. Room for a fleet's servers and their baselines.
+@functools.lru_cache(maxsize=64)
 def _metrics(text: str) -> ServerMetrics:
     scrape = parse_scrape(text)
     decode_modes = ("decode_cuda_graph", "decode_none")

@@ -49,6 +49,26 @@ class ChunkUpdate:
     finish_reason: str | None
     verify_ct: int | None
     accept_length: float | None
+    histogram: tuple[int, ...] | None = None
+    """SGLang's per-request histogram of drafts accepted per verify step (final chunk)."""
+
+
+# Where SGLang's final meta_info puts the histogram of drafts accepted per verify step, newest
+# name first: 0.5.12+ `spec_correct_drafts_histogram` (0.5.12–0.5.20 repeat it under the old
+# name), 0.5.9–0.5.11 `spec_accept_histogram`; older versions send none.
+HISTOGRAM_KEYS = ("spec_correct_drafts_histogram", "spec_accept_histogram")
+
+
+def _histogram(meta: dict[str, Any]) -> tuple[int, ...] | None:
+    for key in HISTOGRAM_KEYS:
+        value = meta.get(key)
+        if (
+            isinstance(value, list)
+            and value
+            and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in value)
+        ):
+            return tuple(value)
+    return None
 
 
 def generate_payload(prompt: str, max_tokens: int) -> dict[str, Any]:
@@ -115,6 +135,7 @@ def parse_chunk(data: str) -> ChunkUpdate:
         finish_reason=reason,
         verify_ct=int(verify_ct) if verify_ct is not None else None,
         accept_length=_number(meta, "spec_accept_length"),
+        histogram=_histogram(meta),
     )
 
 
@@ -128,6 +149,7 @@ class _Collector:
         self.prompt_tokens: int | None = None
         self.verify_ct: int | None = None
         self.finish_reason: str | None = None
+        self.histogram: tuple[int, ...] | None = None
 
     def add(self, update: ChunkUpdate, t: float) -> None:
         previous = self.chunks[-1].completion_tokens if self.chunks else 0
@@ -142,6 +164,8 @@ class _Collector:
             self.prompt_tokens = update.prompt_tokens
         if update.verify_ct is not None:  # 0.4.3 sent it in every chunk; later only at the end
             self.verify_ct = update.verify_ct
+        if update.histogram is not None:
+            self.histogram = update.histogram
         if update.finish_reason is not None:  # OpenAI streams close with a usage-only chunk
             self.finish_reason = update.finish_reason
         self.last = update
@@ -160,6 +184,7 @@ class _Collector:
             verify_ct=self.verify_ct if self.verify_ct else None,
             server_accept_length=last.accept_length or None,
             finish_reason=self.finish_reason,
+            accepted_histogram=self.histogram,
         )
 
 

@@ -70,7 +70,7 @@ class Sampler:
         next_at = self.clock()
         while True:
             await self.poll_once(source)
-            next_at = _next_deadline(next_at, source.every, self.clock())
+            next_at = next_deadline(next_at, source.every, self.clock())
             await asyncio.sleep(max(0.0, next_at - self.clock()))
 
     async def run(self, emit: Callable[[Sample], object]) -> None:
@@ -80,12 +80,12 @@ class Sampler:
                 group.create_task(self._poll(source), name=f"poll-{source.name}")
             next_at = self.clock()
             while True:
-                next_at = _next_deadline(next_at, self.interval, self.clock())
+                next_at = next_deadline(next_at, self.interval, self.clock())
                 await asyncio.sleep(max(0.0, next_at - self.clock()))
                 emit(self.sample())
 
 
-def _next_deadline(previous: float, every: float, now: float) -> float:
+def next_deadline(previous: float, every: float, now: float) -> float:
     """The next multiple of `every` after `previous` that is still ahead (missed ones skipped)."""
     deadline = previous + every
     if deadline <= now:

@@ -1,6 +1,8 @@
 """The live dashboard: workers sample, probe and bench; handlers feed LiveState; widgets render.
 
-Workers do I/O and post messages; only message handlers touch widgets (DESIGN.md §6).
+Workers do I/O and post messages; only message handlers touch widgets (DESIGN.md §6). The I/O
+itself is the feed's (`specmon.session.feed`): this process's own, or the one a `specmon web` hub
+shares between browser tabs.
 """
 
 from __future__ import annotations
@@ -9,7 +11,6 @@ import asyncio
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import replace
 
 from textual import events, on, work
 from textual.app import App, ComposeResult
@@ -23,10 +24,11 @@ from specmon.errors import SpecmonError
 from specmon.heap import freeze_long_lived, release_freed_memory, thaw
 from specmon.model import ServerInfo
 from specmon.session.baselines import BaselineOrigin, describe_nearest, lookup_baseline
+from specmon.session.feed import Feed, LocalFeed, bench_protocol
 from specmon.session.live import LiveState
-from specmon.session.snapshot import Progress, SnapshotKind, default_protocol, take_snapshot
+from specmon.session.snapshot import SnapshotKind, default_protocol
 from specmon.session.view import BenchView, View
-from specmon.session.watch import BASELINE_SERVER_EVERY_S, ProbeOutcome, Watch
+from specmon.session.whatif_view import live_what_if
 from specmon.store import Store
 from specmon.ui.driver import prompt_driver
 from specmon.ui.messages import (
@@ -34,8 +36,10 @@ from specmon.ui.messages import (
     BenchDone,
     BenchFailed,
     BenchProgress,
+    PostingSink,
     ProbeDone,
     ProbeFailed,
+    ProbePaused,
     SampleReady,
 )
 from specmon.ui.screens.baseline_choice import BaselineChoice
@@ -43,6 +47,7 @@ from specmon.ui.screens.comparison import ComparisonScreen
 from specmon.ui.screens.diagnostics import DiagnosticsScreen
 from specmon.ui.screens.help import HelpScreen
 from specmon.ui.screens.label_prompt import LabelPrompt
+from specmon.ui.screens.whatif import WhatIfScreen
 from specmon.ui.theming import APP_VARIABLES, load_themes
 from specmon.ui.widgets.baseline_panel import BaselinePanel
 from specmon.ui.widgets.decode_panel import DecodePanel
@@ -71,6 +76,8 @@ class SpecmonApp(App[None]):
         Binding("escape", "cancel_bench", "cancel", show=False),
         Binding("s", "snapshot", "snapshot"),
         Binding("c", "compare", "compare"),
+        # Not on the keys line (it would overflow 80 columns): the Speculation panel names it.
+        Binding("w", "whatif", "what-if", show=False),
         Binding("p", "toggle_probe", "probe"),
         Binding("t", "next_theme", "theme"),
         Binding("i", "diagnostics", "why —"),
@@ -81,40 +88,44 @@ class SpecmonApp(App[None]):
     def __init__(
         self,
         config: MonitorConfig,
-        targets: Targets,
+        targets: Targets | None,
         store: Store | None,
         *,
         auto_baseline: bool = False,
         start_workers: bool = True,
         wall: Callable[[], float] = time.time,
+        feed: Feed | None = None,
     ) -> None:
         """Build the app.
 
         Args:
             config: The merged configuration.
-            targets: The monitored server and the optional baseline server.
+            targets: The monitored server and the optional baseline server (None when `feed`
+                is given: then the feed talks to them).
             store: The snapshot store; None runs without saving (said in the log).
             auto_baseline: Take a baseline as soon as the server is known (the demo).
             start_workers: Start sampling and probing on mount (tests push messages instead).
             wall: Wall clock (tests fix it).
+            feed: Where samples, probes and benches come from; by default this process samples
+                and probes `targets` itself (`LocalFeed`).
         """
         super().__init__()
         self.config = config
-        self.targets = targets
         self.store = store
         self.auto_baseline = auto_baseline
         self.start_workers = start_workers
         self.wall = wall
         self.probe_protocol = default_protocol(5, 0, config.probe_tokens)
-        self.bench_protocol = default_protocol(config.baseline_runs, 1, config.probe_tokens)
+        self.bench_protocol = bench_protocol(config)
         self.live = LiveState(config.url, self.probe_protocol, max_age_s=config.max_age,
                               probe_every=config.probe_every)  # fmt: skip
         self.live.probe_enabled = config.probe
-        self.watched = Watch(targets.server, interval=config.interval,
-                           gpu_metrics=config.gpu_metrics, wall=wall)  # fmt: skip
+        if feed is None:
+            if targets is None:
+                raise ValueError("the dashboard needs its targets or a feed")
+            feed = LocalFeed(config, targets, store, wall=wall)
+        self.feed = feed
         self._looked_up_baseline = False
-        self._bench_on_server = False
-        self._saving = False  # a bench is writing its snapshot: too late to cancel it
         self._theme_names: list[str] = []
         self._last_view: View | None = None
         # Chosen before the stylesheet is first parsed: on mount it would be parsed and applied
@@ -188,22 +199,16 @@ class SpecmonApp(App[None]):
         """The frozen objects go back to the garbage collector (tests run many apps)."""
         thaw()
 
-    # Workers: they run the session's I/O; results go out as messages.
+    # The worker: it runs the feed, whose reports come back as messages.
 
     def _start_workers(self) -> None:
         """Sample, and probe unless it is off: after the first frame, which their first steps
         (httpx's deferred imports, psutil's scan of the machine's sockets) held back."""
-        self._sample_server()
-        self._follow_baseline_server()
-        if self.config.probe:
-            self._probe_loop()
+        self._run_feed()
 
-    @work(group="sampler", exit_on_error=False)
-    async def _sample_server(self) -> None:
-        await self.watched.sample(
-            lambda sample: self.post_message(SampleReady(sample)),
-            lambda error: self.post_message(ProbeFailed(self.wall(), error)),
-        )
+    @work(group="feed", exit_on_error=False)
+    async def _run_feed(self) -> None:
+        await self.feed.run(PostingSink(self.post_message))
 
     def _follow_baseline_server(self) -> None:
         """Sample the baseline's server when it is another one (for its restarts)."""
@@ -213,80 +218,11 @@ class SpecmonApp(App[None]):
         if url == self.live.baseline.followed:
             return
         self.live.baseline.follow(url)
-        self.workers.cancel_group(self, "baseline-sampler")
-        if url is not None and self.start_workers:
-            self._sample_baseline_server(url)
+        self.feed.follow_baseline_server(url)
 
-    @work(group="baseline-sampler", exit_on_error=False)
-    async def _sample_baseline_server(self, url: str) -> None:
-        watch = Watch(replace(self.targets.server, url=url), telemetry=False,
-                      interval=max(self.config.interval, BASELINE_SERVER_EVERY_S))  # fmt: skip
-        await watch.sample(lambda sample: self.post_message(BaselineSampleReady(sample)),
-                           lambda _error: None)  # fmt: skip
-
-    @work(group="probe", exit_on_error=False)
-    async def _probe_loop(self) -> None:
-        def paused() -> bool:
-            busy = self.workers_in_group("bench") and self._bench_on_server
-            return self.live.probe_paused or busy
-
-        def done(outcome: ProbeOutcome) -> None:
-            self.post_message(ProbeDone(outcome))
-
-        await self.watched.probe(
-            tokens=self.config.probe_tokens,
-            every=self.config.probe_every,
-            paused=paused,
-            done=done,
-            failed=lambda wall, error: self.post_message(ProbeFailed(wall, error)),
-        )
-
-    def workers_in_group(self, group: str) -> bool:
-        """Whether a worker of `group` is running."""
-        return any(w.group == group and w.is_running for w in self.workers)
-
-    @work(group="bench", exclusive=True, exit_on_error=False)
-    async def _bench(
-        self, kind: SnapshotKind, url: str, origin: BaselineOrigin | None, label: str | None
-    ) -> None:
-        protocol = self.bench_protocol
-        started = time.monotonic()
-
-        def progress(p: Progress) -> None:
-            if p.phase != "run":
-                return
-            per_run = (time.monotonic() - started) / (p.index + protocol.warmup)
-            eta = per_run * (p.total - p.index)
-            self.post_message(BenchProgress(BenchView(kind.value, p.index, p.total, eta)))
-
-        watched = url == self.config.url
-        self._bench_on_server = watched
-        try:
-            snapshot = await take_snapshot(
-                replace(self.targets.server, url=url),
-                protocol,
-                kind=kind,
-                label=label,
-                gpu_metrics=self.config.gpu_metrics if watched else None,
-                on_progress=progress,
-                wall=self.wall,
-            )
-            store = self.store
-            if store is None:
-                raise SpecmonError("no snapshot store: the result cannot be saved")
-            # Off the event loop: a write waits up to the store's timeout for another process's
-            # lock, and the keys must answer meanwhile.
-            self._saving = True
-            saved = await asyncio.to_thread(lambda: store.get(store.save(snapshot)))
-        except SpecmonError as exc:
-            self.post_message(BenchFailed(kind, str(exc)))
-        except asyncio.CancelledError:
-            self.post_message(BenchFailed(kind, "cancelled: nothing saved"))
-            raise
-        else:
-            self.post_message(BenchDone(saved, kind, origin))
-        finally:
-            self._bench_on_server = self._saving = False
+    def bench_running(self) -> bool:
+        """Whether a bench is in progress (here or, under `specmon web`, from another tab)."""
+        return self.live.bench is not None
 
     # Handlers: the only code that touches widgets.
 
@@ -314,6 +250,11 @@ class SpecmonApp(App[None]):
     def _on_probe_failed(self, message: ProbeFailed) -> None:
         self.live.on_probe_error(message.wall, message.error)
         self.refresh_view()
+
+    @on(ProbePaused)
+    def _on_probe_paused(self, message: ProbePaused) -> None:
+        if message.paused != self.live.probe_paused:
+            self._say_probe_paused(message.paused)
 
     @on(BenchProgress)
     def _on_bench_progress(self, message: BenchProgress) -> None:
@@ -362,7 +303,7 @@ class SpecmonApp(App[None]):
     def _maybe_take_waited_baseline(self, info: ServerInfo) -> None:
         if not self.live.baseline.waiting or info.speculative is not None:
             return
-        if self.workers_in_group("bench"):
+        if self.bench_running():
             return
         self.live.baseline.waiting = False
         self.live.log(self.wall(), "info", "the server is back without speculation: "
@@ -377,7 +318,7 @@ class SpecmonApp(App[None]):
         label: str | None = None,
     ) -> None:
         self.live.bench = BenchView(kind.value, 0, self.bench_protocol.runs, None)
-        self._bench(kind, url, origin, label)
+        self.feed.start_bench(kind, url, origin, label)
 
     def refresh_view(self) -> None:
         """Build the View and hand each widget its part."""
@@ -399,7 +340,7 @@ class SpecmonApp(App[None]):
 
     def action_baseline(self) -> None:
         """b: a fresh baseline from the baseline server, or this server when it runs plain."""
-        if self.workers_in_group("bench"):
+        if self.bench_running():
             self.notify("a bench is already running (Esc cancels it)", severity="warning")
             return
         info = self.live.server.info
@@ -428,16 +369,13 @@ class SpecmonApp(App[None]):
         if self.live.baseline.waiting:
             self.live.baseline.waiting = False
             self.live.log(self.wall(), "info", "stopped waiting for a baseline")
-        if self._saving:
+        if self.bench_running() and not self.feed.cancel_bench():
             self.notify("the snapshot is being saved: too late to cancel", severity="warning")
-        for worker in self.workers:
-            if worker.group == "bench" and worker.is_running and not self._saving:
-                worker.cancel()
         self.refresh_view()
 
     def action_snapshot(self) -> None:
         """s: snapshot the current configuration as a labelled run."""
-        if self.workers_in_group("bench"):
+        if self.bench_running():
             self.notify("a bench is already running (Esc cancels it)", severity="warning")
             return
 
@@ -458,11 +396,23 @@ class SpecmonApp(App[None]):
             known[baseline.id] = self.live.baseline.lifetime(self.live.server.info)
         self.push_screen(ComparisonScreen(self.store, urls, self.config.max_age, self.wall, known))
 
+    def action_whatif(self) -> None:
+        """w: the recent probes at other draft lengths, and the advisor's findings."""
+        try:
+            earlier = self.store.list() if self.store is not None else []
+        except SpecmonError as exc:
+            self.live.log(self.wall(), "warn", f"what-if without earlier snapshots: {exc}")
+            earlier = []
+        self.push_screen(WhatIfScreen(live_what_if(self.live, self.wall(), earlier)))
+
     def action_toggle_probe(self) -> None:
         """p: pause or resume the probe."""
-        self.live.probe_paused = not self.live.probe_paused
-        self.live.log(self.wall(), "info", "probe " + ("paused" if self.live.probe_paused else
-                                                        "resumed"))  # fmt: skip
+        self._say_probe_paused(not self.live.probe_paused)
+        self.feed.pause_probe(self.live.probe_paused)
+
+    def _say_probe_paused(self, paused: bool) -> None:
+        self.live.probe_paused = paused
+        self.live.log(self.wall(), "info", "probe " + ("paused" if paused else "resumed"))
         self.refresh_view()
 
     def action_next_theme(self) -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from textual.message import Message
 
 from specmon.model import Sample, Snapshot
 from specmon.session.baselines import BaselineOrigin
+from specmon.session.fleet_row import FleetRow
 from specmon.session.snapshot import SnapshotKind
 from specmon.session.view import BenchView
 from specmon.session.watch import ProbeOutcome
@@ -73,3 +75,65 @@ class BenchFailed(Message):
 
     kind: SnapshotKind
     error: str
+
+
+@dataclass
+class FleetRowsReady(Message):
+    """Every server's row of the fleet table, worst first."""
+
+    rows: tuple[FleetRow, ...]
+
+    def can_replace(self, message: Message) -> bool:
+        """Newer rows make undelivered older ones pointless."""
+        return isinstance(message, FleetRowsReady)
+
+
+@dataclass
+class ProbePaused(Message):
+    """Another tab sharing the feed paused or resumed the probe (`specmon web`)."""
+
+    paused: bool
+
+
+class PostingSink:
+    """A `FeedSink` that posts what the feed reports as the messages above."""
+
+    def __init__(self, post: Callable[[Message], object]) -> None:
+        """Args:
+        post: The app's `post_message`.
+        """
+        self.post = post
+
+    def sample(self, sample: Sample) -> None:
+        """A tick of the monitored server."""
+        self.post(SampleReady(sample))
+
+    def baseline_sample(self, sample: Sample) -> None:
+        """A tick of the baseline server."""
+        self.post(BaselineSampleReady(sample))
+
+    def probe_done(self, outcome: ProbeOutcome) -> None:
+        """A live probe finished."""
+        self.post(ProbeDone(outcome))
+
+    def probe_failed(self, wall: float, error: str) -> None:
+        """A live probe failed."""
+        self.post(ProbeFailed(wall, error))
+
+    def probe_paused(self, paused: bool) -> None:
+        """Another tab paused or resumed the probe."""
+        self.post(ProbePaused(paused))
+
+    def bench_progress(self, progress: BenchView) -> None:
+        """A bench started or finished one more run."""
+        self.post(BenchProgress(progress))
+
+    def bench_done(
+        self, snapshot: Snapshot, kind: SnapshotKind, origin: BaselineOrigin | None
+    ) -> None:
+        """A bench completed and was saved."""
+        self.post(BenchDone(snapshot, kind, origin))
+
+    def bench_failed(self, kind: SnapshotKind, error: str) -> None:
+        """A bench failed or was cancelled."""
+        self.post(BenchFailed(kind, error))

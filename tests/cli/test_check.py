@@ -141,3 +141,23 @@ def test_bad_address_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> Non
         err.strip()
         == "specmon: error: unsupported scheme 'ftp' in 'ftp://x': use http:// or https://"
     )
+
+
+@pytest.mark.parametrize(
+    "sim", [replace(FAST, extra_args={"num_continuous_decode_steps": 3})], indirect=True
+)
+def test_advice_names_a_flag_that_does_nothing(
+    sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "db")
+    code, lines, _ = _check(capsys, sim.url, "--db", db, "--probe-tokens", "60")
+    assert code == 0, lines  # advice never changes the exit code
+    assert (
+        "· advice: --num-continuous-decode-steps 3 does nothing in SGLang 0.5.23 — change "
+        "--num-continuous-decode-steps (no effect since 0.3.6: only the scheduler of 0.3.5 "
+        "and earlier reads it; later it is a server arg and nothing more)"
+    ) in lines
+    assert main(["check", sim.url, "--db", db, "--probe-tokens", "60", "--json"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert [a["flag"] for a in body["advice"]] == ["--num-continuous-decode-steps"]
+    assert body["advice"][0]["evidence"].startswith("no effect since 0.3.6")

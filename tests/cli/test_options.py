@@ -33,11 +33,14 @@ COMMANDS: dict[str, tuple[list[str], tuple[str, ...]]] = {
     "bench": (["bench", "gpu-box:8000"], ("--db", "--gpu-metrics", *CONNECTION)),
     "check": (["check", "gpu-box:8000"],
               ("--db", "--gpu-metrics", *CONNECTION, "--probe-tokens", "--max-age")),
+    "whatif": (["whatif", "gpu-box:8000"], ("--db", "--gpu-metrics", *CONNECTION, "--max-age")),
     "snapshots list": (["snapshots", "list"], ("--db",)),
     "snapshots show": (["snapshots", "show", "3"], ("--db",)),
     "snapshots compare": (["snapshots", "compare", "1", "2"], ("--db", "--max-age")),
     "snapshots export": (["snapshots", "export"], ("--db", "--max-age")),
     "demo": (["demo"], ("--probe-every", "--probe-tokens", "--theme")),
+    "exporter": (["exporter"], ("--db", "--gpu-metrics", *CONNECTION, "--probe-tokens",
+                                "--max-age", "--probe-every")),
 }  # fmt: skip
 CASES = [(name, option) for name, (_, options) in COMMANDS.items() for option in options]
 
@@ -90,6 +93,7 @@ def test_given_before_and_after_the_later_wins() -> None:
         (["--max-age", "60", "snapshots", "list"], "--max-age", "snapshots list"),
         (["snapshots", "--max-age", "60", "show", "1"], "--max-age", "snapshots show"),
         (["--no-probe", "demo"], "--no-probe", "demo"),
+        (["--theme", "nord", "exporter"], "--theme", "exporter"),
     ],
 )
 def test_top_level_option_a_command_does_not_take(

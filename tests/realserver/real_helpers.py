@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,3 +89,53 @@ def warm_up(capsys: pytest.CaptureFixture[str], url: str, tmp_path: Path) -> Non
     took 170 ms on llama.cpp), which would weigh on a window of three runs."""
     code, body = run_json(capsys, "check", url, "--db", str(tmp_path / "warm-up.db"))
     assert code == 0, body["findings"]
+
+
+def free_port() -> int:
+    """A free loopback port for a server a test starts."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+@contextlib.contextmanager
+def serving(
+    argv: list[str],
+    url: str,
+    log: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    limit_s: float = 120,
+) -> Iterator[None]:
+    """A server of the test's own running until the block ends (ready when /health answers
+    200), its output in `log`."""
+    with log.open("wb") as out:
+        # A session of its own: vLLM's engine runs in a child process, stopped with the group.
+        process = subprocess.Popen(
+            argv,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + limit_s
+        while time.monotonic() < deadline:
+            assert process.poll() is None, log.read_text(errors="replace")[-2000:]
+            try:
+                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)  # polling a condition (the server up), bounded by the deadline
+        else:
+            pytest.fail(f"{argv[0]} at {url} did not come up in {limit_s:g} s")
+        yield
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()

@@ -9,18 +9,12 @@ acceptance length 1 + Δaccepted/Δdrafts is what the bench measures per step, w
 
 from __future__ import annotations
 
-import contextlib
 import os
-import socket
 import statistics
-import subprocess
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
-from real_helpers import bench, counters, deltas, run_json, warm_up
+from real_helpers import bench, counters, deltas, free_port, run_json, serving, warm_up
 
 pytestmark = pytest.mark.realserver
 
@@ -107,41 +101,16 @@ def test_check_names_a_restart_of_the_real_baseline_server(
     if not binary or not model:
         pytest.fail("SPECMON_LLAMA_SERVER / SPECMON_LLAMA_MODEL unset: start the servers with "
                     "ci/realserver/run.sh")  # fmt: skip
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     argv = [binary, "-m", model, "--metrics", "--host", "127.0.0.1", "--port", str(port),
             "-c", "4096", "-np", "4", "-t", "1", "-a", "tiny-llama"]  # fmt: skip
     url, db = f"http://127.0.0.1:{port}", tmp_path / "s.db"
-    with _serving(argv, url, tmp_path / "first.log"):
+    with serving(argv, url, tmp_path / "first.log"):
         bench(capsys, url, db, runs=2, tokens=200)
-    with _serving(argv, url, tmp_path / "second.log"):
+    with serving(argv, url, tmp_path / "second.log"):
         code, body = run_json(capsys, "check", llamacpp_url, "--db", str(db),
                               "--read-timeout", "60")  # fmt: skip
     assert code == 1, body["findings"]
     assert body["baseline"]["valid"] is False
     assert any("restarted since" in reason for reason in body["baseline"]["reasons"])
     assert body["speedup"] is None  # no speedup printed against a stale baseline
-
-
-@contextlib.contextmanager
-def _serving(argv: list[str], url: str, log: Path) -> Iterator[None]:
-    """A llama-server running until the block ends (ready when /health answers 200)."""
-    with log.open("wb") as out:
-        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            assert process.poll() is None, log.read_text(errors="replace")[-2000:]
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.2)  # polling a condition (the server up), bounded by the deadline
-        else:
-            pytest.fail(f"llama-server at {url} did not come up in 120 s")
-        yield
-    finally:
-        process.terminate()
-        process.wait(timeout=30)

@@ -63,6 +63,14 @@ async def test_replayed_spec_stream_gives_design_figures(name: str) -> None:
     assert len(result.chunks) == meta["spec_verify_ct"] + 1
     assert figures.cycle_ms_p50 is not None and figures.cycle_ms_p95 is not None
     assert figures.cycle_ms_p50 <= figures.cycle_ms_p95
+    # Acceptance by position from 0.5.17's own histogram (steps by drafts accepted).
+    histogram = meta["spec_correct_drafts_histogram"]
+    assert result.accepted_histogram == tuple(histogram)
+    assert figures.position_source == "histogram"
+    assert figures.position_steps == sum(histogram) == meta["spec_verify_ct"]
+    assert figures.position_accept == pytest.approx(
+        [sum(histogram[i + 1 :]) / sum(histogram) for i in range(len(histogram) - 1)]
+    )
 
 
 @pytest.mark.parametrize("name", [f"plain/generate_stream_{i}.json" for i in range(3)])
@@ -211,3 +219,19 @@ def test_fuzz_meta_info_shapes_never_crash(meta: dict) -> None:  # fmt: skip
 async def test_fuzz_raw_stream_bytes_yield_typed_errors(raw: bytes) -> None:
     with contextlib.suppress(SpecmonError):
         await _probe(raw)
+
+
+@pytest.mark.parametrize(
+    ("meta", "expected"),
+    [
+        ({"spec_correct_drafts_histogram": [3, 1, 4]}, (3, 1, 4)),  # 0.5.12+
+        ({"spec_accept_histogram": [2, 7]}, (2, 7)),  # 0.5.9-0.5.11
+        ({"spec_correct_drafts_histogram": [1, 2], "spec_accept_histogram": [9, 9]}, (1, 2)),
+        ({"spec_accept_histogram": [1, -2]}, None),  # not a histogram: none, never a guess
+        ({"spec_accept_histogram": [True, 2]}, None),
+        ({}, None),  # before 0.5.9: from the stream (analysis.figures)
+    ],
+)
+def test_histogram_of_drafts_accepted_by_version(meta: dict, expected: tuple | None) -> None:
+    chunk = {"meta_info": {"completion_tokens": 8, "finish_reason": {"type": "length"}, **meta}}
+    assert parse_chunk(json.dumps(chunk)).histogram == expected

@@ -8,7 +8,7 @@ import pytest
 
 from specmon.errors import Unreachable
 from specmon.model import Sample
-from specmon.sources.sampler import PollSource, Sampler, _next_deadline
+from specmon.sources.sampler import PollSource, Sampler, next_deadline
 
 
 @pytest.mark.parametrize(
@@ -18,7 +18,7 @@ from specmon.sources.sampler import PollSource, Sampler, _next_deadline
 def test_deadlines_are_drift_free_and_skip_missed_ticks(
     previous: float, every: float, now: float, expected: float
 ) -> None:
-    assert _next_deadline(previous, every, now) == pytest.approx(expected)
+    assert next_deadline(previous, every, now) == pytest.approx(expected)
 
 
 async def test_values_errors_and_ages() -> None:

@@ -22,7 +22,7 @@ from conftest import (
 )
 from replay import replay_probe
 from textual.pilot import Pilot
-from textual.widgets import ProgressBar, Static
+from textual.widgets import DataTable, ProgressBar, Static
 
 from specmon.analysis.figures import run_figures
 from specmon.session.baselines import BaselineOrigin
@@ -37,6 +37,7 @@ from specmon.ui.messages import (
     ProbeDone,
     SampleReady,
 )
+from specmon.ui.screens.whatif import WhatIfScreen
 from specmon.ui.widgets.baseline_panel import BaselinePanel
 from specmon.ui.widgets.gpu_panel import GpuPanel
 from specmon.ui.widgets.identity_bar import IdentityBar
@@ -341,3 +342,33 @@ async def test_a_click_on_the_keys_line_runs_the_key(make_app: Callable[..., Spe
         assert app.live.probe_paused
         await pilot.click("#keys", offset=(keys.index(" ? ") + 1, 0))
         assert app.screen.__class__.__name__ == "HelpScreen"
+
+
+async def test_whatif_screen_predicts_other_draft_lengths(
+    make_app: Callable[..., SpecmonApp],
+) -> None:
+    """`w` on the real NGRAM captures (4 draft tokens: 3 drafts per step): a row per draft length
+    1 … 5, the measured one marked, and the speedup of each row its decode over the baseline's."""
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await healthy()(pilot)
+        spec = app._last_view.spec  # type: ignore[union-attr]
+        assert spec.positions is not None and len(spec.positions.rates) == 3
+        assert "by position 0" in str(app.query_one(SpecPanel).query_one("#spec-body").render())
+        await pilot.press("w")
+        screen = app.screen
+        assert isinstance(screen, WhatIfScreen)
+        result = screen.view.answer.result
+        assert result is not None and result.draft_tokens == 3, screen.view.answer.reason
+        assert [p.draft_tokens for p in result.predictions] == [1, 2, 3, 4, 5]
+        base = app._last_view.baseline.tok_s  # type: ignore[union-attr]
+        for p in result.predictions:
+            assert p.speedup == pytest.approx(p.decode_tok_s / base - 1)
+        table = screen.query_one(DataTable)
+        assert table.row_count == 5
+        assert "measured" in [str(c) for c in table.get_row_at(2)][-2]
+        notes = str(screen.query_one("#whatif-notes", Static).render())
+        assert "acceptance by position (histogram" in notes
+        assert "cycle model (fixed)" in notes  # NGRAM: one cycle, the lookup assumption
+        await pilot.press("escape")
+        assert not isinstance(app.screen, WhatIfScreen)

@@ -17,6 +17,7 @@ from live_helpers import until
 
 from specmon.config import MonitorConfig, Targets
 from specmon.session import watch as app_module
+from specmon.session.feed import LocalFeed
 from specmon.sim import SimThread
 from specmon.sources.http import Target
 from specmon.store import Store
@@ -126,9 +127,11 @@ async def test_keys_answer_while_a_save_waits_for_another_process(
             await until(pilot, lambda: _healthy(app))
             other.execute("BEGIN IMMEDIATE")  # the other process's write lock
             await pilot.press("b")  # this server runs without speculation: it is the baseline
-            await until(pilot, lambda: app._saving)
+            feed = app.feed
+            assert isinstance(feed, LocalFeed)
+            await until(pilot, lambda: feed.saving)
             await pilot.press("p")  # handled while the save waits for the lock
-            assert app.live.probe_paused and app._saving
+            assert app.live.probe_paused and feed.saving
             other.execute("ROLLBACK")
             other.close()
             await until(pilot, lambda: app.live.baseline.snapshot is not None)

@@ -104,7 +104,7 @@ async def _dashboard(spec: SimThread, plain: SimThread, store: Store, shots: Pat
         await until(pilot, lambda: app.live.server.info is not None and len(app.live.probes) > 1)
         await pilot.press("b")
         await until(pilot, lambda: app.live.baseline.origin == BaselineOrigin.BASELINE_SERVER)
-        await until(pilot, lambda: not app.workers_in_group("bench"))  # else `s` says "busy"
+        await until(pilot, lambda: not app.bench_running())  # else `s` says "busy"
         await open_screen("s", LabelPrompt)
         await until(pilot, lambda: app.focused is not None)  # the label's input
         await pilot.press("m", "enter")

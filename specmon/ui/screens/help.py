@@ -34,6 +34,8 @@ KEYS = (
     ("s", "snapshot this configuration as a labelled run"),
     ("Esc", "cancel a baseline or snapshot in progress (nothing is saved), or stop waiting"),
     ("c", "compare every snapshot of this target with its matched baseline (keys below)"),
+    ("w", "what-if: tokens per step, cycle, decode tok/s and speedup at every draft length "
+     "from the recent probes, the best one, and the advisor's findings (Esc, w, q close it)"),
     ("p", "pause / resume the probe"),
     ("t", "next theme: specmon-dark, specmon-high-contrast, specmon-light, then Textual's "
      "textual-dark, textual-light, nord, gruvbox"),

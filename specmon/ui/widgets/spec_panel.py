@@ -1,5 +1,6 @@
 """Speculation: accept length (probe and server), cycle time, break-even and margin (first: a
-short panel keeps them), the server's accept-rate gauge, and a histogram of tokens per verify step.
+short panel keeps them), the server's accept-rate gauge, a histogram of tokens per verify step
+and acceptance by draft position.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from specmon.session.view import SpecView
 from specmon.ui.format import DASH, num, pct
 from specmon.ui.widgets import quiet
 from specmon.ui.widgets.history_spark import HistorySpark
+from specmon.whatif_text import position_bars
 
 _BARS = " ▁▂▃▄▅▆▇█"
 
@@ -70,5 +72,8 @@ class SpecPanel(Vertical):
             # SGLang's gauge over its last log interval: it jumps while accept length holds.
             f"server accept-rate gauge {pct(view.accept_rate)} [dim](last 40 steps)[/]",
             f"tokens/step {histogram_line(view.tokens_per_cycle)}",
+            "by position "
+            + (position_bars(view.positions, percent=False) if view.positions else DASH)
+            + " [dim]· w what-if[/]",
         ]
         quiet.show(body, "\n".join(lines))

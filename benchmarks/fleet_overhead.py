@@ -1,0 +1,159 @@
+"""The fleet's own cost: the fleet dashboard and `specmon exporter`, each watching 16 simulated
+servers with 8 simulated GPUs each at 1 Hz, side by side in one run with the single-server
+dashboard watching one of them.
+
+The simulators run in a helper process of their own (their CPU is not the monitors'); each
+serves its 8 GPUs at `/gpu-metrics` in dcgm-exporter's names. Every monitor samples each
+target's server info (5 s), /metrics and GPUs (1 s) and probes it every 10 s; a scrape of the
+exporter's /metrics every 15 s stands for Prometheus. The dashboards run in detached tmux
+sessions at 80x24, as benchmarks/overhead.py runs them. All three are measured over the same
+window after a warm-up.
+
+    python benchmarks/fleet_overhead.py --targets 16 --gpus 8 --seconds 60 --rounds 2
+
+Prints a Markdown table for docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import httpx
+import psutil
+from overhead import Config, command
+
+from specmon.sim import SimConfig, SimThread
+
+WARMUP_S = 5.0  # imports, every target's first info, GPU and probe reading
+SCRAPE_EVERY_S = 15.0  # Prometheus's default-ish scrape interval
+
+
+def serve(targets: int, gpus: int) -> None:
+    """The helper process: `targets` simulators with `gpus` GPUs each, until killed."""
+    sims = [SimThread(replace(SimConfig(enable_metrics=True), gpus=gpus, seed=i))
+            for i in range(targets)]  # fmt: skip
+    for sim in sims:
+        sim.__enter__()
+        print(sim.url, flush=True)
+    print("ready", flush=True)
+    while True:
+        time.sleep(3600)
+
+
+def cpu_s(process: psutil.Process) -> float:
+    """User + system CPU seconds of a process and its children."""
+    total = 0.0
+    for p in [process, *process.children(recursive=True)]:
+        times = p.cpu_times()
+        total += times.user + times.system
+    return total
+
+
+def one_round(urls: list[str], tmp: Path, seconds: float, round_: int) -> dict[str, float]:
+    """Run the exporter and the dashboard side by side once; CPU s/min and peak RSS of each."""
+    toml = tmp / "fleet.toml"
+    toml.write_text("interval = 1\nprobe_every = 10\n" + "".join(
+        f'[[targets]]\nurl = "{u}"\ngpu_metrics = "{u}/gpu-metrics"\n' for u in urls))  # fmt: skip
+    exporter = subprocess.Popen(
+        [sys.executable, "-m", "specmon", "exporter", "--config", str(toml), "--listen",
+         "127.0.0.1:0", "--db", str(tmp / f"exporter-{round_}.db")],
+        stdout=subprocess.PIPE, text=True)  # fmt: skip
+    assert exporter.stdout is not None
+    metrics_url = exporter.stdout.readline().split()[3]
+    session = f"fleet-overhead-{os.getpid()}-{round_}"
+    tmux = ["tmux", "-L", session]
+    single = command(Config("specmon", (80, 24), True), urls[0], None, str(tmp / f"d{round_}.db"))
+    single += ["--gpu-metrics", f"{urls[0]}/gpu-metrics"]
+    fleet = [sys.executable, "-m", "specmon", "--config", str(toml), "--db",
+             str(tmp / f"f{round_}.db")]  # fmt: skip
+    panes = {}
+    for name, argv in (("single", single), ("fleet", fleet)):
+        new = "new-session" if not panes else "new-window"
+        where = ["-s", session] if not panes else ["-t", session]
+        size = ["-x", "80", "-y", "24"] if not panes else []  # a window takes its session's
+        # No output captured: the tmux server would hold the pipe open, and the run never end.
+        subprocess.run([*tmux, new, "-d", *where, *size, " ".join(argv)], check=True)
+        listed = [*tmux, "list-panes", "-s", "-t", session, "-F", "#{pane_pid}"]
+        pids = subprocess.run(listed, capture_output=True, text=True, check=True).stdout.split()
+        panes[name] = psutil.Process(int(pids[-1]))
+    try:
+        time.sleep(WARMUP_S)
+        processes = {"exporter": psutil.Process(exporter.pid), **panes}
+        start = {name: cpu_s(p) for name, p in processes.items()}
+        peak = dict.fromkeys(processes, 0.0)
+        t0 = next_scrape = time.monotonic()
+        samples = 0
+        while (now := time.monotonic()) - t0 < seconds:
+            if now >= next_scrape:
+                text = httpx.get(metrics_url, timeout=10).text
+                samples = text.count("specmon_target_up{")
+                next_scrape += SCRAPE_EVERY_S
+            for name, p in processes.items():
+                rss = sum(q.memory_info().rss for q in [p, *p.children(recursive=True)])
+                peak[name] = max(peak[name], rss / 2**20)
+            time.sleep(0.5)
+        elapsed = time.monotonic() - t0
+        used = {name: cpu_s(p) - start[name] for name, p in processes.items()}
+    finally:
+        subprocess.run([*tmux, "kill-server"], check=False)
+        exporter.terminate()
+        exporter.wait(timeout=10)
+    assert samples == len(urls), f"the exporter served {samples} targets of {len(urls)}"
+    result = {f"{n} cpu": 60 * u / elapsed for n, u in used.items()}
+    result |= {f"{n} rss": peak[n] for n in processes}
+    return result
+
+
+def main() -> int:
+    """Measure and print the table."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--targets", type=int, default=16)
+    parser.add_argument("--gpus", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.targets, args.gpus)
+        return 0
+    helper = subprocess.Popen([sys.executable, __file__, "--serve", "--targets",
+                               str(args.targets), "--gpus", str(args.gpus)],
+                              stdout=subprocess.PIPE, text=True)  # fmt: skip
+    assert helper.stdout is not None
+    try:
+        urls = []
+        while (line := helper.stdout.readline().strip()) != "ready":
+            urls.append(line)
+        with tempfile.TemporaryDirectory(prefix="specmon-fleet-") as tmp:
+            rounds = [one_round(urls, Path(tmp), args.seconds, r) for r in range(args.rounds)]
+    finally:
+        helper.terminate()
+        helper.wait(timeout=10)
+    print(f"{args.targets} targets × {args.gpus} GPUs, 1 s interval, probe every 10 s, "
+          f"{args.seconds:g} s × {args.rounds} rounds (medians)\n")  # fmt: skip
+    print("| monitor | watches | CPU s/min | % of one core | peak RSS MiB |")
+    print("|---|---|---|---|---|")
+    fleet, one = f"{args.targets} servers × {args.gpus} GPUs", f"1 server × {args.gpus} GPUs"
+    rows = (
+        ("fleet dashboard (80x24)", fleet),
+        ("exporter", fleet),
+        ("single dashboard (80x24)", one),
+    )
+    for name, watches in rows:
+        key = name.split()[0]  # fleet, exporter, single
+        cpu = statistics.median(r[f"{key} cpu"] for r in rounds)
+        rss = statistics.median(r[f"{key} rss"] for r in rounds)
+        print(f"| {name} | {watches} | {cpu:.2f} | {cpu / 60:.1%} | {rss:.0f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

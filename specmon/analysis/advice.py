@@ -1,0 +1,233 @@
+"""The advisor: findings that name the flag to change and the evidence (docs/metrics.md).
+
+Pure: it reads a comparison, a what-if, the server's args and earlier snapshots; `check` and
+the dashboard's `w` screen show what it returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from specmon.analysis.comparison import Comparison
+from specmon.analysis.cycle_model import CycleFit
+from specmon.analysis.pooled import Pooled, pool
+from specmon.analysis.validity import fingerprint, protocol_differences
+from specmon.analysis.whatif import WhatIf
+from specmon.analysis.whatif_inputs import is_tree
+from specmon.model import Protocol, ServerInfo, Snapshot
+
+Level = Literal["info", "warn"]
+
+ACCEPT_DROP = 0.05
+"""An accept length this much (relative) below an earlier one of the same configuration is a
+fall, not noise: a probe's accept length varies by a few percent between runs."""
+
+
+@dataclass(frozen=True, slots=True)
+class NoOpFlag:
+    """A server arg that has no effect from some version on."""
+
+    backend: str
+    arg: str
+    default: object
+    since: str
+    why: str
+
+
+NO_OP_FLAGS = (
+    NoOpFlag(
+        "sglang",
+        "num_continuous_decode_steps",
+        1,
+        "0.3.6",
+        "only the scheduler of 0.3.5 and earlier reads it; later it is a server arg and nothing "
+        "more",
+    ),
+)
+"""From SGLang's scheduler: 0.3.5.post2 is the last to read `num_continuous_decode_steps`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Advice:
+    """One finding: what is wrong or could be better, the flag to change, and the evidence."""
+
+    level: Level
+    text: str
+    flag: str | None
+    """The launch flag to change (None where the change is not a flag)."""
+    evidence: str
+
+
+def advise(
+    info: ServerInfo,
+    *,
+    protocol: Protocol,
+    now: Pooled,
+    comparison: Comparison | None,
+    whatif: WhatIf | None,
+    earlier: Sequence[Snapshot],
+    flag_for: Callable[[int], str],
+    off_flag: str,
+) -> list[Advice]:
+    """Every finding for a speculative server's runs, most important first.
+
+    Args:
+        info: The server.
+        protocol: Its runs' protocol.
+        now: Its pooled runs.
+        comparison: Against the valid baseline, or None.
+        whatif: The predictions at other draft lengths, or None.
+        earlier: Stored snapshots (acceptance falling since an earlier one of this
+            configuration).
+        flag_for: The launch flag that sets draft length k on this server.
+        off_flag: The launch flags that turn speculation off on this server.
+    """
+    found = [*_no_op_flags(info), *_tree(info)]
+    found += _under_break_even(comparison, whatif, flag_for, off_flag)
+    found += _better_draft_length(whatif, flag_for)
+    found += _acceptance_fall(info, protocol, now, earlier)
+    return found
+
+
+def _version(text: str | None) -> tuple[int, ...] | None:
+    parts = (text or "").split(".")
+    digits = [p for p in parts if p.isdigit()]
+    return tuple(int(p) for p in digits) if len(digits) == len(parts) else None
+
+
+def _no_op_flags(info: ServerInfo) -> list[Advice]:
+    version = _version(info.version)
+    found = []
+    for flag in NO_OP_FLAGS:
+        value = info.args.get(flag.arg)
+        since = _version(flag.since)
+        if flag.backend != info.backend or value in (None, flag.default) or version is None:
+            continue
+        if since is not None and version >= since:
+            name = "--" + flag.arg.replace("_", "-")
+            found.append(
+                Advice(
+                    "info",
+                    f"{name} {value} does nothing in {info.title}",
+                    name,
+                    f"no effect since {flag.since}: {flag.why}",
+                )
+            )
+    return found
+
+
+def _tree(info: ServerInfo) -> list[Advice]:
+    spec = info.speculative
+    if spec is None or not is_tree(info):
+        return []
+    return [
+        Advice(
+            "info",
+            f"no what-if for EAGLE topk {spec.eagle_topk}: the model predicts chains of drafts",
+            "--speculative-eagle-topk",
+            "a tree verifies several candidates per position; acceptance by position "
+            "describes one candidate per position (topk 1)",
+        )
+    ]
+
+
+def _under_break_even(
+    comparison: Comparison | None,
+    whatif: WhatIf | None,
+    flag_for: Callable[[int], str],
+    off_flag: str,
+) -> list[Advice]:
+    if comparison is None or comparison.margin is None or comparison.break_even is None:
+        return []
+    if comparison.margin >= 0:
+        return []
+    accept = comparison.break_even + comparison.margin
+    evidence = (
+        f"accept length {accept:.2f} < break-even {comparison.break_even:.2f} "
+        f"(cycle / baseline ms per token; {comparison.now_tok_s:.1f} vs "
+        f"{comparison.base_tok_s:.1f} tok/s)"
+    )
+    best = whatif.best if whatif is not None else None
+    if best is not None and best.speedup is not None and best.speedup > 0:
+        k = best.draft_tokens
+        return [
+            Advice(
+                "warn",
+                f"speculation loses at this draft length; k = {k} is predicted to "
+                f"win ({best.speedup:+.1%})",
+                flag_for(k),
+                evidence,
+            )
+        ]
+    return [
+        Advice(
+            "warn",
+            "speculation loses: no draft length is predicted to win",
+            off_flag,
+            evidence,
+        )
+    ]
+
+
+def _better_draft_length(whatif: WhatIf | None, flag_for: Callable[[int], str]) -> list[Advice]:
+    if whatif is None:
+        return []
+    best, current = whatif.best, whatif.current
+    if best.draft_tokens == current.draft_tokens or best.decode_low is None:
+        return []
+    if whatif.cycle.fit != CycleFit.LINE and whatif.cycle.other is None:
+        return []  # one cycle and no baseline: nothing bounds what another length costs
+    if best.decode_low <= current.decode_tok_s:
+        return []  # within the interval: not worth a relaunch on this evidence
+    word = "shorter" if best.draft_tokens < current.draft_tokens else "longer"
+    evidence = (
+        f"k = {best.draft_tokens}: {best.decode_tok_s:.1f} tok/s predicted "
+        f"[{best.decode_low:.1f}, {best.decode_high or best.decode_tok_s:.1f}] vs "
+        f"{current.decode_tok_s:.1f} at k = {current.draft_tokens}"
+    )
+    return [
+        Advice(
+            "info",
+            f"a {word} draft is predicted faster: k = {best.draft_tokens}",
+            flag_for(best.draft_tokens),
+            evidence,
+        )
+    ]
+
+
+def _acceptance_fall(
+    info: ServerInfo, protocol: Protocol, now: Pooled, earlier: Sequence[Snapshot]
+) -> list[Advice]:
+    """The accept length against the newest earlier snapshot of this exact configuration."""
+    if now.accept_length is None or info.speculative is None:
+        return []
+    same = [
+        s
+        for s in earlier
+        if s.server.speculative == info.speculative
+        and s.server.backend == info.backend
+        and fingerprint(s.server.args) == fingerprint(info.args)
+        and not protocol_differences(s.protocol, protocol)
+    ]
+    for snapshot in sorted(same, key=lambda s: s.created_at, reverse=True):
+        before = pool(snapshot.runs).accept_length
+        if before is None:
+            continue
+        if now.accept_length >= before * (1 - ACCEPT_DROP):
+            return []
+        causes = ["a sampling change (temperature ≠ 0 lowers it)", "other prompts"]
+        if snapshot.server.version != info.version:
+            causes.insert(0, f"the upgrade {snapshot.server.version} → {info.version}")
+        return [
+            Advice(
+                "warn",
+                f"acceptance fell: accept length {now.accept_length:.2f}, was {before:.2f} "
+                f"in snapshot #{snapshot.id}",
+                None,
+                f"{now.accept_length / before - 1:+.0%} at the same configuration and "
+                f"protocol; look for {', '.join(causes)}",
+            )
+        ]
+    return []

@@ -1,0 +1,156 @@
+"""The cost of one draft+verify cycle at draft length k, T(k), fitted from what was measured.
+
+    T(0) = T₀                      the baseline's ms per token (one plain decode step)
+    T(k) = α + β·k   for k ≥ 1      α: a fixed cost per speculation step, β: the cost per draft
+
+What it is fitted from, best first (`fit_cycle`):
+
+1. Cycles measured at two or more draft lengths (this snapshot and earlier ones of the same
+   configuration at other k): α and β by least squares; nothing assumed beyond the line.
+2. One measured cycle T(K) and the baseline's T₀: the split between α and β is not measured,
+   so it is assumed from how the server drafts, and the interval spans both extremes, "all per
+   draft" (α = T₀, β = (T(K) − T₀)/K) and "all fixed" (β = 0, α = T(K)):
+   - a draft model (EAGLE, a llama.cpp draft, a standalone draft) runs once per draft token:
+     all per draft;
+   - n-gram / prompt lookup drafts without a model and verifies k + 1 tokens in one target
+     pass, which costs about the same for any small k: all fixed.
+3. One measured cycle and no baseline: all fixed (T(k) = T(K)), and no interval to give.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class CycleFit(StrEnum):
+    """Which of the module's cases T(k) rests on."""
+
+    LINE = "line"
+    """Least squares through measured cycles at two or more draft lengths."""
+    PER_DRAFT = "per_draft"
+    """One measured cycle and the baseline; assumed: the extra cost grows with each draft."""
+    FIXED = "fixed"
+    """One measured cycle; assumed: the cycle costs the same at any draft length."""
+
+
+ASSUMPTIONS = {
+    CycleFit.LINE: "T(k) = α + β·k by least squares through the cycles measured at k = {ks}",
+    CycleFit.PER_DRAFT: (
+        "T(k) = T₀ + k·(T(K) − T₀)/K, assumed (one cycle measured): a draft model costs about "
+        "one pass per draft token and verifying about one plain step"
+    ),
+    CycleFit.FIXED: (
+        "T(k) = T(K), assumed (one cycle measured): drafting costs next to nothing (lookup) "
+        "and verifying k + 1 tokens in one pass about the same for any small k"
+    ),
+}
+BOUNDED = "; the interval reaches T(k) = {other}"
+"""Said after a one-cycle assumption when the baseline bounds it by the other extreme."""
+
+NGRAM_ALGORITHMS = ("ngram", "lookup")
+"""Algorithm names (lower case, as substrings) that draft without a model: SGLang NGRAM,
+vLLM ngram, llama.cpp's ngram and lookup types."""
+
+
+def drafts_without_model(algorithm: str) -> bool:
+    """Whether a speculative algorithm drafts by lookup rather than with a draft model."""
+    name = algorithm.lower()
+    return any(word in name for word in NGRAM_ALGORITHMS)
+
+
+@dataclass(frozen=True, slots=True)
+class CyclePoint:
+    """A measured cycle at one draft length."""
+
+    draft_tokens: int
+    cycle_ms: float
+    label: str
+    """Where it was measured, e.g. "now", "snapshot #12"."""
+
+
+@dataclass(frozen=True, slots=True)
+class CycleModel:
+    """T(k) with the range its assumption leaves open."""
+
+    fit: CycleFit
+    base_ms: float | None
+    """T₀, the baseline's ms per token; None without a valid baseline."""
+    alpha_ms: float
+    beta_ms: float
+    other: tuple[float, float] | None
+    """(α, β) of the other extreme of the assumption (case 2); None when the fit is measured
+    or nothing bounds it."""
+    points: tuple[CyclePoint, ...]
+
+    def cycle_ms(self, k: int) -> float:
+        """T(k) in ms."""
+        if k == 0 and self.base_ms is not None:
+            return self.base_ms
+        return self.alpha_ms + self.beta_ms * k
+
+    def cycle_range(self, k: int) -> tuple[float, float]:
+        """The lowest and highest T(k) the fit allows (equal where nothing is assumed)."""
+        value = self.cycle_ms(k)
+        if self.other is None:
+            return value, value
+        alt = self.other[0] + self.other[1] * k
+        return min(value, alt), max(value, alt)
+
+    @property
+    def assumption(self) -> str:
+        """The assumption T(k) rests on, in one sentence."""
+        ks = ", ".join(str(k) for k in sorted({p.draft_tokens for p in self.points}))
+        text = ASSUMPTIONS[self.fit].format(ks=ks)
+        if self.other is not None:
+            other = "T(K)" if self.fit == CycleFit.PER_DRAFT else "T₀ + k·(T(K) − T₀)/K"
+            text += BOUNDED.format(other=other)
+        elif self.fit == CycleFit.FIXED:
+            text += "; no baseline to bound it"
+        return text
+
+
+def fit_cycle(
+    points: Sequence[CyclePoint], base_ms: float | None, *, model_drafts: bool
+) -> CycleModel | None:
+    """T(k) from measured cycles and the baseline step (module docstring: the three cases).
+
+    Args:
+        points: Measured cycles; the current one first. Points at the same k are averaged.
+        base_ms: The valid baseline's ms per token, or None.
+        model_drafts: Whether the server drafts with a model (case 2's assumption).
+
+    Returns:
+        None without any point.
+    """
+    by_k: dict[int, list[float]] = {}
+    for p in points:
+        if p.draft_tokens >= 1 and p.cycle_ms > 0:
+            by_k.setdefault(p.draft_tokens, []).append(p.cycle_ms)
+    if not by_k:
+        return None
+    mean = {k: sum(v) / len(v) for k, v in by_k.items()}
+    kept = tuple(p for p in points if p.draft_tokens in by_k)
+    if len(mean) >= 2:
+        alpha, beta = _least_squares(mean)
+        return CycleModel(CycleFit.LINE, base_ms, alpha, beta, None, kept)
+    ((k, t),) = mean.items()
+    if base_ms is None:
+        return CycleModel(CycleFit.FIXED, None, t, 0.0, None, kept)
+    per_draft = (base_ms, (t - base_ms) / k)
+    fixed = (t, 0.0)
+    chosen, other = (per_draft, fixed) if model_drafts else (fixed, per_draft)
+    fit = CycleFit.PER_DRAFT if model_drafts else CycleFit.FIXED
+    return CycleModel(fit, base_ms, chosen[0], chosen[1], other, kept)
+
+
+def _least_squares(mean: dict[int, float]) -> tuple[float, float]:
+    """α, β of the line through (k, T) by ordinary least squares."""
+    n = len(mean)
+    sx = sum(mean)
+    sy = sum(mean.values())
+    sxx = sum(k * k for k in mean)
+    sxy = sum(k * t for k, t in mean.items())
+    beta = (n * sxy - sx * sy) / (n * sxx - sx * sx)
+    return (sy - beta * sx) / n, beta

@@ -1,0 +1,123 @@
+"""`specmon exporter`: specmon's measurements of one or many servers, served to Prometheus."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from specmon.cli import monitor, stopping
+from specmon.cli.common import takes
+from specmon.config import MonitorConfig
+from specmon.errors import TargetError
+from specmon.sources.http import Target
+from specmon.store import Store
+
+DEFAULT_LISTEN = "127.0.0.1:9835"
+
+
+def listen_address(text: str) -> tuple[str, int]:
+    """`HOST:PORT` (`[::1]:9835` for IPv6) as (host, port)."""
+    host, sep, port = text.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(f"not HOST:PORT: {text!r}")
+    return host, int(port)
+
+
+def register(commands: Any) -> None:
+    """Add the `exporter` subcommand."""
+    exporter = commands.add_parser(
+        "exporter",
+        help="serve specmon's own measurements of one or many servers to Prometheus",
+        description="Samples and probes each server as the dashboard does (--url, repeated, "
+        "or [[targets]] in the config file, each with its baseline_url) and serves "
+        "specmon_* metrics at /metrics: probe decode tok/s, accept length, cycle histogram, "
+        "speedup against the baseline, baseline validity and age, probe success, target "
+        "info. Baselines come from the snapshot store (`specmon bench` of the baseline "
+        "server saves one), or from each target's baseline server with --take-baselines. "
+        "The endpoint has no authentication: it listens on localhost unless told otherwise.",
+        allow_abbrev=False,
+    )
+    exporter.add_argument(
+        "--listen",
+        type=listen_address,
+        default=listen_address(DEFAULT_LISTEN),
+        metavar="HOST:PORT",
+        help=f"address to serve on (default {DEFAULT_LISTEN})",
+    )
+    exporter.add_argument(
+        "--multi-target",
+        action="store_true",
+        help="serve /probe?target=URL as the blackbox exporter: each scrape probes that "
+        "target once and answers its metrics alone, so Prometheus's scrape interval is the "
+        "probe cadence (no background probes); the targets are those configured",
+    )
+    exporter.add_argument(
+        "--any-target",
+        action="store_true",
+        help="with --multi-target, accept any target URL, not only those configured (the "
+        "API key, if any, is sent to each)",
+    )
+    exporter.add_argument(
+        "--take-baselines",
+        action="store_true",
+        help="take a baseline from a target's baseline server when none in the store applies "
+        "(at most one attempt per 5 minutes per target)",
+    )
+    settings = monitor.add_arguments(exporter, command=True, theme=False)
+    takes(exporter, **{action.dest: None for action in settings})
+    exporter.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until interrupted (Ctrl-C or SIGTERM)."""
+    if args.any_target and not args.multi_target:
+        raise TargetError("--any-target is for /probe?target=URL: give --multi-target too")
+    config = monitor.config_from_args(args)
+    credentials = monitor.targets_of(config).server
+    store = monitor.open_store_or_warn(config.db)
+    try:
+        return stopping.run(_serve(args, config, credentials, store))
+    finally:
+        if store is not None:
+            store.close()
+
+
+async def _serve(
+    args: argparse.Namespace, config: MonitorConfig, credentials: Target, store: Store | None
+) -> int:
+    # Imported here: aiohttp takes ~150 ms to import, which every other command would pay.
+    from specmon.config import FleetTarget
+    from specmon.exporter.server import Exporter
+    from specmon.session.fleet import Fleet, TargetSession
+
+    probing = not args.multi_target
+
+    def session(target: FleetTarget) -> TargetSession:
+        return TargetSession(target, credentials, config, store, probing=probing,
+                             take_baselines=args.take_baselines)  # fmt: skip
+
+    fleet = Fleet([session(t) for t in config.targets])
+    host, port = args.listen
+    exporter = Exporter(
+        fleet,
+        host,
+        port,
+        multi_target=args.multi_target,
+        new_session=(lambda url: session(FleetTarget(url))) if args.any_target else None,
+        connect_timeout=config.connect_timeout,
+    )
+    await exporter.start()
+    try:
+        cadence = ("one probe per scrape of /probe?target=URL" if args.multi_target
+                   else f"probing every {config.probe_every:g} s" if config.probe
+                   else "not probing (--no-probe)")  # fmt: skip
+        print(f"specmon exporter: serving {exporter.url}/metrics for "
+              f"{len(config.targets)} target(s), {cadence}", flush=True)  # fmt: skip
+        for target in config.targets:
+            baseline = f" (baseline server {target.baseline_url})" if target.baseline_url else ""
+            print(f"  {target.label}{baseline}", flush=True)
+        await fleet.run()
+    finally:
+        await exporter.stop()
+    return 0

@@ -1,0 +1,155 @@
+"""`specmon web [dashboard options]`: the live dashboard in a browser, every tab on one feed.
+
+textual-serve runs one dashboard process per browser tab (`specmon.cli.web_tab`). They all
+read one hub (`specmon.session.hub`) that this process runs: one sampler, one probe stream and
+one bench at a time however many tabs are open. Bound to 127.0.0.1 unless `--bind` says
+otherwise; bound elsewhere, every request needs the token.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import errno
+import ipaddress
+import secrets
+import shlex
+import socket
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from specmon.cli import monitor
+from specmon.cli.common import count, refuse_on_command_line, takes
+from specmon.errors import SpecmonError, TargetError
+from specmon.session.feed import LocalFeed
+from specmon.session.hub import Hub
+from specmon.sources.http import ApiKey, load_secret
+
+DEFAULT_BIND = "127.0.0.1"
+DEFAULT_WEB_PORT = 8765
+DEFAULT_TOKEN_ENV = "SPECMON_WEB_TOKEN"
+NEW_TOKEN = "new"  # the origin of a token made here: the only one ever printed
+
+
+def register(commands: Any) -> None:
+    """Add the `web` subcommand."""
+    web = commands.add_parser(
+        "web",
+        help="the live dashboard in a browser (textual-serve); every tab shares one probe",
+        description="Serves the live dashboard to browsers: one tab per connection, all of them "
+        "fed by one sampler and one probe loop in this process, so a tab adds no load on the "
+        "server; a baseline taken in one tab (b) shows in all. Takes the dashboard's options "
+        f"(--url, --baseline-url, …). Listens on {DEFAULT_BIND}:{DEFAULT_WEB_PORT} by default; "
+        "bound to another address it asks every request for a token: from --token-file, else "
+        f"${DEFAULT_TOKEN_ENV}, else a new one, printed.",
+        allow_abbrev=False,
+    )
+    dashboard = monitor.add_arguments(web, command=True)
+    takes(web, **{action.dest: None for action in dashboard})
+    group = web.add_argument_group("web")
+    group.add_argument("--bind", metavar="ADDR", default=DEFAULT_BIND,
+                       help=f"address to listen on (default {DEFAULT_BIND}: this machine "
+                       "only; 0.0.0.0 for every interface, with a token)")  # fmt: skip
+    group.add_argument("--web-port", type=port_number, metavar="PORT", default=DEFAULT_WEB_PORT,
+                       help=f"port to listen on (default {DEFAULT_WEB_PORT}; 0 picks a free "
+                       "one, printed)")  # fmt: skip
+    group.add_argument("--token-env", metavar="NAME",
+                       help=f"environment variable holding the token (default "
+                       f"{DEFAULT_TOKEN_ENV})")  # fmt: skip
+    group.add_argument("--token-file", metavar="PATH", help="file holding the token")
+    refuse_on_command_line(group, "--token", f"{DEFAULT_TOKEN_ENV}=…, --token-env NAME or "
+                           "--token-file PATH")  # fmt: skip
+    web.set_defaults(run=run)
+
+
+def port_number(text: str) -> int:
+    """A TCP port, 0 (any free one) to 65535."""
+    value = count(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"not a port (0 to 65535): {text}")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until interrupted; one-line errors for a taken port or a bad address."""
+    try:
+        from specmon.ui.web_server import serve  # Textual and textual-serve load only here
+    except ImportError as exc:
+        raise SpecmonError(f"specmon web needs textual-serve ({exc.name} is missing): "
+                           "pip install 'specmon[web]'") from None  # fmt: skip
+    config = monitor.config_from_args(args)
+    if config.fleet:
+        raise TargetError("specmon web serves one server's dashboard; several (--url repeated, "
+                          "[[targets]]) open the fleet table in the terminal: specmon --url A "
+                          "--url B")  # fmt: skip
+    targets = monitor.targets_of(config)
+    token = _token(args)
+    listening = listen(args.bind, args.web_port)
+    host = f"[{args.bind}]" if ":" in args.bind else args.bind
+    address = f"http://{host}:{listening.getsockname()[1]}/"
+    if token is not None:
+        shown = token.value if token.origin == NEW_TOKEN else f"… (the token in {token.origin})"
+        address += f"?token={shown}"
+    print(f"specmon web: serving the dashboard of {config.url} on {address}", flush=True)
+    print("specmon web: every tab shares one sampler and probe; Ctrl-C stops", flush=True)
+    store = monitor.open_store_or_warn(config.db)
+    try:
+        with tempfile.TemporaryDirectory(prefix="specmon-web-") as private:  # made 0700
+            hub = Hub(LocalFeed(config, targets, store), Path(private))
+            tab = (
+                f"{shlex.quote(sys.executable)} -m specmon.cli.web_tab {shlex.quote(str(hub.path))}"
+            )
+            asyncio.run(serve(hub, tab, listening, token.value if token else None))
+    finally:
+        listening.close()
+        if store is not None:
+            store.close()
+    return 0
+
+
+def _token(args: argparse.Namespace) -> ApiKey | None:
+    """The token given, else a new one (printed) unless bound to loopback (then None)."""
+    found, warnings = load_secret(args.token_env, args.token_file, default_env=DEFAULT_TOKEN_ENV,
+                                  what="token", env_flag="--token-env")  # fmt: skip
+    for warning in warnings:
+        print(f"specmon: warning: {warning}", file=sys.stderr)
+    if found is not None or _is_loopback(args.bind):
+        return found
+    return ApiKey(secrets.token_urlsafe(24), NEW_TOKEN)
+
+
+def _is_loopback(bind: str) -> bool:
+    if bind == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(bind).is_loopback
+    except ValueError:
+        return False  # a host name: whoever resolves it may reach it
+
+
+def listen(bind: str, port: int) -> socket.socket:
+    """A socket listening on `bind`:`port`.
+
+    Raises:
+        TargetError: The address is not one of this machine's, or the port is taken or
+            privileged.
+    """
+    try:
+        infos = socket.getaddrinfo(bind, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise TargetError(f"--bind {bind}: not an address ({exc.strerror})") from None
+    family, _, _, _, address = infos[0]
+    try:
+        return socket.create_server(address, family=family, backlog=64)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise TargetError(f"port {port} on {bind} is taken by another program: choose "
+                              "another with --web-port") from None  # fmt: skip
+        if exc.errno == errno.EADDRNOTAVAIL:
+            raise TargetError(f"--bind {bind}: not an address of this machine") from None
+        if exc.errno == errno.EACCES:
+            raise TargetError(f"port {port} needs privileges: choose one above 1023 with "
+                              "--web-port") from None  # fmt: skip
+        raise TargetError(f"cannot listen on {bind}:{port}: {exc.strerror}") from None

@@ -1,0 +1,131 @@
+"""The exporter's HTTP endpoint (aiohttp): `/metrics` for every target, and in the
+multi-target mode `/probe?target=URL`, which probes that target once per scrape and answers its
+families alone, as Prometheus's blackbox exporter does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from aiohttp import web
+
+from specmon import __version__
+from specmon.errors import SpecmonError, TargetError
+from specmon.exporter.metrics import CONTENT_TYPE, ExportedTarget, render
+from specmon.listen import listen
+from specmon.session.fleet import Fleet, TargetSession
+from specmon.sources.http import normalise_url
+
+MAX_TARGETS = 256
+"""Targets `/probe` may add with `any_target`: each is a sampler and a client kept open."""
+
+
+class ExporterError(SpecmonError):
+    """The exporter could not start (the port is taken, the address is not this machine's)."""
+
+
+class Exporter:
+    """Serves a fleet's figures.
+
+    Example:
+        exporter = Exporter(fleet, "127.0.0.1", 9835)
+        await exporter.start()
+        await fleet.run()  # until cancelled
+    """
+
+    def __init__(
+        self,
+        fleet: Fleet,
+        host: str,
+        port: int,
+        *,
+        multi_target: bool = False,
+        new_session: Callable[[str], TargetSession] | None = None,
+        connect_timeout: float = 2.0,
+    ) -> None:
+        """Args:
+        fleet: The configured targets' sessions.
+        host: Address to listen on.
+        port: TCP port (0 picks a free one).
+        multi_target: Serve `/probe?target=URL` (one probe per scrape).
+        new_session: With `multi_target`, builds the session of a target that is not one of
+            the fleet's (any URL is then accepted, as the blackbox exporter does); None
+            accepts the fleet's targets only.
+        connect_timeout: How long a `/probe` of a target just added waits for its connection.
+        """
+        self.fleet = fleet
+        self.host = host
+        self.port = port
+        self.multi_target = multi_target
+        self.new_session = new_session
+        self.connect_timeout = connect_timeout
+        self.targets = {s.url: ExportedTarget(s) for s in fleet.sessions}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._runner: web.AppRunner | None = None
+
+    @property
+    def url(self) -> str:
+        """The base URL (valid once started)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    async def start(self) -> None:
+        """Listen.
+
+        Raises:
+            ExporterError: The address cannot be bound.
+        """
+        app = web.Application()
+        app.router.add_get("/metrics", self._metrics)
+        app.router.add_get("/probe", self._probe)
+        app.router.add_get("/", self._index)
+        self._runner, self.port = await listen(app, self.host, self.port, error=ExporterError,
+                                               hint="(pass --listen HOST:PORT)")  # fmt: skip
+
+    async def stop(self) -> None:
+        """Stop listening."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def _metrics(self, _: web.Request) -> web.StreamResponse:
+        body = render(list(self.targets.values()))
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
+
+    async def _probe(self, request: web.Request) -> web.StreamResponse:
+        if not self.multi_target:
+            return _plain(404, "/probe is served in the multi-target mode (--multi-target)")
+        raw = request.query.get("target", "")
+        if not raw:
+            return _plain(400, "give the server to probe: /probe?target=URL")
+        try:
+            url = normalise_url(raw)
+        except TargetError as exc:
+            return _plain(400, f"target: {exc}")
+        exported = self.targets.get(url)
+        if exported is None:
+            if self.new_session is None:
+                known = ", ".join(self.targets)
+                return _plain(403, f"{url} is not one of the exporter's targets ({known}); "
+                              "--any-target accepts any")  # fmt: skip
+            if len(self.targets) >= MAX_TARGETS:
+                return _plain(400, f"already {MAX_TARGETS} targets")
+            session = self.new_session(url)
+            self.fleet.add(session)
+            exported = self.targets[url] = ExportedTarget(session)
+        # One probe at a time per server: two scrapers at once must not measure each other.
+        async with self._locks.setdefault(url, asyncio.Lock()):
+            await exported.session.probe_now(self.connect_timeout)
+        return web.Response(body=render([exported]), headers={"Content-Type": CONTENT_TYPE})
+
+    async def _index(self, _: web.Request) -> web.StreamResponse:
+        lines = [f"specmon exporter {__version__}", "", "/metrics: every target"]
+        if self.multi_target:
+            lines.append("/probe?target=URL: probe that target now, its figures alone")
+        lines += ["", "targets:", *(f"  {url}" for url in self.targets)]
+        return web.Response(text="\n".join(lines) + "\n")
+
+
+def _plain(status: int, text: str) -> web.Response:
+    return web.Response(status=status, text=f"specmon exporter: {text}\n")

@@ -1,0 +1,65 @@
+"""What the dashboard's `w` screen shows: the what-if of the recent probes against the baseline
+that applies, and the advisor's findings (the same functions `whatif` and `check` use).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from specmon.analysis.advice import Advice, advise
+from specmon.analysis.comparison import compare
+from specmon.analysis.gpus import gpu_state
+from specmon.analysis.pooled import pool
+from specmon.analysis.whatif_inputs import WhatIfAnswer, predict
+from specmon.model import ServerInfo, Snapshot
+from specmon.session.live import LiveState
+from specmon.whatif_text import draft_flag, speculation_off_flag
+
+
+@dataclass(frozen=True, slots=True)
+class WhatIfView:
+    """The `w` screen's content."""
+
+    info: ServerInfo | None
+    answer: WhatIfAnswer
+    advice: tuple[Advice, ...]
+    baseline_note: str | None
+    """Why the speedup column is empty (no baseline, or one that does not apply)."""
+
+
+def live_what_if(live: LiveState, now_wall: float, earlier: Sequence[Snapshot]) -> WhatIfView:
+    """The what-if of the recent probes (`RECENT_PROBES`), with the baseline when it applies.
+
+    Args:
+        live: The dashboard's state.
+        now_wall: The wall clock now (the baseline's age).
+        earlier: The store's snapshots (other draft lengths, acceptance since earlier ones).
+    """
+    info = live.server.info
+    if info is None:
+        return WhatIfView(None, WhatIfAnswer(None, "no server info yet"), (), None)
+    runs = [p.figures for p in live.probes]
+    if not runs:
+        return WhatIfView(info, WhatIfAnswer(None, "no probe yet (p resumes probing)"), (), None)
+    baseline = live.baseline.snapshot
+    validity = live.baseline.validity(info, now_wall, gpu_state(list(live.recent_telemetry)))
+    base = None
+    note = "no baseline: press b" if baseline is None else None
+    if baseline is not None and validity is not None and not validity.valid:
+        note = f"baseline #{baseline.id} does not apply: " + "; ".join(validity.reasons)
+    elif baseline is not None:
+        base = pool(baseline.runs)
+    now = pool(runs)
+    answer = predict(info, live.protocol, runs, base, earlier)
+    advice = advise(
+        info,
+        protocol=live.protocol,
+        now=now,
+        comparison=compare(now, base) if base is not None else None,
+        whatif=answer.result,
+        earlier=earlier,
+        flag_for=lambda k: draft_flag(info, k),
+        off_flag=speculation_off_flag(info),
+    )
+    return WhatIfView(info, answer, tuple(advice), note)

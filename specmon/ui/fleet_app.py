@@ -1,0 +1,121 @@
+"""The dashboard of several servers: the fleet table first, Enter opens one server's dashboard.
+
+`FleetApp` is the single-server `SpecmonApp` with its feed's worker replaced by a `Fleet` of
+sessions (session/fleet.py) run in one worker. The dashboard below the fleet table shows the
+chosen server's session: its `LiveState` and its feed are the app's, and its bench reports come
+to the app as messages, so every panel and key (b, s, c, p, i, ?) works on it as on a lone
+server; Esc, with nothing to cancel, goes back to the table.
+Each tick the app builds every server's row and hands them to the table by message.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from textual import events, work
+
+from specmon.config import MonitorConfig
+from specmon.session.fleet import Fleet, TargetSession
+from specmon.session.fleet_row import fleet_row, worst_first
+from specmon.store import Store
+from specmon.ui.app import SpecmonApp
+from specmon.ui.messages import FleetRowsReady, PostingSink
+from specmon.ui.screens.fleet import FleetScreen
+
+DASHBOARD_ACTIONS = frozenset(
+    {"baseline", "snapshot", "compare", "toggle_probe", "diagnostics", "cancel_bench"}
+)
+"""Keys of one server's dashboard: on the fleet table they would act on a server not shown."""
+
+
+class FleetApp(SpecmonApp):
+    """specmon's dashboard of several servers."""
+
+    def __init__(
+        self,
+        config: MonitorConfig,
+        fleet: Fleet,
+        store: Store | None,
+        *,
+        start_workers: bool = True,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        """Args:
+        config: The merged configuration (`config.fleet`: the servers).
+        fleet: A session per server, built with the same config and store.
+        store: The snapshot store; None runs without saving.
+        start_workers: Run the fleet on mount (tests feed the sessions instead).
+        wall: Wall clock.
+        """
+        self.fleet = fleet
+        first = fleet.sessions[0]
+        super().__init__(first.config, None, store, start_workers=start_workers, wall=wall,
+                         feed=first.feed)  # fmt: skip
+        self.session = first
+        self._sink = PostingSink(self.post_message)
+        self._select(first)
+
+    def _select(self, session: TargetSession) -> None:
+        """The dashboard shows this server from now on: its state, its feed, its reports."""
+        self.session.attach(None)
+        self.session = session
+        self.config = session.config
+        self.live = session.live
+        self.feed = session.feed
+        session.attach(self._sink)
+        self._looked_up_baseline = True  # the session looks its baselines up itself
+        self._last_view = None
+
+    def on_mount(self) -> None:
+        """The fleet table on top of the dashboard; rows every sampling interval."""
+        self.push_screen(FleetScreen(len(self.fleet.sessions)), self._open)
+        self.set_interval(max(self.config.interval, 1.0), self.tick)
+        self.call_after_refresh(self.tick)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Under the fleet table only the dashboard's size classes follow (its panels are not
+        on screen to be laid out)."""
+        if isinstance(self.screen, FleetScreen):
+            self._size_classes(event.size.height)
+            event.prevent_default()
+
+    def _start_workers(self) -> None:
+        self._run_fleet()
+
+    @work(group="fleet", exit_on_error=False)
+    async def _run_fleet(self) -> None:
+        await self.fleet.run()
+
+    def tick(self) -> None:
+        """Hand the table every server's row, or the dashboard its server's View."""
+        if isinstance(self.screen, FleetScreen):
+            rows = worst_first(fleet_row(s.target.label, s.view()) for s in self.fleet.sessions)
+            self.screen.post_message(FleetRowsReady(tuple(rows)))
+            return
+        info = self.live.server.info
+        if info is not None:
+            self._maybe_take_waited_baseline(info)
+        self.refresh_view()
+
+    def _open(self, url: str | None) -> None:
+        session = self.fleet.get(url) if url else None
+        if session is None:
+            return
+        if session is not self.session:
+            self._select(session)
+        self.refresh_view()
+
+    def action_cancel_bench(self) -> None:
+        """Esc: cancel a bench or stop waiting, as on a lone server; else back to the table."""
+        if self.live.baseline.waiting or self.bench_running():
+            super().action_cancel_bench()
+            return
+        self.push_screen(FleetScreen(len(self.fleet.sessions)), self._open)
+        self.tick()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """On the fleet table the keys of one server's dashboard do nothing."""
+        if isinstance(self.screen, FleetScreen) and action in DASHBOARD_ACTIONS:
+            return False
+        return super().check_action(action, parameters)

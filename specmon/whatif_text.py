@@ -1,0 +1,139 @@
+"""How every surface states a what-if: the flag per draft length, the table's cells, the lines
+around it and the `whatif --json` object (the CLI and the dashboard's `w` screen share these).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from specmon.analysis.acceptance import PositionAcceptance
+from specmon.analysis.whatif import Prediction, WhatIf
+from specmon.model import ServerInfo
+from specmon.wording import DASH, num, pct, speedup_text
+
+# The flag last: at 80 columns the figures show and the flag of the best k is written below.
+HEADERS = ("k", "tokens/step", "cycle ms", "decode tok/s", "interval", "speedup", "break-even",
+           "", "flag")  # fmt: skip
+
+
+def draft_flag(info: ServerInfo, k: int) -> str:
+    """The launch flag that sets draft length k on this server."""
+    spec = info.speculative
+    if info.backend == "vllm":
+        return f"--speculative-config '{{…\"num_speculative_tokens\": {k}}}'"
+    if info.backend == "llamacpp":
+        return f"--spec-draft-n-max {k}"
+    if spec is not None and spec.algorithm.upper() in ("EAGLE", "EAGLE3"):
+        return f"--speculative-num-steps {k} --speculative-num-draft-tokens {k + 1}"
+    return f"--speculative-num-draft-tokens {k + 1}"
+
+
+def speculation_off_flag(info: ServerInfo) -> str:
+    """The launch flags that turn speculation off on this server."""
+    if info.backend == "vllm":
+        return "--speculative-config (remove it)"
+    if info.backend == "llamacpp":
+        return "-md and --spec-type (remove them)"
+    return "--speculative-algorithm (remove it)"
+
+
+def position_bars(positions: PositionAcceptance, *, percent: bool = True) -> str:
+    """ "0:▇ 81%  1:▄ 55% …", or without `percent` "0▇ 1▄ …": one small bar per draft position
+    (full height: always accepted)."""
+    blocks = " ▁▂▃▄▅▆▇█"
+    cells = []
+    for i, rate in enumerate(positions.rates):
+        bar = blocks[round(min(max(rate, 0.0), 1.0) * (len(blocks) - 1))]
+        cells.append(f"{i}:{bar} {rate:.0%}" if percent else f"{i}{bar}")
+    return ("  " if percent else " ").join(cells)
+
+
+def row(info: ServerInfo, p: Prediction, best: int) -> tuple[str, ...]:
+    """One table row: the figures of one draft length."""
+    interval = DASH
+    if p.decode_low is not None and p.decode_high is not None:
+        interval = f"{p.decode_low:.1f}–{p.decode_high:.1f}"
+    gain = p.comparison.speedup if p.comparison else None
+    be = p.comparison.break_even if p.comparison else None
+    notes = []
+    if p.measured:
+        notes.append("measured")
+    if p.draft_tokens == best:
+        notes.append("best")
+    if p.extrapolated:
+        notes.append("extrapolated")
+    return (
+        str(p.draft_tokens),
+        f"{p.tokens_per_step:.2f}",
+        f"{p.cycle_ms:.1f}",
+        f"{p.decode_tok_s:.1f}",
+        interval,
+        speedup_text(gain) or DASH,
+        num(be, ".2f"),
+        ", ".join(notes),
+        draft_flag(info, p.draft_tokens),
+    )
+
+
+def summary(info: ServerInfo, w: WhatIf) -> list[str]:
+    """The lines under the table: acceptance, the cycle model and its assumption, the best k."""
+    best = w.best
+    lines = [
+        f"acceptance by position ({w.positions.source.value}, {w.positions.steps:.0f} drafting "
+        f"steps): {position_bars(w.positions)}",
+        f"cycle model ({w.cycle.fit.value}): {w.cycle.assumption}",
+    ]
+    if w.cycle.base_ms is not None:
+        lines.append(f"T₀ = baseline {w.cycle.base_ms:.2f} ms/token")
+    current = w.current
+    gain = best.decode_tok_s / current.decode_tok_s - 1
+    lines.append(
+        f"best: k = {best.draft_tokens} ({draft_flag(info, best.draft_tokens)}), "
+        f"{best.decode_tok_s:.1f} tok/s predicted, {pct(gain, signed=True)} vs k = "
+        f"{w.draft_tokens} now"
+    )
+    return lines
+
+
+def prediction_to_dict(info: ServerInfo, p: Prediction) -> dict[str, Any]:
+    """One entry of `predictions` in `whatif --json`."""
+    c = p.comparison
+    return {
+        "draft_tokens": p.draft_tokens,
+        "tokens_per_step": p.tokens_per_step,
+        "cycle_ms": p.cycle_ms,
+        "decode_tok_s": p.decode_tok_s,
+        "speedup": p.speedup,
+        "decode_tok_s_low": p.decode_low,
+        "decode_tok_s_high": p.decode_high,
+        "speedup_low": None if c is None else c.speedup.low,
+        "speedup_high": None if c is None else c.speedup.high,
+        "break_even_accept_length": None if c is None else c.break_even,
+        "measured": p.measured,
+        "extrapolated": p.extrapolated,
+        "flag": draft_flag(info, p.draft_tokens),
+    }
+
+
+def whatif_to_dict(info: ServerInfo, w: WhatIf) -> dict[str, Any]:
+    """The what-if part of `whatif --json`: predictions, best k, acceptance, cycle model."""
+    cycle = w.cycle
+    return {
+        "predictions": [prediction_to_dict(info, p) for p in w.predictions],
+        "draft_tokens_now": w.draft_tokens,
+        "best_draft_tokens": w.best.draft_tokens,
+        "acceptance_by_position": list(w.positions.rates),
+        "acceptance_source": w.positions.source.value,
+        "non_drafting_share": w.non_drafting,
+        "cycle_model": {
+            "fit": cycle.fit.value,
+            "assumption": cycle.assumption,
+            "base_ms": cycle.base_ms,
+            "alpha_ms": cycle.alpha_ms,
+            "beta_ms": cycle.beta_ms,
+            "points": [
+                {"draft_tokens": p.draft_tokens, "cycle_ms": p.cycle_ms, "from": p.label}
+                for p in cycle.points
+            ],
+        },
+    }

@@ -1,0 +1,259 @@
+"""`specmon exporter` against simulated servers: its text parses with prometheus-client's
+parser, its figures are `specmon bench`'s, and the probe rate is the one asked for (counted at
+the simulator)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import httpx
+import pytest
+from prometheus_client.metrics_core import Metric
+from prometheus_client.parser import text_string_to_metric_families
+
+from specmon.cli import main
+from specmon.config import FleetTarget, MonitorConfig
+from specmon.exporter.server import Exporter
+from specmon.session.fleet import Fleet, TargetSession
+from specmon.sim import SimConfig, SimThread
+from specmon.sources.http import Target
+from specmon.store import Store
+
+TOKENS = 150
+# Every draft accepted (accept length = draft tokens): the acceptance draws are then the same
+# for the exporter's probes and bench's runs, and 2% measures specmon, not the dice. Steps of
+# 15-20 ms and runs of about a second keep a busy machine's scheduling jitter (a late first
+# chunk, which the simulator's deadlines then catch up) well inside 2%.
+A = SimConfig(plain_step_ms=10.0, cycle_ms=20.0, accept_length=3.0, ttft_ms=10.0, seed=7)
+B = replace(A, speculative_num_steps=1, speculative_num_draft_tokens=2, accept_length=2.0,
+            cycle_ms=15.0, tp_size=4)  # fmt: skip
+LIMIT_S = 60.0
+
+
+@pytest.fixture
+def servers() -> Iterator[tuple[SimThread, SimThread, SimThread]]:
+    """Two speculative servers and the plain twin of the first."""
+    with (
+        SimThread(A) as a,
+        SimThread(B) as b,
+        SimThread(replace(A, speculative_algorithm=None)) as plain,
+    ):
+        yield a, b, plain
+
+
+def _config(**changes: object) -> MonitorConfig:
+    base = MonitorConfig(url="http://unused", interval=0.2, probe_every=0.3, probe_tokens=TOKENS,
+                         baseline_runs=2)  # fmt: skip
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+async def _until(condition: Callable[[], bool], what: str) -> None:
+    """Wait for a condition of live servers, bounded (never a fixed sleep)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + LIMIT_S
+    while not condition():
+        assert loop.time() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.02)
+
+
+async def _serving(
+    fleet: Fleet, exporter: Exporter, body: Callable[[httpx.AsyncClient], Awaitable[object]]
+) -> object:
+    """Run the fleet and its exporter around `body`, then stop both."""
+    await exporter.start()
+    task = asyncio.create_task(fleet.run())
+    try:
+        async with httpx.AsyncClient(base_url=exporter.url, timeout=10) as client:
+            return await body(client)
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await exporter.stop()
+
+
+def _families(text: str) -> dict[str, Metric]:
+    return {family.name: family for family in text_string_to_metric_families(text)}
+
+
+def _value(families: dict[str, Metric], name: str, target: str) -> float:
+    (value,) = [s.value for s in families[name].samples if s.labels.get("target") == target]
+    return float(value)
+
+
+def _bench(url: str, db: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    code = main(["bench", url, "--runs", "3", "--warmup", "0", "--max-tokens", str(TOKENS),
+                 "--json", "--db", str(db)])  # fmt: skip
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    body = json.loads(out.out)
+    assert isinstance(body, dict)
+    return body
+
+
+def test_two_servers_export_what_bench_measures(
+    servers: tuple[SimThread, SimThread, SimThread],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    a, b, plain = servers
+    store = Store(tmp_path / "exporter.db")
+    config = _config()
+    sessions = [
+        TargetSession(FleetTarget(a.url, plain.url, "a"), Target(a.url), config, store,
+                      take_baselines=True),
+        TargetSession(FleetTarget(b.url), Target(b.url), config, store),
+    ]  # fmt: skip
+    fleet = Fleet(sessions)
+
+    async def scrape(client: httpx.AsyncClient) -> str:
+        await _until(lambda: all(s.probes_ok >= 5 for s in sessions), "five probes each")
+        await _until(lambda: sessions[0].live.baseline.snapshot is not None, "a baseline")
+        response = await client.get("/metrics")
+        assert response.headers["content-type"].startswith("text/plain; version=0.0.4")
+        return response.text
+
+    text = asyncio.run(_serving(fleet, Exporter(fleet, "127.0.0.1", 0), scrape))
+    store.close()
+    assert isinstance(text, str)
+    families = _families(text)
+    assert families["specmon_cycle_seconds"].type == "histogram"
+    assert families["specmon_probes"].type == "counter"  # served as specmon_probes_total
+    assert {s.name for s in families["specmon_probes"].samples} == {"specmon_probes_total"}
+    info = {s.labels["target"]: s.labels for s in families["specmon_target_info"].samples}
+    assert info[a.url]["algorithm"] == "EAGLE3" and info[a.url]["name"] == "a"
+    assert info[b.url]["tp_size"] == "4" and info[b.url]["backend"] == "sglang"
+    for sim in (a, b):
+        assert _value(families, "specmon_probe_success", sim.url) == 1.0
+        assert _value(families, "specmon_target_up", sim.url) == 1.0
+    # The first server has a baseline that applies; the second none, so no speedup sample.
+    assert _value(families, "specmon_baseline_valid", a.url) == 1.0
+    assert _value(families, "specmon_speedup_ratio", a.url) > 0
+    assert 0 <= _value(families, "specmon_baseline_age_seconds", a.url) < LIMIT_S
+    assert all(s.labels["target"] != b.url for s in families["specmon_speedup_ratio"].samples)
+    cycles = {
+        (s.name, s.labels.get("le")): s.value
+        for s in families["specmon_cycle_seconds"].samples
+        if s.labels["target"] == a.url
+    }
+    count = cycles[("specmon_cycle_seconds_count", None)]
+    assert cycles[("specmon_cycle_seconds_bucket", "+Inf")] == count > 0
+    mean = cycles[("specmon_cycle_seconds_sum", None)] / count
+    assert mean == pytest.approx(A.cycle_ms / 1000, rel=0.2)
+    for sim in (a, b):
+        pooled = _bench(sim.url, tmp_path / "bench.db", capsys)["pooled"]
+        assert isinstance(pooled, dict)
+        exported_tok_s = _value(families, "specmon_probe_decode_tokens_per_second", sim.url)
+        exported_accept = _value(families, "specmon_probe_accept_length", sim.url)
+        assert exported_tok_s == pytest.approx(pooled["decode_tok_s"], rel=0.02)
+        assert exported_accept == pytest.approx(pooled["accept_length"], rel=0.02)
+
+
+class FakeTime:
+    """A monotonic clock that moves only when the probe loop sleeps or a probe "takes" time;
+    past `end` the loop's sleep never returns, and `ended` is set."""
+
+    def __init__(self, end: float) -> None:
+        self.now = 0.0
+        self.end = end
+        self.ended = asyncio.Event()
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        if self.now + seconds > self.end:
+            self.ended.set()
+            await asyncio.Event().wait()
+        self.now += seconds
+        await asyncio.sleep(0)
+
+
+@pytest.mark.parametrize("probe_s", [0.0, 3.0], ids=["instant", "3s-probes"])
+def test_the_probe_rate_is_the_one_asked_for(probe_s: float) -> None:
+    """--probe-every 10 over 60 s: probes start at 0, 10, … 60, whatever a probe takes (the
+    cadence is drift-free), counted in the simulator's own record of requests."""
+    with SimThread(replace(A, cycle_ms=2.0, plain_step_ms=1.0)) as sim:  # only counts matter
+        time = FakeTime(end=60.0)
+        config = _config(probe_every=10.0)
+        session = TargetSession(FleetTarget(sim.url), Target(sim.url), config, None,
+                                clock=time.clock, sleep=time.sleep)  # fmt: skip
+
+        def slow(_outcome: object) -> None:
+            time.now += probe_s
+
+        session.probe_listeners.append(slow)
+
+        async def run() -> None:
+            task = asyncio.create_task(session.run())
+            await asyncio.wait_for(time.ended.wait(), LIMIT_S)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        asyncio.run(run())
+        probes = [r for r in sim.server.emitted if r.max_new_tokens == TOKENS]
+    assert session.probes_failed == 0
+    assert len(probes) == session.probes_ok == 7
+
+
+def test_multi_target_probes_once_per_scrape(
+    servers: tuple[SimThread, SimThread, SimThread],
+) -> None:
+    a, b, _ = servers
+    config = _config()
+    fleet = Fleet([TargetSession(FleetTarget(a.url), Target(a.url), config, None, probing=False)])
+    added: list[str] = []
+
+    def new_session(url: str) -> TargetSession:
+        added.append(url)
+        return TargetSession(FleetTarget(url), Target(url), config, None, probing=False)
+
+    exporter = Exporter(fleet, "127.0.0.1", 0, multi_target=True, new_session=new_session)
+
+    async def scrapes(client: httpx.AsyncClient) -> list[httpx.Response]:
+        answers = [await client.get("/probe", params={"target": a.url}) for _ in range(3)]
+        answers.append(await client.get("/probe", params={"target": b.url}))
+        answers.append(await client.get("/probe"))
+        answers.append(await client.get("/probe", params={"target": "ftp://x"}))
+        return answers
+
+    answers = asyncio.run(_serving(fleet, exporter, scrapes))
+    assert isinstance(answers, list)
+    for answer in answers[:4]:
+        assert answer.status_code == 200, answer.text
+    families = _families(answers[2].text)
+    assert {s.labels["target"] for s in families["specmon_probes"].samples} == {a.url}
+    assert _value(families, "specmon_probe_success", a.url) == 1.0
+    ok = [s.value for s in families["specmon_probes"].samples if s.labels["result"] == "success"]
+    assert ok == [3.0]
+    # Three scrapes of a, one of b: as many probes at each server, none in the background.
+    assert len([r for r in a.server.emitted if r.max_new_tokens == TOKENS]) == 3
+    assert len([r for r in b.server.emitted if r.max_new_tokens == TOKENS]) == 1
+    assert added == [b.url]
+    assert answers[4].status_code == 400 and "?target=URL" in answers[4].text
+    assert answers[5].status_code == 400 and "unsupported scheme" in answers[5].text
+
+
+def test_probe_refuses_other_targets_and_needs_the_mode(
+    servers: tuple[SimThread, SimThread, SimThread],
+) -> None:
+    a, b, _ = servers
+    fleet = Fleet([TargetSession(FleetTarget(a.url), Target(a.url), _config(), None,
+                                 probing=False)])  # fmt: skip
+
+    async def scrape(client: httpx.AsyncClient) -> httpx.Response:
+        return await client.get("/probe", params={"target": b.url})
+
+    refused = asyncio.run(_serving(fleet, Exporter(fleet, "127.0.0.1", 0, multi_target=True),
+                                   scrape))  # fmt: skip
+    assert isinstance(refused, httpx.Response)
+    assert refused.status_code == 403 and "--any-target" in refused.text
+    off = asyncio.run(_serving(fleet, Exporter(fleet, "127.0.0.1", 0), scrape))
+    assert isinstance(off, httpx.Response)
+    assert off.status_code == 404 and "--multi-target" in off.text
+    assert not b.server.emitted

@@ -1,0 +1,129 @@
+"""The fleet: one session per server, one row each from its View, the worst on top."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from dataclasses import replace
+from pathlib import Path
+from types import MappingProxyType
+
+import pytest
+from replay import FIXTURES, replay_probe
+
+from specmon.analysis.figures import run_figures
+from specmon.config import FleetTarget, MonitorConfig
+from specmon.model import Protocol, Reading, Sample, ServerInfo, Snapshot
+from specmon.session.baselines import BaselineOrigin
+from specmon.session.fleet import STORE_LOOKUP_EVERY_S, Fleet, TargetSession
+from specmon.session.fleet_row import Rank, fleet_row, worst_first
+from specmon.session.view import View
+from specmon.sim import SimConfig, SimThread
+from specmon.sources.http import Target
+from specmon.sources.probe import DEFAULT_PROMPT
+from specmon.sources.sglang import parse_server_info
+from specmon.store import Store
+
+FAST = SimConfig(plain_step_ms=2.0, cycle_ms=4.0, accept_length=2.0, ttft_ms=5.0, seed=3)
+CONFIG = MonitorConfig(url="http://unused", interval=0.2, probe_every=0.3, probe_tokens=32,
+                       connect_timeout=0.5)  # fmt: skip
+LIMIT_S = 60.0
+NOW = 1_796_023_200.0
+URL = "http://10.1.230.174:8000"
+
+
+def _closed_port() -> str:
+    """An address where nothing listens (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}"
+
+
+def test_a_down_server_sorts_on_top_with_its_reason() -> None:
+    down_url = _closed_port()
+    with SimThread(FAST) as live, SimThread(replace(FAST, speculative_algorithm=None)) as plain:
+        sessions = [
+            TargetSession(FleetTarget(live.url, name="live"), Target(live.url), CONFIG, None),
+            TargetSession(FleetTarget(plain.url, name="plain"), Target(plain.url), CONFIG, None),
+            TargetSession(FleetTarget(down_url, name="down"), Target(down_url), CONFIG, None),
+        ]
+
+        async def run() -> None:
+            task = asyncio.create_task(Fleet(sessions).run())
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + LIMIT_S
+            while not (all(s.probes_ok for s in sessions[:2])
+                       and sessions[2].view().identity.state == "down"):  # fmt: skip
+                assert loop.time() < deadline, "the fleet did not settle"
+                await asyncio.sleep(0.02)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        asyncio.run(run())
+    rows = worst_first(fleet_row(s.target.label, s.view()) for s in sessions)
+    top = rows[0]
+    assert top.label == "down"
+    assert top.rank == Rank.DOWN and top.state == "down"
+    assert "refused" in top.reason.lower() or "connect" in top.reason.lower()
+    assert top.decode_tok_s is None and top.title is None  # missing is None, never 0
+    by_label = {r.label: r for r in rows}
+    spec, base = by_label["live"], by_label["plain"]
+    # Figures are the View's own: the row says what the single-server view says.
+    view = sessions[0].view()
+    assert spec.decode_tok_s == view.decode.decode_tok_s
+    assert spec.accept_length == view.spec.accept_length and spec.accept_length is not None
+    assert spec.title is not None and spec.title.startswith("SGLang")
+    assert spec.speculation.startswith("EAGLE3") and base.speculation == "no speculation"
+    assert spec.baseline == "none" and spec.rank == Rank.NO_COMPARISON
+    assert "press b" in spec.reason
+
+
+def test_rows_sort_by_rank_then_speedup() -> None:
+    row = fleet_row("x", _view_of_nothing())
+    assert row.rank == Rank.CONNECTING
+    rows = [replace(row, label="b", rank=Rank.WINNING, speedup=0.3),
+            replace(row, label="a", rank=Rank.WINNING, speedup=0.1),
+            replace(row, label="c", rank=Rank.LOSING, speedup=-0.2),
+            replace(row, label="d", rank=Rank.WINNING, speedup=None)]  # fmt: skip
+    assert [r.label for r in worst_first(rows)] == ["c", "a", "b", "d"]
+
+
+def _view_of_nothing() -> View:
+    session = TargetSession(FleetTarget("http://127.0.0.1:9"), Target("http://127.0.0.1:9"),
+                            CONFIG, None)  # fmt: skip
+    return session.view()
+
+
+def test_a_baseline_saved_later_is_found_within_a_minute(tmp_path: Path) -> None:
+    """The store is asked again while no baseline applies: `specmon bench` of the baseline
+    server elsewhere is picked up (every STORE_LOOKUP_EVERY_S of sample time, not every tick)."""
+    info = _info("spec")
+    with Store(tmp_path / "db") as store:
+        config = replace(CONFIG, probe_tokens=256)
+        session = TargetSession(FleetTarget(URL), Target(URL), config, store, wall=lambda: NOW)
+        session.sample(_sample(1.0, info))
+        assert session.live.baseline.snapshot is None
+        runs = tuple(run_figures(asyncio.run(replay_probe(f"plain/generate_stream_{i}.json")))
+                     for i in range(3))  # fmt: skip
+        plain = _info("plain")
+        saved = store.save(Snapshot(NOW - 60, "http://10.1.230.174:8001", None, plain,
+                                    Protocol(3, 1, 256, 0.0, DEFAULT_PROMPT), runs))  # fmt: skip
+        session.sample(_sample(1.0 + STORE_LOOKUP_EVERY_S / 2, info))
+        assert session.live.baseline.snapshot is None  # not asked again yet
+        session.sample(_sample(1.0 + STORE_LOOKUP_EVERY_S, info))
+        baseline = session.live.baseline.snapshot
+        assert baseline is not None and baseline.id == saved
+        assert session.live.baseline.origin == BaselineOrigin.STORE
+        assert session.live.baseline.server_url == "http://10.1.230.174:8001"  # to follow
+
+
+def _info(kind: str) -> ServerInfo:
+    body = json.loads((FIXTURES / kind / "server_info").read_text())
+    return parse_server_info(body)
+
+
+def _sample(t: float, info: ServerInfo) -> Sample:
+    readings = {"info": Reading(info, t, int(t)), "metrics": Reading(None, None, 0)}
+    return Sample(t, NOW - 100 + t, MappingProxyType(readings))

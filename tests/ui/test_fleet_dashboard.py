@@ -1,0 +1,188 @@
+"""The dashboard of several servers: the fleet table (8 servers readable at 80x24, 16 at
+160x50, 60x15 not broken), worst first, a down server on top with its reason; Enter opens that
+server's dashboard, whose keys work on it; Esc goes back."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from conftest import (
+    NOW,
+    baseline_snapshot,
+    gpus,
+    sample,
+    server_info,
+    server_metrics,
+)
+from live_helpers import until
+from replay import replay_probe
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Static
+
+from specmon.analysis.figures import run_figures
+from specmon.config import FleetTarget, MonitorConfig
+from specmon.session.baselines import BaselineOrigin
+from specmon.session.fleet import Fleet, TargetSession
+from specmon.session.watch import ProbeOutcome
+from specmon.sim import SimConfig, SimThread
+from specmon.sources.http import Target
+from specmon.store import Store
+from specmon.ui.fleet_app import FleetApp
+from specmon.ui.screens.fleet import FleetScreen
+from specmon.ui.widgets.identity_bar import IdentityBar
+
+REFUSED = "http://10.1.230.101:8000/server_info: connection refused (nothing listening?)"
+SIZES = [((60, 15), 8), ((80, 24), 8), ((160, 50), 16)]
+
+
+def _url(i: int) -> str:
+    return f"http://10.1.230.{101 + i}:8000"
+
+
+def _fleet(count: int) -> tuple[MonitorConfig, Fleet]:
+    targets = tuple(FleetTarget(_url(i), name=f"gpu-box-{i + 1:02d}") for i in range(count))
+    config = MonitorConfig(url=targets[0].url, probe_tokens=256, fleet=targets)
+    sessions = [TargetSession(t, Target(t.url), config, None, wall=lambda: NOW) for t in targets]
+    return config, Fleet(sessions)
+
+
+async def _feed(fleet: Fleet) -> None:
+    """Server 1 down, 2 not reached yet, 3 with a stale baseline, 4 with none; the rest
+    healthy against a baseline: what their samplers and probes would have brought."""
+    results = [await replay_probe(f"spec/generate_stream_{i}.json") for i in range(3)]
+    for i, session in enumerate(fleet.sessions):
+        if i == 1:
+            continue
+        if i == 0:
+            session.sample(sample(9.0, None, None, info_error=REFUSED, metrics_error=REFUSED))
+            continue
+        session.sample(sample(1.0, server_info(), server_metrics("spec/metrics")))
+        session.sample(sample(2.0, server_info(), server_metrics("spec/metrics_after"),
+                                 seq=2, telemetry=gpus()))  # fmt: skip
+        for k, result in enumerate(results):
+            session.probe_done(ProbeOutcome(NOW - 3 + k, float(k), run_figures(result), result))
+        if i == 3:
+            continue
+        changes = {"mem_fraction_static": 0.5} if i == 2 else {}
+        snapshot = await baseline_snapshot(NOW - (45 * 60 if i == 2 else 120), **changes)
+        session.live.set_baseline(NOW, snapshot, BaselineOrigin.BASELINE_SERVER)
+        plain = server_info("plain", **changes)
+        session.live.on_baseline_sample(sample(2.5, plain, server_metrics("plain/metrics_after")))
+
+
+def _app(count: int) -> FleetApp:
+    config, fleet = _fleet(count)
+    return FleetApp(config, fleet, None, start_workers=False, wall=lambda: NOW)
+
+
+def _shown(count: int) -> Callable[[Pilot[None]], Awaitable[None]]:
+    async def run(pilot: Pilot[None]) -> None:
+        app: FleetApp = pilot.app  # type: ignore[assignment]
+        await _feed(app.fleet)
+        app.tick()
+        await pilot.pause()
+
+    return run
+
+
+@pytest.mark.parametrize(("size", "count"), SIZES, ids=[f"{w}x{h}" for (w, h), _ in SIZES])
+def test_snapshot(size: tuple[int, int], count: int, snap_compare: Callable[..., bool]) -> None:
+    assert snap_compare(_app(count), terminal_size=size, run_before=_shown(count))
+
+
+@pytest.mark.parametrize(("size", "count"), SIZES[1:], ids=["80x24", "160x50"])
+async def test_every_row_readable(size: tuple[int, int], count: int) -> None:
+    app = _app(count)
+    async with app.run_test(size=size) as pilot:
+        await _shown(count)(pilot)
+        screen = app.screen
+        assert isinstance(screen, FleetScreen)
+        table = screen.query_one(DataTable)
+        assert table.row_count == count
+        assert table.size.height >= count + 1  # the header and every row, no scrolling
+        columns = {str(c.key.value): c.width for c in table.columns.values()}
+        assert columns["server"] >= len("gpu-box-16")
+        assert {"state", "tok/s", "speedup", "baseline", "GPUs", "why"} <= {
+            str(c.label) for c in table.columns.values()}  # fmt: skip
+        if size[0] >= 160:
+            assert {"software", "speculation", "accept", "cycle ms"} <= {
+                str(c.label) for c in table.columns.values()}  # fmt: skip
+
+
+async def test_worst_first_and_a_down_server_on_top_with_its_reason() -> None:
+    app = _app(8)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _shown(8)(pilot)
+        screen = app.screen
+        assert isinstance(screen, FleetScreen)
+        labels = [row.label for row in screen.rows]
+        assert labels[:4] == ["gpu-box-01", "gpu-box-02", "gpu-box-03", "gpu-box-04"]
+        assert screen.rows[0].state == "down" and "connection refused" in screen.rows[0].reason
+        assert screen.rows[2].reason.startswith("baseline: ")  # the stale one
+        detail = str(screen.query_one("#fleet-row", Static).content)
+        assert detail == f"{_url(0)} · down: connection refused (nothing listening?)"
+        assert str(screen.query_one(DataTable).get_row_at(0)[0]) == "DOWN"
+
+
+async def test_enter_opens_a_server_and_esc_goes_back() -> None:
+    app = _app(8)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _shown(8)(pilot)
+        await pilot.press("p")  # the dashboard's keys do nothing on the table
+        assert not any(s.live.probe_paused for s in app.fleet.sessions)
+        await pilot.press("down", "down", "down", "down", "enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, FleetScreen)
+        chosen = app.fleet.sessions[4]
+        assert app.config.url == chosen.url and app.live is chosen.live
+        app.tick()
+        await pilot.pause()
+        assert app.query_one(IdentityBar).view.url == chosen.url
+        await pilot.press("p")  # keys as on a lone server, on this one
+        assert chosen.live.probe_paused
+        assert not any(s.live.probe_paused for s in app.fleet.sessions if s is not chosen)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, FleetScreen)
+        assert app.screen.rows[0].label == "gpu-box-01"
+
+
+async def test_live_fleet_and_b_on_a_chosen_server(tmp_path: Path) -> None:
+    """Two simulated servers, each with its plain twin: rows go live, Enter opens one, `b` there
+    takes its baseline from its own baseline server, and the table then shows its speedup."""
+    fast = SimConfig(plain_step_ms=4.0, cycle_ms=7.0, accept_length=2.1, ttft_ms=5.0, seed=11)
+    with (
+        SimThread(fast) as a, SimThread(replace(fast, tp_size=4)) as b,
+        SimThread(replace(fast, tp_size=4, speculative_algorithm=None)) as b_plain,
+        Store(tmp_path / "db") as store,
+    ):  # fmt: skip
+        targets = (FleetTarget(a.url, name="a"), FleetTarget(b.url, b_plain.url, "b"))
+        config = MonitorConfig(url=a.url, interval=0.2, probe_every=0.2, probe_tokens=120,
+                               baseline_runs=3, fleet=targets)  # fmt: skip
+        fleet = Fleet([TargetSession(t, Target(t.url), config, store) for t in targets])
+        app = FleetApp(config, fleet, store)
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = app.screen
+            assert isinstance(screen, FleetScreen)
+
+            def both_live() -> bool:
+                rows = screen.rows
+                return len(rows) == 2 and all(r.state == "live" and r.decode_tok_s for r in rows)
+
+            await until(pilot, both_live)
+            index = [r.label for r in screen.rows].index("b")
+            await pilot.press(*["down"] * index, "enter")
+            await until(pilot, lambda: not isinstance(app.screen, FleetScreen))
+            assert app.config.url == b.url and app.config.baseline_url == b_plain.url
+            await pilot.press("b")
+            await until(pilot, lambda: fleet.sessions[1].live.baseline.snapshot is not None)
+            assert fleet.sessions[0].live.baseline.snapshot is None
+            await pilot.press("escape")
+            await until(pilot, lambda: isinstance(app.screen, FleetScreen) and any(
+                r.label == "b" and r.speedup is not None for r in app.screen.rows))  # fmt: skip
+        emitted = [r for r in b_plain.server.emitted if r.max_new_tokens == 120]
+        assert len(emitted) == 4  # the warm-up and three runs, at b's own baseline server
+        assert not [r for r in a.server.emitted if r.max_new_tokens != 120]

@@ -1,0 +1,76 @@
+"""`specmon web` in a real browser: Debian's Chromium driven by Playwright, against the simulator.
+
+Chromium is the system's (`apt-get install chromium chromium-driver`, which `.ci/run` does);
+Playwright's own browser download is never used. Without /usr/bin/chromium these tests skip,
+saying why; with SPECMON_BROWSER_REQUIRED=1 (CI sets it) they fail instead.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from web_helpers import CHROMIUM, Web
+
+from specmon.sim import SimConfig, SimThread
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """A headless Chromium with a fresh profile."""
+    if not Path(CHROMIUM).exists():
+        reason = f"{CHROMIUM} is missing: apt-get install chromium chromium-driver"
+        if os.environ.get("SPECMON_BROWSER_REQUIRED") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright, tempfile.TemporaryDirectory() as profile:
+        context = playwright.chromium.launch_persistent_context(
+            profile,
+            executable_path=CHROMIUM,
+            headless=True,
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync"],
+            viewport={"width": 1400, "height": 1000},
+        )  # fmt: skip
+        yield context
+        context.close()
+
+
+@pytest.fixture
+def sims() -> Iterator[tuple[SimThread, SimThread]]:
+    """The demo's pair: a speculative server and its plain twin, the baseline."""
+    config = SimConfig()
+    with SimThread(config) as spec, SimThread(replace(config, speculative_algorithm=None)) as base:
+        yield spec, base
+
+
+@pytest.fixture
+def web(sims: tuple[SimThread, SimThread], tmp_path: Path) -> Iterator[Web]:
+    """`specmon web` on a free port, watching the speculative simulator."""
+    spec, base = sims
+    db = tmp_path / "db"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "specmon", "web", "--url", spec.url, "--baseline-url", base.url,
+         "--db", str(db), "--web-port", "0", "--interval", "0.5", "--probe-every", "1",
+         "--probe-tokens", "48", "--baseline-runs", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    assert process.stdout is not None
+    try:
+        first = process.stdout.readline()
+        found = re.search(r" on (http://\S+)$", first.strip())
+        assert found, first
+        yield Web(process, found.group(1), db)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        process.stdout.close()
