@@ -81,12 +81,9 @@ class Watch:
             emit: Receives every Sample.
             on_error: Receives a one-line reason when telemetry cannot be set up at all.
         """
-        # aiohttp takes ~150 ms to import: in a thread, so that keys pressed meanwhile are
-        # answered between its steps rather than after it.
-        transport = await asyncio.to_thread(polling_transport, self.target)
         async with (
             make_client(self.target) as client,
-            make_client(self.target, transport=transport) as polls,
+            make_client(self.target, transport=polling_transport(self.target)) as polls,
         ):
             self.connection = connection = Connection(client, polls)
             self.connected.set()

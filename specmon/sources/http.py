@@ -205,9 +205,36 @@ def make_client(
 def polling_transport(target: Target) -> httpx.AsyncBaseTransport:
     """The transport of a target's polls (server info, /metrics): aiohttp's, a third of the CPU
     of httpx's own per request. The probe and benches keep httpx's, whose streaming they time."""
-    from specmon.sources.aiohttp_transport import AiohttpTransport  # ~150 ms: only when polled
+    return _DeferredAiohttp(verifies_tls(target))
 
-    return AiohttpTransport(verify=verifies_tls(target))
+
+class _DeferredAiohttp(httpx.AsyncBaseTransport):
+    """aiohttp's transport, imported on the first request, in a thread.
+
+    aiohttp takes ~150 ms to import: not at start (every command would pay it before its first
+    output), and not on the event loop (keys pressed meanwhile would wait for it).
+    """
+
+    def __init__(self, verify: bool) -> None:
+        self.verify = verify
+        self._loading: asyncio.Future[httpx.AsyncBaseTransport] | None = None
+
+    def _load(self) -> httpx.AsyncBaseTransport:
+        from specmon.sources.aiohttp_transport import AiohttpTransport
+
+        return AiohttpTransport(verify=self.verify)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Send through aiohttp's transport, once it is loaded."""
+        if self._loading is None:  # the polls start together: one import for all of them
+            self._loading = asyncio.ensure_future(asyncio.to_thread(self._load))
+        transport = await asyncio.shield(self._loading)
+        return await transport.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        """Close aiohttp's transport, if it was loaded."""
+        if self._loading is not None:
+            await (await self._loading).aclose()
 
 
 def _causes(exc: BaseException) -> list[BaseException]:
