@@ -1,4 +1,5 @@
-"""The bench protocol: warm-up runs, then N timed probe runs, into one Snapshot.
+"""The bench protocol: warm-up runs, then N timed probe runs (each of them `concurrency`
+streams at once), into one Snapshot.
 
 Nothing is saved here: the caller stores the Snapshot only when `run_bench` returns, so an
 interrupted bench (Ctrl-C, server gone, server restarted mid-bench) leaves no trace.
@@ -64,8 +65,8 @@ class _GpuSamples:
         with contextlib.suppress(SourceError):  # context for the bench, never its failure
             self.readings.append(await self.read())
 
-    async def during(self, probe: Awaitable[ProbeResult]) -> ProbeResult:
-        """Await a probe while sampling the GPUs every `every` seconds."""
+    async def during(self, probe: Awaitable[list[ProbeResult]]) -> list[ProbeResult]:
+        """Await a batch of probes while sampling the GPUs every `every` seconds."""
         if self.read is None:
             return await probe
         sampler = asyncio.create_task(self._every())
@@ -86,6 +87,22 @@ async def _metrics_or_none(client: httpx.AsyncClient, backend: Backend) -> Serve
         return await backend.metrics(client)
     except SourceError:
         return None  # metrics are optional for a bench: off, or a passing failure
+
+
+async def _together(probe: Callable[[], Awaitable[ProbeResult]], streams: int) -> list[ProbeResult]:
+    """`streams` probes in flight at once (the protocol's concurrency), in the order sent.
+
+    The first failure cancels the others and is raised as it is (not as an exception group).
+    """
+    if streams == 1:
+        return [await probe()]
+    tasks = [asyncio.ensure_future(probe()) for _ in range(streams)]
+    try:
+        return list(await asyncio.gather(*tasks))
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _restarted(before: ServerInfo, after: ServerInfo) -> bool:
@@ -115,7 +132,8 @@ async def run_bench(
         backend: How to read it (from `sources.backend.connect`).
         url: The target's base URL (recorded in the snapshot).
         info: Server info read just before; read again at the end to detect a restart.
-        protocol: Warm-up and run counts, max tokens, prompt.
+        protocol: Warm-up and run counts, max tokens, prompt; at a concurrency N every
+            warm-up and timed run is N streams at once, each stream one of the snapshot's runs.
         label: The user's label for the snapshot.
         on_progress: Called after every warm-up and timed run.
         wall: Wall clock for the snapshot's time.
@@ -133,23 +151,29 @@ async def run_bench(
             arrived buffered (no timing to measure).
     """
     metrics_before = await _metrics_or_none(client, backend)
+    streams = protocol.concurrency
+
+    def probe() -> Awaitable[ProbeResult]:
+        return backend.probe(client, prompt=protocol.prompt, max_tokens=protocol.max_tokens)
+
     for i in range(protocol.warmup):
-        result = await backend.probe(client, prompt=protocol.prompt, max_tokens=protocol.max_tokens)
-        if on_progress:
-            on_progress(Progress("warmup", i + 1, protocol.warmup, run_figures(result)))
+        for j, result in enumerate(await _together(probe, streams)):
+            if on_progress:
+                index = i * streams + j + 1
+                on_progress(
+                    Progress("warmup", index, protocol.warmup * streams, run_figures(result))
+                )
     gpu = _GpuSamples(gpu_state, gpu_every)
     await gpu.sample()
     runs: list[RunFigures] = []
-    for i in range(protocol.runs):
-        result = await gpu.during(
-            backend.probe(client, prompt=protocol.prompt, max_tokens=protocol.max_tokens)
-        )
-        figures = run_figures(result)
-        if figures.buffered:
-            raise BenchInvalid(f"{url}: {BUFFERED_STREAM}; nothing saved")
-        runs.append(figures)
-        if on_progress:
-            on_progress(Progress("run", i + 1, protocol.runs, figures))
+    for _ in range(protocol.runs):
+        for result in await gpu.during(_together(probe, streams)):
+            figures = run_figures(result)
+            if figures.buffered:
+                raise BenchInvalid(f"{url}: {BUFFERED_STREAM}; nothing saved")
+            runs.append(figures)
+            if on_progress:
+                on_progress(Progress("run", len(runs), protocol.runs * streams, figures))
     await gpu.sample()
     info_after = await backend.server_info(client)
     if _restarted(info, info_after):

@@ -267,6 +267,8 @@ class Protocol:
     max_tokens: int
     temperature: float
     prompt: str
+    concurrency: int = 1
+    """Requests in flight at once: each timed run is this many concurrent streams (`ab`)."""
 
 
 GpuSourceKind = Literal["nvml", "dcgm"]

@@ -19,6 +19,7 @@ from dataclasses import fields
 from enum import StrEnum
 from typing import Any, TypeVar
 
+from specmon.analysis.comparison import Comparison
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.stats import summarize
 from specmon.analysis.validity import fingerprint
@@ -112,7 +113,7 @@ def snapshot_to_dict(snapshot: Snapshot) -> dict[str, Any]:
         "protocol": dataclasses.asdict(snapshot.protocol),
         "runs": [_run_to_dict(run) for run in snapshot.runs],
         "summary": {name: stats_to_dict(summary_of(snapshot, name)) for name in SUMMARY_FIGURES},
-        "pooled": _pooled_to_dict(pool(snapshot.runs)),
+        "pooled": pooled_to_dict(pool(snapshot.runs)),
         "fingerprint": fingerprint(server.args),
         "snapshot_id": snapshot.id,
         "gpu": gpu_state_to_dict(snapshot.gpu),
@@ -139,7 +140,7 @@ def _speculative(spec: SpecConfig, *, draft_model: bool) -> dict[str, Any]:
     return fields
 
 
-def _pooled_to_dict(pooled: Pooled) -> dict[str, Any]:
+def pooled_to_dict(pooled: Pooled) -> dict[str, Any]:
     """The one statistic of the runs (analysis/pooled.py): what every comparison uses."""
     return {
         "decode_tok_s": pooled.decode_tok_s,
@@ -147,6 +148,20 @@ def _pooled_to_dict(pooled: Pooled) -> dict[str, Any]:
         "accept_length": pooled.accept_length,
         "cycle_ms": pooled.cycle_ms,
         "timed_runs": pooled.runs,
+    }
+
+
+def comparison_to_dict(c: Comparison | None) -> dict[str, Any] | None:
+    """A comparison's figures (analysis/comparison.py); speedup as fractions (0.21 is +21%)."""
+    if c is None:
+        return None
+    return {
+        "baseline_decode_tok_s": c.base_tok_s,
+        "decode_tok_s": c.now_tok_s,
+        "speedup": {"value": c.speedup.value, "low": c.speedup.low, "high": c.speedup.high},
+        "verdict": c.verdict.value,
+        "break_even": c.break_even,
+        "margin": c.margin,
     }
 
 
@@ -300,6 +315,8 @@ def snapshot_from_record(record: Mapping[str, Any]) -> Snapshot:
             max_tokens=protocol.integer("max_tokens"),
             temperature=protocol.number("temperature"),
             prompt=protocol.string("prompt"),
+            # Records from before `ab` ran one stream at a time and do not name it.
+            concurrency=protocol.integer("concurrency") if "concurrency" in protocol.data else 1,
         ),
         runs=tuple(_run_from(run) for run in top.objs("runs")),
         gpu=_gpu_from(top),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import builtins
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
@@ -167,29 +167,43 @@ class Store:
             ValueError: The snapshot has no runs (an interrupted bench stores nothing).
             StoreError: The write failed; nothing was stored.
         """
-        if not snapshot.runs:
+        return self.save_all([snapshot])[0]
+
+    def save_all(self, snapshots: Sequence[Snapshot]) -> builtins.list[int]:
+        """Store completed snapshots all in one transaction (`ab`'s pairs): all or none.
+
+        Returns:
+            Their new ids, in order.
+
+        Raises:
+            ValueError: A snapshot has no runs (an interrupted bench stores nothing).
+            StoreError: The write failed; nothing was stored.
+        """
+        if any(not snapshot.runs for snapshot in snapshots):
             raise ValueError("a snapshot needs at least one run to be stored")
-        server = snapshot.server
-        record = json.dumps(snapshot_to_record(snapshot), sort_keys=True)
+        ids: builtins.list[int] = []
         with self._errors(), self._transaction():
-            cursor = self._db.execute(
-                "INSERT INTO snapshots (created_at, url, label, backend, model, version,"
-                " speculative, fingerprint, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    snapshot.created_at,
-                    snapshot.url,
-                    snapshot.label,
-                    server.backend,
-                    server.model,
-                    server.version,
-                    int(server.speculative is not None),
-                    fingerprint(server.args),
-                    record,
-                ),
-            )
-            row_id = cursor.lastrowid
-        assert row_id is not None  # an INSERT into a rowid table always sets it
-        return row_id
+            for snapshot in snapshots:
+                server = snapshot.server
+                record = json.dumps(snapshot_to_record(snapshot), sort_keys=True)
+                cursor = self._db.execute(
+                    "INSERT INTO snapshots (created_at, url, label, backend, model, version,"
+                    " speculative, fingerprint, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        snapshot.created_at,
+                        snapshot.url,
+                        snapshot.label,
+                        server.backend,
+                        server.model,
+                        server.version,
+                        int(server.speculative is not None),
+                        fingerprint(server.args),
+                        record,
+                    ),
+                )
+                assert cursor.lastrowid is not None  # an INSERT into a rowid table sets it
+                ids.append(cursor.lastrowid)
+        return ids
 
     def get(self, snapshot_id: int) -> Snapshot:
         """The snapshot with this id.

@@ -28,6 +28,7 @@ def test_every_headless_module_imports_without_textual_or_rich() -> None:
     assert out.stdout.strip() == ""
     assert "specmon.cli.bench" in HEADLESS
     assert "specmon.sources.sampler" in HEADLESS
+    assert "specmon.launch.ab" in HEADLESS  # launched servers: headless too
     assert {"specmon.cli.whatif", "specmon.session.whatif", "specmon.whatif_text"} <= set(HEADLESS)
     assert {"specmon.session.fleet", "specmon.session.fleet_row", "specmon.exporter.metrics",
             "specmon.exporter.server", "specmon.cli.exporter"} <= set(HEADLESS)  # fmt: skip
@@ -77,7 +78,8 @@ UI = sorted(m.name for m in pkgutil.walk_packages(specmon.__path__, "specmon.")
 def test_the_ui_imports_no_source_and_no_feature_that_does_io() -> None:
     # DESIGN.md §2: the app keeps workers, message routing and rendering; the session does I/O.
     for module in UI:
-        bad = {m for m in _imports(module) if m.startswith(("specmon.sources", "specmon.bench"))}
+        io = ("specmon.sources", "specmon.bench", "specmon.launch")
+        bad = {m for m in _imports(module) if m.startswith(io)}
         assert not bad, f"{module} imports {bad}"
 
 

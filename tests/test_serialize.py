@@ -138,7 +138,14 @@ def test_dict_has_exactly_the_documented_keys() -> None:
         "eagle_topk",
         "num_draft_tokens",
     }
-    assert set(data["protocol"]) == {"runs", "warmup", "max_tokens", "temperature", "prompt"}
+    assert set(data["protocol"]) == {
+        "runs",
+        "warmup",
+        "max_tokens",
+        "temperature",
+        "prompt",
+        "concurrency",
+    }
     assert len(data["runs"]) == 5
     for run in data["runs"]:
         assert set(run) == {
@@ -203,6 +210,7 @@ def test_dict_values() -> None:
         "max_tokens": 500,
         "temperature": 0.0,
         "prompt": "Explain a CPU.",
+        "concurrency": 1,
     }
     assert data["runs"][1]["decode_tok_s"] == 75.9
     assert data["runs"][1]["verify_ct"] == 238
@@ -290,6 +298,14 @@ def test_record_keeps_every_dataclass_field() -> None:
     assert {f.name for f in dataclasses.fields(Protocol)} <= set(record["protocol"])
     assert {f.name for f in dataclasses.fields(RunFigures)} <= set(record["runs"][0])
     assert record["server"]["args"] == SPEC_ARGS
+
+
+def test_a_record_from_before_concurrency_reads_as_one_stream() -> None:
+    record = snapshot_to_record(make_snapshot(spec=False))
+    del record["protocol"]["concurrency"]
+    assert snapshot_from_record(record).protocol.concurrency == 1
+    record["protocol"]["concurrency"] = 4
+    assert snapshot_from_record(record).protocol.concurrency == 4
 
 
 def test_record_accepts_integers_for_numbers_and_ignores_extra_keys() -> None:

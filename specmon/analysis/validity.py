@@ -82,7 +82,7 @@ _ABSENT = object()
 
 def protocol_differences(a: Protocol, b: Protocol) -> list[str]:
     """Protocol fields that differ (runs and warm-up do not change what a run measures)."""
-    names = ("max_tokens", "temperature", "prompt")
+    names = ("max_tokens", "temperature", "prompt", "concurrency")
     return [n for n in names if getattr(a, n) != getattr(b, n)]
 
 

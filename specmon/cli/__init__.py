@@ -1,5 +1,5 @@
-"""Command line: `specmon bench|check|whatif|snapshots|exporter|demo|agent|web`, one module per
-command.
+"""Command line: `specmon bench|check|whatif|ab|launch|snapshots|exporter|demo|agent|web`,
+one module per command.
 
 Every failure prints one line naming its cause (never a traceback) and exits non-zero.
 """
@@ -13,13 +13,25 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 
 from specmon import __version__
-from specmon.cli import agent, bench, check, demo, exporter, monitor, snapshots, web, whatif
+from specmon.cli import (
+    ab,
+    agent,
+    bench,
+    check,
+    demo,
+    exporter,
+    launch,
+    monitor,
+    snapshots,
+    web,
+    whatif,
+)
 from specmon.cli.common import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, apply_shared
 from specmon.cli.stopping import stopped_by_signals
 from specmon.config import DEFAULT_HOST, DEFAULT_PORT
 from specmon.errors import SpecmonError, TargetError
 
-COMMANDS = (bench, check, whatif, snapshots, exporter, demo, agent, web)
+COMMANDS = (bench, check, whatif, ab, launch, snapshots, exporter, demo, agent, web)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -36,6 +36,9 @@ class BaselineOrigin(StrEnum):
     """Taken now from the watched server while it ran without speculation."""
     STORE = "from the store"
     """A saved baseline whose configuration matches."""
+    RELAUNCHED = "this server, relaunched without speculation"
+    """Taken now by relaunching the server specmon launched (`specmon launch`) without its
+    speculative flags, then relaunching it with them."""
 
 
 @dataclass(frozen=True, slots=True)

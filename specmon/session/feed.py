@@ -20,6 +20,7 @@ from specmon.errors import SpecmonError
 from specmon.model import Protocol as BenchProtocol
 from specmon.model import Sample, Snapshot
 from specmon.session.baselines import BaselineOrigin
+from specmon.session.relaunch import ManagedServer
 from specmon.session.snapshot import Progress, SnapshotKind, default_protocol, take_snapshot
 from specmon.session.view import BenchView
 from specmon.session.watch import BASELINE_SERVER_EVERY_S, ProbeOutcome, Watch
@@ -94,6 +95,7 @@ class LocalFeed:
         wall: Callable[[], float] = time.time,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        managed: ManagedServer | None = None,
     ) -> None:
         """Args:
         config: The dashboard's configuration (cadences, probe, benches).
@@ -102,12 +104,15 @@ class LocalFeed:
         wall: Wall clock.
         clock: Monotonic clock of the probe cadence (tests fake it, with `sleep`).
         sleep: How the probe loop waits.
+        managed: The server when specmon launched it (`specmon launch`): a baseline of origin
+            RELAUNCHED relaunches it without speculation, then with it.
         """
         self.config = config
         self.targets = targets
         self.store = store
         self.wall = wall
         self.protocol = bench_protocol(config)
+        self.managed = managed
         self.watch = Watch(targets.server, interval=config.interval,
                            gpu_metrics=config.gpu_metrics, wall=wall, clock=clock,
                            sleep=sleep)  # fmt: skip
@@ -216,15 +221,19 @@ class LocalFeed:
 
         watched = url == self.config.url
         try:
-            snapshot = await take_snapshot(
-                replace(self.targets.server, url=url),
-                protocol,
-                kind=kind,
-                label=label,
-                gpu_metrics=self.config.gpu_metrics if watched else None,
-                on_progress=progress,
-                wall=self.wall,
-            )
+            if origin == BaselineOrigin.RELAUNCHED and self.managed is not None:
+                bench = self.managed.take_baseline(protocol, on_progress=progress, wall=self.wall)
+            else:
+                bench = take_snapshot(
+                    replace(self.targets.server, url=url),
+                    protocol,
+                    kind=kind,
+                    label=label,
+                    gpu_metrics=self.config.gpu_metrics if watched else None,
+                    on_progress=progress,
+                    wall=self.wall,
+                )
+            snapshot = await bench
             store = self.store
             if store is None:
                 raise SpecmonError("no snapshot store: the result cannot be saved")

@@ -51,6 +51,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--speculative-num-draft-tokens", type=int, default=d.speculative_num_draft_tokens
     )
     p.add_argument("--speculative-draft-model-path", default=DEFAULT_DRAFT_MODEL)
+    p.add_argument("--max-running-requests", type=int, default=None)
+    p.add_argument("--mem-fraction-static", type=float, default=None)
+    p.add_argument("--enable-mixed-chunk", action="store_true")
+    p.add_argument("--disable-overlap-schedule", action="store_true")
     p.add_argument("--enable-metrics", action="store_true", help="serve /metrics (off, as SGLang)")
     p.add_argument("--api-key", default=None)
     p.add_argument("--host", default="127.0.0.1")
@@ -118,8 +122,26 @@ def config_from_args(argv: Sequence[str] | None = None) -> SimConfig:
         concurrency_slowdown=a.concurrency_slowdown,
         seed=a.seed,
         record_path=a.record,
+        extra_args=_scheduling_args(a, speculative=algorithm is not None),
         gpus=a.gpus,
     )
+
+
+def _scheduling_args(a: argparse.Namespace, *, speculative: bool) -> dict[str, object]:
+    """The scheduling args as SGLang 0.5.17 resolves them: with speculation an unset
+    `max_running_requests` becomes 48 and mixed chunking is off (`speculative_hook.py`); unset
+    ones are left to the version's template."""
+    args: dict[str, object] = {}
+    if a.enable_mixed_chunk:
+        args["enable_mixed_chunk"] = not speculative
+    if a.disable_overlap_schedule:
+        args["disable_overlap_schedule"] = True
+    running = 48 if a.max_running_requests is None and speculative else a.max_running_requests
+    if running is not None:
+        args["max_running_requests"] = running
+    if a.mem_fraction_static is not None:
+        args["mem_fraction_static"] = a.mem_fraction_static
+    return args
 
 
 async def serve(config: SimConfig) -> None:

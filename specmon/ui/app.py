@@ -26,6 +26,7 @@ from specmon.model import ServerInfo
 from specmon.session.baselines import BaselineOrigin, describe_nearest, lookup_baseline
 from specmon.session.feed import Feed, LocalFeed, bench_protocol
 from specmon.session.live import LiveState
+from specmon.session.relaunch import ManagedServer
 from specmon.session.snapshot import SnapshotKind, default_protocol
 from specmon.session.view import BenchView, View
 from specmon.session.whatif_view import live_what_if
@@ -92,6 +93,7 @@ class SpecmonApp(App[None]):
         store: Store | None,
         *,
         auto_baseline: bool = False,
+        managed: ManagedServer | None = None,
         start_workers: bool = True,
         wall: Callable[[], float] = time.time,
         feed: Feed | None = None,
@@ -104,6 +106,8 @@ class SpecmonApp(App[None]):
                 is given: then the feed talks to them).
             store: The snapshot store; None runs without saving (said in the log).
             auto_baseline: Take a baseline as soon as the server is known (the demo).
+            managed: The server when specmon launched it (`specmon launch`): `b` relaunches it
+                without speculation for the baseline, then with it.
             start_workers: Start sampling and probing on mount (tests push messages instead).
             wall: Wall clock (tests fix it).
             feed: Where samples, probes and benches come from; by default this process samples
@@ -113,6 +117,7 @@ class SpecmonApp(App[None]):
         self.config = config
         self.store = store
         self.auto_baseline = auto_baseline
+        self.managed = managed
         self.start_workers = start_workers
         self.wall = wall
         self.probe_protocol = default_protocol(5, 0, config.probe_tokens)
@@ -123,7 +128,7 @@ class SpecmonApp(App[None]):
         if feed is None:
             if targets is None:
                 raise ValueError("the dashboard needs its targets or a feed")
-            feed = LocalFeed(config, targets, store, wall=wall)
+            feed = LocalFeed(config, targets, store, wall=wall, managed=managed)
         self.feed = feed
         self._looked_up_baseline = False
         self._theme_names: list[str] = []
@@ -268,7 +273,10 @@ class SpecmonApp(App[None]):
         if message.kind == SnapshotKind.BASELINE and message.origin is not None:
             self.live.set_baseline(self.wall(), snapshot, message.origin)
             self._follow_baseline_server()
-            if message.origin == BaselineOrigin.THIS_SERVER:
+            if message.origin == BaselineOrigin.RELAUNCHED:
+                self.live.log(self.wall(), "info", "baseline taken; the speculative server "
+                              "is back")  # fmt: skip
+            elif message.origin == BaselineOrigin.THIS_SERVER:
                 self.live.log(self.wall(), "warn", "baseline taken: now restart the server WITH "
                               "speculation; the comparison follows")  # fmt: skip
         else:
@@ -347,6 +355,8 @@ class SpecmonApp(App[None]):
         if self.config.baseline_url is not None:
             self._start_bench(SnapshotKind.BASELINE, self.config.baseline_url,
                               BaselineOrigin.BASELINE_SERVER)  # fmt: skip
+        elif self.managed is not None:  # specmon launched it: relaunch it without speculation
+            self._start_bench(SnapshotKind.BASELINE, self.config.url, BaselineOrigin.RELAUNCHED)
         elif info is None:
             self.notify("the server has not answered yet, so specmon cannot tell whether it "
                         "runs with speculation: press b once it is up, or give --baseline-url",

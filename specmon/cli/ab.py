@@ -1,0 +1,219 @@
+"""`specmon ab [options] -- <server command>`: the managed A/B of a speculative server against
+the same server without speculation, at each load asked for."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from specmon.analysis.load import best_per_concurrency, crossover
+from specmon.analysis.validity import DEFAULT_MAX_AGE_S
+from specmon.bench import Progress
+from specmon.cli import launch, stopping
+from specmon.cli.ab_report import (
+    best_lines,
+    crossover_line,
+    report_to_dict,
+    split_lines,
+    table_lines,
+)
+from specmon.cli.common import (
+    add_connection,
+    add_db,
+    count,
+    open_store,
+    positive_int,
+    target_of,
+    tokens,
+)
+from specmon.cli.launch import add_launch_options
+from specmon.errors import SpecmonError, TargetError
+from specmon.launch.ab import (
+    AbEvents,
+    AbPlan,
+    Side,
+    configs,
+    levels,
+    run_ab,
+)
+from specmon.launch.ab import target_for as launched_target
+from specmon.launch.sglang_parser import rules_for
+from specmon.launch.split import Split, server_kind, split_command
+from specmon.launch.sweep import Variant, parse_axes, variants
+from specmon.model import Protocol
+from specmon.render import run_line
+from specmon.sources.probe import DEFAULT_PROMPT
+from specmon.store import Store
+
+
+def concurrency_list(text: str) -> tuple[int, ...]:
+    """`1,4,16` -> (1, 4, 16): distinct positive integers, in increasing order."""
+    try:
+        values = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of integers: {text!r}") from None
+    if not values or values[0] < 1:
+        raise argparse.ArgumentTypeError(f"concurrencies must be positive integers: {text!r}")
+    return tuple(values)
+
+
+def register(commands: Any) -> None:
+    """Add the `ab` subcommand."""
+    ab = commands.add_parser(
+        "ab",
+        help="launch a speculative server and its baseline in turn and compare them under load",
+        description="Derives the baseline command (the server command minus its speculative "
+        "flags, with the settings SGLang changes for speculation pinned on both), then runs "
+        "ABAB rounds: each launches the baseline, then the speculative server, one at a time, "
+        "and benches each at every concurrency. Prints a table per concurrency and the "
+        "crossover, and saves every bench as a snapshot once all are complete. "
+        "Exit 0 done, 1 failed (nothing saved), 2 bad arguments, 130 interrupted.",
+        allow_abbrev=False,
+    )
+    ab.add_argument(
+        "--concurrency",
+        type=concurrency_list,
+        default=(1,),
+        metavar="N,N…",
+        help="streams at once, one bench per level (default 1), e.g. 1,4,16",
+    )
+    ab.add_argument("--rounds", type=positive_int, default=2, help="ABAB rounds (default 2)")
+    ab.add_argument("--runs", type=positive_int, default=3, help="timed runs per bench (default 3)")
+    ab.add_argument("--warmup", type=count, default=1, help="warm-up runs (default 1)")
+    ab.add_argument(
+        "--max-tokens", type=tokens, default=256, help="tokens per stream (default 256)"
+    )
+    ab.add_argument("--prompt", default=DEFAULT_PROMPT, help="prompt text (default: built in)")
+    ab.add_argument(
+        "--sweep",
+        action="append",
+        default=[],
+        metavar="AXIS=N,N…",
+        help="try each speculative configuration (repeatable; their product): SGLang steps=, "
+        "topk=, draft-tokens=; vLLM tokens=; llama.cpp draft-max=",
+    )
+    add_launch_options(ab)
+    ab.add_argument(
+        "--dry-run", action="store_true", help="print the two commands and the pins; launch none"
+    )
+    ab.add_argument("--json", action="store_true", help="print one JSON object (schema 1)")
+    ab.add_argument(
+        "--watch",
+        action="store_true",
+        help="instead of the A/B, launch the speculative server and open the dashboard on it "
+        "(as `specmon launch`): b relaunches it without speculation for the baseline",
+    )
+    ab.add_argument(
+        "command", nargs=argparse.REMAINDER, help="the speculative server's command, after --"
+    )
+    add_db(ab)
+    add_connection(ab)
+    ab.set_defaults(run=run, interrupted="the A/B did not complete: nothing saved")
+
+
+def split_of(args: argparse.Namespace) -> Split:
+    """The server command after `--`, split (SGLang's own parser for SGLang when it loads).
+
+    Raises:
+        TargetError: No command, or one specmon cannot split.
+    """
+    command = list(args.command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    if not command:
+        raise TargetError("give the speculative server's command after --")
+    return split_command(command, os.environ, rules_for(server_kind(command)))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Split the command, then (unless --dry-run) run the A/B and save it."""
+    if args.watch:
+        return launch.run(args)
+    split = split_of(args)
+    out = sys.stderr if args.json else sys.stdout
+    for line in split_lines(split):
+        print(line, file=out)
+    found: list[Variant] = []
+    skipped: list[str] = []
+    if args.sweep:
+        found, skipped = variants(split, parse_axes(args.sweep, split.kind))
+        for line in skipped:
+            print(f"Sweep: skipped {line}", file=out)
+        if not found:
+            raise TargetError("every configuration of the sweep was skipped: nothing to run")
+        print(f"Sweep: {', '.join(v.label for v in found)}", file=out)
+    if args.dry_run:
+        return 0
+    plan = AbPlan(
+        split=split,
+        target=launched_target(split, target_of(args, "http://127.0.0.1")),
+        protocol=Protocol(args.runs, args.warmup, args.max_tokens, 0.0, args.prompt),
+        concurrencies=args.concurrency,
+        rounds=args.rounds,
+        health_timeout_s=args.health_timeout,
+        logs=Path(args.logs).expanduser() if args.logs else None,
+        variants=tuple(found),
+    )
+    with open_store(args) as store:
+        return stopping.run(_ab(args, plan, store, skipped))
+
+
+async def _ab(args: argparse.Namespace, plan: AbPlan, store: Store, skipped: list[str]) -> int:
+    out = sys.stderr if args.json else sys.stdout
+    sides = (
+        f"baseline then {len(plan.variants)} configurations"
+        if plan.variants
+        else ("baseline then speculative")
+    )
+    print(
+        f"Plan: {plan.rounds} round(s) of {sides}, at "
+        f"{', '.join(map(str, plan.concurrencies))} stream(s): {args.warmup} warm-up + "
+        f"{args.runs} runs × {args.max_tokens} tokens per stream, at {plan.target.url}",
+        file=out,
+        flush=True,
+    )
+
+    def progress(side: Side, concurrency: int, p: Progress) -> None:
+        if p.phase == "run" and p.index % concurrency == 0:  # one line per batch
+            phase = f"{side} ×{concurrency}"
+            print(run_line(p.index, p.total, p.figures, phase), file=out, flush=True)
+
+    said: set[str] = set()
+
+    def say(line: str) -> None:
+        if line.startswith("GPUs:") and line in said:  # the same for every bench of an A/B
+            return
+        said.add(line)
+        print(line, file=out, flush=True)
+
+    runs = await run_ab(plan, AbEvents(say=say, progress=progress))
+    now = time.time()
+    per_config = []
+    for config in configs(runs):
+        found = levels(runs, now=now, max_age_s=DEFAULT_MAX_AGE_S, config=config)
+        cross = crossover(found)
+        per_config.append((config, found, cross))
+        if config is not None:
+            print(f"Configuration {config}:", file=out)
+        for line in [*table_lines(found), crossover_line(cross)]:
+            print(line, file=out)
+    best = []
+    if plan.variants:
+        best = best_per_concurrency([(c or "", found) for c, found, _ in per_config])
+        for line in best_lines(best):
+            print(line, file=out)
+    ids: list[int] = []
+    try:
+        ids = store.save_all([run.snapshot for run in runs])  # all or none
+    except SpecmonError as exc:
+        print(f"specmon: error: could not save the snapshots: {exc}", file=sys.stderr)
+        return 1
+    print(f"Saved {len(ids)} snapshots ({ids[0]}–{ids[-1]}) to {store.path}", file=out)
+    if args.json:
+        print(json.dumps(report_to_dict(plan.split, per_config, best, ids, skipped), indent=2))
+    return 0

@@ -1,0 +1,148 @@
+"""What `specmon ab` prints: the split, the table per concurrency, the crossover, and its JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from specmon.analysis.load import Best, Crossover, Level
+from specmon.launch.split import Split
+from specmon.serialize import comparison_to_dict, pooled_to_dict
+from specmon.wording import DASH, num, speedup_text, validity_mark, verdict_text
+
+
+def split_lines(split: Split) -> list[str]:
+    """The two commands, what was taken out, what is pinned and why."""
+    lines = [
+        f"Server: {split.kind} (speculative flags found by {split.rules})",
+        f"Speculative: {split.speculative.shell()}",
+        f"Baseline:    {split.baseline.shell()}",
+        f"Removed for the baseline: {' '.join(split.removed) or DASH}",
+    ]
+    lines += [f"Pinned on both: {pin.describe()}" for pin in split.pins]
+    if split.baseline_only:
+        lines.append(
+            f"Baseline only: {' '.join(split.baseline_only)} (the simulator speculates unless "
+            "told not to)"
+        )
+    lines += [f"Note: {note}" for note in split.notes]
+    return lines
+
+
+HEADER = (
+    f"{'streams':>7}  {'baseline':>9}  {'spec':>9}  {'speedup [95%]':<24}  {'verdict':<13}  "
+    f"{'accept':>6}  {'cycle':>8}  {'break-even':>10}  {'throughput base → spec':<24}  valid"
+)
+
+
+def table_lines(levels: Sequence[Level]) -> list[str]:
+    """One row per concurrency: per-request decode tok/s of each side, the speedup with its
+    interval and verdict, the speculative accept length and cycle, the break-even, the total
+    throughput of each side and whether every round's pair applies."""
+    lines = [HEADER]
+    for lv in levels:
+        c = lv.comparison
+        throughput = (
+            f"{num(lv.baseline_throughput, '.1f')} → {num(lv.speculative_throughput, '.1f')}"
+        )
+        lines.append(
+            f"{lv.concurrency:>7}  {num(lv.baseline.decode_tok_s):>9}  "
+            f"{num(lv.speculative.decode_tok_s):>9}  "
+            f"{(speedup_text(c.speedup) if c else None) or DASH:<24}  "
+            f"{verdict_text(c) if c else DASH:<13}  {num(lv.speculative.accept_length, '.2f'):>6}  "
+            f"{num(lv.speculative.cycle_ms, '.1f', 'ms'):>8}  "
+            f"{num(c.break_even if c else None, '.2f'):>10}  {throughput:<24}  "
+            f"{_validity(lv)}"
+        )
+    lines.append("(tok/s: per-request decode, pooled over every round; throughput: all streams)")
+    return lines
+
+
+def _validity(lv: Level) -> str:
+    invalid = [v for v in lv.validity if not v.valid]
+    return validity_mark(invalid[0] if invalid else lv.validity[0]) or DASH
+
+
+def crossover_line(cross: Crossover) -> str:
+    """Where speculation stops paying, in one sentence."""
+    said = cross.verdict.value if cross.verdict is not None else "not comparable"
+    if cross.pays_up_to is None:
+        return f"Crossover: speculation wins at no load measured ({cross.stops_at}: {said})."
+    text = f"Crossover: speculation wins up to {cross.pays_up_to} streams"
+    if cross.exceptions:
+        text += f" (not at {', '.join(map(str, cross.exceptions))})"
+    if cross.stops_at is None:
+        return text + ", the highest load measured."
+    return text + f"; above that it stops paying ({cross.stops_at} streams: {said})."
+
+
+def best_lines(best: Sequence[Best]) -> list[str]:
+    """The sweep's best configuration at each concurrency."""
+    lines = ["Best configuration per concurrency:"]
+    for b in best:
+        c = b.level.comparison
+        said = f"{speedup_text(c.speedup)}, {verdict_text(c)}" if c is not None else DASH
+        lines.append(f"  {b.concurrency:>4} streams: {b.config} ({said})")
+    return lines
+
+
+def _level_to_dict(lv: Level) -> dict[str, Any]:
+    return {
+        "concurrency": lv.concurrency,
+        "baseline": pooled_to_dict(lv.baseline),
+        "speculative": pooled_to_dict(lv.speculative),
+        "comparison": comparison_to_dict(lv.comparison),
+        "baseline_throughput_tok_s": lv.baseline_throughput,
+        "speculative_throughput_tok_s": lv.speculative_throughput,
+        "valid": lv.valid,
+        "reasons": sorted({r for v in lv.validity for r in v.reasons}),
+    }
+
+
+def _crossover_to_dict(cross: Crossover) -> dict[str, Any]:
+    return {
+        "pays_up_to": cross.pays_up_to,
+        "stops_at": cross.stops_at,
+        "verdict": cross.verdict.value if cross.verdict is not None else None,
+        "exceptions": list(cross.exceptions),
+    }
+
+
+def report_to_dict(
+    split: Split,
+    per_config: Sequence[tuple[str | None, Sequence[Level], Crossover]],
+    best: Sequence[Best],
+    snapshot_ids: Sequence[int],
+    skipped: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The JSON of `ab --json` (schema 1): the commands, each configuration's levels and
+    crossover (one, labelled null, without --sweep), the best per concurrency, the ids saved."""
+    return {
+        "schema": 1,
+        "server": split.kind.value,
+        "rules": split.rules,
+        "speculative_command": split.speculative.shell(),
+        "baseline_command": split.baseline.shell(),
+        "removed": list(split.removed),
+        "pinned": [{"flag": p.flag, "value": p.value, "reason": p.reason} for p in split.pins],
+        "baseline_only": list(split.baseline_only),
+        "notes": list(split.notes),
+        "configs": [
+            {
+                "config": config,
+                "levels": [_level_to_dict(lv) for lv in found],
+                "crossover": _crossover_to_dict(cross),
+            }
+            for config, found, cross in per_config
+        ],
+        "skipped": list(skipped),
+        "best": [
+            {
+                "concurrency": b.concurrency,
+                "config": b.config,
+                "speedup": comparison_to_dict(b.level.comparison),
+            }
+            for b in best
+        ],
+        "snapshot_ids": list(snapshot_ids),
+    }

@@ -1,0 +1,214 @@
+"""The managed A/B: baseline and speculative servers launched one at a time, ABAB, with the bench
+protocol at every concurrency asked for, through `take_snapshot` like every other bench.
+
+Nothing is saved here: `run_ab` returns every snapshot once all rounds are complete, so an A/B
+that fails or is interrupted leaves nothing half-saved; whatever happens, the server it started
+is stopped (its whole process group) before it returns or raises.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from specmon.analysis.load import Level, level
+from specmon.bench import BenchInvalid, Progress
+from specmon.errors import SourceError
+from specmon.launch.process import LaunchFailed, ServerProcess, port_free
+from specmon.launch.split import Launch, Split, address
+from specmon.launch.sweep import Variant
+from specmon.model import Protocol, Snapshot
+from specmon.session.snapshot import SnapshotKind, take_snapshot
+from specmon.sources.http import Target
+
+DEFAULT_HEALTH_TIMEOUT_S = 600.0
+"""SGLang's first start on a GPU compiles kernels for minutes."""
+BENCH_ATTEMPTS = 2
+"""A bench refused as untrustworthy (a stream that arrived buffered: the client fell behind N
+streams; counters that went down) is run once more, saying so, before the A/B gives up: one
+starved moment of the client should not throw away the launches before it."""
+
+
+class Side(StrEnum):
+    """Which of the two servers."""
+
+    BASELINE = "baseline"
+    SPECULATIVE = "speculative"
+
+
+@dataclass(frozen=True, slots=True)
+class AbPlan:
+    """What a managed A/B runs.
+
+    Attributes:
+        split: The speculative command and its baseline.
+        target: How to reach the launched server (its URL from the command's --host/--port).
+        protocol: The bench protocol; its concurrency is replaced by each of `concurrencies`.
+        concurrencies: Streams at once, one bench each per server launch.
+        rounds: ABAB rounds: each launches the baseline then the speculative server once.
+        health_timeout_s: How long a server may take to answer /health.
+        logs: Where the servers' logs go (a temporary folder by default).
+        variants: Speculative configurations to try (`--sweep`), each launched after the
+            round's baseline; none: the split's speculative launch alone.
+    """
+
+    split: Split
+    target: Target
+    protocol: Protocol
+    concurrencies: tuple[int, ...]
+    rounds: int = 2
+    health_timeout_s: float = DEFAULT_HEALTH_TIMEOUT_S
+    logs: Path | None = None
+    variants: tuple[Variant, ...] = ()
+
+    def speculative(self) -> list[tuple[str | None, Launch]]:
+        """The speculative launches of each round, with their sweep labels."""
+        if not self.variants:
+            return [(None, self.split.speculative)]
+        return [(v.label, v.launch) for v in self.variants]
+
+
+@dataclass(frozen=True, slots=True)
+class AbRun:
+    """One complete bench of an A/B."""
+
+    round: int
+    side: Side
+    snapshot: Snapshot
+    config: str | None = None
+    """The sweep's label of the speculative configuration (None for the baseline, and without
+    a sweep)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AbEvents:
+    """Callbacks along an A/B, for whoever shows its progress (all optional)."""
+
+    say: Callable[[str], None] = lambda _line: None
+    progress: Callable[[Side, int, Progress], None] = lambda _side, _c, _p: None
+    launched: Callable[[ServerProcess], None] = lambda _server: None
+
+
+def target_for(split: Split, base: Target) -> Target:
+    """The launched server's address, with the connection options of `base`."""
+    host, port = address(split.speculative, split.kind)
+    shown = f"[{host}]" if ":" in host else host
+    return dataclasses.replace(base, url=f"http://{shown}:{port}")
+
+
+async def run_ab(plan: AbPlan, events: AbEvents | None = None) -> list[AbRun]:
+    """Run every round and return its benches, complete; nothing is saved.
+
+    Raises:
+        LaunchFailed: A server did not come up (its port taken, it exited, it was not healthy
+            in time), or exited during a bench.
+        SourceError, BenchInvalid, NotABaseline: A bench failed (typed, as `take_snapshot`).
+    """
+    events = events or AbEvents()
+    logs = plan.logs or Path(tempfile.mkdtemp(prefix="specmon-ab-"))
+    logs.mkdir(parents=True, exist_ok=True)
+    host, port = address(plan.split.speculative, plan.split.kind)
+    runs: list[AbRun] = []
+    for round_ in range(1, plan.rounds + 1):
+        sides: list[tuple[Side, str | None, Launch]] = [(Side.BASELINE, None, plan.split.baseline)]
+        sides += [(Side.SPECULATIVE, label, launch) for label, launch in plan.speculative()]
+        for side, config, launch in sides:
+            if not port_free(host, port):
+                raise LaunchFailed(
+                    f"port {port} on {host} is taken: something already listens there; stop it "
+                    "or give the server command another --port"
+                )
+            name = f"{side} ({config})" if config else str(side)
+            server = ServerProcess(launch, logs / f"{len(runs):03d}-{side}-{round_}.log")
+            events.say(f"Round {round_}/{plan.rounds}: starting the {name} server")
+            server.start()
+            try:
+                events.launched(server)
+                await server.wait_healthy(plan.target.url, plan.health_timeout_s)
+                events.say(f"Round {round_}/{plan.rounds}: the {name} server is up")
+                for concurrency in plan.concurrencies:
+                    label = f"ab {name}, {concurrency} streams, round {round_}"
+                    snapshot = await bench_level(plan, server, side, label, concurrency, events)
+                    runs.append(AbRun(round_, side, snapshot, config))
+            finally:
+                server.stop()
+    return runs
+
+
+async def bench_level(
+    plan: AbPlan,
+    server: ServerProcess,
+    side: Side,
+    label: str,
+    concurrency: int,
+    events: AbEvents,
+) -> Snapshot:
+    """One bench of a launched server at one concurrency (run again once if refused as
+    untrustworthy, `BENCH_ATTEMPTS`).
+
+    Raises:
+        LaunchFailed: The server exited during it.
+        SourceError, BenchInvalid, NotABaseline: It failed (typed, as `take_snapshot`).
+    """
+    protocol = dataclasses.replace(plan.protocol, concurrency=concurrency)
+    kind = SnapshotKind.BASELINE if side == Side.BASELINE else SnapshotKind.RUN
+
+    async def bench() -> Snapshot:
+        try:
+            return await take_snapshot(
+                plan.target,
+                protocol,
+                kind=kind,
+                label=label,
+                on_progress=lambda p: events.progress(side, concurrency, p),
+                say=events.say,
+            )
+        except SourceError:
+            code = server.exited()
+            if code is not None:  # the server died under the bench: say so, not the symptom
+                raise LaunchFailed(
+                    f"the {side} server exited with status {code} during the bench at "
+                    f"{concurrency} streams; its log: {server.log}"
+                ) from None
+            raise
+
+    for _ in range(BENCH_ATTEMPTS - 1):
+        try:
+            return await bench()
+        except BenchInvalid as exc:
+            events.say(f"{label}: {exc}; benching it again")
+    return await bench()
+
+
+def configs(runs: Sequence[AbRun]) -> list[str | None]:
+    """The speculative configurations of an A/B, in the order they ran."""
+    return list(dict.fromkeys(r.config for r in runs if r.side == Side.SPECULATIVE))
+
+
+def levels(
+    runs: Sequence[AbRun], *, now: float, max_age_s: float, config: str | None = None
+) -> list[Level]:
+    """The figures of one configuration at each concurrency, each round's pair (its baseline
+    and that configuration) pooled over the rounds (`analysis.load.level`)."""
+    pairs: dict[int, dict[int, dict[Side, Snapshot]]] = {}
+    for run in runs:
+        if run.side == Side.SPECULATIVE and run.config != config:
+            continue
+        rounds = pairs.setdefault(run.snapshot.protocol.concurrency, {})
+        rounds.setdefault(run.round, {})[run.side] = run.snapshot
+    return [
+        level(
+            concurrency,
+            [
+                (sides[Side.BASELINE], sides[Side.SPECULATIVE])
+                for _, sides in sorted(rounds.items())
+            ],
+            now=now,
+            max_age_s=max_age_s,
+        )
+        for concurrency, rounds in sorted(pairs.items())
+    ]

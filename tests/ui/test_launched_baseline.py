@@ -1,0 +1,35 @@
+"""`specmon launch`'s dashboard: `b` relaunches the server without speculation for the
+baseline, then brings the speculative server back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ab_helpers import info_of, managed, sims_left
+from live_helpers import until
+
+from specmon.config import MonitorConfig, Targets
+from specmon.session.baselines import BaselineOrigin
+from specmon.store import Store
+from specmon.ui.app import SpecmonApp
+
+
+async def test_b_on_the_dashboard_relaunches_for_the_baseline(tmp_path: Path) -> None:
+    server = managed(tmp_path)
+    try:
+        await server.start()
+        config = MonitorConfig(url=server.target.url, interval=0.2, probe=False,
+                               baseline_runs=3, probe_tokens=48, read_timeout=2.0)  # fmt: skip
+        with Store(tmp_path / "db") as store:
+            app = SpecmonApp(config, Targets(server.target), store, managed=server)
+            async with app.run_test(size=(80, 24)) as pilot:
+                await until(pilot, lambda: app.live.server.info is not None)  # the feed runs
+                await pilot.press("b")
+                await until(pilot, lambda: app.live.baseline.snapshot is not None, 60)
+                assert app.live.baseline.origin == BaselineOrigin.RELAUNCHED
+                await until(pilot, lambda: not app.bench_running(), 60)
+            assert store.list()[0].server.speculative is None
+        assert (await info_of(server)).speculative is not None
+    finally:
+        server.stop()
+    assert sims_left() == []
