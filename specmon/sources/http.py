@@ -165,8 +165,24 @@ def load_secret(
     return None, warnings
 
 
-def make_client(target: Target) -> httpx.AsyncClient:
-    """The one long-lived client of a target: explicit timeouts, TLS verified unless insecure."""
+def verifies_tls(target: Target) -> bool:
+    """Whether a target's client checks certificates: an https target not `--insecure`.
+
+    A plain-http target never does TLS (redirects are not followed), so no CA bundle is loaded
+    for it: that took ~50 ms of the event loop per client (each `b`, `s`, start).
+    """
+    return not target.insecure and target.url.startswith("https:")
+
+
+def make_client(
+    target: Target, *, transport: httpx.AsyncBaseTransport | None = None
+) -> httpx.AsyncClient:
+    """The long-lived client of a target: explicit timeouts, TLS verified unless insecure.
+
+    Args:
+        target: The server.
+        transport: Another transport than httpx's own (the dashboard's polls use aiohttp's).
+    """
     headers = {"User-Agent": f"specmon/{__version__}"}
     if target.api_key is not None:
         headers["Authorization"] = f"Bearer {target.api_key.value}"
@@ -179,12 +195,46 @@ def make_client(target: Target) -> httpx.AsyncClient:
             write=target.read_timeout,
             pool=target.connect_timeout,
         ),
-        # A plain-http target never does TLS (redirects are not followed), so no CA bundle is
-        # loaded for it: that took ~50 ms of the event loop per client (each `b`, `s`, start).
-        verify=not target.insecure and target.url.startswith("https:"),
+        verify=verifies_tls(target),
         follow_redirects=False,
         trust_env=False,
+        transport=transport,
     )
+
+
+def polling_transport(target: Target) -> httpx.AsyncBaseTransport:
+    """The transport of a target's polls (server info, /metrics): aiohttp's, a third of the CPU
+    of httpx's own per request. The probe and benches keep httpx's, whose streaming they time."""
+    return _DeferredAiohttp(verifies_tls(target))
+
+
+class _DeferredAiohttp(httpx.AsyncBaseTransport):
+    """aiohttp's transport, imported on the first request, in a thread.
+
+    aiohttp takes ~150 ms to import: not at start (every command would pay it before its first
+    output), and not on the event loop (keys pressed meanwhile would wait for it).
+    """
+
+    def __init__(self, verify: bool) -> None:
+        self.verify = verify
+        self._loading: asyncio.Future[httpx.AsyncBaseTransport] | None = None
+
+    def _load(self) -> httpx.AsyncBaseTransport:
+        from specmon.sources.aiohttp_transport import AiohttpTransport
+
+        return AiohttpTransport(verify=self.verify)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Send through aiohttp's transport, once it is loaded."""
+        if self._loading is None:  # the polls start together: one import for all of them
+            self._loading = asyncio.ensure_future(asyncio.to_thread(self._load))
+        transport = await asyncio.shield(self._loading)
+        return await transport.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        """Close aiohttp's transport, if it was loaded."""
+        if self._loading is not None:
+            await (await self._loading).aclose()
 
 
 def _causes(exc: BaseException) -> list[BaseException]:

@@ -9,6 +9,7 @@ import pytest
 from conftest import NOW, URL, baseline_snapshot, gpus, sample, server_info, server_metrics
 from replay import replay_probe
 from test_dashboard import healthy
+from textual.geometry import Region
 from textual.widget import Widget
 from textual.widgets import DataTable, ProgressBar, Sparkline, Static
 
@@ -121,8 +122,40 @@ async def test_decode_sparkline_is_not_stretched(make_app: Callable[..., Specmon
         await pilot.pause()
         row, spark = panel.query_one(HistorySpark), panel.query_one("#decode-spark", Sparkline)
         per_point = row.content_size.width // 60
-        assert spark.size.width == 2 * per_point
         assert spark.region.right == row.content_region.right
+        width, height = spark.size
+        bottom = spark.render_lines(Region(0, height - 1, width, 1))[0].text
+        drawn = width - 2 * per_point
+        assert len(bottom) == width and not bottom[:drawn].strip()
+        assert " " not in bottom[drawn:]
+
+
+async def test_a_growing_sparkline_repaints_without_a_new_layout(
+    make_app: Callable[..., SpecmonApp],
+) -> None:
+    """A new point of the history redraws the sparkline only: a layout was most of idle CPU."""
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await healthy()(pilot)
+        panel = app.query_one(DecodePanel)
+        assert panel.view is not None
+        panel.view = replace(panel.view, history=(500.0, 800.0), history_points=60)
+        await pilot.pause()
+        spark = panel.query_one("#decode-spark", Sparkline)
+        region = spark.region
+        layouts: list[bool] = []
+        refresh = spark.refresh
+
+        def spy(*regions: Region, repaint: bool = True, layout: bool = False,
+                recompose: bool = False) -> Widget:  # fmt: skip
+            layouts.append(layout)
+            return refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
+
+        spark.refresh = spy  # type: ignore[method-assign]
+        panel.view = replace(panel.view, history=(500.0, 800.0, 650.0), history_points=60)
+        await pilot.pause()
+        assert layouts and not any(layouts)
+        assert spark.region == region
 
 
 async def _store_snapshots(app: SpecmonApp) -> None:

@@ -7,8 +7,13 @@ it, and the line grows leftwards as the history fills.
 
 from __future__ import annotations
 
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.segment import Segment
 from textual.app import ComposeResult
 from textual.containers import Horizontal
+from textual.reactive import reactive
+from textual.renderables.sparkline import Sparkline as SparklineRenderable
+from textual.visual import VisualType
 from textual.widgets import Sparkline
 
 
@@ -22,6 +27,44 @@ def spark_cells(points: int, capacity: int, width: int) -> tuple[int, int]:
         return 0, 1
     per_point = max(1, width // max(1, capacity))
     return min(width, points * per_point), per_point
+
+
+class RightSparkline(Sparkline):
+    """A Sparkline as wide as its row that draws its line in the last `cells` cells only.
+
+    The line grows by repainting this widget: resizing the widget instead laid the whole
+    screen out again at every new point (every 5 s for the first 5 minutes), most of
+    specmon's CPU while idle (docs/performance.md).
+    """
+
+    DEFAULT_CSS = "RightSparkline { width: 1fr; }"
+
+    cells: reactive[int] = reactive(0)
+    """Cells the line takes, at the right edge."""
+
+    def render(self) -> VisualType:
+        """Blank on the left, then Textual's sparkline `cells` wide."""
+        line = super().render()
+        assert isinstance(line, SparklineRenderable)
+        line.width = min(self.cells, self.size.width)
+        return _RightAligned(line, self.size.width - line.width)
+
+
+class _RightAligned:
+    """A renderable drawn after `pad` blank cells on each of its lines."""
+
+    def __init__(self, inner: SparklineRenderable[float], pad: int) -> None:
+        self.inner = inner
+        self.pad = pad
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        blank = Segment(" " * self.pad)
+        for row, line in enumerate(Segment.split_lines(console.render(self.inner, options))):
+            if row:
+                yield Segment.line()
+            # Cells of one style in one segment: the rows above the bars are a cell each
+            # otherwise, and Textual's cost of a repaint goes by segments.
+            yield from Segment.simplify([blank, *line])
 
 
 class HistorySpark(Horizontal):
@@ -39,7 +82,7 @@ class HistorySpark(Horizontal):
 
     def compose(self) -> ComposeResult:
         """The sparkline alone."""
-        yield Sparkline([], id=self.spark_id)
+        yield RightSparkline([], id=self.spark_id)
 
     def plot(self, data: tuple[float, ...], capacity: int) -> None:
         """Show `data` (oldest first) of a history that holds at most `capacity` points."""
@@ -47,11 +90,10 @@ class HistorySpark(Horizontal):
         width = self.content_size.width
         if not width:  # before the first layout: on_resize plots again
             return
-        spark = self.query_one(Sparkline)
+        spark = self.query_one(RightSparkline)
         cells, per_point = spark_cells(len(data), capacity, width)
         spark.display = cells > 0
-        if spark.styles.width is None or spark.styles.width.value != cells:
-            spark.styles.width = cells
+        spark.cells = cells
         # Each point repeated over its cells: the Sparkline maps one value to one cell then.
         values = [v for v in data for _ in range(per_point)]
         if spark.data != values:

@@ -1,0 +1,86 @@
+"""The polls' aiohttp transport says what httpx's own says, for answers and for failures."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from specmon.errors import HttpStatus, ResponseTooLarge, SpecmonError, TimedOut, Unreachable
+from specmon.sim import SimConfig, SimThread
+from specmon.sources.http import Target, get, make_client, polling_transport
+
+
+@pytest.fixture(scope="module")
+def sim() -> Iterator[SimThread]:
+    with SimThread(SimConfig(enable_metrics=True)) as server:
+        yield server
+
+
+def _clients(target: Target) -> list[httpx.AsyncClient]:
+    """httpx's own transport, then the polls' (aiohttp)."""
+    return [make_client(target), make_client(target, transport=polling_transport(target))]
+
+
+async def _outcomes(target: Target, path: str) -> list[str]:
+    """What `get` returned or raised, through each transport."""
+    outcomes = []
+    for client in _clients(target):
+        async with client:
+            try:
+                response = await get(client, path)
+            except SpecmonError as exc:
+                outcomes.append(f"{type(exc).__name__}: {exc}")
+            else:
+                outcomes.append(f"{response.status_code} {response.headers['content-type']}")
+    return outcomes
+
+
+async def test_the_same_answer(sim: SimThread) -> None:
+    answers = []
+    for client in _clients(Target(sim.url)):
+        async with client:
+            info, metrics = [await get(client, p) for p in ("/server_info", "/metrics")]
+            answers.append((info.content, info.headers["content-type"], metrics.text[:40]))
+    assert answers[0] == answers[1] and answers[0][2].startswith("# HELP")
+
+
+@pytest.mark.parametrize(
+    ("url", "error", "words"),
+    [
+        ("http://127.0.0.1:9", Unreachable, "connection refused"),
+        ("http://nonexistent.invalid:80", Unreachable, "host name not found"),
+    ],
+)
+async def test_the_same_failure_to_connect(url: str, error: type, words: str) -> None:
+    outcomes = await _outcomes(Target(url), "/server_info")
+    assert outcomes[0] == outcomes[1] and outcomes[0].startswith(error.__name__)
+    assert words in outcomes[0]
+
+
+async def test_the_same_status_and_timeout(sim: SimThread) -> None:
+    sim.server.faults.status["/server_info"] = 500
+    sim.server.faults.hang.add("/metrics")
+    try:
+        target = Target(sim.url, read_timeout=0.3)
+        statuses = await _outcomes(target, "/server_info")
+        hung = await _outcomes(target, "/metrics")
+    finally:
+        sim.server.faults.status.clear()
+        sim.server.faults.hang.clear()
+    assert statuses[0] == statuses[1] and statuses[0].startswith(HttpStatus.__name__)
+    assert hung[0] == hung[1] and hung[0].startswith(TimedOut.__name__)
+
+
+async def test_a_refused_body_leaves_the_connection_usable(sim: SimThread) -> None:
+    """A body refused half-read is not left on a kept-alive connection for the next request."""
+    sim.server.faults.huge["/metrics"] = 2 * 2**20
+    target = Target(sim.url)
+    async with make_client(target, transport=polling_transport(target)) as client:
+        try:
+            with pytest.raises(ResponseTooLarge):
+                await get(client, "/metrics", limit=2**20)
+        finally:
+            sim.server.faults.huge.clear()
+        assert (await get(client, "/metrics")).content.startswith(b"# HELP")
