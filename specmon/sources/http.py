@@ -203,8 +203,9 @@ def make_client(
 
 
 def polling_transport(target: Target) -> httpx.AsyncBaseTransport:
-    """The transport of a target's polls (server info, /metrics): aiohttp's, a third of the CPU
-    of httpx's own per request. The probe and benches keep httpx's, whose streaming they time."""
+    """The transport of a target's polls (server info, /metrics, a GPU endpoint): aiohttp's, a
+    third of the CPU of httpx's own per request. The probe and benches keep httpx's, whose
+    streaming they time."""
     return _DeferredAiohttp(verifies_tls(target))
 
 

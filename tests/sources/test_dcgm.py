@@ -9,7 +9,9 @@ import pytest
 
 from specmon.errors import HttpStatus, MalformedResponse, TargetError, Unreachable
 from specmon.model import GpuDevice
+from specmon.sim import SimConfig, SimThread
 from specmon.sources.dcgm import DcgmSource, split_metrics_url, telemetry_from_text
+from specmon.sources.http import Target, make_client
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "dcgm"
 URL = "http://gpu-node-07:9400/metrics"
@@ -133,3 +135,24 @@ async def test_scrape_over_http() -> None:
     assert len(t.gpus) == 8
     assert source.kind == "dcgm"
     assert source.url == "http://10.1.230.174:9400/metrics"
+
+
+async def test_the_default_client_reads_and_fails_as_httpx_own_does() -> None:
+    """The default client sends through the polls' aiohttp transport: the same GPUs read, and
+    the same words for nothing listening, as a client on httpx's own transport."""
+    with SimThread(SimConfig(gpus=8)) as sim:
+        read = []
+        for client in (None, make_client(Target(sim.url))):
+            source = DcgmSource(f"{sim.url}/gpu-metrics", explicit=True, client=client)
+            t = await source.read()
+            read.append([(g.index, g.name, g.memory_total_mib, g.power_limit_w) for g in t.gpus])
+            await source.aclose()
+    assert read[0] == read[1] and len(read[0]) == 8
+    url = "http://127.0.0.1:9/metrics"
+    unavailable = []
+    for client in (None, make_client(Target("http://127.0.0.1:9"))):
+        source = DcgmSource(url, explicit=False, client=client)
+        unavailable.append((await source.read()).unavailable)
+        await source.aclose()
+    assert unavailable[0] == unavailable[1]
+    assert unavailable[0] == f"no GPU metrics at {url}: connection refused (nothing listening?)"
