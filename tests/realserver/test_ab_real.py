@@ -29,7 +29,17 @@ from specmon.session.snapshot import SnapshotKind, take_snapshot
 from specmon.sources.http import Target
 from specmon.sources.probe import DEFAULT_PROMPT
 
-pytestmark = pytest.mark.realserver
+pytestmark = [
+    pytest.mark.realserver,
+    # Opt-in, out of CI for now: a server's speed moves from one launch to the next by more than
+    # one launch's runs show, so the A/B's interval and the separate benches' one missed each
+    # other in one of two clean CI runs (2026-12-01). Run by hand with SPECMON_AB_REAL=1 until
+    # the statistic counts the variation between launches.
+    pytest.mark.skipif(
+        os.environ.get("SPECMON_AB_REAL") != "1",
+        reason="opt-in (SPECMON_AB_REAL=1): launch-to-launch variation makes it flaky",
+    ),
+]
 
 PROTOCOL = Protocol(runs=3, warmup=1, max_tokens=128, temperature=0.0, prompt=DEFAULT_PROMPT)
 # The tiny llama-server streams ~2500 tokens/s: 128 of them take 50 ms, which one stall of a
