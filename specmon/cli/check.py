@@ -14,8 +14,8 @@ from specmon.cli.agent import add_gpu_metrics
 from specmon.cli.common import (
     add_connection,
     add_db,
+    add_max_age,
     open_store,
-    seconds,
     takes,
     target_of,
     tokens,
@@ -47,13 +47,7 @@ def register(commands: Any) -> None:
         help=f"probe size when no baseline sets it (default {DEFAULT_CHECK_TOKENS}); a "
         "baseline's protocol wins, and check says so",
     )
-    check.add_argument(
-        "--max-age",
-        type=seconds,
-        default=argparse.SUPPRESS,
-        metavar="S",
-        help=f"baselines older than this are stale (default {DEFAULT_MAX_AGE_S:g} s)",
-    )
+    add_max_age(check)
     check.add_argument("--json", action="store_true", help="print one JSON object")
     add_db(check)
     add_gpu_metrics(check)

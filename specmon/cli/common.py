@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from specmon.analysis.validity import DEFAULT_MAX_AGE_S
 from specmon.sources.http import (
     DEFAULT_API_KEY_ENV,
     DEFAULT_CONNECT_TIMEOUT,
@@ -185,6 +186,17 @@ def add_connection(
             read_timeout=DEFAULT_READ_TIMEOUT,
         )
     return actions
+
+
+def add_max_age(parser: argparse.ArgumentParser) -> None:
+    """`--max-age S`: how old a baseline may be (its default applied by `takes`)."""
+    parser.add_argument(
+        "--max-age",
+        type=seconds,
+        default=argparse.SUPPRESS,
+        metavar="S",
+        help=f"baselines older than this are stale (default {DEFAULT_MAX_AGE_S:g} s)",
+    )
 
 
 def add_db(parser: argparse.ArgumentParser) -> None:

@@ -16,9 +16,9 @@ from specmon.analysis.validity import DEFAULT_MAX_AGE_S, LifetimeCheck, snapshot
 from specmon.cli.common import (
     add_connection,
     add_db,
+    add_max_age,
     open_store,
     positive_int,
-    seconds,
     takes,
     target_of,
 )
@@ -60,13 +60,7 @@ def register(commands: Any) -> None:
     # The shared options go before or after the action too; an action that does not take one
     # (--max-age for list and show) refuses it wherever it was given (common.apply_shared).
     for parser in (snapshots, compare, export_):
-        parser.add_argument(
-            "--max-age",
-            type=seconds,
-            default=argparse.SUPPRESS,
-            metavar="S",
-            help=f"baselines older than this are stale (default {DEFAULT_MAX_AGE_S:g} s)",
-        )
+        add_max_age(parser)
     for parser in (compare, export_):
         takes(parser, max_age=DEFAULT_MAX_AGE_S)
         parser.add_argument(

@@ -13,10 +13,10 @@ from specmon.cli.agent import add_gpu_metrics
 from specmon.cli.common import (
     add_connection,
     add_db,
+    add_max_age,
     count,
     open_store,
     positive_int,
-    seconds,
     takes,
     target_of,
     tokens,
@@ -56,13 +56,7 @@ def register(commands: Any) -> None:
         "--max-tokens", type=tokens, default=DEFAULT_WHATIF_TOKENS,
         help=f"tokens per run when no baseline sets them (default {DEFAULT_WHATIF_TOKENS})",
     )  # fmt: skip
-    whatif.add_argument(
-        "--max-age",
-        type=seconds,
-        default=argparse.SUPPRESS,
-        metavar="S",
-        help=f"baselines older than this are stale (default {DEFAULT_MAX_AGE_S:g} s)",
-    )
+    add_max_age(whatif)
     whatif.add_argument("--json", action="store_true", help="print one JSON object")
     add_db(whatif)
     add_gpu_metrics(whatif)
