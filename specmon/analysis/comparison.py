@@ -53,7 +53,8 @@ def speedup(now: Pooled, base: Pooled) -> Speedup | None:
     """The speedup of `now` over `base`; None when either has no decode tok/s.
 
     The interval is the delta method on the log ratio, log R ± t · sqrt(s_now² + s_base²), with
-    each side's relative standard error and Welch–Satterthwaite degrees of freedom. A side with
+    each side's relative standard error and Welch–Satterthwaite degrees of freedom (each side's
+    own: its runs', or its launches' when those make the error, `analysis.pooled`). A side with
     a single run is taken to be as noisy as the other (the dashboard's one fresh probe, `check`'s
     one run), with the other's degrees of freedom.
     """
@@ -64,21 +65,21 @@ def speedup(now: Pooled, base: Pooled) -> Speedup | None:
     if a is None and b is None:
         return Speedup(ratio - 1, None, None)
     if a is None or b is None:
-        known, runs = (a, now.runs) if a is not None else (b, base.runs)
+        known, df = (a, now.dof) if a is not None else (b, base.dof)
         assert known is not None
-        se, df = math.sqrt(2) * known, float(runs - 1)
+        se = math.sqrt(2) * known
     else:
         se = math.hypot(a, b)
-        df = _welch_df(a * a, now.runs, b * b, base.runs)
+        df = _welch_df(a * a, now.dof, b * b, base.dof)
     if se == 0:
         return Speedup(ratio - 1, ratio - 1, ratio - 1)
     half = t975(df) * se
     return Speedup(ratio - 1, ratio * math.exp(-half) - 1, ratio * math.exp(half) - 1)
 
 
-def _welch_df(va: float, na: int, vb: float, nb: int) -> float:
-    denominator = va * va / (na - 1) + vb * vb / (nb - 1)
-    return (va + vb) ** 2 / denominator if denominator > 0 else float(na + nb - 2)
+def _welch_df(va: float, dfa: float, vb: float, dfb: float) -> float:
+    denominator = va * va / dfa + vb * vb / dfb
+    return (va + vb) ** 2 / denominator if denominator > 0 else dfa + dfb
 
 
 def verdict(gain: Speedup) -> Verdict:

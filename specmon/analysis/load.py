@@ -1,6 +1,7 @@
 """Speculation under load: a managed A/B's figures at each concurrency and the crossover.
 
-Each level pools every round's runs of one side (`analysis.pooled`: the one statistic), compares
+Each level pools every round's runs of one side (`analysis.pooled`: the one statistic, with each
+round's launch the unit of its error), compares
 them with `analysis.comparison.compare` (the one speedup, interval and verdict) and judges the
 pair with `snapshot_validity`; nothing here is computed a second way.
 """
@@ -11,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from specmon.analysis.comparison import Comparison, Verdict, compare
-from specmon.analysis.pooled import Pooled, pool
+from specmon.analysis.pooled import Pooled, pool_launches
 from specmon.analysis.validity import Validity, relaunched_for_speculation, snapshot_validity
 from specmon.model import RunFigures, Snapshot
 
@@ -60,7 +61,9 @@ def level(
     """The figures of one concurrency from its (baseline, speculative) snapshot pairs."""
     base_runs = [run for base, _ in pairs for run in base.runs]
     spec_runs = [run for _, spec in pairs for run in spec.runs]
-    base, spec = pool(base_runs), pool(spec_runs)
+    # Each snapshot is one launch of its server (a round relaunches both).
+    base = pool_launches([b.runs for b, _ in pairs])
+    spec = pool_launches([s.runs for _, s in pairs])
     # Each baseline server was stopped for its speculative one by design: its lifetime is over.
     validity = tuple(
         snapshot_validity(b, s, now=now, max_age_s=max_age_s, lifetime=relaunched_for_speculation())

@@ -55,7 +55,18 @@ def table_lines(levels: Sequence[Level]) -> list[str]:
             f"{_validity(lv)}"
         )
     lines.append("(tok/s: per-request decode, pooled over every round; throughput: all streams)")
+    lines.append(_interval_note(levels))
     return lines
+
+
+def _interval_note(levels: Sequence[Level]) -> str:
+    launches = min((min(lv.baseline.launches, lv.speculative.launches) for lv in levels), default=0)
+    if launches >= 2:
+        return f"(95% intervals include the variation between launches: {launches} of each server)"
+    return (
+        "(one launch of each server: the 95% intervals include the variation between runs only, "
+        "not between launches; --rounds 2 or more for that)"
+    )
 
 
 def _validity(lv: Level) -> str:

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from specmon.analysis.comparison import Verdict, break_even, compare, speedup, verdict
-from specmon.analysis.pooled import Pooled, pool, run_parts
+from specmon.analysis.pooled import Pooled, pool, pool_launches, run_parts
 from specmon.model import RunFigures
 
 
@@ -95,6 +95,39 @@ def test_one_run_takes_the_other_sides_noise() -> None:
     alone = speedup(pool([run(70.0, 2.0)]), pool([run(62.9)]))
     assert alone is not None and alone.low is None
     assert verdict(alone) == Verdict.WINNING
+
+
+def test_launches_pool_like_runs_and_their_error_counts_launch_to_launch_variation() -> None:
+    # Two launches of each server, each launch's runs steady, the baseline's launches 10% apart:
+    # the runs alone would call a 9% gain a win; the launches say it is within their noise.
+    base = [[run(t) for t in (60.0, 60.1, 59.9)], [run(t) for t in (66.0, 66.1, 65.9)]]
+    spec = [[run(t, 2.0) for t in (68.0, 68.1, 67.9)], [run(t, 2.0) for t in (69.0, 69.1, 68.9)]]
+    flat_base, flat_spec = (
+        pool([r for runs in base for r in runs]),
+        pool([r for s in spec for r in s]),
+    )
+    by_launch_base, by_launch_spec = pool_launches(base), pool_launches(spec)
+    for flat, by_launch in ((flat_base, by_launch_base), (flat_spec, by_launch_spec)):
+        figures = ("decode_tok_s", "accept_length", "cycle_ms", "runs")
+        assert [getattr(by_launch, f) for f in figures] == [getattr(flat, f) for f in figures]
+        assert by_launch.launches == 2 and by_launch.df == 1.0 and by_launch.dof == 1.0
+        assert flat.rel_se is not None and by_launch.rel_se is not None
+        assert by_launch.rel_se > flat.rel_se and flat.dof == 5.0
+    runs_only, launches = compare(flat_spec, flat_base), compare(by_launch_spec, by_launch_base)
+    assert runs_only is not None and launches is not None
+    assert runs_only.speedup.value == launches.speedup.value
+    assert runs_only.verdict == Verdict.WINNING
+    assert launches.verdict == Verdict.WITHIN_NOISE
+
+
+def test_launches_that_agree_keep_the_runs_error() -> None:
+    # Noisy runs, the same mean in both launches: the runs' error is the larger, with its df.
+    runs = [[run(t) for t in (50.0, 70.0, 60.0)], [run(t) for t in (70.0, 50.0, 60.0)]]
+    flat = pool([r for launch in runs for r in launch])
+    assert pool_launches(runs) == replace(flat, launches=2)
+    assert pool_launches(runs).dof == 5.0
+    # One launch: the runs' figures and error alone.
+    assert pool_launches(runs[:1]) == pool(runs[0])
 
 
 speeds = st.lists(st.floats(20.0, 500.0), min_size=1, max_size=6)

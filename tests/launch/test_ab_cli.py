@@ -49,6 +49,9 @@ def test_json_report_and_every_bench_saved(tmp_path: Path) -> None:
         assert lv["comparison"]["verdict"] in ("winning", "losing", "within noise")
     assert report["best"] == []
     assert "Crossover:" in out.stderr  # the human output goes to stderr with --json
+    # One round: the interval cannot hold the variation between launches, and says so.
+    assert "one launch of each server" in out.stderr
+    assert {lv["baseline"]["launches"] for lv in only["levels"]} == {1}
     with Store(db) as store:
         assert len(store.list()) == len(report["snapshot_ids"]) == 4
 
