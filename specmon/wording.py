@@ -30,10 +30,14 @@ def num(value: float | None, spec: str = ".1f", unit: str = "") -> str:
 
 
 def pct(value: float | None, signed: bool = False) -> str:
-    """A fraction as a percentage: +21.0% (signed) or 46%."""
+    """A fraction as a percentage: +21.0% (signed; a value that rounds to zero is +0.0%, never
+    -0.0%) or 46%."""
     if value is None:
         return DASH
-    return f"{value:+.1%}" if signed else f"{value:.0%}"
+    if not signed:
+        return f"{value:.0%}"
+    text = f"{value:+.1%}"
+    return "+0.0%" if text == "-0.0%" else text
 
 
 def _scaled(seconds: float) -> tuple[str, str, str]:
@@ -75,9 +79,9 @@ def speedup_text(gain: Speedup | None, interval: bool = True) -> str | None:
     None."""
     if gain is None:
         return None
-    text = f"{gain.value:+.1%}"
+    text = pct(gain.value, signed=True)
     if interval and gain.low is not None and gain.high is not None:
-        text += f" [{gain.low:+.1%}, {gain.high:+.1%}]"
+        text += f" [{pct(gain.low, signed=True)}, {pct(gain.high, signed=True)}]"
     return text
 
 

@@ -25,7 +25,7 @@ from specmon.store import Store
 from specmon.ui.columns import Column, cut, fit
 from specmon.ui.format import DASH, escape, num
 from specmon.ui.widgets import quiet
-from specmon.wording import validity_mark, verdict_text
+from specmon.wording import pct, validity_mark, verdict_text
 
 COLUMNS = (
     Column("id", "#", essential=True),
@@ -53,7 +53,7 @@ def _cells(row: ComparisonRow) -> tuple[str, ...]:
     gain = c.speedup if c else None
     interval = DASH
     if gain is not None and gain.low is not None and gain.high is not None:
-        interval = f"[{gain.low:+.1%}, {gain.high:+.1%}]"
+        interval = f"[{pct(gain.low, signed=True)}, {pct(gain.high, signed=True)}]"
     return (
         str(row.id),
         time.strftime("%m-%d %H:%M", time.localtime(row.created_at)),
@@ -64,7 +64,7 @@ def _cells(row: ComparisonRow) -> tuple[str, ...]:
         num(row.pooled.accept_length, ".2f"),
         num(row.pooled.cycle_ms, ".1f"),
         f"#{row.baseline_id}" if row.baseline_id else DASH,
-        f"{gain.value:+.1%}" if gain else DASH,
+        pct(gain.value, signed=True) if gain else DASH,
         interval,
         verdict_text(c) if c else DASH,
         num(c.break_even if c else None, ".2f"),
