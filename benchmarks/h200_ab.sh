@@ -15,7 +15,8 @@
 # launches; SGLang's first start compiles Triton kernels for ~2 min, later ones ~30-60 s).
 # Writes to $OUT: split_sglang.txt (the split by SGLang's own parser, the `specmon[sglang]`
 # path), ab.json (`ab --json`), ab.log (the tables and progress), server log tails.
-# Knobs: SWEEP (default 2,4,8), ROUNDS (default 1), RUNS (default 3), TOKENS (default 192).
+# Knobs: SWEEP (default 2,4,8; empty: no sweep, the command's own config), ROUNDS (default 1),
+# RUNS (default 3), TOKENS (default 192).
 # Bounded to fit one device command (600 s): the split 90 s, the A/B 470 s (`timeout` stops it
 # with SIGTERM: `ab` then stops its server and saves nothing).
 set -u
@@ -25,7 +26,7 @@ pipt() { python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-
            --target "$1" "${@:2}" 2>&1 | grep -v 'already exists' | tail -2; }
 pipt /tmp/site .whlB/*.whl
 pipt /tmp/specmon-site .whlS/*.whl
-SWEEP=${SWEEP:-2,4,8} ROUNDS=${ROUNDS:-1} RUNS=${RUNS:-3} TOKENS=${TOKENS:-192}
+SWEEP=${SWEEP-2,4,8} ROUNDS=${ROUNDS:-1} RUNS=${RUNS:-3} TOKENS=${TOKENS:-192}
 # The server: SGLang's site on its path only; --max-running-requests 16 so that 16 streams run
 # at once (it is given, so `ab` pins nothing else; --mem-fraction-static too).
 SERVER=(env PYTHONPATH=/tmp/site HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 python3 -m
@@ -37,12 +38,12 @@ SERVER=(env PYTHONPATH=/tmp/site HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 python3
 export PYTHONUNBUFFERED=1
 # 1. The split by SGLang's own parser (specmon[sglang]): SGLang's site after specmon's.
 PYTHONPATH=$PWD:/tmp/specmon-site:/tmp/site timeout 90 python3 -m specmon ab --dry-run \
-  --sweep "draft-tokens=$SWEEP" -- "${SERVER[@]}" > "$OUT/split_sglang.txt" 2>&1
+  ${SWEEP:+--sweep "draft-tokens=$SWEEP"} -- "${SERVER[@]}" > "$OUT/split_sglang.txt" 2>&1
 el "split by SGLang's parser (exit $?): $(head -1 "$OUT/split_sglang.txt")"
 # 2. The A/B and the sweep (the maintained list splits here: specmon's own process stays light).
 PYTHONPATH=$PWD:/tmp/specmon-site timeout 470 python3 -m specmon ab --json \
   --concurrency 1,4,16 --rounds "$ROUNDS" --runs "$RUNS" --max-tokens "$TOKENS" \
-  --sweep "draft-tokens=$SWEEP" --health-timeout 300 --read-timeout 120 --logs "$LOGS" \
+  ${SWEEP:+--sweep "draft-tokens=$SWEEP"} --health-timeout 300 --read-timeout 120 --logs "$LOGS" \
   --db "$OUT/ab.db" \
   -- "${SERVER[@]}" > "$OUT/ab.json" 2> "$OUT/ab.log"
 code=$?
