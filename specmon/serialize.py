@@ -145,11 +145,9 @@ def pooled_to_dict(pooled: Pooled) -> dict[str, Any]:
     return {
         "decode_tok_s": pooled.decode_tok_s,
         "decode_tok_s_rel_se": pooled.rel_se,
-        "decode_tok_s_rel_se_df": pooled.dof,
         "accept_length": pooled.accept_length,
         "cycle_ms": pooled.cycle_ms,
         "timed_runs": pooled.runs,
-        "launches": pooled.launches,
     }
 
 

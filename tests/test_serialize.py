@@ -120,8 +120,7 @@ def test_dict_has_exactly_the_documented_keys() -> None:
     }
     assert data["schema"] == 1
     assert set(data["pooled"]) == {
-        "decode_tok_s", "decode_tok_s_rel_se", "decode_tok_s_rel_se_df", "accept_length",
-        "cycle_ms", "timed_runs", "launches",
+        "decode_tok_s", "decode_tok_s_rel_se", "accept_length", "cycle_ms", "timed_runs"
     }  # fmt: skip
     assert set(data["target"]) == {
         "url",

@@ -12,6 +12,8 @@ interval, never contradicts either.
 from __future__ import annotations
 
 import math
+import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -49,14 +51,67 @@ class Speedup:
     high: float | None
 
 
-def speedup(now: Pooled, base: Pooled) -> Speedup | None:
+@dataclass(frozen=True, slots=True)
+class RoundSpread:
+    """How much the log speedup moves between rounds beyond what their runs show.
+
+    A managed A/B (`specmon ab`) relaunches both servers each round, and a server's speed moves
+    from one launch to the next by more than one launch's runs show (and on a shared machine,
+    from one minute to the next). Each round r gives its own log speedup d_r with the runs'
+    variance v_r; the rounds' excess spread is DerSimonian–Laird's τ² (zero when the rounds
+    agree within their runs' noise).
+    """
+
+    rounds: int
+    tau2: float
+    """τ²: the variance of a round's log speedup beyond its runs' noise."""
+
+    @property
+    def variance(self) -> float:
+        """τ² / R: what it adds to the variance of the log speedup pooled over the rounds."""
+        return self.tau2 / self.rounds
+
+    @property
+    def df(self) -> float:
+        """R − 1: the degrees of freedom of τ²."""
+        return float(self.rounds - 1)
+
+
+def round_spread(rounds: Sequence[tuple[Pooled, Pooled]]) -> RoundSpread | None:
+    """The spread of (now, base) pairs of rounds; None with fewer than two comparable rounds.
+
+    d_r = log(now_r / base_r), v_r = s_now,r² + s_base,r²; with w_r = 1/v_r,
+    Q = Σ w_r (d_r − d̄_w)² and τ² = max(0, (Q − (R − 1)) / (Σw − Σw²/Σw)). A round without a
+    noise estimate (one run a side) leaves only the rounds' own spread: τ² = their variance.
+    """
+    found: list[tuple[float, float | None]] = []
+    for now, base in rounds:
+        if now.decode_tok_s and base.decode_tok_s:
+            v = None
+            if now.rel_se is not None and base.rel_se is not None:
+                v = now.rel_se**2 + base.rel_se**2
+            found.append((math.log(now.decode_tok_s / base.decode_tok_s), v or None))
+    n = len(found)
+    if n < 2:
+        return None
+    weights = [1 / v for _, v in found if v is not None]
+    if len(weights) < n:
+        return RoundSpread(n, statistics.variance([d for d, _ in found]))
+    total = sum(weights)
+    mean = sum(w * d for w, (d, _) in zip(weights, found, strict=True)) / total
+    q = sum(w * (d - mean) ** 2 for w, (d, _) in zip(weights, found, strict=True))
+    scale = total - sum(w * w for w in weights) / total
+    return RoundSpread(n, max(0.0, (q - (n - 1)) / scale) if scale > 0 else 0.0)
+
+
+def speedup(now: Pooled, base: Pooled, spread: RoundSpread | None = None) -> Speedup | None:
     """The speedup of `now` over `base`; None when either has no decode tok/s.
 
     The interval is the delta method on the log ratio, log R ± t · sqrt(s_now² + s_base²), with
-    each side's relative standard error and Welch–Satterthwaite degrees of freedom (each side's
-    own: its runs', or its launches' when those make the error, `analysis.pooled`). A side with
+    each side's relative standard error and Welch–Satterthwaite degrees of freedom. A side with
     a single run is taken to be as noisy as the other (the dashboard's one fresh probe, `check`'s
-    one run), with the other's degrees of freedom.
+    one run), with the other's degrees of freedom. Over rounds (`spread`), the rounds' excess
+    variance τ²/R is added, with its R − 1 degrees of freedom in the Satterthwaite sum.
     """
     if not now.decode_tok_s or not base.decode_tok_s:
         return None
@@ -64,22 +119,29 @@ def speedup(now: Pooled, base: Pooled) -> Speedup | None:
     a, b = now.rel_se, base.rel_se
     if a is None and b is None:
         return Speedup(ratio - 1, None, None)
+    # (variance, degrees of freedom) of each part of the log ratio's variance.
+    parts: list[tuple[float, float]]
     if a is None or b is None:
-        known, df = (a, now.dof) if a is not None else (b, base.dof)
+        known, runs = (a, now.runs) if a is not None else (b, base.runs)
         assert known is not None
-        se = math.sqrt(2) * known
+        parts = [(2 * known * known, float(runs - 1))]
     else:
-        se = math.hypot(a, b)
-        df = _welch_df(a * a, now.dof, b * b, base.dof)
-    if se == 0:
+        parts = [(a * a, float(now.runs - 1)), (b * b, float(base.runs - 1))]
+    if spread is not None and spread.variance > 0:
+        parts.append((spread.variance, spread.df))
+    variance = sum(v for v, _ in parts)
+    if variance == 0:
         return Speedup(ratio - 1, ratio - 1, ratio - 1)
-    half = t975(df) * se
+    half = t975(_satterthwaite_df(parts)) * math.sqrt(variance)
     return Speedup(ratio - 1, ratio * math.exp(-half) - 1, ratio * math.exp(half) - 1)
 
 
-def _welch_df(va: float, dfa: float, vb: float, dfb: float) -> float:
-    denominator = va * va / dfa + vb * vb / dfb
-    return (va + vb) ** 2 / denominator if denominator > 0 else dfa + dfb
+def _satterthwaite_df(parts: Sequence[tuple[float, float]]) -> float:
+    """(Σ v)² / Σ (v² / df): Welch–Satterthwaite's for a sum of variance estimates."""
+    denominator = sum(v * v / df for v, df in parts)
+    return (
+        sum(v for v, _ in parts) ** 2 / denominator if denominator > 0 else sum(d for _, d in parts)
+    )
 
 
 def verdict(gain: Speedup) -> Verdict:
@@ -107,9 +169,10 @@ class Comparison:
     """now's accept length − break-even; same sign as the speedup."""
 
 
-def compare(now: Pooled, base: Pooled) -> Comparison | None:
-    """Compare two pooled run sets; None when either lacks a decode tok/s."""
-    gain = speedup(now, base)
+def compare(now: Pooled, base: Pooled, spread: RoundSpread | None = None) -> Comparison | None:
+    """Compare two pooled run sets; None when either lacks a decode tok/s. `spread`: the
+    rounds' spread when the sets pool several rounds of a managed A/B (`round_spread`)."""
+    gain = speedup(now, base, spread)
     if gain is None or now.decode_tok_s is None or base.decode_tok_s is None:
         return None
     be = break_even(now.cycle_ms, base.decode_tok_s) if now.cycle_ms is not None else None

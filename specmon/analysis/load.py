@@ -1,7 +1,6 @@
 """Speculation under load: a managed A/B's figures at each concurrency and the crossover.
 
-Each level pools every round's runs of one side (`analysis.pooled`: the one statistic, with each
-round's launch the unit of its error), compares
+Each level pools every round's runs of one side (`analysis.pooled`: the one statistic), compares
 them with `analysis.comparison.compare` (the one speedup, interval and verdict) and judges the
 pair with `snapshot_validity`; nothing here is computed a second way.
 """
@@ -11,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from specmon.analysis.comparison import Comparison, Verdict, compare
-from specmon.analysis.pooled import Pooled, pool_launches
+from specmon.analysis.comparison import Comparison, RoundSpread, Verdict, compare, round_spread
+from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.validity import Validity, relaunched_for_speculation, snapshot_validity
 from specmon.model import RunFigures, Snapshot
 
@@ -40,6 +39,8 @@ class Level:
     speculative: Pooled
     comparison: Comparison | None
     """None when a side has no decode tok/s."""
+    spread: RoundSpread | None
+    """The rounds' spread in the comparison; None with one round."""
     validity: tuple[Validity, ...]
     """Each round's pair: baseline against speculative."""
     baseline_throughput: float | None
@@ -61,9 +62,10 @@ def level(
     """The figures of one concurrency from its (baseline, speculative) snapshot pairs."""
     base_runs = [run for base, _ in pairs for run in base.runs]
     spec_runs = [run for _, spec in pairs for run in spec.runs]
-    # Each snapshot is one launch of its server (a round relaunches both).
-    base = pool_launches([b.runs for b, _ in pairs])
-    spec = pool_launches([s.runs for _, s in pairs])
+    base, spec = pool(base_runs), pool(spec_runs)
+    # Each round relaunched both servers: how far the rounds' speedups move apart, beyond their
+    # runs' noise, widens the interval.
+    spread = round_spread([(pool(s.runs), pool(b.runs)) for b, s in pairs])
     # Each baseline server was stopped for its speculative one by design: its lifetime is over.
     validity = tuple(
         snapshot_validity(b, s, now=now, max_age_s=max_age_s, lifetime=relaunched_for_speculation())
@@ -73,7 +75,8 @@ def level(
         concurrency,
         base,
         spec,
-        compare(spec, base),
+        compare(spec, base, spread),
+        spread,
         validity,
         throughput(base_runs, concurrency),
         throughput(spec_runs, concurrency),

@@ -10,15 +10,10 @@ with these figures and nothing else:
 so that, over the same runs, decode tok/s = 1000 · accept / cycle exactly, and a speed, a
 speedup and a break-even built from them cannot disagree (`analysis.comparison`). Runs of equal
 length weigh equally; a run cut short weighs by its time.
-
-Runs from several launches of one server (`specmon ab`'s rounds) pool the same way
-(`pool_launches`); only their error differs: a server's speed moves from one launch to the next
-by more than one launch's runs show, so there the launch is the unit the error counts.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -66,15 +61,6 @@ class Pooled:
     timed runs."""
     accept_length: float | None
     cycle_ms: float | None
-    launches: int = 1
-    """Server launches the timed runs came from."""
-    df: float | None = None
-    """Degrees of freedom of `rel_se`; None: those of the runs (`runs` − 1)."""
-
-    @property
-    def dof(self) -> float:
-        """Degrees of freedom of `rel_se`."""
-        return self.df if self.df is not None else float(self.runs - 1)
 
     @property
     def ms_per_token(self) -> float | None:
@@ -109,29 +95,6 @@ def pool(runs: Sequence[RunFigures]) -> Pooled:
             / sum(p.steps for p in timed_steps if p.steps)
         )
     return Pooled(len(timed), tok_s, rel_se, accept, cycle)
-
-
-def pool_launches(launches: Sequence[Sequence[RunFigures]]) -> Pooled:
-    """Pool the runs of several launches of one server, each launch's runs a sequence.
-
-    The figures are `pool`'s over every run. The error is the larger of the runs' (as `pool`)
-    and the launches': the same ratio estimator over each launch's summed tokens and seconds,
-    which holds the variation between launches as well as within them, with launches − 1
-    degrees of freedom. With one timed launch, it is the runs' alone.
-    """
-    pooled = pool([run for runs in launches for run in runs])
-    sums = []
-    for runs in launches:
-        timed = [p for run in runs if (p := run_parts(run)) is not None and p.seconds]
-        if timed:
-            sums.append((sum(p.tokens for p in timed), sum(p.seconds or 0.0 for p in timed)))
-    pooled = dataclasses.replace(pooled, launches=len(sums))
-    if pooled.decode_tok_s is None:
-        return pooled
-    between = _ratio_rel_se(sums, pooled.decode_tok_s)
-    if between is None or (pooled.rel_se is not None and between <= pooled.rel_se):
-        return pooled
-    return dataclasses.replace(pooled, rel_se=between, df=float(len(sums) - 1))
 
 
 def _ratio_rel_se(pairs: list[tuple[float, float]], ratio: float) -> float | None:

@@ -121,13 +121,11 @@ def what_if(
         rel_se = _combined(noise, model_rel)
         low = high = None
         if rel_se is not None:
-            half = (t975(now.dof) if now.dof >= 1 else 1.96) * rel_se
+            half = (t975(now.runs - 1) if now.runs >= 2 else 1.96) * rel_se
             low, high = decode * math.exp(-half), decode * math.exp(half)
         # A single run has no noise estimate: the comparison then takes the baseline's (as for
         # any one-run comparison); the model's range stays in `decode_low`/`decode_high`.
-        predicted = Pooled(
-            now.runs, decode, rel_se if noise is not None else None, tokens, t, now.launches, now.df
-        )
+        predicted = Pooled(now.runs, decode, rel_se if noise is not None else None, tokens, t)
         predictions.append(
             Prediction(
                 draft_tokens=k,

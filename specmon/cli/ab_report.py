@@ -60,12 +60,17 @@ def table_lines(levels: Sequence[Level]) -> list[str]:
 
 
 def _interval_note(levels: Sequence[Level]) -> str:
-    launches = min((min(lv.baseline.launches, lv.speculative.launches) for lv in levels), default=0)
-    if launches >= 2:
-        return f"(95% intervals include the variation between launches: {launches} of each server)"
+    spreads = [lv.spread for lv in levels if lv.spread is not None]
+    if not spreads:
+        return (
+            "(one round: the 95% intervals hold the runs' noise only, not how a server's speed "
+            "moves between launches; --rounds 2 or more for that)"
+        )
+    moved = [lv.concurrency for lv in levels if lv.spread is not None and lv.spread.tau2 > 0]
+    said = f"they moved apart at {', '.join(map(str, moved))} stream(s)" if moved else "none did"
     return (
-        "(one launch of each server: the 95% intervals include the variation between runs only, "
-        "not between launches; --rounds 2 or more for that)"
+        f"(95% intervals include how far the {spreads[0].rounds} rounds' speedups moved apart "
+        f"beyond their runs' noise: {said})"
     )
 
 
@@ -103,6 +108,9 @@ def _level_to_dict(lv: Level) -> dict[str, Any]:
         "baseline": pooled_to_dict(lv.baseline),
         "speculative": pooled_to_dict(lv.speculative),
         "comparison": comparison_to_dict(lv.comparison),
+        "round_spread": (
+            {"rounds": lv.spread.rounds, "tau2": lv.spread.tau2} if lv.spread is not None else None
+        ),
         "baseline_throughput_tok_s": lv.baseline_throughput,
         "speculative_throughput_tok_s": lv.speculative_throughput,
         "valid": lv.valid,

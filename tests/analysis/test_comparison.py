@@ -9,8 +9,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from specmon.analysis.comparison import Verdict, break_even, compare, speedup, verdict
-from specmon.analysis.pooled import Pooled, pool, pool_launches, run_parts
+from specmon.analysis.comparison import (
+    Verdict,
+    break_even,
+    compare,
+    round_spread,
+    speedup,
+    verdict,
+)
+from specmon.analysis.pooled import Pooled, pool, run_parts
 from specmon.model import RunFigures
 
 
@@ -97,37 +104,50 @@ def test_one_run_takes_the_other_sides_noise() -> None:
     assert verdict(alone) == Verdict.WINNING
 
 
-def test_launches_pool_like_runs_and_their_error_counts_launch_to_launch_variation() -> None:
-    # Two launches of each server, each launch's runs steady, the baseline's launches 10% apart:
-    # the runs alone would call a 9% gain a win; the launches say it is within their noise.
-    base = [[run(t) for t in (60.0, 60.1, 59.9)], [run(t) for t in (66.0, 66.1, 65.9)]]
-    spec = [[run(t, 2.0) for t in (68.0, 68.1, 67.9)], [run(t, 2.0) for t in (69.0, 69.1, 68.9)]]
-    flat_base, flat_spec = (
-        pool([r for runs in base for r in runs]),
-        pool([r for s in spec for r in s]),
+def _rounds(
+    *pairs: tuple[tuple[float, ...], tuple[float, ...]],
+) -> tuple[list[tuple[Pooled, Pooled]], Pooled, Pooled]:
+    """Rounds of (speculative runs' tok/s, baseline runs' tok/s): the pooled sides of each
+    round, and of all of them."""
+    per_round = [(pool([run(t, 2.0) for t in s]), pool([run(t) for t in b])) for s, b in pairs]
+    spec = pool([run(t, 2.0) for s, _ in pairs for t in s])
+    base = pool([run(t) for _, b in pairs for t in b])
+    return per_round, spec, base
+
+
+def test_rounds_that_move_together_add_nothing() -> None:
+    # The H200's shape: round 2 faster on both sides (a launch, the machine), the same speedup.
+    per_round, spec, base = _rounds(
+        ((80.0, 81.0, 79.5), (60.0, 60.5, 59.8)), ((92.0, 93.0, 91.4), (69.0, 69.6, 68.8))
     )
-    by_launch_base, by_launch_spec = pool_launches(base), pool_launches(spec)
-    for flat, by_launch in ((flat_base, by_launch_base), (flat_spec, by_launch_spec)):
-        figures = ("decode_tok_s", "accept_length", "cycle_ms", "runs")
-        assert [getattr(by_launch, f) for f in figures] == [getattr(flat, f) for f in figures]
-        assert by_launch.launches == 2 and by_launch.df == 1.0 and by_launch.dof == 1.0
-        assert flat.rel_se is not None and by_launch.rel_se is not None
-        assert by_launch.rel_se > flat.rel_se and flat.dof == 5.0
-    runs_only, launches = compare(flat_spec, flat_base), compare(by_launch_spec, by_launch_base)
-    assert runs_only is not None and launches is not None
-    assert runs_only.speedup.value == launches.speedup.value
+    spread = round_spread(per_round)
+    assert spread is not None and spread.rounds == 2 and spread.tau2 == 0.0
+    assert compare(spec, base, spread) == compare(spec, base)
+
+
+def test_rounds_that_disagree_widen_the_interval() -> None:
+    # Steady runs, but the speedup is +10% in one round and +2% in the other: the runs alone
+    # call it a win; with the rounds' spread it is within noise.
+    per_round, spec, base = _rounds(
+        ((66.0, 66.1, 65.9), (60.0, 60.1, 59.9)), ((61.2, 61.3, 61.1), (60.0, 60.1, 59.9))
+    )
+    spread = round_spread(per_round)
+    assert spread is not None and spread.tau2 > 0 and spread.df == 1.0
+    runs_only, rounds = compare(spec, base), compare(spec, base, spread)
+    assert runs_only is not None and rounds is not None
+    assert rounds.speedup.value == runs_only.speedup.value  # the ratio of the pooled figures
     assert runs_only.verdict == Verdict.WINNING
-    assert launches.verdict == Verdict.WITHIN_NOISE
+    assert rounds.verdict == Verdict.WITHIN_NOISE
+    assert rounds.speedup.low is not None and runs_only.speedup.low is not None
+    assert rounds.speedup.low < runs_only.speedup.low
 
 
-def test_launches_that_agree_keep_the_runs_error() -> None:
-    # Noisy runs, the same mean in both launches: the runs' error is the larger, with its df.
-    runs = [[run(t) for t in (50.0, 70.0, 60.0)], [run(t) for t in (70.0, 50.0, 60.0)]]
-    flat = pool([r for launch in runs for r in launch])
-    assert pool_launches(runs) == replace(flat, launches=2)
-    assert pool_launches(runs).dof == 5.0
-    # One launch: the runs' figures and error alone.
-    assert pool_launches(runs[:1]) == pool(runs[0])
+def test_one_round_has_no_spread_and_one_run_rounds_use_their_own_spread() -> None:
+    per_round, _, _ = _rounds(((66.0, 66.1), (60.0, 60.1)))
+    assert round_spread(per_round) is None
+    one_run_each, _, _ = _rounds(((66.0,), (60.0,)), ((61.0,), (60.0,)))
+    spread = round_spread(one_run_each)
+    assert spread is not None and spread.tau2 > 0
 
 
 speeds = st.lists(st.floats(20.0, 500.0), min_size=1, max_size=6)

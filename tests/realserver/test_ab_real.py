@@ -4,10 +4,12 @@ agree, within their intervals, with separate benches of the two servers; no proc
 
 The servers' binaries, models and settings come from ci/realserver/servers.sh (the same flags as
 the servers it keeps running). The separate benches are of the same two commands launched by
-hand, twice each, alternately, as the A/B's two rounds. A server's speed moves from one launch to
-the next by more than one launch's runs show (plain vLLM at four streams: 20 to 46 tok/s on a
-shared machine), so both sides' errors take the launch as their unit (`pool_launches`): with the
-runs as the unit, the two intervals missed each other by 0.8 points in one of two CI runs.
+hand, in rounds alternating with the A/B's (A/B, by hand, A/B, by hand). A server's speed moves
+from one launch to the next, and on a shared machine from one minute to the next, by more than
+one launch's runs show: with the A/B's two rounds first and the benches by hand after, and the
+runs' noise alone in the intervals, the two missed each other by 0.8 points in one of two CI
+runs. Now the drift falls on both alike, and both intervals hold the rounds' spread
+(`round_spread`).
 """
 
 from __future__ import annotations
@@ -21,10 +23,9 @@ import pytest
 from ab_helpers import Launched, free_port, overlap
 from real_helpers import server_url
 
-from specmon.analysis.comparison import compare
-from specmon.analysis.load import Level
-from specmon.analysis.pooled import pool_launches
-from specmon.launch.ab import AbPlan, levels, run_ab, target_for
+from specmon.analysis.comparison import compare, round_spread
+from specmon.analysis.pooled import pool
+from specmon.launch.ab import AbPlan, AbRun, levels, run_ab, target_for
 from specmon.launch.process import ServerProcess
 from specmon.launch.split import Split, split_command
 from specmon.model import Protocol, Snapshot
@@ -44,21 +45,18 @@ CONCURRENCIES = (1, 4)
 TARGET = Target("http://127.0.0.1", read_timeout=120)
 
 
-async def _ab(
-    split: Split, tmp_path: Path, health_s: float, rounds: int, protocol: Protocol
-) -> list[Level]:
+async def _ab_round(
+    split: Split, logs: Path, health_s: float, number: int, protocol: Protocol
+) -> list[AbRun]:
+    """One A/B round through `run_ab` (baseline, then speculative), numbered `number`."""
     launched = Launched()
-    plan = AbPlan(split, target_for(split, TARGET), protocol, CONCURRENCIES, rounds=rounds,
-                  health_timeout_s=health_s, logs=tmp_path)  # fmt: skip
+    plan = AbPlan(split, target_for(split, TARGET), protocol, CONCURRENCIES, rounds=1,
+                  health_timeout_s=health_s, logs=logs)  # fmt: skip
     try:
         runs = await run_ab(plan, launched.events())
     finally:
         launched.assert_none_left()
-    found = levels(runs, now=runs[-1].snapshot.created_at, max_age_s=3600)
-    for lv in found:
-        assert lv.valid, [v.reasons for v in lv.validity]
-        assert lv.comparison is not None
-    return found
+    return [dataclasses.replace(run, round=number) for run in runs]
 
 
 async def _bench(url: str, concurrency: int, protocol: Protocol) -> Snapshot:
@@ -67,42 +65,56 @@ async def _bench(url: str, concurrency: int, protocol: Protocol) -> Snapshot:
     return await take_snapshot(target, protocol, kind=SnapshotKind.RUN)
 
 
-def _agree(lv: Level, bases: list[Snapshot], specs: list[Snapshot]) -> None:
-    # Each snapshot is one launch: the A/B's error counts its launches, and so does this one.
-    separate = compare(
-        pool_launches([s.runs for s in specs]), pool_launches([s.runs for s in bases])
-    )
-    assert separate is not None and lv.comparison is not None
-    assert overlap(lv.comparison.speedup, separate.speedup), (
-        lv.concurrency,
-        lv.comparison.speedup,
-        separate.speedup,
-    )
-
-
-async def _by_hand(
-    split: Split, tmp_path: Path, protocol: Protocol, health_s: float
-) -> dict[int, list[list[Snapshot]]]:
-    """Separate benches of the two commands, launched by hand (not by `run_ab`) twice,
-    alternately: {concurrency: [baselines, speculatives]}.
-
-    On a shared machine a server's speed moves from one launch to the next (plain vLLM at four
-    streams: 20 to 46 tok/s here), which a launch's own runs do not show: two launches of each,
-    alternating, on both sides (the A/B's two rounds) spread it over both alike.
-    """
-    found: dict[int, list[list[Snapshot]]] = {c: [[], []] for c in CONCURRENCIES}
+async def _by_hand_round(
+    split: Split, logs: Path, number: int, protocol: Protocol, health_s: float
+) -> dict[int, tuple[Snapshot, Snapshot]]:
+    """One round of separate benches of the two commands, launched by hand (not by `run_ab`):
+    {concurrency: (baseline, speculative)}."""
+    found: dict[int, list[Snapshot]] = {c: [] for c in CONCURRENCIES}
     url = target_for(split, TARGET).url
-    for n in range(2):
-        for side, launch in enumerate((split.baseline, split.speculative)):
-            server = ServerProcess(launch, tmp_path / f"by-hand-{n}-{side}.log")
-            server.start()
-            try:
-                await server.wait_healthy(url, health_s)
-                for concurrency in CONCURRENCIES:
-                    found[concurrency][side].append(await _bench(url, concurrency, protocol))
-            finally:
-                server.stop()
-    return found
+    for side, launch in enumerate((split.baseline, split.speculative)):
+        server = ServerProcess(launch, logs / f"by-hand-{number}-{side}.log")
+        server.start()
+        try:
+            await server.wait_healthy(url, health_s)
+            for concurrency in CONCURRENCIES:
+                found[concurrency].append(await _bench(url, concurrency, protocol))
+        finally:
+            server.stop()
+    return {c: (base, spec) for c, (base, spec) in found.items()}
+
+
+async def _ab_against_separate(
+    split: Split, tmp_path: Path, protocol: Protocol, health_s: float
+) -> None:
+    """Two A/B rounds and two rounds by hand, alternating (A/B, by hand, A/B, by hand), so that
+    the machine's drift over the minutes falls on both alike; at each concurrency the A/B's
+    speedup and the separate benches' (the same statistic: pooled runs, the rounds' spread)
+    must agree within their intervals."""
+    ab_runs: list[AbRun] = []
+    by_hand: dict[int, list[tuple[Snapshot, Snapshot]]] = {c: [] for c in CONCURRENCIES}
+    for number in (1, 2):
+        ab_runs += await _ab_round(split, tmp_path / f"ab-{number}", health_s, number, protocol)
+        hand = await _by_hand_round(split, tmp_path, number, protocol, health_s)
+        for concurrency, pair in hand.items():
+            by_hand[concurrency].append(pair)
+    found = levels(ab_runs, now=ab_runs[-1].snapshot.created_at, max_age_s=3600)
+    assert [lv.concurrency for lv in found] == list(CONCURRENCIES)
+    for lv in found:
+        assert lv.valid, [v.reasons for v in lv.validity]
+        assert lv.comparison is not None and lv.spread is not None and lv.spread.rounds == 2
+        pairs = by_hand[lv.concurrency]
+        separate = compare(
+            pool([run for _, spec in pairs for run in spec.runs]),
+            pool([run for base, _ in pairs for run in base.runs]),
+            round_spread([(pool(spec.runs), pool(base.runs)) for base, spec in pairs]),
+        )
+        assert separate is not None
+        assert overlap(lv.comparison.speedup, separate.speedup), (
+            lv.concurrency,
+            lv.comparison.speedup,
+            separate.speedup,
+        )
 
 
 @pytest.mark.timeout(600)
@@ -117,10 +129,7 @@ async def test_ab_llamacpp_draft_model_against_none(tmp_path: Path) -> None:
         os.environ,
     )  # fmt: skip
     assert "-md" not in split.baseline.argv and split.pins == ()
-    found = await _ab(split, tmp_path, health_s=120, rounds=2, protocol=LLAMA_PROTOCOL)
-    separate = await _by_hand(split, tmp_path, LLAMA_PROTOCOL, health_s=120)
-    for lv in found:
-        _agree(lv, *separate[lv.concurrency])
+    await _ab_against_separate(split, tmp_path, LLAMA_PROTOCOL, health_s=120)
 
 
 @pytest.mark.timeout(1200)
@@ -138,8 +147,5 @@ async def test_ab_vllm_ngram_against_none(tmp_path: Path) -> None:
     ]  # fmt: skip
     split = split_command(command, os.environ)
     assert "--speculative-config" not in split.baseline.argv
-    # Eight vLLM starts (~30 s each): the A/B's two rounds, then two launches of each by hand.
-    found = await _ab(split, tmp_path, health_s=300, rounds=2, protocol=VLLM_PROTOCOL)
-    separate = await _by_hand(split, tmp_path, VLLM_PROTOCOL, health_s=300)
-    for lv in found:
-        _agree(lv, *separate[lv.concurrency])
+    # Eight vLLM starts (~30 s each): two rounds of the A/B, two by hand.
+    await _ab_against_separate(split, tmp_path, VLLM_PROTOCOL, health_s=300)
