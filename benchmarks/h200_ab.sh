@@ -14,7 +14,7 @@
 # server per configuration after the round's baseline (1 baseline + 3 configurations = 4
 # launches; SGLang's first start compiles Triton kernels for ~2 min, later ones ~30-60 s).
 # Writes to $OUT: split_sglang.txt (the split by SGLang's own parser, the `specmon[sglang]`
-# path), ab.json (`ab --json`), ab.log (the tables and progress), server log tails.
+# path), ab.json (`ab --json`), ab.log (the tables and progress), ab.db (the store: every run), server log tails.
 # Knobs: SWEEP (default 2,4,8; empty: no sweep, the command's own config), ROUNDS (default 1),
 # RUNS (default 3), TOKENS (default 192).
 # Bounded to fit one device command (600 s): the split 90 s, the A/B 470 s (`timeout` stops it
@@ -55,7 +55,7 @@ for f in "$LOGS"/*.log; do
 done
 # Nothing may be left running: every server's process group was stopped by `ab`.
 pgrep -af sglang.launch_server | grep -v pgrep && el "LEFT RUNNING (above)" || el "no server left"
-rm -f "$OUT/ab.db" "$OUT/ab.db-wal" "$OUT/ab.db-shm"
+# The store comes back too (every run, to recompute the figures from).
 # At most 8 files come back from the device: the server logs travel as one archive.
 (cd "$OUT" && tar czf server-logs.tgz ./*.log.tail 2>/dev/null && rm -f ./*.log.tail)
 ls -la "$OUT"; el "done"
