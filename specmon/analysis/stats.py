@@ -18,7 +18,9 @@ _T975 = (
 
 
 def t975(df: float) -> float:
-    """The 97.5% quantile of Student's t with `df` degrees of freedom (df >= 1)."""
+    """The 97.5% quantile of Student's t with `df` degrees of freedom (df >= 1; inf: normal)."""
+    if df > len(_T975):
+        return 1.96
     index = max(1, math.floor(df))
     return _T975[index - 1] if index <= len(_T975) else 1.96
 

@@ -8,7 +8,7 @@ from typing import Any
 from specmon.analysis.load import Best, Crossover, Level
 from specmon.launch.split import Split
 from specmon.serialize import comparison_to_dict, pooled_to_dict
-from specmon.wording import DASH, num, speedup_text, validity_mark, verdict_text
+from specmon.wording import DASH, num, pct, speedup_text, validity_mark, verdict_text
 
 
 def split_lines(split: Split) -> list[str]:
@@ -30,7 +30,7 @@ def split_lines(split: Split) -> list[str]:
 
 
 HEADER = (
-    f"{'streams':>7}  {'baseline':>9}  {'spec':>9}  {'speedup [95%]':<24}  {'verdict':<13}  "
+    f"{'streams':>7}  {'baseline':>9}  {'spec':>9}  {'speedup [95%]':<26}  {'verdict':<13}  "
     f"{'accept':>6}  {'cycle':>8}  {'break-even':>10}  {'throughput base → spec':<24}  valid"
 )
 
@@ -48,30 +48,35 @@ def table_lines(levels: Sequence[Level]) -> list[str]:
         lines.append(
             f"{lv.concurrency:>7}  {num(lv.baseline.decode_tok_s):>9}  "
             f"{num(lv.speculative.decode_tok_s):>9}  "
-            f"{(speedup_text(c.speedup) if c else None) or DASH:<24}  "
+            f"{(speedup_text(c.speedup) if c else None) or DASH:<26}  "
             f"{verdict_text(c) if c else DASH:<13}  {num(lv.speculative.accept_length, '.2f'):>6}  "
             f"{num(lv.speculative.cycle_ms, '.1f', 'ms'):>8}  "
             f"{num(c.break_even if c else None, '.2f'):>10}  {throughput:<24}  "
             f"{_validity(lv)}"
         )
     lines.append("(tok/s: per-request decode, pooled over every round; throughput: all streams)")
-    lines.append(_interval_note(levels))
+    lines += _interval_lines(levels)
     return lines
 
 
-def _interval_note(levels: Sequence[Level]) -> str:
-    spreads = [lv.spread for lv in levels if lv.spread is not None]
-    if not spreads:
-        return (
+def _interval_lines(levels: Sequence[Level]) -> list[str]:
+    """What the intervals hold: the runs' noise alone (one round), or also how far the rounds'
+    own speedups moved apart, with those speedups where they did."""
+    if all(lv.spread is None for lv in levels):
+        return [
             "(one round: the 95% intervals hold the runs' noise only, not how a server's speed "
             "moves between launches; --rounds 2 or more for that)"
-        )
-    moved = [lv.concurrency for lv in levels if lv.spread is not None and lv.spread.tau2 > 0]
-    said = f"they moved apart at {', '.join(map(str, moved))} stream(s)" if moved else "none did"
-    return (
-        f"(95% intervals include how far the {spreads[0].rounds} rounds' speedups moved apart "
-        f"beyond their runs' noise: {said})"
-    )
+        ]
+    moved = [lv for lv in levels if lv.spread is not None and lv.spread.tau2 > 0]
+    if not moved:
+        return ["(95% intervals: the rounds' speedups agreed within their runs' noise)"]
+    lines = ["(95% intervals include how far the rounds' speedups moved apart, beyond their runs:)"]
+    for lv in moved:
+        assert lv.spread is not None
+        each = ", ".join(pct(g, signed=True) for g in lv.spread.speedups)
+        lines.append(f"{lv.concurrency:>7} streams: {each}")
+    lines.append("(the servers' speeds moved between launches: more --rounds narrow the intervals)")
+    return lines
 
 
 def _validity(lv: Level) -> str:
@@ -109,7 +114,9 @@ def _level_to_dict(lv: Level) -> dict[str, Any]:
         "speculative": pooled_to_dict(lv.speculative),
         "comparison": comparison_to_dict(lv.comparison),
         "round_spread": (
-            {"rounds": lv.spread.rounds, "tau2": lv.spread.tau2} if lv.spread is not None else None
+            {"speedups": list(lv.spread.speedups), "tau2": lv.spread.tau2}
+            if lv.spread is not None
+            else None
         ),
         "baseline_throughput_tok_s": lv.baseline_throughput,
         "speculative_throughput_tok_s": lv.speculative_throughput,

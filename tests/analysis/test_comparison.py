@@ -122,6 +122,7 @@ def test_rounds_that_move_together_add_nothing() -> None:
     )
     spread = round_spread(per_round)
     assert spread is not None and spread.rounds == 2 and spread.tau2 == 0.0
+    assert spread.speedups == pytest.approx((0.3338, 0.3317), abs=1e-3)
     assert compare(spec, base, spread) == compare(spec, base)
 
 
@@ -132,7 +133,7 @@ def test_rounds_that_disagree_widen_the_interval() -> None:
         ((66.0, 66.1, 65.9), (60.0, 60.1, 59.9)), ((61.2, 61.3, 61.1), (60.0, 60.1, 59.9))
     )
     spread = round_spread(per_round)
-    assert spread is not None and spread.tau2 > 0 and spread.df == 1.0
+    assert spread is not None and spread.tau2 > 0
     runs_only, rounds = compare(spec, base), compare(spec, base, spread)
     assert runs_only is not None and rounds is not None
     assert rounds.speedup.value == runs_only.speedup.value  # the ratio of the pooled figures

@@ -1,0 +1,59 @@
+"""The rounds' spread on a real A/B: SGLang 0.5.17 NGRAM on an H200, two rounds
+(tests/fixtures/sglang-0.5.17/ab_two_rounds.json). Its plain server ran 339 tok/s at four
+streams in one launch and 203 in the next: one round's runs cannot show that."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from specmon.analysis.comparison import Verdict
+from specmon.analysis.load import Level, level
+from specmon.cli.ab_report import table_lines
+from specmon.model import Snapshot
+from specmon.serialize import snapshot_from_record
+
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "sglang-0.5.17" / "ab_two_rounds.json"
+
+
+def _levels(rounds: int) -> list[Level]:
+    snapshots: list[Snapshot] = [snapshot_from_record(r) for r in json.loads(FIXTURE.read_text())]
+    by_streams: dict[int, list[Snapshot]] = {}
+    for snapshot in snapshots:  # round 1's baseline, speculative; round 2's
+        by_streams.setdefault(snapshot.protocol.concurrency, []).append(snapshot)
+    now = snapshots[-1].created_at
+    return [
+        level(c, [(found[2 * r], found[2 * r + 1]) for r in range(rounds)], now=now, max_age_s=3600)
+        for c, found in sorted(by_streams.items())
+    ]
+
+
+def test_one_rounds_interval_misses_the_next_round_and_two_rounds_hold_both() -> None:
+    one, two = _levels(1), _levels(2)
+    assert [lv.concurrency for lv in two] == [1, 4, 16]
+    for first, both in zip(one, two, strict=True):
+        assert both.valid and both.spread is not None and both.spread.tau2 > 0
+        assert both.comparison is not None and first.comparison is not None
+        # The speedup is still the ratio of the two pooled figures beside it.
+        assert both.comparison.speedup.value == pytest.approx(
+            both.speculative.decode_tok_s / both.baseline.decode_tok_s - 1  # type: ignore[operator]
+        )
+        low, high = both.comparison.speedup.low, both.comparison.speedup.high
+        assert low is not None and high is not None
+        assert all(low <= g <= high for g in both.spread.speedups)
+        assert both.comparison.verdict == Verdict.WINNING  # both rounds won by far
+    # At 16 streams round 1 alone said +81.5% [+80.1%, +82.8%]; round 2 measured +104.2%.
+    sixteen = one[2].comparison
+    assert sixteen is not None and sixteen.speedup.high is not None
+    assert two[2].spread is not None and two[2].spread.speedups[1] > sixteen.speedup.high
+
+
+def test_the_table_shows_each_rounds_speedup_where_they_moved_apart() -> None:
+    lines = table_lines(_levels(2))
+    assert "      4 streams: +65.7%, +159.4%" in lines
+    assert lines[-1] == (
+        "(the servers' speeds moved between launches: more --rounds narrow the intervals)"
+    )
+    assert "(one round: the 95% intervals hold the runs' noise only" in table_lines(_levels(1))[-1]
