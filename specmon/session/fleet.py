@@ -96,6 +96,10 @@ class TargetSession:
         """The dashboard showing this server: it gets the bench reports (`attach`)."""
         self._looked_up_at: float | None = None
         self._tried_baseline_at: float | None = None
+        self.benching: set[str] = set()
+        """Baseline servers a baseline bench runs on now, shared by the fleet's sessions
+        (`Fleet` sets it): several targets may share one baseline server."""
+        self._benching_url: str | None = None
 
     @property
     def url(self) -> str:
@@ -164,6 +168,7 @@ class TargetSession:
         self, snapshot: Snapshot, kind: SnapshotKind, origin: BaselineOrigin | None
     ) -> None:
         """A bench completed and was saved."""
+        self._bench_ended()
         if self.dashboard is not None:
             self.dashboard.bench_done(snapshot, kind, origin)
             return
@@ -174,6 +179,7 @@ class TargetSession:
 
     def bench_failed(self, kind: SnapshotKind, error: str) -> None:
         """A bench failed: nothing was saved."""
+        self._bench_ended()
         if self.dashboard is not None:
             self.dashboard.bench_failed(kind, error)
             return
@@ -226,6 +232,11 @@ class TargetSession:
         tried = self._tried_baseline_at
         recently = tried is not None and t - tried < RETAKE_AFTER_S
         if self.take_baselines and self.target.baseline_url and not recently:
+            if self.target.baseline_url in self.benching:
+                # Another target's baseline bench runs on the same server: two at once would
+                # each measure the other's load. Its baseline is looked up at the next tick.
+                self._looked_up_at = None
+                return
             self._tried_baseline_at = t
             self.start_baseline()
 
@@ -234,7 +245,14 @@ class TargetSession:
         url = self.target.baseline_url
         if url is None or self.live.bench is not None:
             return
+        self.benching.add(url)
+        self._benching_url = url
         self.feed.start_bench(SnapshotKind.BASELINE, url, BaselineOrigin.BASELINE_SERVER, None)
+
+    def _bench_ended(self) -> None:
+        if self._benching_url is not None:
+            self.benching.discard(self._benching_url)
+            self._benching_url = None
 
     def follow_baseline_server(self) -> None:
         """Sample the baseline's server when it is another one (for its restarts); again after
@@ -253,6 +271,9 @@ class Fleet:
     def __init__(self, sessions: Sequence[TargetSession]) -> None:
         self.sessions = list(sessions)
         self._group: asyncio.TaskGroup | None = None
+        self._benching: set[str] = set()
+        for session in self.sessions:
+            session.benching = self._benching
 
     def get(self, url: str) -> TargetSession | None:
         """The session of a target, by URL."""
@@ -271,6 +292,7 @@ class Fleet:
 
     def add(self, session: TargetSession) -> None:
         """Watch one more target (the exporter's `/probe?target=…` of a new one)."""
+        session.benching = self._benching
         self.sessions.append(session)
         if self._group is not None:
             self._group.create_task(session.run(), name=f"target-{session.url}")

@@ -143,3 +143,47 @@ def _info(kind: str) -> ServerInfo:
 def _sample(t: float, info: ServerInfo) -> Sample:
     readings = {"info": Reading(info, t, int(t)), "metrics": Reading(None, None, 0)}
     return Sample(t, NOW - 100 + t, MappingProxyType(readings))
+
+
+def test_targets_sharing_a_baseline_server_take_one_baseline_not_two_at_once(
+    tmp_path: Path,
+) -> None:
+    """Two speculative servers, one plain twin as both targets' baseline server: two benches at
+    once would each measure the other's load. One is taken; the other target finds it in the
+    store as soon as it is saved."""
+    with (
+        SimThread(FAST) as a,
+        SimThread(FAST) as b,
+        SimThread(replace(FAST, speculative_algorithm=None)) as plain,
+        Store(tmp_path / "db") as store,
+    ):
+        config = replace(CONFIG, baseline_runs=2)
+        sessions = [
+            TargetSession(FleetTarget(sim.url, plain.url), Target(sim.url), config, store,
+                          take_baselines=True)
+            for sim in (a, b)
+        ]  # fmt: skip
+
+        async def run() -> None:
+            task = asyncio.create_task(Fleet(sessions).run())
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + LIMIT_S
+            while not all(s.live.baseline.snapshot is not None for s in sessions):
+                assert loop.time() < deadline, "no baseline for both"
+                # Never two baseline benches at once.
+                assert sum(s.live.bench is not None for s in sessions) <= 1
+                await asyncio.sleep(0.01)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        asyncio.run(run())
+        baselines = [s.live.baseline.snapshot for s in sessions]
+        assert baselines[0] is not None and baselines[1] is not None
+        assert baselines[0].id == baselines[1].id  # the one bench, found in the store
+        assert {s.live.baseline.origin for s in sessions} == {
+            BaselineOrigin.BASELINE_SERVER,
+            BaselineOrigin.STORE,
+        }
+        assert len(store.list()) == 1
+        assert all(not s.benching for s in sessions)
