@@ -8,7 +8,7 @@ samples for this class (`server_url`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from specmon.analysis.comparison import compare
 from specmon.analysis.pooled import Pooled, pool
@@ -143,9 +143,19 @@ class BaselineState:
         return self._restart or self._observed
 
     def validity(
-        self, watched: ServerInfo | None, now: float, gpu: GpuState | None
+        self,
+        watched: ServerInfo | None,
+        now: float,
+        gpu: Callable[[], GpuState | None] | None = None,
     ) -> Validity | None:
-        """Whether the baseline applies to the watched server: needs its info, not a probe."""
+        """Whether the baseline applies to the watched server: needs its info, not a probe.
+
+        Args:
+            watched: The watched server's info.
+            now: The wall clock now.
+            gpu: The GPUs' state now (`LiveState.gpus_now`), read only when there is a
+                baseline to check it against; None: the GPUs are not compared.
+        """
         if self.snapshot is None or watched is None:
             return None
         return baseline_validity(
@@ -155,7 +165,7 @@ class BaselineState:
             lifetime=self.lifetime(watched),
             max_age_s=self.max_age_s,
             protocol=self.protocol,
-            gpu=gpu,
+            gpu=gpu() if gpu is not None else None,
         )
 
     def view(

@@ -210,7 +210,7 @@ class TargetSession:
         if info is None or self.store is None or self.live.bench is not None:
             return
         if self._looked_up_at is not None:
-            validity = self.live.baseline.validity(info, self.wall(), None)
+            validity = self.live.baseline.validity(info, self.wall())
             if validity is not None and validity.valid:
                 return
             if t - self._looked_up_at < STORE_LOOKUP_EVERY_S:
@@ -226,7 +226,7 @@ class TargetSession:
             self.live.set_baseline(self.wall(), found, BaselineOrigin.STORE)
             self.follow_baseline_server()
             return
-        validity = self.live.baseline.validity(info, self.wall(), None)
+        validity = self.live.baseline.validity(info, self.wall())
         if validity is not None and validity.valid:
             return
         tried = self._tried_baseline_at

@@ -19,6 +19,7 @@ from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.validity import Validity
 from specmon.model import (
     CycleBasis,
+    GpuState,
     ProbeResult,
     Protocol,
     RunFigures,
@@ -172,6 +173,10 @@ class LiveState:
         self.log(wall, "info", f"baseline #{snapshot.id} ({snapshot.url}): {speed}, "
                  f"{origin.value}")  # fmt: skip
 
+    def gpus_now(self) -> GpuState | None:
+        """The GPUs' state over the recent readings, to compare with a baseline's."""
+        return gpu_state(list(self.recent_telemetry))
+
     def recent(self) -> Pooled:
         """The recent probes pooled: what "now" is in the comparison (and the exporter's)."""
         return pool([p.figures for p in self.probes])
@@ -180,9 +185,7 @@ class LiveState:
         """Build the View of this moment (`stale_after`: seconds before a reading is stale)."""
         missing: list[tuple[str, str]] = []
         recent = self.recent()
-        validity = self.baseline.validity(
-            self.server.info, now_wall, gpu_state(list(self.recent_telemetry))
-        )
+        validity = self.baseline.validity(self.server.info, now_wall, self.gpus_now)
         progress = self.bench if self.bench and self.bench.kind == "baseline" else None
         baseline = self.baseline.view(now_wall, recent, validity, progress)
         if not baseline.present:

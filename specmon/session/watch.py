@@ -81,11 +81,8 @@ class Watch:
             emit: Receives every Sample.
             on_error: Receives a one-line reason when telemetry cannot be set up at all.
         """
-        async with (
-            make_client(self.target) as client,
-            make_client(self.target, transport=polling_transport(self.target)) as polls,
-        ):
-            self.connection = connection = Connection(client, polls)
+        async with make_client(self.target, transport=polling_transport(self.target)) as client:
+            self.connection = connection = Connection(client)
             self.connected.set()
             sources = [
                 PollSource(SourceName.INFO, connection.info, max(INFO_EVERY_S, self.interval)),

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 from specmon.analysis.advice import Advice, advise
 from specmon.analysis.comparison import compare
-from specmon.analysis.gpus import gpu_state
 from specmon.analysis.pooled import pool
 from specmon.analysis.whatif_inputs import WhatIfAnswer, predict
 from specmon.model import ServerInfo, Snapshot
@@ -43,7 +42,7 @@ def live_what_if(live: LiveState, now_wall: float, earlier: Sequence[Snapshot]) 
     if not runs:
         return WhatIfView(info, WhatIfAnswer(None, "no probe yet (p resumes probing)"), (), None)
     baseline = live.baseline.snapshot
-    validity = live.baseline.validity(info, now_wall, gpu_state(list(live.recent_telemetry)))
+    validity = live.baseline.validity(info, now_wall, live.gpus_now)
     base = None
     note = "no baseline: press b" if baseline is None else None
     if baseline is not None and validity is not None and not validity.valid:

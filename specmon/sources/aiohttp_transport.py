@@ -4,7 +4,9 @@ httpx stays the API of every source (timeouts, headers, streaming, content decod
 typed errors of `http.get`); only the connection pool and the HTTP/1.1 parsing are aiohttp's,
 which specmon already depends on (the agent, the simulator). The dashboard polls `/metrics`
 every second for hours: httpx's default transport (httpcore, h11, anyio) spent ~0.5 ms of CPU
-on each, aiohttp ~0.15 ms (docs/performance.md).
+on each, aiohttp ~0.15 ms (docs/performance.md). The live probe's stream goes through it too:
+anyio's socket stream paused and resumed reading (two epoll calls) and armed a timeout at every
+read, ~0.5 ms of CPU per stream event against ~0.35 here.
 
 aiohttp's errors become the httpx errors httpcore raises for the same failure, with the
 original as their cause (ConnectionRefusedError, an ssl error …), so `describe_transport_error`

@@ -78,27 +78,26 @@ class Connection:
     The dashboard's sources: `info`, `metrics` and `probe` each do one request.
     """
 
-    def __init__(self, client: httpx.AsyncClient, polls: httpx.AsyncClient | None = None) -> None:
+    def __init__(self, client: httpx.AsyncClient) -> None:
         """Args:
-        client: The target's client (the probe's).
-        polls: A client for server info and /metrics, polled for hours (default `client`).
+        client: The target's client, for its polls and its probes alike (the dashboard's runs
+            over the polls' aiohttp transport: `sources.http.polling_transport`).
         """
         self.client = client
-        self.polls = client if polls is None else polls
         self.backend: Backend | None = None
 
     async def info(self) -> ServerInfo:
         """Server info; detects the backend the first time."""
         if self.backend is None:
-            self.backend, info = await connect(self.polls)
+            self.backend, info = await connect(self.client)
             return info
-        return await self.backend.server_info(self.polls)
+        return await self.backend.server_info(self.client)
 
     async def metrics(self) -> ServerMetrics:
         """One /metrics scrape (after the backend is known)."""
         if self.backend is None:
-            self.backend, _ = await connect(self.polls)
-        return await self.backend.metrics(self.polls)
+            self.backend, _ = await connect(self.client)
+        return await self.backend.metrics(self.client)
 
     async def probe(self, *, prompt: str, max_tokens: int) -> ProbeResult:
         """One streaming probe."""

@@ -203,9 +203,11 @@ def make_client(
 
 
 def polling_transport(target: Target) -> httpx.AsyncBaseTransport:
-    """The transport of a target's polls (server info, /metrics, a GPU endpoint): aiohttp's, a
-    third of the CPU of httpx's own per request. The probe and benches keep httpx's, whose
-    streaming they time."""
+    """The transport of a watched target (server info, /metrics, a GPU endpoint, the live
+    probe's stream): aiohttp's, a third of the CPU of httpx's own per request and about two
+    thirds per stream event. A probe times each event when the client reads it, whichever
+    transport read it. The one-shot benches (`specmon bench`, `check`, the `b` key) keep
+    httpx's: they run for seconds, and would pay aiohttp's import."""
     return _DeferredAiohttp(verifies_tls(target))
 
 

@@ -7,16 +7,29 @@ largest cost. Here only the lines that changed since the endpoint's previous scr
 parser (prometheus-client's, with each label set parsed once by `LabelSets`); the others reuse
 what it made of them last time. A GPU endpoint's memo holds its last scrape's lines, so it
 stays as large as a scrape; the one /metrics memo of every server holds a bounded number.
+
+A line that changed is mostly a series whose value moved (a GPU's power, a counter): its name
+and labels are the parser's from an earlier line of the same series, and only the number is
+read (`float`, as the parser reads it). A series is remembered only from a line the parser
+read as exactly that name and labels, then one number and no timestamp; any other line (a new
+series, a timestamp, a value the parser may read otherwise) goes to the parser.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
 
 from specmon.sources.label_sets import LabelSets
+
+SERIES_KEEP = 16_384
+"""Series remembered (name and labels) before starting afresh, for a memo without `keep`."""
+# A value both prometheus-client's parser and `float` read as the same number: no "_", no hex,
+# no timestamp after it (the line's last space comes before it).
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?Inf|NaN")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +52,8 @@ class ScrapeMemo:
         """
         self.keep = keep
         self._last: dict[str, ParsedSample | None] = {}
+        self._series: dict[str, tuple[str, dict[str, str]]] = {}
+        """A line's text before its value -> the name and labels the parser read there."""
         self._label_sets = LabelSets()
 
     def parse(self, text: str) -> list[ParsedSample]:
@@ -51,8 +66,18 @@ class ScrapeMemo:
         """
         # Lines end at "\n" only, as for prometheus-client: a label value may hold a "\r".
         lines = [line for line in text.split("\n") if line.strip() and line[0] != "#"]
-        fresh = list(dict.fromkeys(line for line in lines if line not in self._last))
-        parsed = dict(zip(fresh, self._parse(fresh), strict=True))
+        parsed: dict[str, ParsedSample | None] = {}
+        unknown = []
+        for line in dict.fromkeys(line for line in lines if line not in self._last):
+            head, _, value = line.rpartition(" ")
+            series = self._series.get(head)
+            if series is None or not _NUMBER.fullmatch(value):
+                unknown.append(line)
+            elif math.isnan(number := float(value)):
+                parsed[line] = None
+            else:
+                parsed[line] = ParsedSample(series[0], series[1], number)
+        parsed.update(zip(unknown, self._parse(unknown), strict=True))
         current = {line: parsed[line] if line in parsed else self._last[line] for line in lines}
         if self.keep is None:
             self._last = current
@@ -63,16 +88,25 @@ class ScrapeMemo:
         return [s for line in lines if (s := current[line]) is not None]
 
     def _parse(self, lines: list[str]) -> list[ParsedSample | None]:
-        """Each line's sample (None for NaN); raises when a line is not exactly one sample."""
+        """Each line's sample (None for NaN), by the parser; raises when a line is not exactly
+        one sample. Remembers the series of each line that is a name, labels and a number."""
         if not lines:
             return []
         text = self._label_sets.shorten("\n".join(lines) + "\n")
         samples = [s for family in text_string_to_metric_families(text) for s in family.samples]
         if len(samples) != len(lines):
             raise ValueError(f"{len(lines)} lines gave {len(samples)} samples")
-        return [
-            None
-            if math.isnan(value := float(s.value))
-            else ParsedSample(s.name, self._label_sets.labels(s.labels), value)
-            for s in samples
-        ]
+        if len(self._series) + len(lines) > (self.keep or SERIES_KEEP):
+            self._series = {}
+        parsed: list[ParsedSample | None] = []
+        for line, s in zip(lines, samples, strict=True):
+            value = float(s.value)
+            if math.isnan(value):
+                parsed.append(None)
+                continue
+            sample = ParsedSample(s.name, self._label_sets.labels(s.labels), value)
+            parsed.append(sample)
+            head, _, number = line.rpartition(" ")
+            if s.timestamp is None and _NUMBER.fullmatch(number) and float(number) == value:
+                self._series[head] = (sample.name, sample.labels)
+        return parsed

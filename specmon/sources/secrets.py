@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -17,6 +18,7 @@ _SECRET_FLAG = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=4096)  # a server's ~450 arg names, read at every server info
 def is_secret_key(name: str) -> bool:
     """Whether a server-arg name holds a credential."""
     return bool(_SECRET_KEY.search(name))

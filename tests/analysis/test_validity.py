@@ -5,12 +5,17 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from specmon.analysis.validity import (
     LifetimeCheck,
     LifetimeState,
     Validity,
     baseline_validity,
+    config_args,
     differing_keys,
     fingerprint,
     lifetime_check,
@@ -126,3 +131,27 @@ def test_nearest_baseline_names_what_differs() -> None:
     assert nearest is not None and nearest.snapshot is close
     assert nearest.differences == ("flag mem_fraction_static",)
     assert nearest_baseline([spec], spec.server) is None
+
+
+_arg_names = st.sampled_from(
+    [
+        "tp_size",
+        "mem_fraction_static",
+        "port",
+        "random_seed",
+        "speculative_algorithm",
+        "speculative_num_steps",
+        "model_path",
+    ]
+)
+_arg_values = st.one_of(st.none(), st.integers(0, 3), st.lists(st.integers(0, 2), max_size=2))
+
+
+@given(st.dictionaries(_arg_names, _arg_values), st.dictionaries(_arg_names, _arg_values))
+def test_differing_keys_are_the_config_keys_that_differ(
+    a: dict[str, Any], b: dict[str, Any]
+) -> None:
+    ca, cb = config_args(a), config_args(b)
+    missing = object()
+    expected = sorted(k for k in ca.keys() | cb.keys() if ca.get(k, missing) != cb.get(k, missing))
+    assert differing_keys(a, b) == expected

@@ -1,15 +1,27 @@
-"""The polls' aiohttp transport says what httpx's own says, for answers and for failures."""
+"""The polls' aiohttp transport says what httpx's own says, for answers and for failures, and
+streams a probe as httpx's own does."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from specmon.errors import HttpStatus, ResponseTooLarge, SpecmonError, TimedOut, Unreachable
+from specmon.errors import (
+    HttpStatus,
+    MalformedResponse,
+    ResponseTooLarge,
+    SpecmonError,
+    StreamErrorEvent,
+    StreamTruncated,
+    TimedOut,
+    Unreachable,
+)
 from specmon.sim import SimConfig, SimThread
 from specmon.sources.http import Target, get, make_client, polling_transport
+from specmon.sources.probe import run_probe
 
 
 @pytest.fixture(scope="module")
@@ -84,3 +96,54 @@ async def test_a_refused_body_leaves_the_connection_usable(sim: SimThread) -> No
         finally:
             sim.server.faults.huge.clear()
         assert (await get(client, "/metrics")).content.startswith(b"# HELP")
+
+
+async def _probe_outcomes(target: Target) -> list[str]:
+    """What a probe returned (its chunks' shape) or raised, through each transport; digits
+    left out (the simulated acceptance differs from one stream to the next)."""
+    outcomes = []
+    for client in _clients(target):
+        async with client:
+            try:
+                result = await run_probe(client, max_tokens=64)
+            except SpecmonError as exc:
+                outcomes.append(f"{type(exc).__name__}: {exc}")
+            else:
+                tokens = [c.completion_tokens for c in result.chunks]
+                ordered = tokens == sorted(tokens) and tokens[-1] == 64
+                outcomes.append(f"{len(result.chunks) > 10} chunks, in order to 64: {ordered}, "
+                                f"finished: {result.finish_reason}")  # fmt: skip
+    return [re.sub(r"\d+(\.\d+)?", "N", o) for o in outcomes]
+
+
+@pytest.mark.parametrize(
+    ("fault", "error"),
+    [
+        (None, None),
+        ("drop_stream_after", StreamTruncated),
+        ("truncate_stream_after", StreamTruncated),
+        ("garbage_stream_after", MalformedResponse),
+        ("stream_error_after", StreamErrorEvent),
+    ],
+)
+async def test_the_same_probe_stream(sim: SimThread, fault: str | None, error: type | None) -> None:
+    """The live probe streams through the polls' transport: the same chunks, the same words for
+    a stream that breaks."""
+    if fault is not None:
+        setattr(sim.server.faults, fault, 3)
+    try:
+        outcomes = await _probe_outcomes(Target(sim.url))
+    finally:
+        if fault is not None:
+            setattr(sim.server.faults, fault, None)
+    assert outcomes[0] == outcomes[1], outcomes
+    assert outcomes[0].startswith(error.__name__ if error else "True chunks, in order to N: True")
+
+
+async def test_the_same_stalled_stream(sim: SimThread) -> None:
+    sim.server.faults.hang.add("/generate")
+    try:
+        outcomes = await _probe_outcomes(Target(sim.url, read_timeout=0.3))
+    finally:
+        sim.server.faults.hang.clear()
+    assert outcomes[0] == outcomes[1] and outcomes[0].startswith(TimedOut.__name__)

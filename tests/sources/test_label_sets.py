@@ -1,5 +1,5 @@
-"""Label sets and unchanged lines parsed once (sources/label_sets.py, scrape_memo.py): a reading
-with the endpoint's memo is the reading of a fresh one."""
+"""Label sets and unchanged lines parsed once, moved values read alone (sources/label_sets.py,
+scrape_memo.py): a reading with the endpoint's memo is the reading of a fresh one."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from specmon.agent import render_metrics
 from specmon.model import GpuDevice, GpuProcess, Telemetry
 from specmon.sim.gpus import simulated_telemetry
+from specmon.sources import scrape_memo
 from specmon.sources.dcgm import telemetry_from_text
 from specmon.sources.label_sets import LabelSets
 from specmon.sources.scrape_memo import ParsedSample, ScrapeMemo
@@ -82,3 +83,38 @@ def test_a_shared_memo_keeps_a_bounded_number_of_lines() -> None:
     assert memo.parse("b 2\n") == [ParsedSample("b", {}, 2.0)]  # still held: 3 lines
     assert memo.parse("d 4\n") == [ParsedSample("d", {}, 4.0)]  # full: started afresh
     assert memo.parse("a 1\nd 4\n") == ScrapeMemo().parse("a 1\nd 4\n")
+
+
+def test_a_moved_value_is_read_without_the_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A series seen before: only its number is read; a timestamped line always goes to the
+    parser (its last number is not the value)."""
+    memo = ScrapeMemo()
+    memo.parse('a{gpu="0",x="p q"} 1\nb 2 1700000000000\nc 3\n')
+    texts: list[str] = []
+    parse = scrape_memo.text_string_to_metric_families
+    monkeypatch.setattr(scrape_memo, "text_string_to_metric_families",
+                        lambda text: texts.append(text) or parse(text))  # fmt: skip
+    moved = 'a{gpu="0",x="p q"} 1.5e3\nb 2 1700000001000\nc NaN\n'
+    assert memo.parse(moved) == [ParsedSample("a", {"gpu": "0", "x": "p q"}, 1500.0),
+                                 ParsedSample("b", {}, 2.0)]  # fmt: skip
+    assert texts == ["b 2 1700000001000\n"]
+
+
+_values = st.sampled_from(["1", "2.5", "-3", "1e3", "+Inf", "NaN", "1_0", "0x1", "7."])
+_heads = st.sampled_from(["a", 'a{gpu="0"}', 'a{gpu="0",n="x 1"}', "a ", 'b{le="+Inf"}', "a 1"])
+_lines = st.builds(lambda h, v, ts: f"{h} {v}{ts}", _heads, _values,
+                   st.sampled_from(["", " 1700000000000"]))  # fmt: skip
+
+
+@given(st.lists(st.lists(_lines, min_size=1, max_size=6), min_size=1, max_size=5))
+def test_scrapes_read_through_the_memo_read_as_fresh(scrapes: list[list[str]]) -> None:
+    memo = ScrapeMemo()
+    for lines in scrapes:
+        text = "\n".join(lines) + "\n"
+        try:
+            fresh = ScrapeMemo().parse(text)
+        except (ValueError, TypeError, IndexError, KeyError) as exc:
+            with pytest.raises(type(exc)):
+                memo.parse(text)
+            continue
+        assert memo.parse(text) == fresh

@@ -173,6 +173,56 @@ async def test_worst_first_and_a_down_server_on_top_with_its_reason() -> None:
         assert str(screen.query_one(DataTable).get_row_at(0)[1]) == "DOWN"
 
 
+async def test_a_tick_writes_only_what_the_table_shows_that_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """At 80x24 (no GPU column) a hotter GPU leaves the table alone; a new probe rewrites its
+    row's cells in place; a server going down rebuilds the table in the new order, the cursor
+    staying on its server. The table always holds what the rows say."""
+    app = _app(8)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _shown(8)(pilot)
+        screen = app.screen
+        assert isinstance(screen, FleetScreen)
+        table = screen.query_one(DataTable)
+        calls: list[str] = []
+        for name in ("update_cell", "clear", "add_row"):
+            method = getattr(table, name)
+            monkeypatch.setattr(table, name, lambda *a, _m=method, _n=name, **k: (
+                calls.append(_n), _m(*a, **k))[1])  # fmt: skip
+
+        def shown() -> list[list[str]]:
+            return [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+
+        session = app.fleet.sessions[4]
+        hot = gpus()
+        hot = replace(hot, gpus=(replace(hot.gpus[0], temperature_c=88.0), *hot.gpus[1:]))
+        session.sample(sample(3.0, server_info("spec"), server_metrics("spec/metrics_after"),
+                              seq=3, telemetry=hot))  # fmt: skip
+        app.tick()
+        await pilot.pause()
+        index = [row.url for row in screen.rows].index(session.url)
+        assert "88°C" in (screen.rows[index].gpu or "") and calls == []
+        before = shown()
+        result = await replay_probe("spec/generate_stream_0.json")
+        session.probe_done(ProbeOutcome(NOW, 9.0, run_figures(result), result))
+        app.tick()
+        await pilot.pause()
+        assert set(calls) == {"update_cell"}
+        after = shown()
+        assert [row.url for row in screen.rows].index(session.url) == index  # the same order
+        assert [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b] == [index]
+        await pilot.press("down", "down")
+        calls.clear()
+        session.sample(sample(9.0, None, None, info_error=REFUSED, metrics_error=REFUSED))
+        app.tick()
+        await pilot.pause()
+        assert "clear" in calls and "add_row" in calls
+        assert {row.url for row in screen.rows[:2]} == {_url(0), session.url}
+        assert [cells[1] for cells in shown()[:2]] == ["DOWN", "DOWN"]
+        assert screen.rows[table.cursor_row].url == _url(2)  # where the cursor was
+
+
 async def test_enter_opens_a_server_and_esc_goes_back() -> None:
     app = _app(8)
     async with app.run_test(size=(80, 24)) as pilot:

@@ -72,7 +72,8 @@ class FleetScreen(Screen[str]):
         self.count = count
         self.rows: tuple[FleetRow, ...] = ()
         self.cells: list[tuple[str, ...]] = []
-        self._shown: tuple[list[int], list[tuple[str, ...]]] = ([], [])
+        self._shown: tuple[list[int], list[str], list[tuple[str, ...]]] = ([], [], [])
+        """The column widths, the servers in order and the texts the table holds."""
 
     def compose(self) -> ComposeResult:
         """Title, table, the highlighted row's reason, keys."""
@@ -94,31 +95,41 @@ class FleetScreen(Screen[str]):
 
     def _fill(self) -> None:
         """The essential columns always, the others while they fit; the cursor stays on its
-        server when the order changes."""
+        server when the order changes.
+
+        Only what the table shows is compared: most seconds nothing shown changes (a hidden
+        column's GPU temperature does), and the table is left alone. With the same columns and
+        the same servers in the same order, only the cells that changed are written (the table
+        is rebuilt when the columns or the order change)."""
         table = self.query_one(DataTable)
         available = table.content_size.width - table.styles.scrollbar_size_vertical
         if available <= 0:
             return
         widths = fit(COLUMNS, self.cells, available)
-        if (widths, self.cells) == self._shown:
-            return
-        highlighted = self._highlighted()
-        if widths != self._shown[0]:
-            table.clear(columns=True)
-            for i, width in enumerate(widths):
-                if width:
-                    table.add_column(COLUMNS[i].label, width=width, key=COLUMNS[i].key)
-        else:
-            table.clear()
-        self._shown = (widths, self.cells)
         shown = [(i, w) for i, w in enumerate(widths) if w]
-        for row, cells in zip(self.rows, self.cells, strict=True):
-            texts = ((cut_middle if COLUMNS[i].key == "server" else cut)(cells[i], width)
-                     for i, width in shown)  # fmt: skip
-            table.add_row(*(Text(t) for t in texts), key=row.url)
+        texts = [tuple((cut_middle if COLUMNS[i].key == "server" else cut)(cells[i], width)
+                       for i, width in shown) for cells in self.cells]  # fmt: skip
         urls = [row.url for row in self.rows]
+        before_widths, before_urls, before_texts = self._shown
+        self._shown = (widths, urls, texts)
+        if widths == before_widths and urls == before_urls:
+            for url, now, before in zip(urls, texts, before_texts, strict=True):
+                for (i, _), text, old in zip(shown, now, before, strict=True):
+                    if text != old:
+                        table.update_cell(url, COLUMNS[i].key, Text(text))
+        else:
+            highlighted = self._highlighted()
+            if widths != before_widths:
+                table.clear(columns=True)
+                for i, width in shown:
+                    table.add_column(COLUMNS[i].label, width=width, key=COLUMNS[i].key)
+            else:
+                table.clear()
+            for url, row_texts in zip(urls, texts, strict=True):
+                table.add_row(*(Text(t) for t in row_texts), key=url)
+            if urls:
+                table.move_cursor(row=urls.index(highlighted) if highlighted in urls else 0)
         if urls:
-            table.move_cursor(row=urls.index(highlighted) if highlighted in urls else 0)
             self._show_row(table.cursor_row)
 
     def _highlighted(self) -> str | None:
