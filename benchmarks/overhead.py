@@ -12,6 +12,8 @@ machine noise spreads over all of them; medians are reported.
     # this checkout against another (the code before a change), alternating round by round:
     mkdir /tmp/before && git archive COMMIT specmon | tar -x -C /tmp/before
     python benchmarks/overhead.py --tree before=/tmp/before --no-probe-only
+    # ... or all at the same time, each in its own tmux (`--together`: a busy machine's load
+    # then falls on every configuration alike, where one after another it falls on some)
 
 Prints a Markdown table for docs/performance.md.
 """
@@ -28,6 +30,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import psutil
@@ -123,6 +126,10 @@ def main() -> int:
     parser.add_argument("--tree", action="append", default=[], metavar="LABEL=PATH",
                         help="also measure specmon from another checkout (e.g. the commit "
                         "before a change), alternating with this one")  # fmt: skip
+    parser.add_argument("--together", action="store_true",
+                        help="run the configurations at the same time in each round (each in its "
+                        "own tmux), not one after another: on a machine shared with other work "
+                        "they then see the same load")  # fmt: skip
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
@@ -139,10 +146,18 @@ def main() -> int:
     results: list[Result] = []
     with server(args.url) as url:
         for round_ in range(args.rounds):
-            for config in configs:
-                argv = command(config, url, args.vllmstat, f"/tmp/overhead-{os.getpid()}.db")
-                results.append(measure(config, argv, args.seconds))
-                print(f"round {round_ + 1}: {results[-1]}", file=sys.stderr, flush=True)
+            runs = [(c, command(c, url, args.vllmstat, f"/tmp/overhead-{os.getpid()}-{i}.db"))
+                    for i, c in enumerate(configs)]  # fmt: skip
+            if args.together:  # the same minute for all: a shared machine's load hits each alike
+                with ThreadPoolExecutor(len(runs)) as pool:
+                    done = list(pool.map(lambda run: measure(*run, args.seconds), runs))
+            else:
+                done = []
+                for config, argv in runs:
+                    done.append(measure(config, argv, args.seconds))
+            for result in done:
+                results.append(result)
+                print(f"round {round_ + 1}: {result}", file=sys.stderr, flush=True)
     print("| terminal | monitor | CPU s/min (median) | % of one core | peak RSS MiB (median) |")
     print("|---|---|---|---|---|")
     medians: dict[Config, float] = {}

@@ -64,16 +64,22 @@ class MetricsWindow:
         SGLang creates a labelled family at its first observation, so a family that appears
         inside the window started there: the window starts at its first appearance.
         """
-        carrying = [(t, m) for t, m in self._scrapes if has(m) is not None]
-        if len(carrying) < 2:
-            return None
-        t1, last = carrying[-1]
-        start = carrying[0]
-        for scrape in carrying:
-            if scrape[0] >= t1 - span:
+        # From the newest back, and only as far as needed: most figures span 10 s of a window
+        # of 60 (this runs about ten times a tick).
+        end: tuple[float, ServerMetrics] | None = None
+        start: tuple[float, ServerMetrics] | None = None
+        for scrape in reversed(self._scrapes):
+            if has(scrape[1]) is None:
+                continue
+            if end is None:
+                end = scrape
+                continue
+            start = scrape  # the oldest carrying one, unless one before the span comes first
+            if scrape[0] < end[0] - span:
                 break
-            start = scrape
-        t0, first = start
+        if end is None or start is None:
+            return None
+        (t0, first), (t1, last) = start, end
         return (t0, first, t1, last) if t1 > t0 else None
 
     def counter_rate(

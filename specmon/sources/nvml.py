@@ -81,7 +81,7 @@ class NvmlSource:
 
     Example:
         source = NvmlSource()
-        telemetry = await source.read()   # a Telemetry of kind "nvml", GPUs only
+        telemetry = await asyncio.to_thread(source.read_blocking)  # kind "nvml", GPUs only
         await source.aclose()
     """
 
@@ -105,16 +105,12 @@ class NvmlSource:
         self._driver: str | None = None
         self._util_seen: dict[int, int] = {}  # per GPU: newest process-utilisation timestamp
 
-    async def read(self) -> Telemetry:
-        """Read every GPU, off the event loop."""
-        return await asyncio.to_thread(self.read_blocking)
-
     async def aclose(self) -> None:
         """Shut NVML down if it was initialised."""
         await asyncio.to_thread(self._shutdown)
 
     def read_blocking(self) -> Telemetry:
-        """Read every GPU in the calling thread (the agent and tests call this directly)."""
+        """Read every GPU in the calling thread (`LocalTelemetry` calls it in a worker)."""
         lib = self._start()
         if lib is None:
             return self._unavailable(self._missing or "NVML did not start")

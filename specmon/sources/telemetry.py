@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from specmon.model import GpuDevice, GpuSourceKind, Telemetry
 from specmon.sources.dcgm import DCGM_PORT, DcgmSource
-from specmon.sources.host import HostSource, is_local_address
+from specmon.sources.host import HostReading, HostSource, is_local_address
 from specmon.sources.nvml import NvmlSource
 
 
@@ -63,8 +63,10 @@ class LocalTelemetry:
         return self.nvml.description
 
     async def read(self) -> Telemetry:
-        """Read the GPUs and the host concurrently, each in a worker thread."""
-        gpus, host = await asyncio.gather(self.nvml.read(), asyncio.to_thread(self.host.read))
+        """Read the GPUs, then the host, in one worker thread: one hand-off to a thread and
+        back a reading instead of two (each costs the event loop about what reading the host
+        does, ~0.1 ms)."""
+        gpus, host = await asyncio.to_thread(self._read_blocking)
         return replace(
             gpus,
             gpus=attribute_processes(gpus.gpus, host.server_pids),
@@ -72,6 +74,9 @@ class LocalTelemetry:
             server_process=host.server_process,
             server_process_missing=host.server_process_missing,
         )
+
+    def _read_blocking(self) -> tuple[Telemetry, HostReading]:
+        return self.nvml.read_blocking(), self.host.read()
 
     async def aclose(self) -> None:
         """Shut NVML down."""

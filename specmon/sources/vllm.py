@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import functools
 import time
+import weakref
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -49,13 +51,52 @@ _DEV_ARGS = {
 _SPEC_ARGS = ("method", "num_speculative_tokens", "model", "prompt_lookup_min", "prompt_lookup_max")
 
 
+@dataclass(frozen=True, slots=True)
+class _Identity:
+    """What a launch of vLLM answered on its identity routes, and the launch's start time."""
+
+    process_start_time: float
+    version: str
+    card: Mapping[str, Any]
+    config: Mapping[str, Any] | None
+
+
+# Per client (one per watched server): its server's last launch. /version, /v1/models and the
+# dev-mode /server_info are fixed for a launch (its command line and environment), so while
+# /metrics shows the same process start time they are not asked again: one request every 5 s
+# instead of four.
+_LAUNCHES: weakref.WeakKeyDictionary[httpx.AsyncClient, _Identity] = weakref.WeakKeyDictionary()
+
+
 async def fetch_server_info(client: httpx.AsyncClient) -> ServerInfo:
     """Identify a vLLM server and read what it exposes of its configuration.
+
+    After a first full read through `client`, the identity routes are read again only when
+    `/metrics` shows another process start time (a relaunch) or none.
 
     Raises:
         NotVllm: No `/version` with a version string: not vLLM.
         SourceError: Any other failure, typed (auth, unreachable, malformed …).
     """
+    known = _LAUNCHES.pop(client, None)
+    metrics = None
+    if known is not None:
+        metrics = await metrics_or_none(client, fetch_metrics)
+        if metrics is not None and metrics.process_start_time == known.process_start_time:
+            _LAUNCHES[client] = known
+            return server_info_from(known.version, known.card, known.config, metrics)
+    version, card, config = await _read_identity(client)
+    if known is None:  # the first read asks /version first: it tells vLLM from other servers
+        metrics = await metrics_or_none(client, fetch_metrics)
+    if metrics is not None and metrics.process_start_time is not None:
+        _LAUNCHES[client] = _Identity(metrics.process_start_time, version, card, config)
+    return server_info_from(version, card, config, metrics)
+
+
+async def _read_identity(
+    client: httpx.AsyncClient,
+) -> tuple[str, Mapping[str, Any], Mapping[str, Any] | None]:
+    """`/version`, the first model card and the dev-mode config (None outside dev mode)."""
     try:
         body = parse_json(await get(client, "/version"))
     except (HttpStatus, MalformedResponse):
@@ -63,10 +104,7 @@ async def fetch_server_info(client: httpx.AsyncClient) -> ServerInfo:
     version = body.get("version") if isinstance(body, dict) else None
     if not isinstance(version, str):
         raise NotVllm(f"{client.base_url}/version: not vLLM's answer")
-    card = await _model_card(client)
-    config = await _dev_config(client)
-    metrics = await metrics_or_none(client, fetch_metrics)
-    return server_info_from(version, card, config, metrics)
+    return version, await _model_card(client), await _dev_config(client)
 
 
 async def _model_card(client: httpx.AsyncClient) -> Mapping[str, Any]:

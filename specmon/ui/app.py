@@ -11,6 +11,7 @@ import asyncio
 import signal
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from textual import events, on, work
 from textual.app import App, ComposeResult
@@ -63,6 +64,19 @@ TRIM_EVERY_S = 10.0  # specmon/heap.py: a trim takes under 1 ms
 COMPACT_BELOW = 30  # rows: no big digits, one GPU line
 TINY_BELOW = 20  # rows: the events log to its newest line, so the panels keep three lines each
 TALL_FROM = 40  # rows: the bottom panels take their figures' height, the sparklines the rest
+
+
+@dataclass(frozen=True, slots=True)
+class _Panels:
+    """The dashboard's widgets that `refresh_view` hands the View to."""
+
+    identity: IdentityBar
+    decode: DecodePanel
+    spec: SpecPanel
+    baseline: BaselinePanel
+    server: ServerPanel
+    gpus: GpuPanel
+    events: EventsLog
 
 
 class SpecmonApp(App[None]):
@@ -133,6 +147,7 @@ class SpecmonApp(App[None]):
         self._looked_up_baseline = False
         self._theme_names: list[str] = []
         self._last_view: View | None = None
+        self._panels: _Panels | None = None
         # Chosen before the stylesheet is first parsed: on mount it would be parsed and applied
         # again (~40 ms of the first frame).
         for theme in load_themes():
@@ -334,17 +349,25 @@ class SpecmonApp(App[None]):
     def refresh_view(self) -> None:
         """Build the View and hand each widget its part."""
         view = self.live.view(self.wall(), stale_after=3 * max(self.config.interval, 1.0))
-        try:
-            self.query_one(IdentityBar).view = view.identity
-        except NoMatches:  # quitting: a worker's last message came after the widgets went
+        if self._panels is None:  # found once: looking them up every tick was a DOM walk each
+            try:
+                self._panels = _Panels(self.query_one(IdentityBar), self.query_one(DecodePanel),
+                                       self.query_one(SpecPanel), self.query_one(BaselinePanel),
+                                       self.query_one(ServerPanel), self.query_one(GpuPanel),
+                                       self.query_one(EventsLog))  # fmt: skip
+            except NoMatches:  # not composed yet
+                return
+        panels = self._panels
+        if not panels.identity.is_attached:  # quitting: a worker's last message came after
             return
-        self.query_one(DecodePanel).view = view.decode
-        self.query_one(DecodePanel).bench = view.bench
-        self.query_one(SpecPanel).view = view.spec
-        self.query_one(BaselinePanel).view = view.baseline
-        self.query_one(ServerPanel).view = view.server
-        self.query_one(GpuPanel).view = view.gpus
-        self.query_one(EventsLog).events = view.events
+        panels.identity.view = view.identity
+        panels.decode.view = view.decode
+        panels.decode.bench = view.bench
+        panels.spec.view = view.spec
+        panels.baseline.view = view.baseline
+        panels.server.view = view.server
+        panels.gpus.view = view.gpus
+        panels.events.events = view.events
         self._last_view = view
 
     # Actions (keys).

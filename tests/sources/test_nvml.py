@@ -8,7 +8,9 @@ from fake_nvml import MIB, FakeGpu, FakeNvml, h200s
 
 from specmon.model import GpuDevice, GpuProcess
 from specmon.sources.dcgm import NO_GPU_HINT
+from specmon.sources.host import HostSource
 from specmon.sources.nvml import NvmlSource
+from specmon.sources.telemetry import LocalTelemetry
 
 
 def _names(pid: int) -> str | None:
@@ -18,7 +20,7 @@ def _names(pid: int) -> str | None:
 async def test_eight_gpus_every_field() -> None:
     nvml = FakeNvml(h200s(8))
     source = NvmlSource(nvml, name_of=_names)
-    telemetry = await source.read()
+    telemetry = source.read_blocking()
     assert telemetry.kind == "nvml"
     assert telemetry.source == "NVML on this machine"
     assert telemetry.unavailable is None
@@ -49,8 +51,9 @@ async def test_eight_gpus_every_field() -> None:
 async def test_sampling_runs_off_the_event_loop_and_inits_once() -> None:
     nvml = FakeNvml(h200s(8))
     source = NvmlSource(nvml, name_of=_names)
+    telemetry = LocalTelemetry(source, HostSource(None))  # the dashboard's and agent's reader
     for _ in range(3):
-        await source.read()
+        await telemetry.read()
     assert nvml.calls > 8 * 3 * 10
     assert nvml.calls_on_loop == 0
     assert nvml.init_calls == 1
@@ -69,7 +72,7 @@ async def test_unsupported_fields_are_none_not_zero() -> None:
             "nvmlDeviceGetMaxClockInfo",
         }
     )
-    (device,) = (await NvmlSource(FakeNvml([gpu])).read()).gpus
+    (device,) = NvmlSource(FakeNvml([gpu])).read_blocking().gpus
     assert device.power_w is None
     assert device.power_limit_w is None
     assert device.clock_event_mask is None
@@ -90,7 +93,7 @@ async def test_memory_falls_back_to_v1_when_v2_is_missing() -> None:
                 raise pynvml.NVMLError_FunctionNotFound()
             return super().nvmlDeviceGetMemoryInfo(handle)
 
-    (device,) = (await NvmlSource(OldDriver([FakeGpu()])).read()).gpus
+    (device,) = NvmlSource(OldDriver([FakeGpu()])).read_blocking().gpus
     assert device.memory_used_mib == 120_500.0  # v1 counts the reserve as used
     assert device.memory_total_mib == 143_771.0
 
@@ -100,13 +103,13 @@ async def test_a_lost_gpu_and_one_that_disappears() -> None:
     nvml = FakeNvml(gpus)
     source = NvmlSource(nvml, name_of=_names)
     gpus[3].lost = True
-    telemetry = await source.read()
+    telemetry = source.read_blocking()
     assert telemetry.gpus[3] == GpuDevice(index=3, error="GPU is lost")
     assert all(
         g.error is None and g.name == "NVIDIA H200" for i, g in enumerate(telemetry.gpus) if i != 3
     )
     del gpus[3]  # the driver no longer counts it
-    telemetry = await source.read()
+    telemetry = source.read_blocking()
     assert len(telemetry.gpus) == 7
     assert all(g.error is None for g in telemetry.gpus)
 
@@ -118,10 +121,10 @@ async def test_throttle_reasons_are_decoded() -> None:
         | 0x8000,
         sm_clock=1410,
     )
-    (device,) = (await NvmlSource(FakeNvml([gpu])).read()).gpus
+    (device,) = NvmlSource(FakeNvml([gpu])).read_blocking().gpus
     assert device.throttle_reasons == ("sw_power_cap", "hw_thermal", "0x8000")
     idle = FakeGpu(reasons=pynvml.nvmlClocksEventReasonGpuIdle)
-    (device,) = (await NvmlSource(FakeNvml([idle])).read()).gpus
+    (device,) = NvmlSource(FakeNvml([idle])).read_blocking().gpus
     assert device.throttle_reasons == ("idle",)
 
 
@@ -131,17 +134,17 @@ async def test_processes_memory_unknown_and_sm_share_since_last_reading() -> Non
         utilisation_samples=[(40000, 1_000, 88), (40000, 2_000, 91), (4242, 1_500, 7)],
     )
     source = NvmlSource(FakeNvml([gpu]), name_of=_names)
-    (device,) = (await source.read()).gpus
+    (device,) = source.read_blocking().gpus
     assert device.processes == (
         GpuProcess(40000, 70_000.0, "sglang::scheduler", sm_util_pct=91.0),
         GpuProcess(4242, None, "python", sm_util_pct=7.0),
     )
     # No sample newer than the last reading: NVML says "Not Found", the share is unknown.
-    (device,) = (await source.read()).gpus
+    (device,) = source.read_blocking().gpus
     assert device.processes is not None
     assert [p.sm_util_pct for p in device.processes] == [None, None]
     gpu.utilisation_samples.append((4242, 3_000, 35))
-    (device,) = (await source.read()).gpus
+    (device,) = source.read_blocking().gpus
     assert device.processes is not None
     assert [p.sm_util_pct for p in device.processes] == [None, 35.0]
 
@@ -157,7 +160,7 @@ async def test_no_nvml_is_a_state_not_an_error(error: type[Exception], reason: s
     nvml = FakeNvml([], init_error=error)
     source = NvmlSource(nvml)
     for _ in range(2):
-        telemetry = await source.read()
+        telemetry = source.read_blocking()
         assert telemetry.gpus == ()
         assert telemetry.unavailable == f"no NVML here ({reason})"
         assert telemetry.hint == NO_GPU_HINT
@@ -174,7 +177,7 @@ async def test_real_pynvml_without_a_gpu() -> None:
     else:
         pynvml.nvmlShutdown()
         pytest.skip("this machine has NVML: the no-GPU path is covered by the fake")
-    telemetry = await NvmlSource().read()
+    telemetry = NvmlSource().read_blocking()
     assert telemetry.unavailable is not None
     assert telemetry.unavailable.startswith("no NVML here (")
     assert telemetry.hint == "run `specmon agent` on the GPU box or pass --gpu-metrics URL"

@@ -74,6 +74,36 @@ async def test_server_info_in_dev_mode() -> None:
     assert "instance_id" not in info.args  # per-launch values stay out of fingerprints
 
 
+async def test_identity_routes_read_again_only_after_a_relaunch() -> None:
+    # metrics_before and metrics_after come from one launch, metrics_after_concurrent from
+    # another (its process start time differs).
+    replay = server_transport(FOLDER, DEV_ROUTES, stream_path=vllm.COMPLETIONS,
+                              metrics=("metrics_before", "metrics_after",
+                                       "metrics_after_concurrent"))  # fmt: skip
+    paths: list[str] = []
+
+    def counting(request: httpx.Request) -> httpx.Response:
+        paths.append(request.url.path)
+        response: httpx.Response = replay.handler(request)  # type: ignore[assignment]
+        return response
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(counting),
+                                 base_url="http://vllm") as client:  # fmt: skip
+        first = await vllm.fetch_server_info(client)
+        assert paths == ["/version", "/v1/models", "/server_info", "/metrics"]
+        paths.clear()
+        same_launch = await vllm.fetch_server_info(client)
+        assert paths == ["/metrics"]
+        assert same_launch == first
+        paths.clear()
+        relaunched = await vllm.fetch_server_info(client)
+        assert paths == ["/metrics", "/version", "/v1/models", "/server_info"]
+        assert relaunched.args == first.args
+        paths.clear()
+        await vllm.fetch_server_info(client)  # the new launch is known now
+        assert paths == ["/metrics"]
+
+
 @pytest.mark.parametrize("routes", [ROUTES, DEV_ROUTES], ids=["plain", "dev-mode"])
 async def test_detected_as_vllm(routes: dict[str, str | int]) -> None:
     # In dev mode vLLM answers /server_info too: SGLang's detection must not take it.
