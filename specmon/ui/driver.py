@@ -44,8 +44,23 @@ class PromptDriver(LinuxDriver):
         os.write(self._wake_w, b"\0")
         super().disable_input()
 
+    def write(self, data: str) -> None:
+        """Textual's write, unless the terminal is gone.
+
+        Textual's writer thread ends at the first failed write (the terminal closed: tmux
+        killed, an SSH link dropped); its queue then fills, and the next write blocked the app
+        for good, deaf to SIGTERM. Without the thread there is nowhere to write to.
+        """
+        writer = self._writer_thread
+        if writer is not None and not writer.is_alive():
+            return
+        super().write(data)
+
     def close(self) -> None:
         """Textual's clean-up, and the wake-up pipe's."""
+        writer = self._writer_thread
+        if writer is not None and not writer.is_alive():
+            self._writer_thread = None  # ended already: stopping it would wait on its queue
         super().close()
         for fd in (self._wake_r, self._wake_w):
             os.close(fd)

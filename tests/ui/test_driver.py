@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 from textual import events
+from textual.drivers._writer_thread import MAX_QUEUED_WRITES, WriterThread
 from textual.drivers.headless_driver import HeadlessDriver
 from textual.drivers.linux_driver import LinuxDriver
 from textual.message import Message
@@ -63,6 +64,40 @@ async def test_keys_and_a_lone_esc_arrive_and_the_stop_ends_the_thread(
         driver.disable_input()  # returns once the thread has ended
         driver.close()
     assert not thread.is_alive()
+
+
+class GoneTerminal:
+    """A terminal that went away: every write fails as on a closed pty."""
+
+    def write(self, text: str) -> int:
+        raise OSError(5, "Input/output error")
+
+    def flush(self) -> None:
+        raise OSError(5, "Input/output error")
+
+    def fileno(self) -> int:
+        return -1
+
+
+# Textual's writer thread dies of the failed write, as it does on a closed terminal.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+async def test_a_terminal_gone_mid_write_neither_blocks_writes_nor_the_close() -> None:
+    driver = PromptDriver(Inbox(), mouse=False)  # type: ignore[arg-type]
+    writer = driver._writer_thread = WriterThread(GoneTerminal())  # type: ignore[arg-type]
+    writer.start()
+    driver.write("frame")
+    writer.join(timeout=10)  # the thread ends at the failed write, as Textual's does
+    assert not writer.is_alive()
+    done = threading.Event()
+
+    def draw_then_quit() -> None:
+        for _ in range(MAX_QUEUED_WRITES + 10):  # more than its queue holds
+            driver.write("frame")
+        driver.close()
+        done.set()
+
+    threading.Thread(target=draw_then_quit, daemon=True).start()
+    assert done.wait(timeout=10), "a write or the close blocked on the dead writer's queue"
 
 
 def test_only_the_linux_driver_is_replaced() -> None:
