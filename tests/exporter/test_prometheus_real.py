@@ -71,6 +71,21 @@ async def _api(client: httpx.AsyncClient, path: str, **params: str) -> Any:
     return body["data"]
 
 
+async def _until_ready(client: httpx.AsyncClient, server: asyncio.subprocess.Process) -> None:
+    """Wait for Prometheus to answer /-/ready (it starts its TSDB first), bounded."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + LIMIT_S
+    while True:
+        assert server.returncode is None, "prometheus exited (its log is in tmp_path)"
+        try:
+            if (await client.get("/-/ready")).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert loop.time() < deadline, "prometheus was not ready in time"
+        await asyncio.sleep(0.2)
+
+
 async def _until_result(client: httpx.AsyncClient, query: str, count: int) -> list[Any]:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + LIMIT_S
@@ -130,6 +145,7 @@ async def test_prometheus_loads_the_rules_and_runs_the_dashboards_queries(
         )  # fmt: skip
         try:
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as api:
+                await _until_ready(api, server)
                 await _check(api, winning.url, losing.url)
         finally:
             server.terminate()
