@@ -4,7 +4,7 @@ through each transport.
 The dashboard GETs /metrics every second and server info every 5 s for as long as it runs, and
 streams a 256-token probe every 10 s; this times `specmon.sources.http.get` and the probe
 (`Connection.probe`, SGLang's `/generate` stream) over httpx's own transport (httpcore, h11,
-anyio) and over the polls' aiohttp transport, against the simulator on loopback (in a thread
+anyio) and through the polling client (aiohttp), against the simulator on loopback (in a thread
 of this process: the figure is the calling thread's CPU, `time.thread_time`, so the server's
 work is left out).
 
@@ -26,7 +26,7 @@ import httpx
 
 from specmon.sim import SimConfig, SimThread
 from specmon.sources.backend import Connection
-from specmon.sources.http import Target, get, make_client, polling_transport
+from specmon.sources.http import Target, get, make_client, polling_client
 from specmon.sources.probe import DEFAULT_PROMPT
 
 PATHS = ("/metrics", "/get_server_info")
@@ -59,8 +59,9 @@ async def measure(url: str, requests: int, rounds: int) -> dict[tuple[str, str],
     target = Target(url)
     results: dict[tuple[str, str], list[float]] = {}
     for _ in range(rounds):
-        for name, transport in (("httpx (httpcore)", None), ("aiohttp", polling_transport(target))):
-            async with make_client(target, transport=transport) as client:
+        clients = (("httpx (httpcore)", make_client), ("polling client (aiohttp)", polling_client))
+        for name, make in clients:
+            async with make(target) as client:
                 for path in PATHS:
                     ms = await per_request_ms(client, path, requests)
                     results.setdefault((name, path), []).append(ms)

@@ -14,7 +14,7 @@ from specmon.analysis.figures import run_figures
 from specmon.errors import SourceError, SpecmonError
 from specmon.model import ProbeResult, RunFigures, Sample, SourceName
 from specmon.sources.backend import Connection
-from specmon.sources.http import Target, make_client, polling_transport
+from specmon.sources.http import Target, polling_client
 from specmon.sources.probe import DEFAULT_PROMPT
 from specmon.sources.sampler import PollSource, Sampler, next_deadline
 from specmon.sources.telemetry import open_telemetry
@@ -81,7 +81,7 @@ class Watch:
             emit: Receives every Sample.
             on_error: Receives a one-line reason when telemetry cannot be set up at all.
         """
-        async with make_client(self.target, transport=polling_transport(self.target)) as client:
+        async with polling_client(self.target) as client:
             self.connection = connection = Connection(client)
             self.connected.set()
             sources = [

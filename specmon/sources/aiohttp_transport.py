@@ -1,12 +1,12 @@
-"""An httpx transport over aiohttp's client: a request at about a third of httpcore's CPU.
+"""aiohttp's client under httpx's API: a watched target's polls and probe stream.
 
-httpx stays the API of every source (timeouts, headers, streaming, content decoding, and the
-typed errors of `http.get`); only the connection pool and the HTTP/1.1 parsing are aiohttp's,
-which specmon already depends on (the agent, the simulator). The dashboard polls `/metrics`
-every second for hours: httpx's default transport (httpcore, h11, anyio) spent ~0.5 ms of CPU
-on each, aiohttp ~0.15 ms (docs/performance.md). The live probe's stream goes through it too:
-anyio's socket stream paused and resumed reading (two epoll calls) and armed a timeout at every
-read, ~0.5 ms of CPU per stream event against ~0.35 here.
+httpx stays the API of every source (its requests, timeouts, headers and the typed errors of
+`http.get`); a `PollingClient` sends them through aiohttp, which specmon already depends on
+(the agent, the simulator). The dashboard polls `/metrics` every second for hours, a fleet ~35
+requests a second: httpx's default transport (httpcore, h11, anyio) spent ~0.5 ms of CPU on
+each, this transport under httpx's client ~0.15 ms less, and `stream` (aiohttp's response read
+directly, no httpx response or iterators) about half of what httpx's client takes
+(docs/performance.md). The live probe's stream is read through `stream` too.
 
 aiohttp's errors become the httpx errors httpcore raises for the same failure, with the
 original as their cause (ConnectionRefusedError, an ssl error …), so `describe_transport_error`
@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import aiohttp
 import httpx
+from aiohttp.http_exceptions import ContentEncodingError
 
 # Most specific first: e.g. a connect timeout is also a ServerTimeoutError.
 _ERRORS: tuple[tuple[type[BaseException], type[httpx.TransportError]], ...] = (
@@ -43,6 +45,28 @@ def _httpx_error(exc: BaseException, request: httpx.Request) -> httpx.TransportE
     return error
 
 
+async def _chunks(response: aiohttp.ClientResponse, request: httpx.Request) -> AsyncIterator[bytes]:
+    """An aiohttp response's body as it arrives; its failures are httpx's errors."""
+    try:
+        async for chunk in response.content.iter_any():
+            yield chunk
+    except aiohttp.ClientPayloadError as exc:
+        if isinstance(exc.__cause__, ContentEncodingError):
+            raise httpx.DecodingError(str(exc.__cause__), request=request) from exc
+        raise _httpx_error(exc, request)  # noqa: B904 (its cause is set)
+    except (TimeoutError, aiohttp.ClientError) as exc:
+        raise _httpx_error(exc, request)  # noqa: B904 (its cause is set)
+
+
+def _release(response: aiohttp.ClientResponse) -> None:
+    # A body left unread (one refused as too large) must not go back to the pool with its
+    # connection: the next request would read the rest of it.
+    if response.content.at_eof():
+        response.release()
+    else:
+        response.close()
+
+
 class _Body(httpx.AsyncByteStream):
     """An aiohttp response's body as httpx reads it (raw: httpx decodes it)."""
 
@@ -51,19 +75,11 @@ class _Body(httpx.AsyncByteStream):
         self.request = request
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        try:
-            async for chunk in self.response.content.iter_any():
-                yield chunk
-        except (TimeoutError, aiohttp.ClientError) as exc:
-            raise _httpx_error(exc, self.request)  # noqa: B904 (its cause is set)
+        async for chunk in _chunks(self.response, self.request):
+            yield chunk
 
     async def aclose(self) -> None:
-        # A body left unread (one refused as too large) must not go back to the pool with its
-        # connection: the next request would read the rest of it.
-        if self.response.content.at_eof():
-            self.response.release()
-        else:
-            self.response.close()
+        _release(self.response)
 
 
 class AiohttpTransport(httpx.AsyncBaseTransport):
@@ -86,18 +102,23 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             skip_auto_headers=("Accept", "Accept-Encoding", "User-Agent"),  # httpx sets its own
         )
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        """Send one request; the response streams its body."""
+    async def _send(self, request: httpx.Request, *, decode: bool) -> aiohttp.ClientResponse:
+        """Send one request; `decode`: aiohttp decodes gzip and deflate (asked for those only)."""
         if self._session is None:
             self._session = self._new_session()
         timeouts = request.extensions.get("timeout", {})
+        headers = request.headers.multi_items()
+        if decode:
+            headers = [(k, v) for k, v in headers if k != "accept-encoding"]
+            headers.append(("accept-encoding", "gzip, deflate"))
         try:
-            response = await self._session.request(
+            return await self._session.request(
                 request.method,
                 str(request.url),
-                headers=request.headers.multi_items(),
+                headers=headers,
                 data=await request.aread() or None,
                 allow_redirects=False,
+                auto_decompress=decode,
                 timeout=aiohttp.ClientTimeout(
                     total=None,
                     sock_connect=timeouts.get("connect"),
@@ -106,6 +127,10 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             )
         except (TimeoutError, aiohttp.ClientError) as exc:
             raise _httpx_error(exc, request)  # noqa: B904 (its cause is set)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Send one request; the response streams its body."""
+        response = await self._send(request, decode=False)
         return httpx.Response(
             response.status,
             headers=response.raw_headers,
@@ -116,6 +141,17 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 "reason_phrase": (response.reason or "").encode(),
             },
         )
+
+    @asynccontextmanager
+    async def stream(
+        self, request: httpx.Request
+    ) -> AsyncIterator[tuple[aiohttp.ClientResponse, AsyncIterator[bytes]]]:
+        """Send one request, no httpx response made: aiohttp's, and its body decoded."""
+        response = await self._send(request, decode=True)
+        try:
+            yield response, _chunks(response, request)
+        finally:
+            _release(response)
 
     async def aclose(self) -> None:
         """Close the session and its connections."""

@@ -81,7 +81,7 @@ class Connection:
     def __init__(self, client: httpx.AsyncClient) -> None:
         """Args:
         client: The target's client, for its polls and its probes alike (the dashboard's runs
-            over the polls' aiohttp transport: `sources.http.polling_transport`).
+            through aiohttp's client: `sources.http.polling_client`).
         """
         self.client = client
         self.backend: Backend | None = None

@@ -29,7 +29,7 @@ from specmon.model import (
     ProcessStats,
     Telemetry,
 )
-from specmon.sources.http import Target, get, make_client, polling_transport
+from specmon.sources.http import Target, get, polling_client
 from specmon.sources.metrics import wanted_text
 from specmon.sources.scrape_memo import ScrapeMemo
 
@@ -288,14 +288,14 @@ class DcgmSource:
         """Args:
         url: The endpoint, e.g. "http://10.1.230.174:9400/metrics" (path defaults to /metrics).
         explicit: The user gave it (`--gpu-metrics`), rather than it being guessed.
-        client: An httpx client for its base URL (default: one with specmon's timeouts, over
-            the polls' aiohttp transport: a fleet reads every GPU endpoint each second).
+        client: An httpx client for its base URL (default: a `polling_client` with specmon's
+            timeouts: a fleet reads every GPU endpoint each second).
         """
         base, self._path = split_metrics_url(url)
         self.url = base + self._path
         self.explicit = explicit
         target = Target(url=base)
-        self._client = client or make_client(target, transport=polling_transport(target))
+        self._client = client or polling_client(target)
         self._memo = ScrapeMemo()
 
     @property

@@ -7,31 +7,30 @@ Tokens are counted with the cumulative `meta_info.completion_tokens`, never by c
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
-from httpx_sse import SSEError, aconnect_sse
 
 from specmon.errors import (
     MalformedResponse,
     ProbeError,
-    ResponseTooLarge,
     StreamErrorEvent,
     StreamTruncated,
     TimedOut,
 )
 from specmon.model import ProbeChunk, ProbeResult
-from specmon.sources.http import check_status, describe_transport_error
+from specmon.sources.http import check_status, describe_transport_error, stream
+from specmon.sources.sse import EventReader
 
 STREAM_TOKEN_MARGIN = 16
 """Tokens past the requested length a stream may carry before it is cut off."""
 MAX_EVENT_BYTES = 16 * 2**20
 """The most bytes read between two stream events (a legitimate chunk is a few KB)."""
+_SSE_HEADERS = {"Accept": "text/event-stream", "Cache-Control": "no-store"}
 
 DEFAULT_PROMPT = (
     "Write a detailed, step by step explanation of how a CPU executes an instruction, "
@@ -151,14 +150,16 @@ class _Collector:
         self.finish_reason: str | None = None
         self.histogram: tuple[int, ...] | None = None
 
-    def add(self, update: ChunkUpdate, t: float) -> None:
+    def add(self, update: ChunkUpdate, t: float) -> bool:
+        """Take one update read at `t`; True when it brought new tokens."""
         previous = self.chunks[-1].completion_tokens if self.chunks else 0
         if update.completion_tokens < previous:
             raise MalformedResponse(
                 f"completion_tokens went down in the stream ({previous} -> "
                 f"{update.completion_tokens})"
             )
-        if update.completion_tokens > previous:
+        grew = update.completion_tokens > previous
+        if grew:
             self.chunks.append(ProbeChunk(t, update.completion_tokens))
         if update.prompt_tokens is not None:
             self.prompt_tokens = update.prompt_tokens
@@ -169,6 +170,7 @@ class _Collector:
         if update.finish_reason is not None:  # OpenAI streams close with a usage-only chunk
             self.finish_reason = update.finish_reason
         self.last = update
+        return grew
 
     def result(self) -> ProbeResult:
         last = self.last
@@ -236,41 +238,40 @@ async def stream_probe(
     collector = _Collector(wall())
     most = requested_tokens(payload) + STREAM_TOKEN_MARGIN
     stall_s = client.timeout.read
+    events = EventReader(url, MAX_EVENT_BYTES)
     t0 = clock()
     try:
-        async with aconnect_sse(client, "POST", path, json=payload) as source:
-            response = source.response
-            if response.status_code >= 400:
-                await response.aread()
-                check_status(response)
-            budget = _EventBudget(response.stream, url)
-            response.stream = budget
-            try:
-                async with asyncio.timeout(stall_s) as stall:
-                    async for event in source.aiter_sse():
-                        budget.seen = 0
-                        t = clock() - t0
-                        if event.data == "[DONE]":
-                            break
-                        if not event.data:
-                            continue
-                        update = parse(event.data)
-                        if update.completion_tokens > most:
-                            raise ProbeError(
-                                f"{url}: the stream ran past the {most - STREAM_TOKEN_MARGIN} "
-                                f"tokens asked for ({update.completion_tokens}); cut off"
-                            )
-                        before = len(collector.chunks)
-                        collector.add(update, t)
-                        if stall_s is not None and len(collector.chunks) > before:
-                            stall.reschedule(asyncio.get_running_loop().time() + stall_s)
-            except SSEError as exc:
-                raise MalformedResponse(f"{url}: not an event stream ({exc})") from None
-            except TimeoutError:
-                got = collector.chunks[-1].completion_tokens if collector.chunks else 0
-                raise TimedOut(
-                    f"{url}: no new token for {stall_s:g} s (the read timeout) after {got} tokens"
-                ) from None
+        async with stream(client, "POST", path, body=payload, headers=_SSE_HEADERS) as answer:
+            if answer.status >= 400:
+                body = b"".join([chunk async for chunk in answer.chunks])
+                check_status(httpx.Response(answer.status, headers=answer.raw_headers,
+                                            content=body, request=answer.request))  # fmt: skip
+            if "text/event-stream" not in answer.content_type.partition(";")[0]:
+                raise MalformedResponse(
+                    f"{url}: not an event stream (Content-Type {answer.content_type!r})"
+                )
+            last_token = 0.0  # a stream that brings no new token for the read timeout stalled
+            async for chunk in answer.chunks:
+                t = clock() - t0  # when these bytes arrived
+                for data in events.feed(chunk):
+                    if data == "[DONE]":
+                        return collector.result()
+                    if not data:
+                        continue
+                    update = parse(data)
+                    if update.completion_tokens > most:
+                        raise ProbeError(
+                            f"{url}: the stream ran past the {most - STREAM_TOKEN_MARGIN} "
+                            f"tokens asked for ({update.completion_tokens}); cut off"
+                        )
+                    if collector.add(update, t):
+                        last_token = t
+                if stall_s is not None and t - last_token > stall_s:
+                    got = collector.chunks[-1].completion_tokens if collector.chunks else 0
+                    raise TimedOut(
+                        f"{url}: no new token for {stall_s:g} s (the read timeout) after {got} "
+                        "tokens"
+                    )
     except httpx.TimeoutException as exc:
         if collector.chunks:
             raise TimedOut(
@@ -286,6 +287,8 @@ async def stream_probe(
         ) from None
     except httpx.TransportError as exc:
         raise describe_transport_error(exc, url) from None
+    except httpx.DecodingError as exc:
+        raise MalformedResponse(f"{url}: the stream cannot be decoded ({exc})") from None
     # A missing [DONE] is tolerated once the final chunk (finish_reason set) has arrived.
     return collector.result()
 
@@ -306,31 +309,3 @@ def requested_tokens(payload: dict[str, Any]) -> int:
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
     raise ValueError(f"no requested length in the payload: {sorted(payload)}")
-
-
-class _EventBudget(httpx.AsyncByteStream):
-    """A response's byte stream that refuses more than `MAX_EVENT_BYTES` between two events.
-
-    The SSE reader buffers a line until its end: an endless line would otherwise grow without
-    bound. The probe loop sets `seen` back to 0 at every event.
-    """
-
-    def __init__(self, stream: httpx.SyncByteStream | httpx.AsyncByteStream, url: str) -> None:
-        if not isinstance(stream, httpx.AsyncByteStream):
-            raise TypeError("an async client's response has an async byte stream")
-        self.stream = stream
-        self.url = url
-        self.seen = 0
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self.stream:
-            self.seen += len(chunk)
-            if self.seen > MAX_EVENT_BYTES:
-                raise ResponseTooLarge(
-                    f"{self.url}: more than {MAX_EVENT_BYTES / 2**20:g} MiB without a complete "
-                    "stream event; refused"
-                )
-            yield chunk
-
-    async def aclose(self) -> None:
-        await self.stream.aclose()

@@ -3,8 +3,9 @@ streams a probe as httpx's own does."""
 
 from __future__ import annotations
 
+import gzip
 import re
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
@@ -20,7 +21,7 @@ from specmon.errors import (
     Unreachable,
 )
 from specmon.sim import SimConfig, SimThread
-from specmon.sources.http import Target, get, make_client, polling_transport
+from specmon.sources.http import Target, get, make_client, polling_client
 from specmon.sources.probe import run_probe
 
 
@@ -32,7 +33,7 @@ def sim() -> Iterator[SimThread]:
 
 def _clients(target: Target) -> list[httpx.AsyncClient]:
     """httpx's own transport, then the polls' (aiohttp)."""
-    return [make_client(target), make_client(target, transport=polling_transport(target))]
+    return [make_client(target), polling_client(target)]
 
 
 async def _outcomes(target: Target, path: str) -> list[str]:
@@ -89,7 +90,7 @@ async def test_a_refused_body_leaves_the_connection_usable(sim: SimThread) -> No
     """A body refused half-read is not left on a kept-alive connection for the next request."""
     sim.server.faults.huge["/metrics"] = 2 * 2**20
     target = Target(sim.url)
-    async with make_client(target, transport=polling_transport(target)) as client:
+    async with polling_client(target) as client:
         try:
             with pytest.raises(ResponseTooLarge):
                 await get(client, "/metrics", limit=2**20)
@@ -147,3 +148,59 @@ async def test_the_same_stalled_stream(sim: SimThread) -> None:
     finally:
         sim.server.faults.hang.clear()
     assert outcomes[0] == outcomes[1] and outcomes[0].startswith(TimedOut.__name__)
+
+
+@pytest.fixture
+async def gzip_server() -> AsyncIterator[str]:
+    """A server whose answers are gzip-encoded: text, a bomb (8 KB to 8 MiB) and garbage."""
+    from aiohttp import web
+
+    bodies = {"/text": gzip.compress(b"# HELP x\n" * 1000),
+              "/bomb": gzip.compress(b"#" * 8 * 2**20), "/garbage": b"not gzip"}  # fmt: skip
+
+    async def encoded(request: web.Request) -> web.Response:
+        return web.Response(body=bodies[request.path], headers={"Content-Encoding": "gzip"})
+
+    app = web.Application()
+    for path in bodies:
+        app.router.add_get(path, encoded)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+
+
+async def test_the_same_decoding_of_an_encoded_body(gzip_server: str) -> None:
+    """Decoded as httpx decodes it; a body larger than the limit once decoded is refused; one
+    that does not decode says so."""
+    outcomes = []
+    for client in _clients(Target(gzip_server)):
+        async with client:
+            text = await get(client, "/text")
+            outcome = [text.content == b"# HELP x\n" * 1000, "content-encoding" in text.headers]
+            for path in ("/bomb", "/garbage"):
+                with pytest.raises((ResponseTooLarge, MalformedResponse)) as error:
+                    await get(client, path, limit=2**20)
+                outcome.append(f"{type(error.value).__name__}: {error.value}".split(" (")[0])
+            outcomes.append(outcome)
+    assert outcomes[0] == outcomes[1], outcomes
+    assert outcomes[0][:2] == [True, False]
+    assert outcomes[0][2].startswith("ResponseTooLarge") and "cannot be decoded" in outcomes[0][3]
+
+
+async def test_a_query_is_sent(sim: SimThread) -> None:
+    """vLLM's dev-mode config is read with `?config_format=json`: the polling client's GETs,
+    built once per path and query, carry it."""
+    seen = []
+    for client in _clients(Target(sim.url)):
+        async with client:
+            for params in ({"config_format": "json"}, None, {"config_format": "json"}):
+                response = await get(client, "/server_info", params=params)
+                seen.append(str(response.request.url))
+    assert seen[:3] == seen[3:]
+    assert seen[0].endswith("/server_info?config_format=json") and seen[1].endswith("/server_info")
