@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from unittest.mock import patch
 
 import httpx
 import pytest
@@ -235,3 +236,38 @@ async def test_fuzz_raw_stream_bytes_yield_typed_errors(raw: bytes) -> None:
 def test_histogram_of_drafts_accepted_by_version(meta: dict, expected: tuple | None) -> None:
     chunk = {"meta_info": {"completion_tokens": 8, "finish_reason": {"type": "length"}, **meta}}
     assert parse_chunk(json.dumps(chunk)).histogram == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(max_size=60) | st.just('"meta_info":{"completion_tokens": 99}}'),
+    meta=st.dictionaries(st.sampled_from(["completion_tokens", "finish_reason", "x"]), json_values),
+    tail=st.dictionaries(st.sampled_from(["error", "y"]), json_values, max_size=1),
+    separators=st.sampled_from([(",", ":"), (", ", ": ")]),
+)
+def test_meta_info_read_alone_is_what_the_whole_chunk_says(
+    text: str, meta: dict, tail: dict, separators: tuple[str, str]
+) -> None:
+    """SGLang's chunks are read from their closing `meta_info` alone: whatever the text holds
+    (its own `"meta_info":` too), an error key after it or spaces, the same as read whole."""
+    chunk = json.dumps({"text": text, "output_ids": [1, 2], "meta_info": meta, **tail},
+                       separators=separators)  # fmt: skip
+    with patch("specmon.sources.probe._meta_info", return_value=None):  # read whole
+        whole = _outcome(lambda: parse_chunk(chunk))
+    assert _outcome(lambda: parse_chunk(chunk)) == whole
+
+
+def _outcome(read: Callable[[], object]) -> str:
+    try:
+        return repr(read())
+    except SpecmonError as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+@pytest.mark.parametrize("name", [f"spec/generate_stream_{i}.json" for i in range(3)])
+def test_real_chunks_read_alone_and_whole_agree(name: str) -> None:
+    for _, payload in _data_lines(load_capture(name)):
+        chunk = json.dumps(payload, separators=(",", ":"))
+        with patch("specmon.sources.probe._meta_info", return_value=None):
+            whole = parse_chunk(chunk)
+        assert parse_chunk(chunk) == whole
