@@ -186,9 +186,9 @@ def make_client(target: Target) -> httpx.AsyncClient:
 
 def polling_client(target: Target) -> PollingClient:
     """The client of a watched target (server info, /metrics, a GPU endpoint, the live probe's
-    stream): its requests go straight to aiohttp's client (`stream`), a third of the CPU of
-    httpx's own per request and about half per stream event. A probe times each event when it
-    is read, whichever client read it. The one-shot benches (`specmon bench`, `check`, the `b`
+    stream): its requests go straight to aiohttp's client (`stream`), about half the CPU of
+    httpx's own per request and per probe stream event. A probe times each event when it is
+    read, whichever client read it. The one-shot benches (`specmon bench`, `check`, the `b`
     key) keep httpx's: they run for seconds, and would pay aiohttp's import."""
     return PollingClient(target)
 
