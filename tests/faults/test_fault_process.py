@@ -38,12 +38,9 @@ def sim() -> Iterator[SimThread]:
 
 # Sets the signals named in argv[1] to ignored, then becomes `python -m specmon ARGS`: a
 # disposition of "ignored" survives exec, as with a shell's `cmd &` (SIGINT) or `nohup` (SIGHUP).
-# The others start at their defaults, as in a terminal's foreground, however the test run itself
-# was started (`nohup`, `cmd &`). (Not preexec_fn: this process runs the simulator's thread.)
+# (Not preexec_fn: this process runs the simulator's thread.)
 IGNORING = """
 import os, signal, sys
-for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-    signal.signal(getattr(signal, name), signal.SIG_DFL)
 for name in filter(None, sys.argv[1].split(",")):
     signal.signal(getattr(signal, name), signal.SIG_IGN)
 os.execv(sys.executable, [sys.executable, "-m", "specmon", *sys.argv[2:]])

@@ -1,0 +1,18 @@
+"""What every test starts from."""
+
+from __future__ import annotations
+
+import signal
+
+# A test run started under `nohup`, or by a shell as `cmd &`, inherits SIGHUP or SIGINT ignored,
+# and so would every process the tests start (an ignored signal stays ignored across exec): the
+# tests that signal a specmon process expect a terminal's foreground defaults, and set what they
+# ignore themselves. A handled signal is reset to its default in a child at exec.
+_DEFAULTS = {
+    signal.SIGINT: signal.default_int_handler,
+    signal.SIGHUP: signal.SIG_DFL,
+    signal.SIGTERM: signal.SIG_DFL,
+}
+for _signum, _handler in _DEFAULTS.items():
+    if signal.getsignal(_signum) == signal.SIG_IGN:
+        signal.signal(_signum, _handler)
