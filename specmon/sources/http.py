@@ -250,6 +250,7 @@ class _DeferredAiohttp(httpx.AsyncBaseTransport):
     def __init__(self, verify: bool) -> None:
         self.verify = verify
         self._loading: asyncio.Future[AiohttpTransport] | None = None
+        self._closed = False
 
     def _load(self) -> AiohttpTransport:
         from specmon.sources.aiohttp_transport import AiohttpTransport
@@ -257,17 +258,27 @@ class _DeferredAiohttp(httpx.AsyncBaseTransport):
         return AiohttpTransport(verify=self.verify)
 
     async def loaded(self) -> AiohttpTransport:
-        """aiohttp's transport, imported (in a thread) on the first call."""
-        if self._loading is None:  # the polls start together: one import for all of them
+        """aiohttp's transport, imported (in a thread) on the first call.
+
+        Raises:
+            RuntimeError: The client was closed, before or while aiohttp was imported (httpx's
+                own error): aiohttp's transport would open a session that nothing closes.
+        """
+        if self._loading is None and not self._closed:  # the polls start together: one import
             self._loading = asyncio.ensure_future(asyncio.to_thread(self._load))
-        return await asyncio.shield(self._loading)
+        if self._loading is not None:
+            transport = await asyncio.shield(self._loading)
+            if not self._closed:
+                return transport
+        raise RuntimeError("Cannot send a request, as the client has been closed.")
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Send through aiohttp's transport, once it is loaded."""
         return await (await self.loaded()).handle_async_request(request)
 
     async def aclose(self) -> None:
-        """Close aiohttp's transport, if it was loaded."""
+        """Close aiohttp's transport, if it was loaded; no request is sent after."""
+        self._closed = True
         if self._loading is not None:
             await (await self._loading).aclose()
 

@@ -3,6 +3,7 @@ streams a probe as httpx's own does."""
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import re
 from collections.abc import AsyncIterator, Iterator
@@ -204,3 +205,20 @@ async def test_a_query_is_sent(sim: SimThread) -> None:
                 seen.append(str(response.request.url))
     assert seen[:3] == seen[3:]
     assert seen[0].endswith("/server_info?config_format=json") and seen[1].endswith("/server_info")
+
+
+async def test_a_closed_client_sends_nothing(sim: SimThread) -> None:
+    """As httpx's own client: a request after `aclose` is refused (aiohttp's transport would open
+    a session that nothing closes, its ResourceWarning raised in whichever later test collects
+    it), and so is one that was waiting for aiohttp's import when the client closed."""
+    for client in _clients(Target(sim.url)):
+        await get(client, "/metrics")
+        await client.aclose()
+        with pytest.raises(RuntimeError, match="the client has been closed"):
+            await get(client, "/metrics")
+    client = polling_client(Target(sim.url))
+    waiting = asyncio.ensure_future(get(client, "/metrics"))
+    await asyncio.sleep(0)  # it waits for the import (in a thread)
+    await client.aclose()
+    with pytest.raises(RuntimeError, match="the client has been closed"):
+        await waiting
