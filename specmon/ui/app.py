@@ -50,6 +50,7 @@ from specmon.ui.screens.diagnostics import DiagnosticsScreen
 from specmon.ui.screens.help import HelpScreen
 from specmon.ui.screens.label_prompt import LabelPrompt
 from specmon.ui.screens.whatif import WhatIfScreen
+from specmon.ui.stylesheet import ThemeCachedStylesheet
 from specmon.ui.theming import APP_VARIABLES, load_themes
 from specmon.ui.widgets.baseline_panel import BaselinePanel
 from specmon.ui.widgets.decode_panel import DecodePanel
@@ -128,6 +129,7 @@ class SpecmonApp(App[None]):
                 and probes `targets` itself (`LocalFeed`).
         """
         super().__init__()
+        self.stylesheet = ThemeCachedStylesheet(variables=self.get_css_variables())
         self.config = config
         self.store = store
         self.auto_baseline = auto_baseline
