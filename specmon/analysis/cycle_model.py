@@ -8,12 +8,10 @@ What it is fitted from, best first (`fit_cycle`):
 1. Cycles measured at two or more draft lengths (this snapshot and earlier ones of the same
    configuration at other k): α and β by least squares; nothing assumed beyond the line.
 2. One measured cycle T(K) and the baseline's T₀: the split between α and β is not measured,
-   so it is assumed from how the server drafts, and the interval spans both extremes, "per
-   draft" (β = min((T(K) − T₀)/K, T₀), α = T(K) − K·β) and "all fixed" (β = 0, α = T(K)):
+   so it is assumed from how the server drafts, and the interval spans both extremes, "all per
+   draft" (α = T₀, β = (T(K) − T₀)/K) and "all fixed" (β = 0, α = T(K)):
    - a draft model (EAGLE, a llama.cpp draft, a standalone draft) runs once per draft token:
-     per draft, each draft token costing at most one plain step T₀ (a draft model is no larger
-     than the target); what the cycle costs beyond that is fixed per step (the server's own
-     work around drafting: a tiny model's llama.cpp cycle is ~8 T₀ at K = 4);
+     all per draft;
    - n-gram / prompt lookup drafts without a model and verifies k + 1 tokens in one target
      pass, which costs about the same for any small k: all fixed.
 3. One measured cycle and no baseline: all fixed (T(k) = T(K)), and no interval to give.
@@ -40,9 +38,8 @@ class CycleFit(StrEnum):
 ASSUMPTIONS = {
     CycleFit.LINE: "T(k) = α + β·k by least squares through the cycles measured at k = {ks}",
     CycleFit.PER_DRAFT: (
-        "T(k) = T(K) − (K − k)·β, β = min((T(K) − T₀)/K, T₀), assumed (one cycle measured): a "
-        "draft model costs a pass per draft token, at most a plain step, and the rest of the "
-        "cycle (verifying, the server's own work) is the same at any k"
+        "T(k) = T₀ + k·(T(K) − T₀)/K, assumed (one cycle measured): a draft model costs about "
+        "one pass per draft token and verifying about one plain step"
     ),
     CycleFit.FIXED: (
         "T(k) = T(K), assumed (one cycle measured): drafting costs next to nothing (lookup) "
@@ -107,7 +104,7 @@ class CycleModel:
         ks = ", ".join(str(k) for k in sorted({p.draft_tokens for p in self.points}))
         text = ASSUMPTIONS[self.fit].format(ks=ks)
         if self.other is not None:
-            other = "T(K)" if self.fit == CycleFit.PER_DRAFT else "T(K) − (K − k)·β"
+            other = "T(K)" if self.fit == CycleFit.PER_DRAFT else "T₀ + k·(T(K) − T₀)/K"
             text += BOUNDED.format(other=other)
         elif self.fit == CycleFit.FIXED:
             text += "; no baseline to bound it"
@@ -141,8 +138,7 @@ def fit_cycle(
     ((k, t),) = mean.items()
     if base_ms is None:
         return CycleModel(CycleFit.FIXED, None, t, 0.0, None, kept)
-    beta = min((t - base_ms) / k, base_ms)
-    per_draft = (t - beta * k, beta)
+    per_draft = (base_ms, (t - base_ms) / k)
     fixed = (t, 0.0)
     chosen, other = (per_draft, fixed) if model_drafts else (fixed, per_draft)
     fit = CycleFit.PER_DRAFT if model_drafts else CycleFit.FIXED
