@@ -11,13 +11,12 @@ order alternating from round to round), each in a store of its own (llama.cpp's 
 bench of the plain twin, its baseline, just before). A round's two figures are seconds apart; a
 busy stretch spoils one round, not the verdict.
 
-vLLM: the median over the rounds of predicted / measured within 10%. llama.cpp: the measured
-decode inside each round's predicted interval. With one cycle measured, T(2) is only known to lie
-between T₀ + 2·(T(4) − T₀)/4 and T(4) (metrics.md), and on these CPU servers the measured
-T(2)/T(4) moved between 0.54 and 0.87 from launch to launch (compatibility.md): the point
+vLLM: the median over the rounds of predicted / measured within 10%. llama.cpp: each round's
+measured T(2) within the range the model leaves open, T₀ + 2·(T(4) − T₀)/4 to T(4)
+(metrics.md), give or take 10% for the benches' noise. On these CPU servers the measured
+T(2)/T(4) moved between 0.54 and 0.87 from launch to launch (compatibility.md), and the point
 estimate, the draft-model end of that range, missed by +28% on a quiet machine and by −8 to
-+15% on a busy one, so 10% on the point is not something this server lets a one-cycle model
-keep; the interval is.
++15% on busy ones: 10% on the point is not something this server lets a one-cycle model keep.
 """
 
 from __future__ import annotations
@@ -98,7 +97,7 @@ def _rounds(
 def _check(name: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]], *, point: bool) -> None:
     """Each round's prediction for k = 2 against its bench at 2, printed for the log (`pytest
     -s`) and docs/compatibility.md; the median ratio held to the tolerance (`point`), or each
-    measurement to its round's interval."""
+    round's measured cycle to the range the one-cycle model leaves open."""
     rounds = []
     for body, measured in pairs:
         at_2 = {p["draft_tokens"]: p for p in body["predictions"]}[2]
@@ -113,9 +112,14 @@ def _check(name: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]], *, poi
     if point:
         assert ratio == pytest.approx(1, abs=TOLERANCE), f"{name}: rounds {errors}"
         return
-    for r in rounds:
-        low, high = r["predicted"]["decode_tok_s_low"], r["predicted"]["decode_tok_s_high"]
-        assert low <= r["measured"]["decode_tok_s"] <= high, f"{name}: rounds {errors}; {r}"
+    # per_draft's T(2) (α = T₀) and T(4) bound the cycle; 10% more either way for the benches'
+    # own noise (2 runs each).
+    cycles = [(r["predicted"]["cycle_ms"], r["measured"]["cycle_ms"], r["now"]["cycle_ms"])
+              for r in rounds]  # fmt: skip
+    for low, measured, high in cycles:
+        assert low / (1 + TOLERANCE) <= measured <= high * (1 + TOLERANCE), (
+            f"{name}: T(2) {measured:.2f} ms outside [{low:.2f}, {high:.2f}]; rounds {errors}"
+        )
 
 
 def test_vllm_ngram_prediction_for_two_drafts(
