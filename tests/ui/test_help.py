@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
 
 from specmon.ui.app import SpecmonApp
 from specmon.ui.screens.comparison import ComparisonScreen
@@ -62,3 +63,19 @@ async def test_theme_order_is_what_t_does(make_app: Callable[..., SpecmonApp]) -
     help_row = next(does for key, does in KEYS if key == "t")
     assert THEME.findall(help_row) == order
     assert THEME.findall(_readme_row("t")) == order
+
+
+async def test_help_opens_again_at_the_keys(make_app: Callable[..., SpecmonApp]) -> None:
+    """Scrolled down, closed, opened again: at the top in the first frame (scrolled back while
+    it was closed, not after it showed)."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("question_mark")
+        scroll = app.screen.query_one("#help", VerticalScroll)
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert scroll.scroll_y > 0
+        await pilot.press("escape")
+        assert scroll.scroll_y == 0  # before the help shows again
+        await pilot.press("question_mark")
+        assert app.screen.query_one("#help", VerticalScroll).scroll_y == 0

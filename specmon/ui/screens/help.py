@@ -98,6 +98,7 @@ class HelpScreen(ModalScreen[None]):
             yield RenderedPage(metrics_page, "loading what every number means…",
                                theme=PAGE_STYLES, id="help-page")  # fmt: skip
 
-    def on_screen_resume(self) -> None:
-        """Each `?` opens at the keys."""
-        self.query_one("#help", VerticalScroll).scroll_home(animate=False)
+    def on_screen_suspend(self) -> None:
+        """The next `?` opens at the keys: scrolled back as it closes, so that the frame that
+        shows it again is already at the top (scrolling on resume drew it twice)."""
+        self.query_one("#help", VerticalScroll).scroll_home(animate=False, immediate=True)
