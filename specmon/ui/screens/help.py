@@ -37,8 +37,8 @@ KEYS = (
     ("w", "what-if: tokens per step, cycle, decode tok/s and speedup at every draft length "
      "from the recent probes, the best one, and the advisor's findings (Esc, w, q close it)"),
     ("p", "pause / resume the probe"),
-    ("t", "next theme: specmon-dark, specmon-high-contrast, specmon-light, then Textual's "
-     "textual-dark, textual-light, nord, gruvbox"),
+    ("t", "next theme, named in the events log: specmon-dark, specmon-high-contrast, "
+     "specmon-light, then Textual's textual-dark, textual-light, nord, gruvbox"),
     ("i", 'sources, their age and last error, and why a value shows "—"'),
     ("?", "this help"),
     ("q", "quit"),
