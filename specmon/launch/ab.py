@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -176,11 +176,21 @@ async def bench_level(
                 ) from None
             raise
 
+    return await bench_again_if_refused(
+        bench, lambda exc: events.say(f"{label}: {exc}; benching it again")
+    )
+
+
+async def bench_again_if_refused(
+    bench: Callable[[], Awaitable[Snapshot]], refused: Callable[[BenchInvalid], None]
+) -> Snapshot:
+    """`bench()`, run again when refused as untrustworthy, up to `BENCH_ATTEMPTS` in all;
+    `refused` hears each refusal but the last, which is raised."""
     for _ in range(BENCH_ATTEMPTS - 1):
         try:
             return await bench()
         except BenchInvalid as exc:
-            events.say(f"{label}: {exc}; benching it again")
+            refused(exc)
     return await bench()
 
 
