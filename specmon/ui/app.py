@@ -22,7 +22,7 @@ from textual.driver import Driver
 
 from specmon.config import MonitorConfig, Targets
 from specmon.errors import SpecmonError
-from specmon.heap import freeze_long_lived, release_freed_memory, thaw
+from specmon.heap import freeze_long_lived, thaw
 from specmon.model import ServerInfo
 from specmon.session.baselines import BaselineOrigin, describe_nearest, lookup_baseline
 from specmon.session.feed import Feed, LocalFeed, bench_protocol
@@ -32,7 +32,8 @@ from specmon.session.snapshot import SnapshotKind, default_protocol
 from specmon.session.view import BenchView, View
 from specmon.session.whatif_view import live_what_if
 from specmon.store import Store
-from specmon.ui.driver import prompt_driver
+from specmon.ui.driver import PromptDriver, prompt_driver
+from specmon.ui.heap_keeper import TIDY_EVERY_S, HeapKeeper
 from specmon.ui.messages import (
     BaselineSampleReady,
     BenchDone,
@@ -61,7 +62,6 @@ from specmon.ui.widgets.keys_line import KeysLine
 from specmon.ui.widgets.server_panel import ServerPanel
 from specmon.ui.widgets.spec_panel import SpecPanel
 
-TRIM_EVERY_S = 10.0  # specmon/heap.py: a trim takes under 1 ms
 COMPACT_BELOW = 30  # rows: no big digits, one GPU line
 TINY_BELOW = 20  # rows: the events log to its newest line, so the panels keep three lines each
 TALL_FROM = 40  # rows: the bottom panels take their figures' height, the sparklines the rest
@@ -147,6 +147,7 @@ class SpecmonApp(App[None]):
             feed = LocalFeed(config, targets, store, wall=wall, managed=managed)
         self.feed = feed
         self._looked_up_baseline = False
+        self.heap = HeapKeeper()
         self._theme_names: list[str] = []
         self._last_view: View | None = None
         self._panels: _Panels | None = None
@@ -218,11 +219,23 @@ class SpecmonApp(App[None]):
             self.call_after_refresh(self._start_workers)
         self.refresh_view()
         self.call_after_refresh(freeze_long_lived)
-        self.set_interval(TRIM_EVERY_S, release_freed_memory)
+        self.heap.start()
+        if isinstance(self._driver, PromptDriver):  # the terminal's writes time the collections
+            self._driver.after_write = self.heap.written
+        self.set_interval(TIDY_EVERY_S, self.heap.tidy)
 
     def on_unmount(self) -> None:
-        """The frozen objects go back to the garbage collector (tests run many apps)."""
+        """The garbage collector as it was (tests run many apps)."""
+        if isinstance(self._driver, PromptDriver):
+            self._driver.after_write = None
         thaw()
+        self.heap.stop()
+
+    async def on_event(self, event: events.Event) -> None:
+        """As Textual's; then a due full collection waits for the key's frames (`HeapKeeper`)."""
+        await super().on_event(event)
+        if isinstance(event, events.Key):
+            self.heap.key()
 
     # The worker: it runs the feed, whose reports come back as messages.
 

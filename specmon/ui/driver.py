@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import selectors
 from codecs import getincrementaldecoder
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from textual._parser import ParseError
@@ -36,6 +37,8 @@ class PromptDriver(LinuxDriver):
         super().__init__(app, **kwargs)
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
+        self.after_write: Callable[[], None] | None = None
+        """Called after each write (on the event loop, as Textual writes): the app's hook."""
 
     def disable_input(self) -> None:
         """Stop the input thread without waiting for a poll."""
@@ -55,6 +58,8 @@ class PromptDriver(LinuxDriver):
         if writer is not None and not writer.is_alive():
             return
         super().write(data)
+        if self.after_write is not None:
+            self.after_write()
 
     def close(self) -> None:
         """Textual's clean-up, and the wake-up pipe's."""

@@ -21,6 +21,11 @@ class RenderedPage(Widget):
     height — at every layout — and on the event loop: 50–70 ms for docs/metrics.md, during which
     no key is handled. Here the page is built and rendered in a thread, once per width; its
     height is the number of lines, so a layout costs nothing.
+
+    The page is kept as plain segment lines and nothing else: a Strip per line (with the seven
+    caches each Strip makes, and the styled and cropped Strips each caches after a frame) and the
+    parsed Markdown were 28,000 objects that every full garbage collection walked while the
+    dashboard ran (specmon/heap.py). The page is built again for a new width, in the thread.
     """
 
     DEFAULT_CSS = """
@@ -48,8 +53,7 @@ class RenderedPage(Widget):
         super().__init__(id=id)
         self._build = build
         self._theme = theme
-        self._page: RenderableType | None = None
-        self._lines = [Strip([Segment(placeholder, Style(dim=True))])]
+        self._lines = [[Segment(placeholder, Style(dim=True))]]
         self._width = 0
 
     def on_resize(self, event: events.Resize) -> None:
@@ -61,13 +65,11 @@ class RenderedPage(Widget):
 
     @work(thread=True, exclusive=True, group="rendered-page", exit_on_error=False)
     def _render_page(self, width: int) -> None:
-        if self._page is None:
-            self._page = self._build()
         console = Console(width=width, color_system="truecolor", theme=self._theme)
-        lines = console.render_lines(self._page, console.options, pad=False)
-        self.app.call_from_thread(self._show, width, [Strip(line) for line in lines])
+        lines = console.render_lines(self._build(), console.options, pad=False)
+        self.app.call_from_thread(self._show, width, lines)
 
-    def _show(self, width: int, lines: list[Strip]) -> None:
+    def _show(self, width: int, lines: list[list[Segment]]) -> None:
         if width == self._width:  # else a later render for the current width follows
             self._lines = lines
             self.refresh(layout=True)
@@ -81,4 +83,4 @@ class RenderedPage(Widget):
         width, style = self.content_size.width, self.rich_style
         if y >= len(self._lines):
             return Strip.blank(width, style)
-        return self._lines[y].apply_style(style).crop_extend(0, width, style)
+        return Strip(self._lines[y]).apply_style(style).crop_extend(0, width, style)
