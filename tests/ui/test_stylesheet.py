@@ -1,4 +1,5 @@
-"""`t` parses each theme's CSS once (ui/stylesheet.py), and styles come out as a fresh parse's."""
+"""`t` parses each theme's CSS once and restyles in one pass (ui/stylesheet.py); the styles come
+out as a fresh parse's and the screen as Textual's own restyle draws it."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from textual.css.stylesheet import Stylesheet
 
 from specmon.ui.app import SpecmonApp
+from specmon.ui.stylesheet import ThemeCachedStylesheet
 
 
 def _styles(app: SpecmonApp) -> str:
@@ -46,3 +48,24 @@ async def test_a_theme_seen_before_is_not_parsed_again(
     assert parsed[0] > 0 and parsed[1] == 0
     assert rounds[0] == rounds[1]
     assert len({styles for _, styles in rounds[0]}) == themes  # each theme styles differently
+
+
+async def test_a_theme_restyled_in_one_pass_draws_what_textual_draws(
+    make_app: Callable[..., SpecmonApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every theme after `t`, screen by screen, against Textual's own restyle of each node."""
+
+    async def cycle() -> list[str]:
+        app = make_app()
+        shots = []
+        async with app.run_test(size=(120, 36)) as pilot:
+            themes = len([n for n in app._theme_names if n in app.available_themes])
+            for _ in range(themes):
+                await pilot.press("t")
+                await pilot.pause()
+                shots.append(app.export_screenshot())
+        return shots
+
+    ours = await cycle()
+    monkeypatch.setattr(ThemeCachedStylesheet, "update", Stylesheet.update)
+    assert ours == await cycle()
