@@ -8,11 +8,12 @@ by `malloc_trim`). And CPython's full garbage collection walks every tracked obj
 ~100,000 of Textual's widgets, styles and the imported modules included: 50-100 ms during
 which no key is handled. docs/performance.md#soak has the measurements. Frozen, they still
 took 30-100 ms while screens opened and closed (each leaves its widgets to the collector): a
-full collection came every ~2 s then, and one in ten keys at 160x50 waited 100-200 ms behind
-one. CPython runs a full collection after `FULL_EVERY` collections of the middle generation,
-at whatever allocation tips it over, a key's handler included. Here it is due by the same count
-but runs when the dashboard says (`collect_if_due`): just after a key's frame has gone out, a
-human reaction before the next key, and on its housekeeping timer.
+full collection came every ~2 s then, and at 160x50 one to four presses in 20 of the keys that
+switch screens waited 100-200 ms behind one. CPython runs a full collection after `FULL_EVERY`
+collections of the middle generation, at whatever allocation tips it over, a key's handler
+included. Here it is due by the same count but runs when the dashboard says (`collect_if_due`,
+from `ui/heap_keeper.py`): once a key's frames are out, a human reaction before the next key,
+and on its housekeeping timer.
 """
 
 from __future__ import annotations
