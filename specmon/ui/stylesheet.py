@@ -17,7 +17,7 @@ the rules with those refreshes turned off (`Styles.refresh`, for the update's sy
 extent), then every widget is refreshed once and every screen laid out again, which is what
 those refreshes together ask for. A node's own restyle (a class, focus, hover) stays Textual's.
 specmon's CSS and Textual's have no transitions, so nothing is animated either way; the test
-renders every theme after `t` and from a fresh start and compares them.
+compares the screen after each `t` with what Textual's own restyle draws.
 """
 
 from __future__ import annotations
