@@ -168,7 +168,7 @@ async def bench_level(
                 say=events.say,
             )
         except SourceError:
-            code = server.exited()
+            code = await server.exited_within()
             if code is not None:  # the server died under the bench: say so, not the symptom
                 raise LaunchFailed(
                     f"the {side} server exited with status {code} during the bench at "

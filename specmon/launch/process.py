@@ -21,6 +21,7 @@ from specmon.launch.split import Launch
 
 HEALTH_EVERY_S = 0.25
 STOP_GRACE_S = 15.0
+EXIT_WAIT_S = 2.0
 LOG_TAIL_LINES = 8
 
 
@@ -111,9 +112,17 @@ class ServerProcess:
                     raise LaunchFailed(f"the server was not up after {timeout_s:g} s{self._tail()}")
                 await asyncio.sleep(HEALTH_EVERY_S)
 
-    def exited(self) -> int | None:
-        """Its exit status once it has exited (a crash mid-run), else None."""
-        return self._popen.poll() if self._popen is not None else None
+    async def exited_within(self, wait_s: float = EXIT_WAIT_S) -> int | None:
+        """Its exit status if it has exited or exits within `wait_s` (a crash mid-run), else None.
+
+        Waits because a killed server's clients see their connections reset as the kernel
+        closes its sockets, a moment before the process can be reaped.
+        """
+        if self._popen is None:
+            return None
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            return await asyncio.to_thread(self._popen.wait, wait_s)
+        return None
 
     def stop(self, grace_s: float = STOP_GRACE_S) -> None:
         """Stop the whole process group: SIGTERM, then SIGKILL after `grace_s`. Idempotent.

@@ -20,7 +20,7 @@ from specmon.analysis.pooled import pool
 from specmon.bench import BenchInvalid
 from specmon.launch.ab import AbEvents, AbPlan, Side, bench_level, levels, run_ab, target_for
 from specmon.launch.process import LaunchFailed, ServerProcess
-from specmon.launch.split import Split, split_command
+from specmon.launch.split import Launch, Split, split_command
 from specmon.model import Protocol, Snapshot
 from specmon.session.snapshot import SnapshotKind, take_snapshot
 from specmon.sim import SimConfig, SimThread
@@ -206,3 +206,22 @@ async def test_cancelled_while_the_server_starts_stops_it(tmp_path: Path) -> Non
     with pytest.raises(asyncio.CancelledError):
         await task
     launched.assert_none_left()
+
+
+async def test_a_server_that_exits_a_moment_after_its_clients_failed_is_still_named(
+    tmp_path: Path,
+) -> None:
+    # A killed server resets its connections as the kernel closes its sockets, a moment before
+    # its process can be reaped: the bench's error comes first, and the exit must still be seen.
+    server = ServerProcess(Launch(("sh", "-c", "sleep 0.3; exit 3")), tmp_path / "late.log")
+    server.start()
+    try:
+        assert await server.exited_within(5.0) == 3
+    finally:
+        server.stop()
+    alive = ServerProcess(Launch(("sleep", "30")), tmp_path / "alive.log")
+    alive.start()
+    try:
+        assert await alive.exited_within(0.2) is None
+    finally:
+        alive.stop()
