@@ -52,7 +52,7 @@ from specmon.ui.screens.help import HelpScreen
 from specmon.ui.screens.label_prompt import LabelPrompt
 from specmon.ui.screens.whatif import WhatIfScreen
 from specmon.ui.stylesheet import ThemeCachedStylesheet
-from specmon.ui.theming import APP_VARIABLES, load_themes
+from specmon.ui.theming import css_variables, load_themes
 from specmon.ui.widgets.baseline_panel import BaselinePanel
 from specmon.ui.widgets.decode_panel import DecodePanel
 from specmon.ui.widgets.events_log import EventsLog
@@ -65,6 +65,7 @@ from specmon.ui.widgets.spec_panel import SpecPanel
 COMPACT_BELOW = 30  # rows: no big digits, one GPU line
 TINY_BELOW = 20  # rows: the events log to its newest line, so the panels keep three lines each
 TALL_FROM = 40  # rows: the bottom panels take their figures' height, the sparklines the rest
+THEME_AHEAD_EVERY_S = 0.1  # after the first frame, one theme's CSS parsed ahead a tick
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +130,8 @@ class SpecmonApp(App[None]):
                 and probes `targets` itself (`LocalFeed`).
         """
         super().__init__()
-        self.stylesheet = ThemeCachedStylesheet(variables=self.get_css_variables())
+        self._css = ThemeCachedStylesheet(variables=self.get_css_variables())
+        self.stylesheet = self._css
         self.config = config
         self.store = store
         self.auto_baseline = auto_baseline
@@ -179,11 +181,9 @@ class SpecmonApp(App[None]):
         return prompt_driver(super().get_driver_class())
 
     def get_css_variables(self) -> dict[str, str]:
-        """App colours follow the theme's semantic colours unless the theme sets them."""
-        variables = super().get_css_variables()
-        for name, base in APP_VARIABLES.items():
-            variables.setdefault(name, variables[base])
-        return variables
+        """Textual's, with the app colours (`theming.css_variables`)."""
+        self.theme_variables = css_variables(self.current_theme, self.get_theme_variable_defaults())
+        return self.theme_variables
 
     def on_resize(self, event: events.Resize) -> None:
         """Size classes: below 30 rows no big digits (`-compact`), below 20 one event line
@@ -219,6 +219,7 @@ class SpecmonApp(App[None]):
             self.call_after_refresh(self._start_workers)
         self.refresh_view()
         self.call_after_refresh(freeze_long_lived)
+        self.call_after_refresh(self._parse_themes_ahead)
         self.heap.start()
         if isinstance(self._driver, PromptDriver):  # the terminal's writes time the collections
             self._driver.after_write = self.heap.written
@@ -466,9 +467,32 @@ class SpecmonApp(App[None]):
         self.live.log(self.wall(), "info", "probe " + ("paused" if paused else "resumed"))
         self.refresh_view()
 
+    def _theme_cycle(self) -> list[str]:
+        """The themes `t` goes through, in order."""
+        return [n for n in self._theme_names if n in self.available_themes]
+
+    def _parse_themes_ahead(self) -> None:
+        """Parse every theme's CSS before its first `t` (~12 ms a theme), one theme a tick
+        from the next `t`'s on, then freeze what was parsed with the other long-lived objects."""
+        names = self._theme_cycle()
+        start = names.index(self.theme) + 1 if self.theme in names else 0
+        pending = names[start:] + names[:start]
+
+        def next_theme() -> None:
+            while pending:
+                theme = self.available_themes[pending.pop(0)]
+                variables = css_variables(theme, self.get_theme_variable_defaults())
+                if not self._css.has_parsed(variables):
+                    self._css.parse_ahead(variables)
+                    self.set_timer(THEME_AHEAD_EVERY_S, next_theme)
+                    return
+            freeze_long_lived()
+
+        next_theme()
+
     def action_next_theme(self) -> None:
         """t: the next theme."""
-        names = [n for n in self._theme_names if n in self.available_themes]
+        names = self._theme_cycle()
         current = names.index(self.theme) if self.theme in names else -1
         self.theme = names[(current + 1) % len(names)]
         # Said in the events log, which the theme's own repaint draws: a toast would be a

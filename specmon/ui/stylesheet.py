@@ -1,13 +1,17 @@
-"""A stylesheet that parses the CSS once per theme and restyles the whole app in one pass.
+"""A stylesheet that keeps each theme's parsed CSS, parses the themes ahead of their `t`, and
+restyles the whole app in one pass.
 
-A theme is a set of CSS variables, and Textual's `Stylesheet.reparse` parses every source again
-whenever the variables change (its parse cache is emptied with them): ~10 ms of each `t` on a
-2-core machine. Here the parsed rules are kept per (variables, sources), so each theme's CSS is
-parsed once per session; the entries are at most the themes times the sets of sources (a
-screen's CSS joins the sources on its first open). Textual's rule sets are not changed once
-parsed (`update` reads them into each node's styles). This reaches into the parent's private
-state (`_variables`, `_rules`, `_rules_map`, `_require_parse`): Textual is pinned below 9, and
-tests/ui/test_stylesheet.py fails if the cached rules ever style a node differently.
+A theme is a set of CSS variables, and Textual's stylesheet forgets all it parsed whenever the
+variables change (`set_variables` empties its caches; `reparse` parses every source again in a
+fresh stylesheet): each `t` parsed the whole CSS (~12 ms on a 2-core machine) and every style
+string the widgets draw with again (~3 ms of the repaint). Here those caches are kept per set of
+variables, so a theme seen before parses nothing, and `parse_ahead` fills a theme's before its
+first `t` (the dashboard does so for every theme after its first frame). A screen's CSS that
+joins later (its first open) is parsed per theme on that theme's next visit, that source alone.
+Textual's rule sets are not changed once parsed (`update` reads them into each node's styles).
+This reaches into the parent's private state (`_parse_cache`, `_style_parse_cache`, the variable
+tokens): Textual is pinned below 9, and tests/ui/test_stylesheet.py fails if the cached rules
+ever style a node differently from Textual's own parse.
 
 Restyling: Textual sets each node's rules one property at a time, and each changed colour
 refreshes the node and every node below it. A theme changes ~9 colours a node, so one `t` made
@@ -22,34 +26,107 @@ compares the screen after each `t` with what Textual's own restyle draws.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from textual.app import App
+from textual.cache import LRUCache
+from textual.css.errors import StylesheetError
 from textual.css.model import RuleSet
 from textual.css.styles import Styles
 from textual.css.stylesheet import Stylesheet
+from textual.css.tokenizer import Token, TokenError
 from textual.dom import DOMNode
 from textual.screen import Screen
+from textual.style import Style
 from textual.widget import Widget
+
+_TOKENS = "_Stylesheet__variable_tokens"  # Textual's private, name-mangled attribute
+RULES_KEPT = 256
+"""Parsed sources kept per theme (the dashboard and all its screens have ~20)."""
+STYLES_KEPT = 4096
+"""Parsed style strings kept per theme (Textual's own size)."""
+
+
+@dataclass
+class _Parsed:
+    """What Textual's stylesheet parsed from one set of variables."""
+
+    rules: LRUCache[tuple[object, ...], list[RuleSet]] = field(
+        default_factory=lambda: LRUCache(RULES_KEPT)
+    )
+    styles: LRUCache[str, Style] = field(default_factory=lambda: LRUCache(STYLES_KEPT))
+    tokens: dict[str, list[Token]] | None = None
+
+
+def _key(variables: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted(variables.items()))
 
 
 class ThemeCachedStylesheet(Stylesheet):
-    """Textual's stylesheet, keeping the parsed rules of every theme seen."""
+    """Textual's stylesheet, keeping what it parsed for every theme seen or parsed ahead."""
 
     def __init__(self, *, variables: dict[str, str] | None = None) -> None:
         """As Textual's; nothing parsed yet."""
         super().__init__(variables=variables)
-        self._parsed: dict[tuple[object, ...], list[RuleSet]] = {}
+        self._themes: dict[tuple[tuple[str, str], ...], _Parsed] = {}
+        self._use(self._parsed(self._variables))
+
+    def set_variables(self, variables: dict[str, str]) -> None:
+        """Textual's, keeping what was parsed with the old variables for their return."""
+        # super() empties these two: give it spares, not the kept ones.
+        self._parse_cache, self._style_parse_cache = LRUCache(1), LRUCache(1)
+        super().set_variables(variables)
+        self._use(self._parsed(variables))
 
     def reparse(self) -> None:
-        """Textual's reparse, or the rules parsed before from the same variables and sources."""
-        key = (tuple(sorted(self._variables.items())), tuple(self.source.items()))
-        rules = self._parsed.get(key)
-        if rules is None:
-            super().reparse()
-            self._parsed[key] = self.rules
+        """Textual's reparse, each source's rules parsed once per set of variables.
+
+        Textual parses in a fresh stylesheet so that an error leaves this one as it was; its
+        own `parse` does too (the rules are set at the end), and `set_variables` has emptied
+        the set of sources known to be invalid, as the fresh stylesheet's is.
+        """
+        self.parse()
+
+    def has_parsed(self, variables: dict[str, str]) -> bool:
+        """Whether every current source was parsed with these variables."""
+        parsed = self._themes.get(_key(variables))
+        return parsed is not None and all(
+            (css, read_from, defaults, tie_breaker, scope) in parsed.rules
+            for read_from, (css, defaults, tie_breaker, scope) in self.source.items()
+        )
+
+    def parse_ahead(self, variables: dict[str, str]) -> None:
+        """Parse every current source with these variables (another theme's), for later.
+
+        CSS these variables do not parse is left for the theme's own `t` to report, as Textual
+        would.
+        """
+        parsed = self._parsed(variables)
+        sheet = Stylesheet(variables=variables)
+        sheet._parse_cache = parsed.rules
+        for read_from, (css, defaults, tie_breaker, scope) in self.source.items():
+            sheet.add_source(
+                css,
+                read_from=read_from,
+                is_default_css=defaults,
+                tie_breaker=tie_breaker,
+                scope=scope,
+            )
+        try:
+            sheet.parse()
+        except (StylesheetError, TokenError):
             return
-        self._rules = rules
-        self._rules_map = None
-        self._require_parse = False
+        parsed.tokens = sheet._variable_tokens
+
+    def _parsed(self, variables: dict[str, str]) -> _Parsed:
+        return self._themes.setdefault(_key(variables), _Parsed())
+
+    def _use(self, parsed: _Parsed) -> None:
+        self._parse_cache = parsed.rules
+        self._style_parse_cache = parsed.styles
+        if parsed.tokens is None:
+            parsed.tokens = self._variable_tokens
+        setattr(self, _TOKENS, parsed.tokens)
 
     def update(self, root: DOMNode, animate: bool = False) -> None:
         """Textual's update; from the App, without the refreshes each changed rule makes, then

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -74,6 +75,15 @@ def parse_theme(name: str, text: str) -> Theme:
         dark=dark,
         variables={k: str(v) for k, v in variables.items()},
     )
+
+
+def css_variables(theme: Theme, defaults: Mapping[str, str]) -> dict[str, str]:
+    """A theme's CSS variables as Textual's `App.get_css_variables` makes them (the theme's colour
+    system and its own variables over the app's `defaults`), with the app colours."""
+    variables = {**defaults, **theme.to_color_system().generate(), **theme.variables}
+    for name, base in APP_VARIABLES.items():
+        variables.setdefault(name, variables[base])
+    return variables
 
 
 def _color(name: str, key: str, value: Any) -> str:

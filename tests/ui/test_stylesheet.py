@@ -1,5 +1,6 @@
-"""`t` parses each theme's CSS once and restyles in one pass (ui/stylesheet.py); the styles come
-out as a fresh parse's and the screen as Textual's own restyle draws it."""
+"""`t` parses each theme's CSS once, ahead of its first visit, and restyles in one pass
+(ui/stylesheet.py); the styles and the screen come out as Textual's own parse and restyle make
+them."""
 
 from __future__ import annotations
 
@@ -7,10 +8,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from textual.css import stylesheet as stylesheet_module
+from textual.css.parse import parse
 from textual.css.stylesheet import Stylesheet
+from textual.pilot import Pilot
 
 from specmon.ui.app import SpecmonApp
 from specmon.ui.stylesheet import ThemeCachedStylesheet
+from specmon.ui.theming import css_variables
 
 
 def _styles(app: SpecmonApp) -> str:
@@ -21,51 +26,68 @@ def _styles(app: SpecmonApp) -> str:
     )
 
 
-async def test_a_theme_seen_before_is_not_parsed_again(
+async def _parsed_ahead(app: SpecmonApp, pilot: Pilot[None]) -> None:
+    """Wait until the dashboard has parsed every theme ahead (after its first frame)."""
+    defaults = app.get_theme_variable_defaults()
+    for _ in range(200):
+        if all(
+            app._css.has_parsed(css_variables(app.available_themes[name], defaults))
+            for name in app._theme_cycle()
+        ):
+            return
+        await pilot.pause(0.02)
+    raise AssertionError("the themes were not parsed ahead within 4 s")
+
+
+async def test_every_theme_is_parsed_ahead_and_never_again(
     make_app: Callable[..., SpecmonApp], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    parses = 0
-    parse = Stylesheet._parse_rules
+    parses: list[str] = []
 
-    def counting(self: Stylesheet, *args: Any, **kwargs: Any) -> Any:
-        nonlocal parses
-        parses += 1
-        return parse(self, *args, **kwargs)
+    def counting(scope: str, css: str, *args: Any, **kwargs: Any) -> Any:
+        parses.append(css)
+        return parse(scope, css, *args, **kwargs)
 
-    monkeypatch.setattr(Stylesheet, "_parse_rules", counting)
+    monkeypatch.setattr(stylesheet_module, "parse", counting)
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        themes = len([n for n in app._theme_names if n in app.available_themes])
-        rounds: list[list[tuple[str, str]]] = []
-        parsed = []
-        for _ in range(2):
-            before = parses
-            rounds.append([])
-            for _ in range(themes):
-                await pilot.press("t")
-                rounds[-1].append((app.theme, _styles(app)))
-            parsed.append(parses - before)
-    assert parsed[0] > 0 and parsed[1] == 0
-    assert rounds[0] == rounds[1]
-    assert len({styles for _, styles in rounds[0]}) == themes  # each theme styles differently
+        await _parsed_ahead(app, pilot)
+        themes, sources = len(app._theme_cycle()), set(app.stylesheet.source.items())
+        ahead = len(parses)  # every source with every theme (has_parsed), and nothing since
+        styled = set()
+        for _ in range(2 * themes):
+            await pilot.press("t")
+            styled.add((app.theme, _styles(app)))
+        assert len(parses) == ahead
+        assert len(styled) == themes  # each theme styles differently, and the same each time
+        # A screen's CSS joins on its first open (and Textual re-ranks some widgets' default
+        # CSS): those sources alone, once for each theme.
+        await pilot.press("c", "escape")
+        joined = len(set(app.stylesheet.source.items()) - sources)
+        assert joined > 0 and len(parses) == ahead + joined
+        for _ in range(2 * themes):
+            await pilot.press("t")
+        assert len(parses) == ahead + joined * themes
 
 
-async def test_a_theme_restyled_in_one_pass_draws_what_textual_draws(
+async def test_every_theme_draws_what_textuals_own_parse_and_restyle_draw(
     make_app: Callable[..., SpecmonApp], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every theme after `t`, screen by screen, against Textual's own restyle of each node."""
+    """Every theme after `t`, screen by screen and node by node, against Textual's own
+    stylesheet: every source parsed again at each `t`, each node restyled rule by rule."""
 
-    async def cycle() -> list[str]:
+    async def cycle() -> list[tuple[str, str]]:
         app = make_app()
-        shots = []
+        seen = []
         async with app.run_test(size=(120, 36)) as pilot:
-            themes = len([n for n in app._theme_names if n in app.available_themes])
-            for _ in range(themes):
+            for _ in range(len(app._theme_cycle()) + 1):  # the first theme again, from cache
                 await pilot.press("t")
                 await pilot.pause()
-                shots.append(app.export_screenshot())
-        return shots
+                seen.append((app.export_screenshot(), _styles(app)))
+        return seen
 
     ours = await cycle()
-    monkeypatch.setattr(ThemeCachedStylesheet, "update", Stylesheet.update)
+    for name in ("set_variables", "reparse", "update"):
+        monkeypatch.setattr(ThemeCachedStylesheet, name, getattr(Stylesheet, name))
+    monkeypatch.setattr(SpecmonApp, "_parse_themes_ahead", lambda _: None)
     assert ours == await cycle()

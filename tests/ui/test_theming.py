@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
+from textual.app import App
 from textual.color import Color
 
-from specmon.ui.theming import APP_VARIABLES, ThemeError, load_themes, parse_theme, themes_dir
+from specmon.ui.app import SpecmonApp
+from specmon.ui.theming import (
+    APP_VARIABLES,
+    ThemeError,
+    css_variables,
+    load_themes,
+    parse_theme,
+    themes_dir,
+)
 
 
 def test_every_shipped_theme_loads_and_parses() -> None:
@@ -35,3 +46,19 @@ def test_every_shipped_theme_loads_and_parses() -> None:
 def test_bad_theme_files_are_refused(text: str, message: str) -> None:
     with pytest.raises(ThemeError, match=message):
         parse_theme("mine.toml", text)
+
+
+async def test_each_themes_variables_are_textuals_own_with_the_app_colours(
+    make_app: Callable[..., SpecmonApp],
+) -> None:
+    # `css_variables` builds any theme's variables (to parse them ahead); for the current theme
+    # they must be what Textual's own `App.get_css_variables` gives, plus the app colours.
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        for name in app._theme_cycle():
+            app.theme = name
+            await pilot.pause()
+            textual = App.get_css_variables(app)
+            ours = css_variables(app.available_themes[name], app.get_theme_variable_defaults())
+            assert ours == {**{n: textual[b] for n, b in APP_VARIABLES.items()}, **textual}
+            assert ours == app.get_css_variables()
