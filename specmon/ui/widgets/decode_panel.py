@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.reactive import var
-from textual.widgets import Digits, Sparkline, Static
+from textual.widgets import Digits, Static
 
 from specmon.session.view import BenchView, DecodeView
 from specmon.ui.format import DASH, age, escape, num
@@ -45,9 +45,10 @@ class DecodePanel(Vertical):
             self.query_one("#decode-detail", Static),
             f"{num(view.ms_per_token, '.1f', 'ms/token')} · TTFT {num(view.ttft_ms, '.0f', 'ms')}",
         )
-        self.query_one(HistorySpark).plot(view.history, view.history_points)
-        spark = self.query_one("#decode-spark", Sparkline)
-        quiet.tooltip(spark, f"server decode tok/s, 5 min ({view.history_source or DASH})")
+        history = view.history
+        span = f" · {min(history):.0f}–{max(history):.0f}" if history else ""
+        caption = f"server decode tok/s, last 5 min ({view.history_source or DASH}){span}"
+        self.query_one(HistorySpark).plot(history, view.history_points, caption)
         status = f"probe {escape(view.probe_state)}"
         if view.probe_age_s is not None:
             status += f" · last {age(view.probe_age_s)} ago"

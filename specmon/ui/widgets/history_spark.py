@@ -1,8 +1,10 @@
-"""A sparkline of a bounded history at a fixed width per point, filling from the right.
+"""A sparkline of a bounded history at a fixed width per point, filling from the right, under a
+caption that says what it plots and its range.
 
 Textual's Sparkline stretches whatever data it has over its whole width: two points of a
 5-minute history drew a solid block. Here each point keeps the width a full history would give
-it, and the line grows leftwards as the history fills.
+it, and the line grows leftwards as the history fills. The caption shows where the row has room
+for it (the `-tall` layout); elsewhere it is the sparkline's tooltip.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.renderables.sparkline import Sparkline as SparklineRenderable
 from textual.visual import VisualType
-from textual.widgets import Sparkline
+from textual.widgets import Sparkline, Static
+
+from specmon.ui.widgets import quiet
 
 
 def spark_cells(points: int, capacity: int, width: int) -> tuple[int, int]:
@@ -68,7 +72,8 @@ class _RightAligned:
 
 
 class HistorySpark(Horizontal):
-    """A right-aligned Sparkline (id `spark_id`) whose width follows the history's length."""
+    """A right-aligned Sparkline (id `spark_id`) whose width follows the history's length,
+    under its caption (class `caption`)."""
 
     def __init__(self, spark_id: str, *, id: str) -> None:
         """Args:
@@ -81,12 +86,17 @@ class HistorySpark(Horizontal):
         self._capacity = 1
 
     def compose(self) -> ComposeResult:
-        """The sparkline alone."""
+        """The caption, then the sparkline."""
+        yield Static(classes="caption")
         yield RightSparkline([], id=self.spark_id)
 
-    def plot(self, data: tuple[float, ...], capacity: int) -> None:
-        """Show `data` (oldest first) of a history that holds at most `capacity` points."""
+    def plot(self, data: tuple[float, ...], capacity: int, caption: str = "") -> None:
+        """Show `data` (oldest first) of a history that holds at most `capacity` points, with
+        its `caption` (kept from the last call when empty)."""
         self._data, self._capacity = data, capacity
+        if caption:
+            quiet.show(self.query_one(".caption", Static), caption)
+            quiet.tooltip(self.query_one(RightSparkline), caption)
         width = self.content_size.width
         if not width:  # before the first layout: on_resize plots again
             return

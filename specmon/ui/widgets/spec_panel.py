@@ -8,7 +8,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.reactive import var
-from textual.widgets import Sparkline, Static
+from textual.widgets import Static
 
 from specmon.analysis.comparison import Verdict
 from specmon.session.view import SpecView
@@ -47,9 +47,10 @@ class SpecPanel(Vertical):
         if view is None:
             return
         body = self.query_one("#spec-body", Static)
-        spark = self.query_one("#spec-spark", Sparkline)
-        self.query_one(HistorySpark).plot(view.accept_history, view.accept_history_points)
-        quiet.tooltip(spark, "accept length of each probe, last 5 minutes")
+        history = view.accept_history
+        span = f" · {min(history):.2f}–{max(history):.2f}" if history else ""
+        caption = f"accept length of each probe, last 5 min{span}"
+        self.query_one(HistorySpark).plot(history, view.accept_history_points, caption)
         if view.enabled is False:
             quiet.show(body, "speculation is off on this server\n[dim]accept length and cycle "
                        "time need a speculative server[/]")  # fmt: skip
