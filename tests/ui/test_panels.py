@@ -41,9 +41,11 @@ async def test_diagnostics_name_an_unavailable_source(make_app: Callable[..., Sp
         await pilot.pause()
         await pilot.press("i")
         assert isinstance(app.screen, DiagnosticsScreen)
-        text = str(app.screen.query_one(Static).render())
-        gpu = next(line for line in text.splitlines() if line.strip().startswith("gpu"))
-        assert "unavailable: no NVML here; run agent" in gpu and "ok" not in gpu
+        sources = app.screen.query(".pairs").first()  # then the missing values
+        cells = [str(cell.render()) for cell in sources.query(Static)]
+        names = [cell.split()[0] for cell in cells[::2]]
+        gpu = cells[2 * names.index("gpu") + 1]  # beside its name, in its own column
+        assert gpu == "unavailable: no NVML here; run agent"
 
 
 async def test_snapshot_progress_is_not_a_baseline(make_app: Callable[..., SpecmonApp]) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Grid, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -22,8 +22,9 @@ class DiagnosticsScreen(ModalScreen[None]):
         self.view = view
 
     def compose(self) -> ComposeResult:
-        """Two short sections."""
-        lines = ["[bold]Sources[/] (age of the last good reading · last error)"]
+        """Two short sections, each a column of names beside what is said of them (a long
+        reason wraps in its own column)."""
+        sources = []
         for source in self.view.sources:
             if source.error:
                 state = f"[$bad]{escape(source.error)}[/]"
@@ -31,12 +32,17 @@ class DiagnosticsScreen(ModalScreen[None]):
                 state = f"[$stale]unavailable: {escape(source.unavailable)}[/]"
             else:
                 state = "ok"
-            lines.append(f"  {source.name:<8} {age(source.age_s):>5} · {state}")
-        lines.append("")
-        lines.append("[bold]Why values show —[/]")
-        if not self.view.missing:
-            lines.append("  nothing is missing")
-        lines.extend(f"  {escape(what)}: {escape(why)}" for what, why in self.view.missing)
-        lines.append("\n[dim]Esc closes[/]")
+            sources.append((f"{source.name:<8} {age(source.age_s):>5} ·", state))
+        missing = [(f"{escape(what)}:", escape(why)) for what, why in self.view.missing]
         with VerticalScroll(id="dialog"):
-            yield Static("\n".join(lines))
+            yield Static("[bold]Sources[/] (age of the last good reading · last error)")
+            yield from _pairs(sources)
+            yield Static("\n[bold]Why values show —[/]")
+            yield from _pairs(missing) if missing else [Static("  nothing is missing")]
+            yield Static("\n[dim]Esc closes[/]")
+
+
+def _pairs(rows: list[tuple[str, str]]) -> list[Grid]:
+    if not rows:
+        return []
+    return [Grid(*(Static(cell) for row in rows for cell in row), classes="pairs")]
