@@ -24,6 +24,7 @@ from specmon.session.relaunch import ManagedServer
 from specmon.session.snapshot import Progress, SnapshotKind, default_protocol, take_snapshot
 from specmon.session.view import BenchView
 from specmon.session.watch import BASELINE_SERVER_EVERY_S, ProbeOutcome, Watch
+from specmon.sources.http import load_client_transport
 from specmon.store import Store
 
 
@@ -137,7 +138,10 @@ class LocalFeed:
         def telemetry_failed(error: str) -> None:
             sink.probe_failed(self.wall(), error)
 
-        tasks = [self._spawn(self.watch.sample(sink.sample, telemetry_failed))]
+        tasks = [
+            self._spawn(self.watch.sample(sink.sample, telemetry_failed)),
+            self._spawn(asyncio.to_thread(load_client_transport)),  # for the first bench
+        ]
         if self.config.probe:
             tasks.append(self._spawn(self._probe(sink)))
         self._restart_follower()

@@ -184,6 +184,15 @@ def make_client(target: Target) -> httpx.AsyncClient:
     return httpx.AsyncClient(**_client_options(target))
 
 
+def load_client_transport() -> None:
+    """Import what httpx imports for a client's first transport (httpcore, h11, anyio: ~60 ms).
+
+    The dashboard polls through aiohttp (`polling_client`), so its first `b` or `s` would pay
+    this on the event loop, keys waiting; it runs this in a thread at start instead.
+    """
+    httpx.AsyncHTTPTransport(verify=False)
+
+
 def polling_client(target: Target) -> PollingClient:
     """The client of a watched target (server info, /metrics, a GPU endpoint, the live probe's
     stream): its requests go straight to aiohttp's client (`stream`), about half the CPU of
