@@ -32,20 +32,28 @@ from specmon.wording import validity_mark
 
 
 async def test_diagnostics_name_an_unavailable_source(make_app: Callable[..., SpecmonApp]) -> None:
-    """A GPU reading that answered "no NVML" is not "ok" on the `i` screen."""
+    """A GPU reading that answered "no NVML" is not "ok" on the `i` screen, and its reason
+    wraps in its own column, under itself."""
     app = make_app()
-    none = Telemetry("nvml", "NVML on this machine", unavailable="no NVML here", hint="run agent")
-    async with app.run_test(size=(120, 40)) as pilot:
+    hint = "run `specmon agent` on the GPU box or pass --gpu-metrics URL"
+    none = Telemetry("nvml", "NVML on this machine", unavailable="no NVML here", hint=hint)
+    async with app.run_test(size=(60, 30)) as pilot:
         tick = sample(1.0, server_info(), server_metrics("spec/metrics"), telemetry=none)
         app.post_message(SampleReady(tick))
         await pilot.pause()
         await pilot.press("i")
         assert isinstance(app.screen, DiagnosticsScreen)
-        sources = app.screen.query(".pairs").first()  # then the missing values
-        cells = [str(cell.render()) for cell in sources.query(Static)]
-        names = [cell.split()[0] for cell in cells[::2]]
-        gpu = cells[2 * names.index("gpu") + 1]  # beside its name, in its own column
-        assert gpu == "unavailable: no NVML here; run agent"
+        lines = [strip.text for strip in app.screen._compositor.render_strips()]
+        row = next(y for y, line in enumerate(lines) if " gpu " in line)
+        column = lines[row].index("unavailable:")
+        assert " ok" not in lines[row]
+        said: list[str] = []  # the reason's lines, up to the next name or the blank line
+        for line in lines[row:]:
+            head, tail = line[:column].strip(" █"), line[column:].rstrip(" █")
+            if said and (head or not tail):
+                break
+            said.append(tail)
+        assert len(said) > 1 and " ".join(said) == f"unavailable: no NVML here; {hint}"
 
 
 async def test_snapshot_progress_is_not_a_baseline(make_app: Callable[..., SpecmonApp]) -> None:
