@@ -58,6 +58,7 @@ async def test_each_themes_variables_are_textuals_own_with_the_app_colours(
         for name in app._theme_cycle():
             app.theme = name
             await pilot.pause()
+            assert app.current_theme is App.current_theme.fget(app)  # type: ignore[attr-defined]
             textual = App.get_css_variables(app)
             ours = css_variables(app.available_themes[name], app.get_theme_variable_defaults())
             assert ours == {**{n: textual[b] for n, b in APP_VARIABLES.items()}, **textual}
