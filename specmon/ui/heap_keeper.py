@@ -2,8 +2,9 @@
 
 A full collection holds the interpreter for as long as it walks every tracked object: 15 ms at
 start, 70-110 ms at 160x50 once the screens, themes and help have been drawn (each line Textual
-draws is a Strip with seven caches). CPython runs one at whatever allocation tips its count over,
-a key's handler included; `specmon.heap` leaves them to this keeper, which runs one that is due
+draws is a Strip, with the Strips its caches keep). CPython runs one at whatever allocation tips
+its count over, a key's handler included; `specmon.heap` leaves them to this keeper, which runs
+one that is due
 - after a key, once the terminal has been quiet for `QUIET_S` after the key's last write: the
   frame is out, and the next key is a human reaction (150 ms or more) away;
 - on the housekeeping timer, when no key came for `KEYS_QUIET_S` (an idle dashboard);
