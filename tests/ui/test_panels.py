@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
 from conftest import NOW, URL, baseline_snapshot, gpus, sample, server_info, server_metrics
 from replay import replay_probe
+from rich.console import Console
+from rich.segment import Segment
 from test_dashboard import healthy
 from textual.geometry import Region
+from textual.renderables.sparkline import Sparkline as SparklineRenderable
 from textual.widget import Widget
 from textual.widgets import DataTable, ProgressBar, Sparkline, Static
 
@@ -25,7 +29,7 @@ from specmon.ui.screens.comparison import ComparisonScreen
 from specmon.ui.screens.diagnostics import DiagnosticsScreen
 from specmon.ui.widgets.baseline_panel import BaselinePanel
 from specmon.ui.widgets.decode_panel import DecodePanel
-from specmon.ui.widgets.history_spark import HistorySpark, spark_cells
+from specmon.ui.widgets.history_spark import HistorySpark, bar_rows, spark_cells
 from specmon.ui.widgets.server_panel import ServerPanel
 from specmon.ui.widgets.spec_panel import SpecPanel
 from specmon.wording import validity_mark
@@ -111,6 +115,18 @@ async def test_server_panel_says_idle_and_what_each_figure_spans(
         text = str(app.query_one(ServerPanel).render())
         assert "running 0 (idle; gauge still says 1)" in text
         assert "throughput idle (server" in text
+
+
+@pytest.mark.parametrize(("points", "width", "height"), [(60, 60, 1), (60, 120, 22), (60, 36, 4),
+                                                      (2, 2, 3), (1, 5, 2), (7, 7, 7)])  # fmt: skip
+def test_bar_rows_draw_the_bars_textuals_sparkline_draws(
+    points: int, width: int, height: int
+) -> None:
+    values = [random.Random(i).uniform(1.5, 3.0) for i in range(points)]
+    textual = Segment.split_lines(
+        Console(width=width).render(SparklineRenderable(values, width=width, height=height))
+    )
+    assert bar_rows(values, width, height) == ["".join(s.text for s in line) for line in textual]
 
 
 def test_spark_cells_keep_a_width_per_point() -> None:

@@ -9,13 +9,16 @@ for it (the `-tall` layout); elsewhere it is the sparkline's tooltip.
 
 from __future__ import annotations
 
-from rich.console import Console, ConsoleOptions, RenderResult
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
 from rich.segment import Segment
+from rich.style import Style
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.reactive import reactive
-from textual.renderables.sparkline import Sparkline as SparklineRenderable
-from textual.visual import VisualType
+from textual.strip import Strip
 from textual.widgets import Sparkline, Static
 
 from specmon.ui.widgets import quiet
@@ -33,12 +36,45 @@ def spark_cells(points: int, capacity: int, width: int) -> tuple[int, int]:
     return min(width, points * per_point), per_point
 
 
+BARS = "▁▂▃▄▅▆▇█"
+"""Textual's Sparkline's eighths (textual/renderables/sparkline.py)."""
+
+
+def bar_rows(values: Sequence[float], width: int, height: int) -> list[str]:
+    """The rows (top first) of a sparkline of `values`, `width` cells wide and `height` tall,
+    as Textual's Sparkline draws its bars: each cell the largest value of its share of
+    `values`; the smallest value an eighth of the bottom row, the largest the full height."""
+    if not values or width <= 0 or height <= 0:
+        return [""] * max(height, 0)
+    if len(values) == 1:
+        return ["█" * width] * height
+    low, high = min(values), max(values)
+    extent = high - low or 1
+    eighths = len(BARS) * height - 1
+    step = Fraction(len(values), width)
+    tops = []
+    for cell in range(width):
+        start = int(step * cell)
+        share = values[start : max(int(step * (cell + 1)), start + 1)]
+        tops.append(int((max(share) - low) / extent * eighths))
+    rows = []
+    for row in reversed(range(height)):
+        bottom = row * len(BARS)
+        rows.append("".join(" " if top < bottom else "█" if top >= bottom + len(BARS)
+                            else BARS[top - bottom] for top in tops))  # fmt: skip
+    return rows
+
+
 class RightSparkline(Sparkline):
-    """A Sparkline as wide as its row that draws its line in the last `cells` cells only.
+    """A Sparkline as wide as its row that draws its bars in the last `cells` cells only, in
+    one colour (its `sparkline--max-color`).
 
     The line grows by repainting this widget: resizing the widget instead laid the whole
     screen out again at every new point (every 5 s for the first 5 minutes), most of
-    specmon's CPU while idle (docs/performance.md).
+    specmon's CPU while idle (docs/performance.md). Each row is one run of bar characters
+    (`bar_rows`), not Textual's renderable, which coloured each cell apart (a blend from the
+    min to the max colour by value) and so made a segment of every cell: with full 5-minute
+    histories at 160x50, half of a full repaint's time.
     """
 
     DEFAULT_CSS = "RightSparkline { width: 1fr; }"
@@ -46,29 +82,26 @@ class RightSparkline(Sparkline):
     cells: reactive[int] = reactive(0)
     """Cells the line takes, at the right edge."""
 
-    def render(self) -> VisualType:
-        """Blank on the left, then Textual's sparkline `cells` wide."""
-        line = super().render()
-        assert isinstance(line, SparklineRenderable)
-        line.width = min(self.cells, self.size.width)
-        return _RightAligned(line, self.size.width - line.width)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """As Textual's Sparkline."""
+        super().__init__(*args, **kwargs)
+        self._drawn: tuple[tuple[object, ...], list[str]] = ((), [])
 
-
-class _RightAligned:
-    """A renderable drawn after `pad` blank cells on each of its lines."""
-
-    def __init__(self, inner: SparklineRenderable[float], pad: int) -> None:
-        self.inner = inner
-        self.pad = pad
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        blank = Segment(" " * self.pad)
-        for row, line in enumerate(Segment.split_lines(console.render(self.inner, options))):
-            if row:
-                yield Segment.line()
-            # Cells of one style in one segment: the rows above the bars are a cell each
-            # otherwise, and Textual's cost of a repaint goes by segments.
-            yield from Segment.simplify([blank, *line])
+    def render_line(self, y: int) -> Strip:
+        """Row `y`: blank on the left, then the bars, `cells` wide."""
+        width, height = self.size
+        cells = min(self.cells, width)
+        key = (tuple(self.data or ()), cells, height)
+        if self._drawn[0] != key:
+            self._drawn = (key, bar_rows(self.data or (), cells, height))
+        rows = self._drawn[1]
+        _, base = self.background_colors
+        blank = Style(bgcolor=base.rich_color)
+        if y >= len(rows) or not cells:
+            return Strip([Segment(" " * width, blank)], width)
+        colour = base + self.get_component_styles("sparkline--max-color").color
+        bars = Style(color=colour.rich_color, bgcolor=base.rich_color)
+        return Strip([Segment(" " * (width - cells), blank), Segment(rows[y], bars)], width)
 
 
 class HistorySpark(Horizontal):
