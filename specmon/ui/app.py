@@ -154,6 +154,8 @@ class SpecmonApp(App[None]):
         self._looked_up_baseline = False
         self.heap = HeapKeeper()
         self._theme_names: list[str] = []
+        self._parsing_ahead = False
+        self._theme_variables: dict[str, dict[str, str]] = {}
         self._last_view: View | None = None
         self._panels: _Panels | None = None
         # Chosen before the stylesheet is first parsed: on mount it would be parsed and applied
@@ -228,7 +230,8 @@ class SpecmonApp(App[None]):
             self.call_after_refresh(self._start_workers)
         self.refresh_view()
         self.call_after_refresh(freeze_long_lived)
-        self.call_after_refresh(self._parse_themes_ahead)
+        self.call_after_refresh(self._parse_themes_ahead, True)
+        self._css.sources_changed = self._sources_changed
         self.heap.start()
         if isinstance(self._driver, PromptDriver):  # the terminal's writes time the collections
             self._driver.after_write = self.heap.written
@@ -480,24 +483,40 @@ class SpecmonApp(App[None]):
         """The themes `t` goes through, in order."""
         return [n for n in self._theme_names if n in self.available_themes]
 
-    def _parse_themes_ahead(self) -> None:
-        """Parse every theme's CSS before its first `t` (~12 ms a theme), one theme a tick
-        from the next `t`'s on, then freeze what was parsed with the other long-lived objects."""
+    def _sources_changed(self) -> None:
+        """A screen brought new CSS: parse it for the other themes too, once it is drawn."""
+        if not self._parsing_ahead:
+            self._parsing_ahead = True
+            self.call_after_refresh(self._parse_themes_ahead)
+
+    def _parse_themes_ahead(self, first: bool = False) -> None:
+        """Parse every theme's CSS (what it lacks) before its next `t` (~12 ms a theme at
+        first), one theme a tick from the next `t`'s on, until none lacks any; the `first`
+        time, then freeze what was parsed with the other long-lived objects."""
+        self._parsing_ahead = True
         names = self._theme_cycle()
         start = names.index(self.theme) + 1 if self.theme in names else 0
-        pending = names[start:] + names[:start]
+        order = names[start:] + names[:start]
 
         def next_theme() -> None:
-            while pending:
-                theme = self.available_themes[pending.pop(0)]
-                variables = css_variables(theme, self.get_theme_variable_defaults())
-                if not self._css.has_parsed(variables):
-                    self._css.parse_ahead(variables)
-                    self.set_timer(THEME_AHEAD_EVERY_S, next_theme)
-                    return
-            freeze_long_lived()
+            # Sources that joined meanwhile are lacking in the themes done before them.
+            lacking = [name for name in order if not self._css.has_parsed(self._variables(name))]
+            if lacking:
+                self._css.parse_ahead(self._variables(lacking[0]))
+                self.set_timer(THEME_AHEAD_EVERY_S, next_theme)
+                return
+            self._parsing_ahead = False
+            if first:  # later, closed screens' widgets are about: they must not be frozen
+                freeze_long_lived()
 
         next_theme()
+
+    def _variables(self, theme: str) -> dict[str, str]:
+        """A theme's CSS variables (`theming.css_variables`), built once."""
+        if theme not in self._theme_variables:
+            defaults = self.get_theme_variable_defaults()
+            self._theme_variables[theme] = css_variables(self.available_themes[theme], defaults)
+        return self._theme_variables[theme]
 
     def action_next_theme(self) -> None:
         """t: the next theme."""

@@ -6,8 +6,8 @@ variables change (`set_variables` empties its caches; `reparse` parses every sou
 fresh stylesheet): each `t` parsed the whole CSS (~12 ms on a 2-core machine) and every style
 string the widgets draw with again (~3 ms of the repaint). Here those caches are kept per set of
 variables, so a theme seen before parses nothing, and `parse_ahead` fills a theme's before its
-first `t` (the dashboard does so for every theme after its first frame). A screen's CSS that
-joins later (its first open) is parsed per theme on that theme's next visit, that source alone.
+first `t` (the dashboard does so for every theme after its first frame, and again, for the new
+sources alone, whenever `sources_changed` says a screen's first open brought some).
 Textual's rule sets are not changed once parsed (`update` reads them into each node's styles).
 This reaches into the parent's private state (`_parse_cache`, `_style_parse_cache`, the variable
 tokens): Textual is pinned below 9, and tests/ui/test_stylesheet.py fails if the cached rules
@@ -26,6 +26,7 @@ compares the screen after each `t` with what Textual's own restyle draws.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from textual.app import App
@@ -35,6 +36,7 @@ from textual.css.model import RuleSet
 from textual.css.styles import Styles
 from textual.css.stylesheet import Stylesheet
 from textual.css.tokenizer import Token, TokenError
+from textual.css.types import CSSLocation
 from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.style import Style
@@ -70,6 +72,24 @@ class ThemeCachedStylesheet(Stylesheet):
         super().__init__(variables=variables)
         self._themes: dict[tuple[tuple[str, str], ...], _Parsed] = {}
         self._use(self._parsed(self._variables))
+        self.sources_changed: Callable[[], None] | None = None
+        """Called when a source is added or changed (a screen's first open; Textual ranks the
+        widgets' default CSS again as new widget classes join): the themes parsed ahead lack it."""
+
+    def add_source(
+        self,
+        css: str,
+        read_from: CSSLocation | None = None,
+        is_default_css: bool = False,
+        tie_breaker: int = 0,
+        scope: str = "",
+    ) -> None:
+        """Textual's; `sources_changed` hears of a new or changed source."""
+        before = len(self.source), self.source.get(read_from) if read_from else None
+        super().add_source(css, read_from, is_default_css, tie_breaker, scope)
+        after = len(self.source), self.source.get(read_from) if read_from else None
+        if before != after and self.sources_changed is not None:
+            self.sources_changed()
 
     def set_variables(self, variables: dict[str, str]) -> None:
         """Textual's, keeping what was parsed with the old variables for their return."""
