@@ -156,6 +156,7 @@ class SpecmonApp(App[None]):
         self._theme_names: list[str] = []
         self._parsing_ahead = False
         self._theme_variables: dict[str, dict[str, str]] = {}
+        self._tried_ahead: set[str] = set()
         self._last_view: View | None = None
         self._panels: _Panels | None = None
         # Chosen before the stylesheet is first parsed: on mount it would be parsed and applied
@@ -485,6 +486,7 @@ class SpecmonApp(App[None]):
 
     def _sources_changed(self) -> None:
         """A screen brought new CSS: parse it for the other themes too, once it is drawn."""
+        self._tried_ahead.clear()
         if not self._parsing_ahead:
             self._parsing_ahead = True
             self.call_after_refresh(self._parse_themes_ahead)
@@ -499,9 +501,13 @@ class SpecmonApp(App[None]):
         order = names[start:] + names[:start]
 
         def next_theme() -> None:
-            # Sources that joined meanwhile are lacking in the themes done before them.
-            lacking = [name for name in order if not self._css.has_parsed(self._variables(name))]
+            # Sources that joined meanwhile are lacking in the themes done before them; a theme
+            # whose CSS does not parse is tried once for these sources, and left to its `t`.
+            tried = self._tried_ahead
+            lacking = [name for name in order if name not in tried
+                       and not self._css.has_parsed(self._variables(name))]  # fmt: skip
             if lacking:
+                tried.add(lacking[0])
                 self._css.parse_ahead(self._variables(lacking[0]))
                 self.set_timer(THEME_AHEAD_EVERY_S, next_theme)
                 return

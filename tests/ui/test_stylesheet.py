@@ -92,3 +92,23 @@ async def test_every_theme_draws_what_textuals_own_parse_and_restyle_draw(
         monkeypatch.setattr(ThemeCachedStylesheet, name, getattr(Stylesheet, name))
     monkeypatch.setattr(SpecmonApp, "_parse_themes_ahead", lambda *_: None)
     assert ours == await cycle()
+
+
+async def test_a_theme_that_does_not_parse_is_tried_once_and_left_to_its_t(
+    make_app: Callable[..., SpecmonApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tried: list[tuple[tuple[str, str], ...]] = []
+
+    def failing(self: ThemeCachedStylesheet, variables: dict[str, str]) -> None:
+        tried.append(tuple(sorted(variables.items())))  # as if it did not parse: nothing kept
+
+    monkeypatch.setattr(ThemeCachedStylesheet, "parse_ahead", failing)
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(100):
+            if not app._parsing_ahead and tried:
+                break
+            await pilot.pause(0.05)
+        await pilot.pause(0.3)  # no tick left to try again
+        assert not app._parsing_ahead
+        assert len(tried) == len(set(tried)) == len(app._theme_cycle()) - 1
