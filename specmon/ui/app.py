@@ -506,6 +506,11 @@ class SpecmonApp(App[None]):
             tried = self._tried_ahead
             lacking = [name for name in order if name not in tried
                        and not self._css.has_parsed(self._variables(name))]  # fmt: skip
+            if lacking and self.bench_running():
+                # Not while a bench streams: a tick holds the event loop ~10 ms, and a fast
+                # server's stream read late arrives all at once (refused as buffered).
+                self.set_timer(THEME_AHEAD_EVERY_S, next_theme)
+                return
             if lacking:
                 tried.add(lacking[0])
                 self._css.parse_ahead(self._variables(lacking[0]))

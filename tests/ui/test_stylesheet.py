@@ -13,6 +13,7 @@ from textual.css.parse import parse
 from textual.css.stylesheet import Stylesheet
 from textual.pilot import Pilot
 
+from specmon.session.view import BenchView
 from specmon.ui.app import SpecmonApp
 from specmon.ui.stylesheet import ThemeCachedStylesheet
 from specmon.ui.theming import css_variables
@@ -112,3 +113,21 @@ async def test_a_theme_that_does_not_parse_is_tried_once_and_left_to_its_t(
         await pilot.pause(0.3)  # no tick left to try again
         assert not app._parsing_ahead
         assert len(tried) == len(set(tried)) == len(app._theme_cycle()) - 1
+
+
+async def test_no_theme_is_parsed_ahead_while_a_bench_streams(
+    make_app: Callable[..., SpecmonApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parsed: list[dict[str, str]] = []
+    monkeypatch.setattr(ThemeCachedStylesheet, "parse_ahead", lambda _, v: parsed.append(v))
+    app = make_app()
+    app.live.bench = BenchView("baseline", 0, 3, None)  # a bench from the start
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.5)
+        assert parsed == [] and app._parsing_ahead  # waiting, not done
+        app.live.bench = None
+        for _ in range(100):
+            if not app._parsing_ahead:
+                break
+            await pilot.pause(0.05)
+        assert len(parsed) == len(app._theme_cycle()) - 1
