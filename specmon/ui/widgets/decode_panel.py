@@ -45,10 +45,8 @@ class DecodePanel(Vertical):
             self.query_one("#decode-detail", Static),
             f"{num(view.ms_per_token, '.1f', 'ms/token')} · TTFT {num(view.ttft_ms, '.0f', 'ms')}",
         )
-        history = view.history
-        span = f" · {min(history):.0f}–{max(history):.0f}" if history else ""
-        caption = f"server decode tok/s, last 5 min ({view.history_source or DASH}){span}"
-        self.query_one(HistorySpark).plot(history, view.history_points, caption)
+        what = f"server decode tok/s, last 5 min ({view.history_source or DASH})"
+        self.query_one(HistorySpark).plot(view.history, view.history_points, what)
         status = f"probe {escape(view.probe_state)}"
         if view.probe_age_s is not None:
             status += f" · last {age(view.probe_age_s)} ago"

@@ -123,13 +123,15 @@ class HistorySpark(Horizontal):
         yield Static(classes="caption")
         yield RightSparkline([], id=self.spark_id)
 
-    def plot(self, data: tuple[float, ...], capacity: int, caption: str = "") -> None:
-        """Show `data` (oldest first) of a history that holds at most `capacity` points, with
-        its `caption` (kept from the last call when empty)."""
+    def plot(self, data: tuple[float, ...], capacity: int, what: str = "", digits: int = 0) -> None:
+        """Show `data` (oldest first) of a history that holds at most `capacity` points, under
+        its caption: `what` it plots and the range, to `digits` decimals (kept from the last
+        call when `what` is empty)."""
         self._data, self._capacity = data, capacity
-        if caption:
-            quiet.show(self.query_one(".caption", Static), caption)
-            quiet.tooltip(self.query_one(RightSparkline), caption)
+        if what:
+            span = f" · {min(data):.{digits}f}–{max(data):.{digits}f}" if data else ""
+            quiet.show(self.query_one(".caption", Static), what + span)
+            quiet.tooltip(self.query_one(RightSparkline), what + span)
         width = self.content_size.width
         if not width:  # before the first layout: on_resize plots again
             return

@@ -47,10 +47,8 @@ class SpecPanel(Vertical):
         if view is None:
             return
         body = self.query_one("#spec-body", Static)
-        history = view.accept_history
-        span = f" · {min(history):.2f}–{max(history):.2f}" if history else ""
-        caption = f"accept length of each probe, last 5 min{span}"
-        self.query_one(HistorySpark).plot(history, view.accept_history_points, caption)
+        what = "accept length of each probe, last 5 min"
+        self.query_one(HistorySpark).plot(view.accept_history, view.accept_history_points, what, 2)
         if view.enabled is False:
             quiet.show(body, "speculation is off on this server\n[dim]accept length and cycle "
                        "time need a speculative server[/]")  # fmt: skip
