@@ -132,6 +132,9 @@ class SpecmonApp(App[None]):
                 and probes `targets` itself (`LocalFeed`).
         """
         strip_caches.install()
+        self._theme_variables: dict[str, tuple[Theme, dict[str, str]]] = {}
+        """Each theme's CSS variables, with the theme they were made from (Textual's
+        `__init__` asks for them)."""
         super().__init__()
         self._css = ThemeCachedStylesheet(variables=self.get_css_variables())
         self.stylesheet = self._css
@@ -155,7 +158,6 @@ class SpecmonApp(App[None]):
         self.heap = HeapKeeper()
         self._theme_names: list[str] = []
         self._parsing_ahead = False
-        self._theme_variables: dict[str, dict[str, str]] = {}
         self._tried_ahead: set[str] = set()
         self._last_view: View | None = None
         self._panels: _Panels | None = None
@@ -193,8 +195,8 @@ class SpecmonApp(App[None]):
         return self._registered_themes.get(self.theme) or super().current_theme
 
     def get_css_variables(self) -> dict[str, str]:
-        """Textual's, with the app colours (`theming.css_variables`)."""
-        self.theme_variables = css_variables(self.current_theme, self.get_theme_variable_defaults())
+        """Textual's, with the app colours (`theming.css_variables`), made once a theme."""
+        self.theme_variables = self._variables(self.current_theme)
         return self.theme_variables
 
     def on_resize(self, event: events.Resize) -> None:
@@ -503,9 +505,9 @@ class SpecmonApp(App[None]):
         def next_theme() -> None:
             # Sources that joined meanwhile are lacking in the themes done before them; a theme
             # whose CSS does not parse is tried once for these sources, and left to its `t`.
-            tried = self._tried_ahead
+            tried, themes = self._tried_ahead, self.available_themes
             lacking = [name for name in order if name not in tried
-                       and not self._css.has_parsed(self._variables(name))]  # fmt: skip
+                       and not self._css.has_parsed(self._variables(themes[name]))]  # fmt: skip
             if lacking and self.bench_running():
                 # Not while a bench streams: a tick holds the event loop ~10 ms, and a fast
                 # server's stream read late arrives all at once (refused as buffered).
@@ -513,7 +515,7 @@ class SpecmonApp(App[None]):
                 return
             if lacking:
                 tried.add(lacking[0])
-                self._css.parse_ahead(self._variables(lacking[0]))
+                self._css.parse_ahead(self._variables(themes[lacking[0]]))
                 self.set_timer(THEME_AHEAD_EVERY_S, next_theme)
                 return
             self._parsing_ahead = False
@@ -522,12 +524,14 @@ class SpecmonApp(App[None]):
 
         next_theme()
 
-    def _variables(self, theme: str) -> dict[str, str]:
-        """A theme's CSS variables (`theming.css_variables`), built once."""
-        if theme not in self._theme_variables:
-            defaults = self.get_theme_variable_defaults()
-            self._theme_variables[theme] = css_variables(self.available_themes[theme], defaults)
-        return self._theme_variables[theme]
+    def _variables(self, theme: Theme) -> dict[str, str]:
+        """A theme's CSS variables (`theming.css_variables`), made once (again if a theme of
+        that name is registered anew)."""
+        kept = self._theme_variables.get(theme.name)
+        if kept is None or kept[0] is not theme:
+            kept = (theme, css_variables(theme, self.get_theme_variable_defaults()))
+            self._theme_variables[theme.name] = kept
+        return kept[1]
 
     def action_next_theme(self) -> None:
         """t: the next theme."""

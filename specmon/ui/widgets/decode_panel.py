@@ -25,7 +25,7 @@ class DecodePanel(Vertical):
         """Big digits, detail line, sparkline, probe status."""
         yield Digits(DASH, id="decode-digits")
         yield Static(id="decode-detail")
-        yield HistorySpark("decode-spark", id="decode-spark-row")
+        yield HistorySpark(id="decode-spark")
         yield Static(id="decode-status", classes="dim")
 
     def on_mount(self) -> None:

@@ -10,16 +10,13 @@ for it (the `-tall` layout); elsewhere it is the sparkline's tooltip.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from fractions import Fraction
-from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
-from textual.app import ComposeResult
-from textual.containers import Horizontal
-from textual.reactive import reactive
+from rich.text import Text
+from textual.geometry import Region
 from textual.strip import Strip
-from textual.widgets import Sparkline, Static
+from textual.widget import Widget
 
 from specmon.ui.widgets import quiet
 
@@ -51,11 +48,11 @@ def bar_rows(values: Sequence[float], width: int, height: int) -> list[str]:
     low, high = min(values), max(values)
     extent = high - low or 1
     eighths = len(BARS) * height - 1
-    step = Fraction(len(values), width)
+    count = len(values)
     tops = []
-    for cell in range(width):
-        start = int(step * cell)
-        share = values[start : max(int(step * (cell + 1)), start + 1)]
+    for cell in range(width):  # its share: from count * cell / width to count * (cell + 1) / width
+        start = count * cell // width
+        share = values[start : max(count * (cell + 1) // width, start + 1)]
         tops.append(int((max(share) - low) / extent * eighths))
     rows = []
     for row in reversed(range(height)):
@@ -65,63 +62,36 @@ def bar_rows(values: Sequence[float], width: int, height: int) -> list[str]:
     return rows
 
 
-class RightSparkline(Sparkline):
-    """A Sparkline as wide as its row that draws its bars in the last `cells` cells only, in
-    one colour (its `sparkline--max-color`).
+class HistorySpark(Widget):
+    """A sparkline that fills from the right, under its caption where the stylesheet shows it
+    (`history-spark--caption`'s `display`), the bars in one colour (`history-spark--bars`).
 
-    The line grows by repainting this widget: resizing the widget instead laid the whole
-    screen out again at every new point (every 5 s for the first 5 minutes), most of
-    specmon's CPU while idle (docs/performance.md). Each row is one run of bar characters
-    (`bar_rows`), not Textual's renderable, which coloured each cell apart (a blend from the
-    min to the max colour by value) and so made a segment of every cell: with full 5-minute
-    histories at 160x50, half of a full repaint's time.
+    One widget, not a row holding a caption and a Sparkline: each widget costs every repaint
+    its own lines and styles (a `t` at 160x50 draws them all). Each row of bars is one run of
+    bar characters (`bar_rows`), not Textual's renderable, which coloured each cell apart (a
+    blend from the min to the max colour by value) and so made a segment of every cell. The
+    line grows by repainting this widget, never by a layout: resizing a widget laid the whole
+    screen out again at every new point (every 5 s for the first 5 minutes), most of specmon's
+    CPU while idle (docs/performance.md).
     """
 
-    DEFAULT_CSS = "RightSparkline { width: 1fr; }"
+    COMPONENT_CLASSES = {"history-spark--bars", "history-spark--caption"}
 
-    cells: reactive[int] = reactive(0)
-    """Cells the line takes, at the right edge."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        """As Textual's Sparkline."""
-        super().__init__(*args, **kwargs)
-        self._drawn: tuple[tuple[object, ...], list[str]] = ((), [])
-
-    def render_line(self, y: int) -> Strip:
-        """Row `y`: blank on the left, then the bars, `cells` wide."""
-        width, height = self.size
-        cells = min(self.cells, width)
-        key = (tuple(self.data or ()), cells, height)
-        if self._drawn[0] != key:
-            self._drawn = (key, bar_rows(self.data or (), cells, height))
-        rows = self._drawn[1]
-        _, base = self.background_colors
-        blank = Style(bgcolor=base.rich_color)
-        if y >= len(rows) or not cells:
-            return Strip([Segment(" " * width, blank)], width)
-        colour = base + self.get_component_styles("sparkline--max-color").color
-        bars = Style(color=colour.rich_color, bgcolor=base.rich_color)
-        return Strip([Segment(" " * (width - cells), blank), Segment(rows[y], bars)], width)
-
-
-class HistorySpark(Horizontal):
-    """A right-aligned Sparkline (id `spark_id`) whose width follows the history's length,
-    under its caption (class `caption`)."""
-
-    def __init__(self, spark_id: str, *, id: str) -> None:
+    def __init__(self, *, id: str) -> None:
         """Args:
-        spark_id: The Sparkline's id (the stylesheet colours it).
-        id: This container's id.
+        id: The widget's id (the stylesheet colours it).
         """
         super().__init__(id=id)
-        self.spark_id = spark_id
         self._data: tuple[float, ...] = ()
         self._capacity = 1
-
-    def compose(self) -> ComposeResult:
-        """The caption, then the sparkline."""
-        yield Static(classes="caption")
-        yield RightSparkline([], id=self.spark_id)
+        self._caption = ""
+        self._cells = 0
+        self._values: list[float] = []
+        """Each point repeated over its cells: one value a cell."""
+        self._rows: tuple[tuple[int, int], list[str]] = ((0, 0), [])
+        """`bar_rows` for (cells, height), made again when either or the values change."""
+        self._looks: tuple[Style, Style, Style | None] | None = None
+        """Blank, bars and caption (None: hidden) styles, found once a repaint."""
 
     def plot(self, data: tuple[float, ...], capacity: int, what: str = "", digits: int = 0) -> None:
         """Show `data` (oldest first) of a history that holds at most `capacity` points, under
@@ -130,20 +100,58 @@ class HistorySpark(Horizontal):
         self._data, self._capacity = data, capacity
         if what:
             span = f" · {min(data):.{digits}f}–{max(data):.{digits}f}" if data else ""
-            quiet.show(self.query_one(".caption", Static), what + span)
-            quiet.tooltip(self.query_one(RightSparkline), what + span)
+            if self._caption != what + span:
+                self._caption = what + span
+                self.refresh()
+            quiet.tooltip(self, self._caption)
         width = self.content_size.width
         if not width:  # before the first layout: on_resize plots again
             return
-        spark = self.query_one(RightSparkline)
         cells, per_point = spark_cells(len(data), capacity, width)
-        spark.display = cells > 0
-        spark.cells = cells
-        # Each point repeated over its cells: the Sparkline maps one value to one cell then.
         values = [v for v in data for _ in range(per_point)]
-        if spark.data != values:
-            spark.data = values
+        if (cells, values) != (self._cells, self._values):
+            self._cells, self._values = cells, values
+            self._rows = ((0, 0), [])
+            self.refresh()
 
     def on_resize(self) -> None:
         """Cells per point follow the width."""
         self.plot(self._data, self._capacity)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Textual's, with this repaint's colours found once, not at every line."""
+        self._looks = self._find_looks()
+        return super().render_lines(crop)
+
+    def _find_looks(self) -> tuple[Style, Style, Style | None]:
+        _, base = self.background_colors
+        background = base.rich_color
+
+        def colour(component: str) -> Style:
+            styles = self.get_component_styles(component)
+            fore = base.get_contrast_text(styles.color.a) if styles.auto_color else styles.color
+            return Style(color=(base + fore).rich_color, bgcolor=background)
+
+        shown = self.get_component_styles("history-spark--caption").display != "none"
+        return (Style(bgcolor=background), colour("history-spark--bars"),
+                colour("history-spark--caption") if shown else None)  # fmt: skip
+
+    def render_line(self, y: int) -> Strip:
+        """Row `y`: the caption (right-aligned) where shown, then blank on the left and the
+        bars in the last `cells` cells."""
+        width, height = self.size
+        blank, bars, caption = self._looks or self._find_looks()
+        if caption is not None:
+            if y == 0:
+                text = Text(self._caption, end="")
+                text.truncate(width, overflow="ellipsis")
+                return Strip([Segment(" " * (width - text.cell_len), blank),
+                              Segment(text.plain, caption)], width)  # fmt: skip
+            y, height = y - 1, height - 1
+        cells = min(self._cells, width)
+        if self._rows[0] != (cells, height):
+            self._rows = ((cells, height), bar_rows(self._values, cells, height))
+        rows = self._rows[1]
+        if y >= len(rows) or not cells:
+            return Strip([Segment(" " * width, blank)], width)
+        return Strip([Segment(" " * (width - cells), blank), Segment(rows[y], bars)], width)

@@ -36,7 +36,7 @@ class SpecPanel(Vertical):
     def compose(self) -> ComposeResult:
         """Figures, then the accept-length sparkline (it takes what room is left)."""
         yield Static(id="spec-body")
-        yield HistorySpark("spec-spark", id="spec-spark-row")
+        yield HistorySpark(id="spec-spark")
 
     def on_mount(self) -> None:
         """Title the panel."""
