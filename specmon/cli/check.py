@@ -79,7 +79,11 @@ async def _check(args: argparse.Namespace, store: Store | None) -> int:
 
     async def run_probe(protocol: Protocol) -> Snapshot:
         return await take_snapshot(
-            target, protocol, kind=SnapshotKind.RUN, gpu_metrics=args.gpu_metrics
+            target,
+            protocol,
+            kind=SnapshotKind.RUN,
+            gpu_metrics=args.gpu_metrics,
+            again=lambda line: print(f"specmon: {line}", file=sys.stderr, flush=True),
         )
 
     async def lifetime(baseline: Snapshot) -> LifetimeCheck:

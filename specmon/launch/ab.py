@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
 from specmon.analysis.load import Level, level
-from specmon.bench import BenchInvalid, Progress
+from specmon.bench import Progress
 from specmon.errors import SourceError
 from specmon.launch.process import LaunchFailed, ServerProcess, port_free
 from specmon.launch.split import Launch, Split, address
@@ -27,10 +27,6 @@ from specmon.sources.http import Target
 
 DEFAULT_HEALTH_TIMEOUT_S = 600.0
 """SGLang's first start on a GPU compiles kernels for minutes."""
-BENCH_ATTEMPTS = 2
-"""A bench refused as untrustworthy (a stream that arrived buffered: the client fell behind N
-streams; counters that went down) is run once more, saying so, before the A/B gives up: one
-starved moment of the client should not throw away the launches before it."""
 
 
 class Side(StrEnum):
@@ -148,7 +144,7 @@ async def bench_level(
     events: AbEvents,
 ) -> Snapshot:
     """One bench of a launched server at one concurrency (run again once if refused as
-    untrustworthy, `BENCH_ATTEMPTS`).
+    untrustworthy: `take_snapshot`).
 
     Raises:
         LaunchFailed: The server exited during it.
@@ -156,42 +152,23 @@ async def bench_level(
     """
     protocol = dataclasses.replace(plan.protocol, concurrency=concurrency)
     kind = SnapshotKind.BASELINE if side == Side.BASELINE else SnapshotKind.RUN
-
-    async def bench() -> Snapshot:
-        try:
-            return await take_snapshot(
-                plan.target,
-                protocol,
-                kind=kind,
-                label=label,
-                on_progress=lambda p: events.progress(side, concurrency, p),
-                say=events.say,
-            )
-        except SourceError:
-            code = await server.exited_within()
-            if code is not None:  # the server died under the bench: say so, not the symptom
-                raise LaunchFailed(
-                    f"the {side} server exited with status {code} during the bench at "
-                    f"{concurrency} streams; its log: {server.log}"
-                ) from None
-            raise
-
-    return await bench_again_if_refused(
-        bench, lambda exc: events.say(f"{label}: {exc}; benching it again")
-    )
-
-
-async def bench_again_if_refused(
-    bench: Callable[[], Awaitable[Snapshot]], refused: Callable[[BenchInvalid], None]
-) -> Snapshot:
-    """`bench()`, run again when refused as untrustworthy, up to `BENCH_ATTEMPTS` in all;
-    `refused` hears each refusal but the last, which is raised."""
-    for _ in range(BENCH_ATTEMPTS - 1):
-        try:
-            return await bench()
-        except BenchInvalid as exc:
-            refused(exc)
-    return await bench()
+    try:
+        return await take_snapshot(
+            plan.target,
+            protocol,
+            kind=kind,
+            label=label,
+            on_progress=lambda p: events.progress(side, concurrency, p),
+            say=events.say,
+        )
+    except SourceError:
+        code = await server.exited_within()
+        if code is not None:  # the server died under the bench: say so, not the symptom
+            raise LaunchFailed(
+                f"the {side} server exited with status {code} during the bench at "
+                f"{concurrency} streams; its log: {server.log}"
+            ) from None
+        raise
 
 
 def configs(runs: Sequence[AbRun]) -> list[str | None]:

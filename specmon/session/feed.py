@@ -62,6 +62,10 @@ class FeedSink(Protocol):
     def bench_failed(self, kind: SnapshotKind, error: str) -> None:
         """A bench failed or was cancelled: nothing was saved."""
 
+    def bench_note(self, wall: float, note: str) -> None:
+        """A running bench said a line (what GPUs it samples; that it benches again after a
+        refusal)."""
+
 
 class Feed(Protocol):
     """The dashboard's source of samples, probes and benches."""
@@ -235,6 +239,7 @@ class LocalFeed:
                     label=label,
                     gpu_metrics=self.config.gpu_metrics if watched else None,
                     on_progress=progress,
+                    say=lambda line: sink.bench_note(self.wall(), line),
                     wall=self.wall,
                 )
             snapshot = await bench

@@ -186,6 +186,13 @@ class TargetSession:
         self.live.bench = None
         self.live.log(self.wall(), "error", f"{kind.value} failed: {error}")
 
+    def bench_note(self, wall: float, note: str) -> None:
+        """A running bench said a line."""
+        if self.dashboard is not None:
+            self.dashboard.bench_note(wall, note)
+            return
+        self.live.log(wall, "info", note)
+
     async def probe_now(self, connect_timeout: float) -> None:
         """Probe once now (each scrape of `/probe?target=…`), its outcome recorded as any.
 

@@ -188,6 +188,9 @@ class _Broadcast:
     def bench_failed(self, kind: SnapshotKind, error: str) -> None:
         self.hub.send("bench_failed", kind, error)
 
+    def bench_note(self, wall: float, note: str) -> None:
+        self.hub.send("bench_note", wall, note)
+
 
 class HubFeed:
     """A tab's feed: what the hub's one `LocalFeed` reports; keys become requests to it."""

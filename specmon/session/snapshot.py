@@ -13,15 +13,22 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from specmon.analysis.gpus import models
-from specmon.bench import Progress, run_bench
-
-__all__ = ["NotABaseline", "Progress", "SnapshotKind", "default_protocol", "take_snapshot"]
+from specmon.bench import BenchInvalid, Progress, run_bench
 from specmon.errors import SourceError, SpecmonError
 from specmon.model import Protocol, ServerInfo, Snapshot, Telemetry
 from specmon.sources.backend import connect
 from specmon.sources.http import Target, make_client
 from specmon.sources.probe import DEFAULT_PROMPT
 from specmon.sources.telemetry import TelemetrySource, open_telemetry
+
+__all__ = ["BENCH_ATTEMPTS", "NotABaseline", "Progress", "SnapshotKind", "bench_again_if_refused",
+           "default_protocol", "take_snapshot"]  # fmt: skip
+
+BENCH_ATTEMPTS = 2
+"""A bench refused as untrustworthy (a stream that arrived buffered: the client, starved of a
+CPU, read a fast server's whole stream at once; counters that went down) is run once more,
+saying so, before it fails: one starved moment of the client should not cost the user a
+baseline, nor an A/B the launches before it."""
 
 
 class SnapshotKind(StrEnum):
@@ -79,6 +86,7 @@ async def take_snapshot(
     on_connect: Callable[[ServerInfo], None] | None = None,
     on_progress: Callable[[Progress], None] | None = None,
     say: Callable[[str], None] = lambda _line: None,
+    again: Callable[[str], None] | None = None,
     wall: Callable[[], float] = time.time,
 ) -> Snapshot:
     """Run the bench protocol against `target` and return the complete Snapshot.
@@ -92,38 +100,63 @@ async def take_snapshot(
             or port 9400 of the server's host.
         on_connect: Called with the server info before the runs.
         on_progress: Called after every warm-up and timed run.
-        say: Receives one-line notes (what the GPUs show).
+        say: Receives one-line notes (what the GPUs show; that a refused bench runs again).
+        again: Receives the note that a refused bench runs again instead of `say`.
         wall: Wall clock for the snapshot's time.
+
+    A bench refused as untrustworthy is run again from the connection on, saying so, up to
+    `BENCH_ATTEMPTS` in all.
 
     Raises:
         NotABaseline: A baseline asked of a speculative server.
         SourceError: The server failed (typed).
-        BenchInvalid: The server restarted mid-bench, or its stream arrived buffered.
+        BenchInvalid: The server restarted mid-bench, or its stream arrived buffered, at every
+            attempt (the last attempt's reason).
         TargetError: `gpu_metrics` is not a usable address.
     """
     telemetry = await open_telemetry(target.url, gpu_metrics=gpu_metrics)
     try:
         async with make_client(target) as client:
-            backend, info = await connect(client)
-            if kind == SnapshotKind.BASELINE and info.speculative is not None:
-                raise NotABaseline(
-                    f"{target.url} runs with speculation ({info.speculative.describe()}): a "
-                    "baseline needs the same server without its speculative flags"
+
+            async def bench() -> Snapshot:
+                backend, info = await connect(client)
+                if kind == SnapshotKind.BASELINE and info.speculative is not None:
+                    raise NotABaseline(
+                        f"{target.url} runs with speculation ({info.speculative.describe()}): a "
+                        "baseline needs the same server without its speculative flags"
+                    )
+                if on_connect is not None:
+                    on_connect(info)
+                gpus = await gpu_reader(telemetry, say)
+                return await run_bench(
+                    client,
+                    backend,
+                    target.url,
+                    info,
+                    protocol,
+                    label=label,
+                    on_progress=on_progress,
+                    wall=wall,
+                    gpu_state=gpus.read,
+                    started_at=gpus.started_at,
                 )
-            if on_connect is not None:
-                on_connect(info)
-            gpus = await gpu_reader(telemetry, say)
-            return await run_bench(
-                client,
-                backend,
-                target.url,
-                info,
-                protocol,
-                label=label,
-                on_progress=on_progress,
-                wall=wall,
-                gpu_state=gpus.read,
-                started_at=gpus.started_at,
+
+            prefix, tell = f"{label}: " if label else "", again or say
+            return await bench_again_if_refused(
+                bench, lambda exc: tell(f"{prefix}{exc}; benching it again")
             )
     finally:
         await telemetry.aclose()
+
+
+async def bench_again_if_refused(
+    bench: Callable[[], Awaitable[Snapshot]], refused: Callable[[BenchInvalid], None]
+) -> Snapshot:
+    """`bench()`, run again when refused as untrustworthy, up to `BENCH_ATTEMPTS` in all;
+    `refused` hears each refusal but the last, which is raised."""
+    for _ in range(BENCH_ATTEMPTS - 1):
+        try:
+            return await bench()
+        except BenchInvalid as exc:
+            refused(exc)
+    return await bench()

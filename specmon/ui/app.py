@@ -40,6 +40,7 @@ from specmon.ui.messages import (
     BaselineSampleReady,
     BenchDone,
     BenchFailed,
+    BenchNote,
     BenchProgress,
     PostingSink,
     ProbeDone,
@@ -331,6 +332,11 @@ class SpecmonApp(App[None]):
         else:
             self.live.log(self.wall(), "info", f"snapshot #{snapshot.id} saved"
                           + (f" ({snapshot.label})" if snapshot.label else ""))  # fmt: skip
+        self.refresh_view()
+
+    @on(BenchNote)
+    def _on_bench_note(self, message: BenchNote) -> None:
+        self.live.log(message.wall, "info", message.note)
         self.refresh_view()
 
     @on(BenchFailed)

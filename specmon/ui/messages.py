@@ -78,6 +78,14 @@ class BenchFailed(Message):
 
 
 @dataclass
+class BenchNote(Message):
+    """A running bench said a line."""
+
+    wall: float
+    note: str
+
+
+@dataclass
 class FleetRowsReady(Message):
     """Every server's row of the fleet table, worst first."""
 
@@ -137,3 +145,7 @@ class PostingSink:
     def bench_failed(self, kind: SnapshotKind, error: str) -> None:
         """A bench failed or was cancelled."""
         self.post(BenchFailed(kind, error))
+
+    def bench_note(self, wall: float, note: str) -> None:
+        """A running bench said a line."""
+        self.post(BenchNote(wall, note))

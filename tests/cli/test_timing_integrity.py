@@ -11,11 +11,13 @@ import pytest
 
 from specmon.analysis.figures import run_figures
 from specmon.analysis.stats import percentile
+from specmon.bench import BenchInvalid
 from specmon.cli import main
 from specmon.model import CycleBasis, ProbeChunk, ProbeResult, StepsSource
 from specmon.session.snapshot import SnapshotKind, default_protocol, take_snapshot
 from specmon.sim import SimConfig, SimThread
 from specmon.sources.http import Target
+from specmon.wording import BUFFERED_STREAM
 
 # A steady cycle (no jitter from batching: one request at a time) and stream_interval 4.
 STEADY = SimConfig(plain_step_ms=4.0, cycle_ms=8.0, accept_length=2.1, ttft_ms=10.0, seed=5)
@@ -55,15 +57,43 @@ def test_a_buffered_stream_is_refused_with_a_clear_message(
     with SimThread(STEADY) as sim:
         sim.server.faults.buffer_stream = True
         code = main(["bench", sim.url, "--runs", "2", "--max-tokens", "60", "--db", db])
-        err = capsys.readouterr().err
+        out, err = capsys.readouterr()
         assert code == 1
+        assert out.count("benching it again") == 1  # refused twice: tried once more, said so
         assert "arrived together (a buffering proxy?)" in err and "nothing saved" in err
         assert main(["snapshots", "--db", db, "list"]) == 0
         assert "No snapshots" in capsys.readouterr().out
         code = main(["check", sim.url, "--db", db, "--probe-tokens", "60"])
-        lines = capsys.readouterr().out.splitlines()
+        out, err = capsys.readouterr()
     assert code == 1
-    assert any(line.startswith("✗ probe failed:") and "buffering proxy" in line for line in lines)
+    assert err.count("benching it again") == 1
+    assert any(line.startswith("✗ probe failed:") and "buffering proxy" in line
+               for line in out.splitlines())  # fmt: skip
+
+
+async def test_a_bench_refused_once_as_buffered_is_taken_again() -> None:
+    """Every bench (bench, check, b, s, whatif, ab) takes a refused bench once more, saying so;
+    refused twice, it fails."""
+    notes: list[str] = []
+    with SimThread(STEADY) as sim:
+
+        def say(line: str) -> None:
+            notes.append(line)
+            if line.endswith("benching it again"):
+                sim.server.faults.buffer_stream = False  # the second attempt streams normally
+
+        sim.server.faults.buffer_stream = True
+        protocol = default_protocol(2, 1, 60)
+        snapshot = await take_snapshot(
+            Target(sim.url), protocol, kind=SnapshotKind.RUN, label="x", say=say
+        )
+        assert len(snapshot.runs) == 2 and not any(r.buffered for r in snapshot.runs)
+        assert [n for n in notes if "again" in n] == [
+            f"x: {sim.url}: {BUFFERED_STREAM}; nothing saved; benching it again"
+        ]
+        sim.server.faults.buffer_stream = True
+        with pytest.raises(BenchInvalid, match="arrived together"):
+            await take_snapshot(Target(sim.url), protocol, kind=SnapshotKind.RUN)
 
 
 def test_identical_timestamps_give_no_rate_and_no_zero() -> None:

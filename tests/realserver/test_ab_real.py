@@ -30,7 +30,6 @@ from specmon.launch.ab import (
     AbPlan,
     AbRun,
     Side,
-    bench_again_if_refused,
     levels,
     run_ab,
     target_for,
@@ -69,13 +68,11 @@ async def _ab_round(
 
 
 async def _bench(url: str, concurrency: int, protocol: Protocol) -> Snapshot:
-    """A bench by hand, taken again when refused as buffered, as `run_ab` takes its own: on
-    two cores the client itself can starve at four streams."""
+    """A bench by hand (taken again when refused as buffered, as every bench is: on two cores
+    the client itself can starve at four streams)."""
     protocol = dataclasses.replace(protocol, concurrency=concurrency)
     target = dataclasses.replace(TARGET, url=url)
-    return await bench_again_if_refused(
-        lambda: take_snapshot(target, protocol, kind=SnapshotKind.RUN), lambda exc: None
-    )
+    return await take_snapshot(target, protocol, kind=SnapshotKind.RUN)
 
 
 async def _by_hand_round(

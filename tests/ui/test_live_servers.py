@@ -18,6 +18,8 @@ from specmon.sim.record import EmittedRequest
 from specmon.sources.http import Target
 from specmon.store import Store
 from specmon.ui.app import SpecmonApp
+from specmon.ui.messages import PostingSink
+from specmon.wording import BUFFERED_STREAM
 
 FAST = SimConfig(plain_step_ms=4.0, cycle_ms=7.0, accept_length=2.1, ttft_ms=5.0, seed=11)
 PLAIN = replace(FAST, speculative_algorithm=None)  # the simulator drops the other spec args
@@ -60,6 +62,33 @@ async def test_b_takes_a_baseline_matching_what_the_server_emitted(
             assert 1 + comparison.speedup.value == pytest.approx(spec_truth / truth, rel=0.03)
             assert view.baseline.validity is not None and view.baseline.validity.confirmed
             assert store.list()[0].id == view.baseline.snapshot_id
+
+
+async def test_b_refused_as_buffered_benches_again_and_says_so(
+    sims: tuple[SimThread, SimThread], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A baseline's stream that arrived buffered (the client starved of a CPU) says nothing of
+    the server: `b` benches again by itself, the events log says why, and the baseline comes."""
+    spec, base = sims
+    note = PostingSink.bench_note
+
+    def starved_once(sink: PostingSink, wall: float, line: str) -> None:
+        if line.endswith("benching it again"):  # heard before the second attempt starts
+            base.server.faults.buffer_stream = False
+        note(sink, wall, line)
+
+    monkeypatch.setattr(PostingSink, "bench_note", starved_once)
+    with Store(tmp_path / "db") as store:
+        app = _app(spec, base, store)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: app.live.server.info is not None)
+            base.server.faults.buffer_stream = True
+            await pilot.press("b")
+            await until(pilot, lambda: app.live.baseline.snapshot is not None)
+            [again] = [e.text for e in app.live.events if "benching it again" in e.text]
+            assert BUFFERED_STREAM in again and base.url in again
+            assert not any("failed" in e.text for e in app.live.events)
+            assert len(store.list()) == 1
 
 
 def _pooled(records: Sequence[EmittedRequest]) -> float:
