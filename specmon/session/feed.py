@@ -63,8 +63,7 @@ class FeedSink(Protocol):
         """A bench failed or was cancelled: nothing was saved."""
 
     def bench_note(self, wall: float, note: str) -> None:
-        """A running bench said a line (what GPUs it samples; that it benches again after a
-        refusal)."""
+        """A running bench said a line (that it benches again after a refusal, and why)."""
 
 
 class Feed(Protocol):
@@ -239,7 +238,7 @@ class LocalFeed:
                     label=label,
                     gpu_metrics=self.config.gpu_metrics if watched else None,
                     on_progress=progress,
-                    say=lambda line: sink.bench_note(self.wall(), line),
+                    again=lambda line: sink.bench_note(self.wall(), line),
                     wall=self.wall,
                 )
             snapshot = await bench
