@@ -63,7 +63,8 @@ class FeedSink(Protocol):
         """A bench failed or was cancelled: nothing was saved."""
 
     def bench_note(self, wall: float, note: str) -> None:
-        """A running bench said a line (that it benches again after a refusal, and why)."""
+        """A running bench said a line: that it benches again after a refusal, and why; what a
+        relaunched baseline is doing (the servers stopped and started)."""
 
 
 class Feed(Protocol):
@@ -227,9 +228,15 @@ class LocalFeed:
             sink.bench_progress(BenchView(kind.value, p.index, p.total, eta))
 
         watched = url == self.config.url
+
+        def note(line: str) -> None:
+            sink.bench_note(self.wall(), line)
+
         try:
             if origin == BaselineOrigin.RELAUNCHED and self.managed is not None:
-                bench = self.managed.take_baseline(protocol, on_progress=progress, wall=self.wall)
+                bench = self.managed.take_baseline(
+                    protocol, on_progress=progress, say=note, wall=self.wall
+                )
             else:
                 bench = take_snapshot(
                     replace(self.targets.server, url=url),
@@ -238,7 +245,7 @@ class LocalFeed:
                     label=label,
                     gpu_metrics=self.config.gpu_metrics if watched else None,
                     on_progress=progress,
-                    again=lambda line: sink.bench_note(self.wall(), line),
+                    again=note,
                     wall=self.wall,
                 )
             snapshot = await bench

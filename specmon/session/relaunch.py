@@ -72,6 +72,7 @@ class ManagedServer:
                 kind=SnapshotKind.BASELINE,
                 label="relaunched without speculation",
                 on_progress=on_progress,
+                again=say,
                 wall=wall,
             )
         finally:

@@ -28,7 +28,13 @@ async def test_b_on_the_dashboard_relaunches_for_the_baseline(tmp_path: Path) ->
                 await until(pilot, lambda: app.live.baseline.snapshot is not None, 60)
                 assert app.live.baseline.origin == BaselineOrigin.RELAUNCHED
                 await until(pilot, lambda: not app.bench_running(), 60)
+                said = [e.text for e in app.live.events]
             assert store.list()[0].server.speculative is None
+            # Each step of the relaunch is a line of the events log, in order.
+            steps = ["starting the baseline server", "the baseline server is up",
+                     "benching the baseline", "starting the speculative server",
+                     "the speculative server is up"]  # fmt: skip
+            assert [e for e in said if e in steps] == steps, said
         assert (await info_of(server)).speculative is not None
     finally:
         server.stop()
