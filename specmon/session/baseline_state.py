@@ -178,7 +178,7 @@ class BaselineState:
         """The Baseline panel's values: base and now pooled, the comparison of those two."""
         snapshot = self.snapshot
         if snapshot is None:
-            return BaselineView(False, None, None, None, None, None, 0, None, None, None,
+            return BaselineView(False, None, None, None, None, None, 0, None, None, None, 0,
                                 None, None, progress, self.waiting)  # fmt: skip
         base = pool(snapshot.runs)
         speeds: Sequence[float] = [r.decode_tok_s for r in snapshot.runs if r.decode_tok_s]
@@ -193,6 +193,7 @@ class BaselineState:
             age_s=max(0.0, now_wall - snapshot.created_at),  # the wall clock may move back
             origin=self.origin.value if self.origin else None,
             current_tok_s=recent.decode_tok_s,
+            current_runs=recent.runs,
             comparison=compare(recent, base),
             validity=validity,
             progress=progress,

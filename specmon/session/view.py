@@ -127,6 +127,8 @@ class BaselineView:
     """"the baseline server", "this server, speculation off", "from the store"."""
     current_tok_s: float | None
     """Pooled decode tok/s of the recent probes: the other side of the comparison."""
+    current_runs: int
+    """How many recent probes `current_tok_s` pools (the Decode panel shows the last alone)."""
     comparison: Comparison | None
     """Speedup (now / base − 1 of the two figures above), verdict, break-even."""
     validity: Validity | None

@@ -104,11 +104,13 @@ def _body(view: BaselineView, width: int, height: int) -> str:
     else:
         lines = [f"{head} · {view.runs} runs", f"{age(view.age_s)} old · {mark}"]
     if view.tok_s is not None and view.current_tok_s is not None and roomy:
+        # "now" pools the recent probes (the Decode panel's figure is the last one alone).
+        pooled = f"{view.current_runs} probe{'s' if view.current_runs != 1 else ''}"
         top = max(view.tok_s, view.current_tok_s)
-        span = width - 16
+        span = width - 18 - len(pooled)
         lines.append(f"[$baseline]base {bar(view.tok_s, top, span):<{span}}[/] {view.tok_s:6.1f}")
         lines.append(f"[$primary]now  {bar(view.current_tok_s, top, span):<{span}}[/] "
-                     f"{view.current_tok_s:6.1f}")  # fmt: skip
+                     f"{view.current_tok_s:6.1f} [dim]{pooled}[/]")  # fmt: skip
     comparison = view.comparison
     gain = escape(speedup_text(comparison.speedup, roomy) or DASH) if comparison else DASH
     # Without the bars, "now" leads the line: the speedup is the ratio of the two numbers shown.
