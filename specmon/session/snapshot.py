@@ -21,8 +21,8 @@ from specmon.sources.http import Target, make_client
 from specmon.sources.probe import DEFAULT_PROMPT
 from specmon.sources.telemetry import TelemetrySource, open_telemetry
 
-__all__ = ["BENCH_ATTEMPTS", "NotABaseline", "Progress", "SnapshotKind", "bench_again_if_refused",
-           "default_protocol", "take_snapshot"]  # fmt: skip
+__all__ = ["BENCH_ATTEMPTS", "NotABaseline", "Progress", "SnapshotKind", "default_protocol",
+           "take_snapshot"]  # fmt: skip
 
 BENCH_ATTEMPTS = 2
 """A bench refused as untrustworthy (a stream that arrived buffered: the client, starved of a
@@ -142,14 +142,14 @@ async def take_snapshot(
                 )
 
             prefix, tell = f"{label}: " if label else "", again or say
-            return await bench_again_if_refused(
+            return await _bench_again_if_refused(
                 bench, lambda exc: tell(f"{prefix}{exc}; benching it again")
             )
     finally:
         await telemetry.aclose()
 
 
-async def bench_again_if_refused(
+async def _bench_again_if_refused(
     bench: Callable[[], Awaitable[Snapshot]], refused: Callable[[BenchInvalid], None]
 ) -> Snapshot:
     """`bench()`, run again when refused as untrustworthy, up to `BENCH_ATTEMPTS` in all;
