@@ -165,7 +165,8 @@ class HostReading:
     server_process_missing: str | None
     """Why there is no server process, when one was looked for."""
     server_pids: frozenset[int] | None
-    """The server's process tree, to tell its GPU processes from others; None if unknown."""
+    """The server's process tree, to tell its GPU processes from others; None if unknown or
+    not asked for."""
 
 
 class HostSource:
@@ -179,6 +180,11 @@ class HostSource:
     # when the known process has gone, or now and then while nothing listens.
     RETRY_MISSING_S = 10.0
     TREE_EVERY_S = 10.0
+    # The host's CPU and memory move slowly and are context, not the server's figures: read
+    # every 5 s (CPU then averages over those), they cost a fifth of what they did each second,
+    # ~0.4 ms of an idle dashboard's second (docs/performance.md). The server process, a restart
+    # signal, is read at every call.
+    HOST_EVERY_S = 5.0
 
     def __init__(
         self, server_port: int | None, *, clock: Callable[[], float] = time.monotonic
@@ -193,22 +199,25 @@ class HostSource:
         self._process: Any = None  # psutil.Process of the server, kept for cpu_percent
         self._missing: tuple[float, str] | None = None  # (when, why) the last lookup failed
         self._tree: tuple[float, int, frozenset[int]] | None = None  # (when, pid, tree)
+        self._host: tuple[float, HostStats] | None = None  # (when, what) the host was read
 
-    def read(self) -> HostReading:
-        """Read the host, and find and read the server process."""
-        cpu = psutil.cpu_percent(interval=None)
-        cpu_percent = float(cpu) if self._cpu_primed else None
-        self._cpu_primed = True
-        memory = psutil.virtual_memory()
-        host = HostStats(
-            cpu_percent=cpu_percent,
-            cpu_count=psutil.cpu_count(logical=True),
-            memory_used_bytes=int(memory.total - memory.available),
-            memory_total_bytes=int(memory.total),
-        )
+    def read(self, *, tree: bool = True) -> HostReading:
+        """Read the host (at most every `HOST_EVERY_S`), and find and read the server process.
+
+        Args:
+            tree: Also list the server's process tree (`HostReading.server_pids`): only needed
+                to tell its GPU processes from others, and a scan of every process.
+        """
+        now = self.clock()
+        if (
+            self._host is None
+            or self._host[1].cpu_percent is None  # the first CPU figure: one reading on
+            or now - self._host[0] >= self.HOST_EVERY_S
+        ):
+            self._host = (now, self._read_host())
+        host = self._host[1]
         if self.server_port is None:
             return HostReading(host, None, None, None)
-        now = self.clock()
         if self._missing is not None and now - self._missing[0] < self.RETRY_MISSING_S:
             return HostReading(host, None, self._missing[1], None)
         try:
@@ -218,6 +227,8 @@ class HostSource:
             self._missing = (now, str(exc))
             return HostReading(host, None, str(exc), None)
         self._missing = None
+        if not tree:
+            return HostReading(host, stats, None, None)
         if (
             self._tree is None
             or self._tree[1] != stats.pid
@@ -225,6 +236,18 @@ class HostSource:
         ):
             self._tree = (now, stats.pid, process_tree(stats.pid))
         return HostReading(host, stats, None, self._tree[2])
+
+    def _read_host(self) -> HostStats:
+        cpu = psutil.cpu_percent(interval=None)  # since the last call: None on the first
+        cpu_percent = float(cpu) if self._cpu_primed else None
+        self._cpu_primed = True
+        memory = psutil.virtual_memory()
+        return HostStats(
+            cpu_percent=cpu_percent,
+            cpu_count=psutil.cpu_count(logical=True),
+            memory_used_bytes=int(memory.total - memory.available),
+            memory_total_bytes=int(memory.total),
+        )
 
     def _server_process(self, port: int) -> ProcessStats:
         # The process found last time still runs (is_running also checks its start time, so a

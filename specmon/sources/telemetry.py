@@ -76,7 +76,9 @@ class LocalTelemetry:
         )
 
     def _read_blocking(self) -> tuple[Telemetry, HostReading]:
-        return self.nvml.read_blocking(), self.host.read()
+        gpus = self.nvml.read_blocking()
+        # The server's process tree only marks GPU processes: not scanned when there are none.
+        return gpus, self.host.read(tree=any(g.processes for g in gpus.gpus))
 
     async def aclose(self) -> None:
         """Shut NVML down."""
@@ -105,7 +107,7 @@ class ServerProcessTelemetry:
 
     async def read(self) -> Telemetry:
         """The server process, in a worker thread."""
-        host = await asyncio.to_thread(self.host.read)
+        host = await asyncio.to_thread(self.host.read, tree=False)
         return Telemetry(
             kind="nvml",
             source=self.description,

@@ -86,6 +86,45 @@ def test_host_and_server_process_readings(listening: int) -> None:
     assert second.server_process.start_time == proc.start_time
 
 
+def test_the_host_is_read_every_few_seconds_and_the_server_process_every_time(
+    listening: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Host CPU and memory move slowly: read again after HOST_EVERY_S (the CPU figure then
+    averages over the span), except that the first figure comes at the second reading. The
+    server process, a restart signal, is read at every call."""
+    from specmon.sources import host as host_module
+
+    host_reads = 0
+    cpu_percent = psutil.cpu_percent
+
+    def counting(interval: float | None = None) -> float:
+        nonlocal host_reads
+        host_reads += 1
+        return float(cpu_percent(interval=interval))
+
+    monkeypatch.setattr(host_module.psutil, "cpu_percent", counting)
+    now = [0.0]
+    source = HostSource(listening, clock=lambda: now[0])
+    readings = []
+    for t in (0.0, 1.0, 2.0, 5.0, 6.0, 7.0):
+        now[0] = t
+        readings.append(source.read())
+    assert host_reads == 3  # at 0 (priming), 1 (the first figure) and 6 (5 s after it)
+    assert readings[0].host.cpu_percent is None
+    assert readings[1].host is readings[2].host is readings[3].host  # kept until 6 s
+    assert readings[1].host.cpu_percent is not None
+    assert readings[4].host is readings[5].host is not readings[3].host
+    cpu = [r.server_process.cpu_percent for r in readings if r.server_process is not None]
+    assert len(cpu) == 6 and cpu[0] is None and None not in cpu[1:]
+
+
+def test_the_process_tree_only_when_asked(listening: int) -> None:
+    source = HostSource(listening)
+    without = source.read(tree=False)
+    assert without.server_process is not None and without.server_pids is None
+    assert source.read().server_pids is not None
+
+
 def test_server_process_missing(closed_port: int) -> None:
     reading = HostSource(closed_port).read()
     assert reading.server_process is None
