@@ -6,6 +6,7 @@ only ever talk to a `Backend`, so a new server kind is one module plus one entry
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -34,13 +35,22 @@ class ProbeFn(Protocol):
     ) -> Awaitable[ProbeResult]: ...
 
 
+class InfoFn(Protocol):
+    """Identity and configuration; raises NotThisServer when the server is not one."""
+
+    def __call__(
+        self, client: httpx.AsyncClient, *, scrape: ServerMetrics | None = ...
+    ) -> Awaitable[ServerInfo]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Backend:
     """How to read one kind of server."""
 
     name: str
-    server_info: Callable[[httpx.AsyncClient], Awaitable[ServerInfo]]
-    """Identity and configuration; raises NotThisServer when the server is not one."""
+    server_info: InfoFn
+    """Identity and configuration; `scrape` is a `/metrics` scrape just taken, which a backend
+    that reads one for its info may use instead of taking another."""
     metrics: Callable[[httpx.AsyncClient], Awaitable[ServerMetrics]]
     probe: ProbeFn
 
@@ -72,32 +82,49 @@ async def connect(client: httpx.AsyncClient) -> tuple[Backend, ServerInfo]:
     )
 
 
+RECENT_SCRAPE_S = 2.0
+"""How old the last `/metrics` scrape may be for the server-info read to use it: older than
+the dashboard's 1 s poll, younger than the 5 s between two server-info reads."""
+
+
 class Connection:
     """A target's client and its backend, detected on the first server-info read.
 
-    The dashboard's sources: `info`, `metrics` and `probe` each do one request.
+    The dashboard's sources: `info`, `metrics` and `probe` each do one request (`info` reuses
+    the last `metrics` scrape where its backend reads one: vLLM's, every 5 s).
     """
 
-    def __init__(self, client: httpx.AsyncClient) -> None:
+    def __init__(
+        self, client: httpx.AsyncClient, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         """Args:
         client: The target's client, for its polls and its probes alike (the dashboard's runs
             through aiohttp's client: `sources.http.polling_client`).
+        clock: Monotonic clock, to age the last scrape.
         """
         self.client = client
+        self.clock = clock
         self.backend: Backend | None = None
+        self._scrape: tuple[float, ServerMetrics] | None = None  # (when, what) `metrics` read
 
     async def info(self) -> ServerInfo:
         """Server info; detects the backend the first time."""
         if self.backend is None:
             self.backend, info = await connect(self.client)
             return info
-        return await self.backend.server_info(self.client)
+        recent = self._scrape
+        if recent is not None and self.clock() - recent[0] > RECENT_SCRAPE_S:
+            recent = None
+        return await self.backend.server_info(self.client,
+                                              scrape=recent[1] if recent else None)  # fmt: skip
 
     async def metrics(self) -> ServerMetrics:
         """One /metrics scrape (after the backend is known)."""
         if self.backend is None:
             self.backend, _ = await connect(self.client)
-        return await self.backend.metrics(self.client)
+        metrics = await self.backend.metrics(self.client)
+        self._scrape = (self.clock(), metrics)
+        return metrics
 
     async def probe(self, *, prompt: str, max_tokens: int) -> ProbeResult:
         """One streaming probe."""

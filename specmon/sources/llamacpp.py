@@ -36,8 +36,15 @@ COMPLETION = "/completion"
 _ARGS = ("model_path", "model_alias", "model_ftype", "total_slots")
 
 
-async def fetch_server_info(client: httpx.AsyncClient) -> ServerInfo:
+async def fetch_server_info(
+    client: httpx.AsyncClient, *, scrape: ServerMetrics | None = None
+) -> ServerInfo:
     """Identify a `llama-server` and read what it exposes of its configuration.
+
+    Args:
+        client: The server's client.
+        scrape: Not used: the scrape read here must follow `/props` (a scrape taken before a
+            relaunch that `/props` shows would not show the new draft length).
 
     Raises:
         NotLlamaCpp: No `/props` naming a llama.cpp build.

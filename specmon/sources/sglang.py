@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 
 from specmon.errors import HttpStatus, MalformedResponse, NotSGLang
-from specmon.model import ServerInfo, SpecConfig
+from specmon.model import ServerInfo, ServerMetrics, SpecConfig
 from specmon.sources.http import get, json_int, parse_json
 from specmon.sources.secrets import mask_args
 
@@ -36,8 +36,14 @@ RUNTIME_KEYS = frozenset(
 )
 
 
-async def fetch_server_info(client: httpx.AsyncClient) -> ServerInfo:
+async def fetch_server_info(
+    client: httpx.AsyncClient, *, scrape: ServerMetrics | None = None
+) -> ServerInfo:
     """Read and normalise server info, trying `/server_info` then `/get_server_info`.
+
+    Args:
+        client: The server's client.
+        scrape: Not used: SGLang's info is a route of its own (`Backend.server_info`'s shape).
 
     Raises:
         NotSGLang: Neither route exists.

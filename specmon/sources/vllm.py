@@ -68,11 +68,18 @@ class _Identity:
 _LAUNCHES: weakref.WeakKeyDictionary[httpx.AsyncClient, _Identity] = weakref.WeakKeyDictionary()
 
 
-async def fetch_server_info(client: httpx.AsyncClient) -> ServerInfo:
+async def fetch_server_info(
+    client: httpx.AsyncClient, *, scrape: ServerMetrics | None = None
+) -> ServerInfo:
     """Identify a vLLM server and read what it exposes of its configuration.
 
     After a first full read through `client`, the identity routes are read again only when
     `/metrics` shows another process start time (a relaunch) or none.
+
+    Args:
+        client: The server's client.
+        scrape: A `/metrics` scrape just taken through `client` (the dashboard's poll): used
+            instead of scraping again when it shows the launch already known.
 
     Raises:
         NotVllm: No `/version` with a version string: not vLLM.
@@ -81,7 +88,8 @@ async def fetch_server_info(client: httpx.AsyncClient) -> ServerInfo:
     known = _LAUNCHES.pop(client, None)
     metrics = None
     if known is not None:
-        metrics = await metrics_or_none(client, fetch_metrics)
+        same = scrape is not None and scrape.process_start_time == known.process_start_time
+        metrics = scrape if same else await metrics_or_none(client, fetch_metrics)
         if metrics is not None and metrics.process_start_time == known.process_start_time:
             _LAUNCHES[client] = known
             return server_info_from(known.version, known.card, known.config, metrics)

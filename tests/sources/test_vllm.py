@@ -14,7 +14,7 @@ from specmon.analysis.figures import run_figures
 from specmon.errors import MalformedResponse, NotVllm
 from specmon.model import ProbeResult, ServerInfo, ServerMetrics, SpecConfig
 from specmon.sources import vllm
-from specmon.sources.backend import connect
+from specmon.sources.backend import RECENT_SCRAPE_S, Connection, connect
 
 FOLDER = "vllm-0.32.0-cpu"
 ROUTES = {"/version": "version", "/v1/models": "v1_models"}
@@ -102,6 +102,59 @@ async def test_identity_routes_read_again_only_after_a_relaunch() -> None:
         paths.clear()
         await vllm.fetch_server_info(client)  # the new launch is known now
         assert paths == ["/metrics"]
+
+
+async def test_a_scrape_just_taken_is_used_when_it_shows_the_known_launch() -> None:
+    """The dashboard scrapes /metrics every second: its info read every 5 s takes none of its
+    own while that scrape shows the launch it knows; a scrape of another launch (or none) does
+    not count, and the server is asked."""
+    replay = server_transport(FOLDER, DEV_ROUTES, stream_path=vllm.COMPLETIONS,
+                              metrics=("metrics_before", "metrics_after_concurrent"))  # fmt: skip
+    paths: list[str] = []
+
+    def counting(request: httpx.Request) -> httpx.Response:
+        paths.append(request.url.path)
+        response: httpx.Response = replay.handler(request)  # type: ignore[assignment]
+        return response
+
+    same, other = _metrics("metrics_after"), _metrics("metrics_after_concurrent")
+    assert same.process_start_time != other.process_start_time
+    async with httpx.AsyncClient(transport=httpx.MockTransport(counting),
+                                 base_url="http://vllm") as client:  # fmt: skip
+        first = await vllm.fetch_server_info(client)  # scrapes metrics_before
+        paths.clear()
+        assert await vllm.fetch_server_info(client, scrape=same) == first
+        assert paths == []
+        relaunched = await vllm.fetch_server_info(client, scrape=other)
+        assert paths == ["/metrics", "/version", "/v1/models", "/server_info"]
+        paths.clear()
+        assert await vllm.fetch_server_info(client, scrape=other) == relaunched
+        assert paths == []
+
+
+async def test_a_connection_hands_its_info_read_its_last_scrape_while_recent() -> None:
+    replay = server_transport(FOLDER, DEV_ROUTES, stream_path=vllm.COMPLETIONS,
+                              metrics=("metrics_before", "metrics_after"))  # fmt: skip
+    paths: list[str] = []
+
+    def counting(request: httpx.Request) -> httpx.Response:
+        paths.append(request.url.path)
+        response: httpx.Response = replay.handler(request)  # type: ignore[assignment]
+        return response
+
+    now = [0.0]
+    async with httpx.AsyncClient(transport=httpx.MockTransport(counting),
+                                 base_url="http://vllm") as client:  # fmt: skip
+        connection = Connection(client, clock=lambda: now[0])
+        await connection.info()  # detection: the identity routes and a scrape
+        await connection.metrics()
+        paths.clear()
+        now[0] = RECENT_SCRAPE_S
+        await connection.info()
+        assert paths == []  # the scrape above served
+        now[0] = RECENT_SCRAPE_S + 0.1
+        await connection.info()
+        assert paths == ["/metrics"]  # too old: scraped again
 
 
 @pytest.mark.parametrize("routes", [ROUTES, DEV_ROUTES], ids=["plain", "dev-mode"])
