@@ -12,11 +12,12 @@ from specmon.ui.widgets import quiet
 
 
 class _Two(App[None]):
-    CSS = "#fixed { height: 3; } #auto { height: auto; }"
+    CSS = "#fixed { height: 3; } #auto { height: auto; } #wide { width: auto; height: 1; }"
 
     def compose(self) -> ComposeResult:
         yield Static("-", id="fixed")
         yield Static("-", id="auto")
+        yield Static("--", id="wide")
 
 
 async def test_new_content_lays_the_screen_out_only_for_a_size_that_follows_it(
@@ -42,3 +43,14 @@ async def test_new_content_lays_the_screen_out_only_for_a_size_that_follows_it(
         quiet.show(auto, "1\n2\n3\n4")
         await pilot.pause()
         assert layouts >= 1 and auto.size.height == 4
+        layouts = 0
+        quiet.show(auto, "5\n6\n7\n8")  # another text of the same height: no layout
+        await pilot.pause()
+        assert layouts == 0 and auto.size.height == 4 and "8" in app.export_screenshot()
+        wide = app.query_one("#wide", Static)
+        quiet.show(wide, "ab")  # as wide as before
+        await pilot.pause()
+        assert layouts == 0 and wide.size.width == 2
+        quiet.show(wide, "abcd")
+        await pilot.pause()
+        assert layouts >= 1 and wide.size.width == 4
