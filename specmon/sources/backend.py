@@ -83,8 +83,8 @@ async def connect(client: httpx.AsyncClient) -> tuple[Backend, ServerInfo]:
 
 
 RECENT_SCRAPE_S = 2.0
-"""How old the last `/metrics` scrape may be for the server-info read to use it: older than
-the dashboard's 1 s poll, younger than the 5 s between two server-info reads."""
+"""How old the last `/metrics` scrape may be for the server-info read to use it: more than the
+dashboard's 1 s between scrapes, less than the 5 s between two server-info reads."""
 
 
 class Connection:
@@ -112,11 +112,10 @@ class Connection:
         if self.backend is None:
             self.backend, info = await connect(self.client)
             return info
-        recent = self._scrape
-        if recent is not None and self.clock() - recent[0] > RECENT_SCRAPE_S:
-            recent = None
-        return await self.backend.server_info(self.client,
-                                              scrape=recent[1] if recent else None)  # fmt: skip
+        scrape = None
+        if self._scrape is not None and self.clock() - self._scrape[0] <= RECENT_SCRAPE_S:
+            scrape = self._scrape[1]
+        return await self.backend.server_info(self.client, scrape=scrape)
 
     async def metrics(self) -> ServerMetrics:
         """One /metrics scrape (after the backend is known)."""

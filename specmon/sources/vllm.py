@@ -64,7 +64,7 @@ class _Identity:
 # Per client (one per watched server): its server's last launch. /version, /v1/models and the
 # dev-mode /server_info are fixed for a launch (its command line and environment), so while
 # /metrics shows the same process start time they are not asked again: one request every 5 s
-# instead of four.
+# instead of four, none where the caller hands over a scrape it has just taken.
 _LAUNCHES: weakref.WeakKeyDictionary[httpx.AsyncClient, _Identity] = weakref.WeakKeyDictionary()
 
 
