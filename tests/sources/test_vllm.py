@@ -74,12 +74,9 @@ async def test_server_info_in_dev_mode() -> None:
     assert "instance_id" not in info.args  # per-launch values stay out of fingerprints
 
 
-async def test_identity_routes_read_again_only_after_a_relaunch() -> None:
-    # metrics_before and metrics_after come from one launch, metrics_after_concurrent from
-    # another (its process start time differs).
-    replay = server_transport(FOLDER, DEV_ROUTES, stream_path=vllm.COMPLETIONS,
-                              metrics=("metrics_before", "metrics_after",
-                                       "metrics_after_concurrent"))  # fmt: skip
+def _counted(*metrics: str) -> tuple[httpx.AsyncClient, list[str]]:
+    """A client of the dev-mode captures serving `metrics` in turn, and the paths it asks."""
+    replay = server_transport(FOLDER, DEV_ROUTES, stream_path=vllm.COMPLETIONS, metrics=metrics)
     paths: list[str] = []
 
     def counting(request: httpx.Request) -> httpx.Response:
@@ -87,8 +84,15 @@ async def test_identity_routes_read_again_only_after_a_relaunch() -> None:
         response: httpx.Response = replay.handler(request)  # type: ignore[assignment]
         return response
 
-    async with httpx.AsyncClient(transport=httpx.MockTransport(counting),
-                                 base_url="http://vllm") as client:  # fmt: skip
+    return httpx.AsyncClient(transport=httpx.MockTransport(counting),
+                             base_url="http://vllm"), paths  # fmt: skip
+
+
+async def test_identity_routes_read_again_only_after_a_relaunch() -> None:
+    # metrics_before and metrics_after come from one launch, metrics_after_concurrent from
+    # another (its process start time differs).
+    client, paths = _counted("metrics_before", "metrics_after", "metrics_after_concurrent")
+    async with client:
         first = await vllm.fetch_server_info(client)
         assert paths == ["/version", "/v1/models", "/server_info", "/metrics"]
         paths.clear()
@@ -108,19 +112,10 @@ async def test_a_scrape_just_taken_is_used_when_it_shows_the_known_launch() -> N
     """The dashboard scrapes /metrics every second: its info read every 5 s takes none of its
     own while that scrape shows the launch it knows; a scrape of another launch (or none) does
     not count, and the server is asked."""
-    replay = server_transport(FOLDER, DEV_ROUTES, stream_path=vllm.COMPLETIONS,
-                              metrics=("metrics_before", "metrics_after_concurrent"))  # fmt: skip
-    paths: list[str] = []
-
-    def counting(request: httpx.Request) -> httpx.Response:
-        paths.append(request.url.path)
-        response: httpx.Response = replay.handler(request)  # type: ignore[assignment]
-        return response
-
     same, other = _metrics("metrics_after"), _metrics("metrics_after_concurrent")
     assert same.process_start_time != other.process_start_time
-    async with httpx.AsyncClient(transport=httpx.MockTransport(counting),
-                                 base_url="http://vllm") as client:  # fmt: skip
+    client, paths = _counted("metrics_before", "metrics_after_concurrent")
+    async with client:
         first = await vllm.fetch_server_info(client)  # scrapes metrics_before
         paths.clear()
         assert await vllm.fetch_server_info(client, scrape=same) == first
@@ -133,18 +128,9 @@ async def test_a_scrape_just_taken_is_used_when_it_shows_the_known_launch() -> N
 
 
 async def test_a_connection_hands_its_info_read_its_last_scrape_while_recent() -> None:
-    replay = server_transport(FOLDER, DEV_ROUTES, stream_path=vllm.COMPLETIONS,
-                              metrics=("metrics_before", "metrics_after"))  # fmt: skip
-    paths: list[str] = []
-
-    def counting(request: httpx.Request) -> httpx.Response:
-        paths.append(request.url.path)
-        response: httpx.Response = replay.handler(request)  # type: ignore[assignment]
-        return response
-
     now = [0.0]
-    async with httpx.AsyncClient(transport=httpx.MockTransport(counting),
-                                 base_url="http://vllm") as client:  # fmt: skip
+    client, paths = _counted("metrics_before", "metrics_after")
+    async with client:
         connection = Connection(client, clock=lambda: now[0])
         await connection.info()  # detection: the identity routes and a scrape
         await connection.metrics()
