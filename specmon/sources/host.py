@@ -195,7 +195,6 @@ class HostSource:
         """
         self.server_port = server_port
         self.clock = clock
-        self._cpu_primed = False
         self._process: Any = None  # psutil.Process of the server, kept for cpu_percent
         self._missing: tuple[float, str] | None = None  # (when, why) the last lookup failed
         self._tree: tuple[float, int, frozenset[int]] | None = None  # (when, pid, tree)
@@ -209,13 +208,11 @@ class HostSource:
                 to tell its GPU processes from others, and a scan of every process.
         """
         now = self.clock()
-        if (
-            self._host is None
-            or self._host[1].cpu_percent is None  # the first CPU figure: one reading on
-            or now - self._host[0] >= self.HOST_EVERY_S
-        ):
-            self._host = (now, self._read_host())
-        host = self._host[1]
+        last = self._host
+        # Again at the second call too: the first has no CPU figure (psutil needs two readings).
+        if last is None or last[1].cpu_percent is None or now - last[0] >= self.HOST_EVERY_S:
+            last = self._host = (now, self._read_host(primed=last is not None))
+        host = last[1]
         if self.server_port is None:
             return HostReading(host, None, None, None)
         if self._missing is not None and now - self._missing[0] < self.RETRY_MISSING_S:
@@ -237,13 +234,12 @@ class HostSource:
             self._tree = (now, stats.pid, process_tree(stats.pid))
         return HostReading(host, stats, None, self._tree[2])
 
-    def _read_host(self) -> HostStats:
-        cpu = psutil.cpu_percent(interval=None)  # since the last call: None on the first
-        cpu_percent = float(cpu) if self._cpu_primed else None
-        self._cpu_primed = True
+    def _read_host(self, *, primed: bool) -> HostStats:
+        """The host now; `primed`: a reading came before (CPU is measured since then)."""
+        cpu = psutil.cpu_percent(interval=None)
         memory = psutil.virtual_memory()
         return HostStats(
-            cpu_percent=cpu_percent,
+            cpu_percent=float(cpu) if primed else None,
             cpu_count=psutil.cpu_count(logical=True),
             memory_used_bytes=int(memory.total - memory.available),
             memory_total_bytes=int(memory.total),
