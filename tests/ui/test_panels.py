@@ -272,3 +272,17 @@ async def test_a_tiny_terminal_keeps_the_speedup_and_break_even(
         now_tok_s, gain = float(now_line.split()[1]), float(now_line.split()[2].rstrip("%"))
         assert abs((now_tok_s / base_tok_s - 1) * 100 - gain) < 0.2
         assert any(line.startswith("break-even 1.") for line in shown("spec"))
+
+
+@pytest.mark.parametrize("size", [(60, 24), (59, 24), (50, 24), (40, 30)], ids=str)
+async def test_a_narrow_baseline_panel_drops_its_bars_not_the_app(
+    size: tuple[int, int], make_app: Callable[..., SpecmonApp]
+) -> None:
+    """Issue 25: too narrow for the base/now bars (60x24 crashed on a negative bar width), the
+    panel says now and the speedup on one line, as the short panel does."""
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await healthy()(pilot)
+        panel = app.query_one(BaselinePanel)
+        lines = str(panel.query_one("#baseline-body", Static).render()).splitlines()
+        assert any(line.startswith("now ") and "winning" in line for line in lines), lines

@@ -17,6 +17,7 @@ from specmon.ui.widgets import quiet
 from specmon.wording import DASH, num, speedup_text, verdict_text
 
 SHORT_BELOW = 5  # lines: fewer leave no room for the bars and a wrapped speedup line
+BAR_AT_LEAST = 4  # cells: a narrower bar shows no proportion (and below 0 could not be drawn)
 
 
 class BaselinePanel(Vertical):
@@ -55,7 +56,7 @@ class BaselinePanel(Vertical):
         height = self.content_size.height or 6
         body = self.query_one("#baseline-body", Static)
         body.set_class(height < SHORT_BELOW, "-short")  # a line per figure: cut, not wrapped
-        quiet.show(body, _body(view, max(24, width), height))
+        quiet.show(body, _body(view, width, height))
 
     def on_resize(self) -> None:
         """The bars scale with the panel."""
@@ -103,18 +104,19 @@ def _body(view: BaselineView, width: int, height: int) -> str:
         lines = [f"{head} {escape(spread)}", f"{view.runs} runs · {age(view.age_s)} old · {mark}"]
     else:
         lines = [f"{head} · {view.runs} runs", f"{age(view.age_s)} old · {mark}"]
-    if view.tok_s is not None and view.current_tok_s is not None and roomy:
-        # "now" pools the recent probes (the Decode panel's figure is the last one alone).
-        pooled = f"{view.current_runs} probe{'s' if view.current_runs != 1 else ''}"
+    # "now" pools the recent probes (the Decode panel's figure is the last one alone).
+    pooled = f"{view.current_runs} probe{'s' if view.current_runs != 1 else ''}"
+    span = width - 18 - len(pooled)
+    bars = roomy and span >= BAR_AT_LEAST  # a narrow panel (60x24) has the lines, not the bars
+    if view.tok_s is not None and view.current_tok_s is not None and bars:
         top = max(view.tok_s, view.current_tok_s)
-        span = width - 18 - len(pooled)
         lines.append(f"[$baseline]base {bar(view.tok_s, top, span):<{span}}[/] {view.tok_s:6.1f}")
         lines.append(f"[$primary]now  {bar(view.current_tok_s, top, span):<{span}}[/] "
                      f"{view.current_tok_s:6.1f} [dim]{pooled}[/]")  # fmt: skip
     comparison = view.comparison
     gain = escape(speedup_text(comparison.speedup, roomy) or DASH) if comparison else DASH
     # Without the bars, "now" leads the line: the speedup is the ratio of the two numbers shown.
-    label = "speedup" if roomy else f"now {num(view.current_tok_s)}"
+    label = "speedup" if bars else f"now {num(view.current_tok_s)}"
     if validity is not None and not validity.valid:
         reasons = [f"[$stale]✗ {escape(reason)}[/]" for reason in validity.reasons]
         lines.extend([f"{label} [dim strike]{gain}[/]", *reasons] if roomy else reasons)
