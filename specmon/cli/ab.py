@@ -14,7 +14,7 @@ from typing import Any
 from specmon.analysis.load import best_per_concurrency, crossover
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S
 from specmon.bench import Progress
-from specmon.cli import launch, stopping
+from specmon.cli import launch, monitor, stopping
 from specmon.cli.ab_report import (
     best_lines,
     crossover_line,
@@ -28,6 +28,7 @@ from specmon.cli.common import (
     count,
     open_store,
     positive_int,
+    takes,
     target_of,
     tokens,
 )
@@ -108,12 +109,16 @@ def register(commands: Any) -> None:
         help="instead of the A/B, launch the speculative server and open the dashboard on it "
         "(as `specmon launch`): b relaunches it without speculation for the baseline",
     )
-    ab.add_argument(
-        "command", nargs=argparse.REMAINDER, help="the speculative server's command, after --"
-    )
+    launch.add_server_command(ab)
     add_db(ab)
     add_connection(ab)
-    ab.set_defaults(run=run, interrupted="the A/B did not complete: nothing saved")
+    dashboard = monitor.add_settings(ab, "live dashboard, with --watch (before or after `ab`)")
+    takes(ab, **{action.dest: None for action in dashboard})
+    ab.set_defaults(
+        run=run,
+        interrupted="the A/B did not complete: nothing saved",
+        watch_only={action.dest: action.option_strings[-1] for action in dashboard},
+    )
 
 
 def split_of(args: argparse.Namespace) -> Split:
@@ -122,7 +127,7 @@ def split_of(args: argparse.Namespace) -> Split:
     Raises:
         TargetError: No command, or one specmon cannot split.
     """
-    command = list(args.command)
+    command = list(args.server_command)
     if command[:1] == ["--"]:
         command = command[1:]
     if not command:
@@ -134,6 +139,9 @@ def run(args: argparse.Namespace) -> int:
     """Split the command, then (unless --dry-run) run the A/B and save it."""
     if args.watch:
         return launch.run(args)
+    for dest, flag in args.watch_only.items():
+        if getattr(args, dest) is not None:
+            raise TargetError(f"{flag} is the dashboard's: give it with --watch, or leave it out")
     split = split_of(args)
     out = sys.stderr if args.json else sys.stdout
     for line in split_lines(split):

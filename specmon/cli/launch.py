@@ -7,13 +7,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from specmon.cli import stopping
+from specmon.cli import monitor, stopping
 from specmon.cli.ab_report import split_lines
-from specmon.cli.common import add_connection, add_db, seconds, target_of
-from specmon.cli.monitor import open_store_or_warn, targets_of
-from specmon.config import load_config
-from specmon.launch.ab import DEFAULT_HEALTH_TIMEOUT_S
-from specmon.launch.ab import target_for as launched_target
+from specmon.cli.common import add_connection, add_db, seconds, takes
+from specmon.launch.ab import DEFAULT_HEALTH_TIMEOUT_S, url_for
 from specmon.session.relaunch import ManagedServer
 
 
@@ -38,16 +35,31 @@ def register(commands: Any) -> None:
         "dashboard on it, and stops it when the dashboard quits. Its `b` relaunches the server "
         "without its speculative flags (the settings SGLang changes for speculation pinned, as "
         "`specmon ab` does), takes the baseline, and relaunches it with them; Esc cancels, and "
-        "the speculative server comes back either way.",
+        "the speculative server comes back either way. Takes the dashboard's settings "
+        "(--probe-every, --theme, …) before or after `launch`, as flags, SPECMON_* variables or "
+        "the config file; only its server is the one launched.",
         allow_abbrev=False,
     )
     add_launch_options(launch)
-    launch.add_argument(
-        "command", nargs=argparse.REMAINDER, help="the speculative server's command, after --"
-    )
+    add_server_command(launch)
     add_db(launch)
-    add_connection(launch)
+    # The dashboard's: unset here, so that the environment and the config file can set them.
+    settings = monitor.add_settings(
+        launch, "live dashboard (before or after `launch`; also SPECMON_* or the config file)"
+    )
+    dashboard = [*add_connection(launch, defaults=False), *settings]
+    takes(launch, **{action.dest: None for action in dashboard})
     launch.set_defaults(run=run, dashboard=True)
+
+
+def add_server_command(parser: argparse.ArgumentParser) -> None:
+    """The server command after `--` (`ab`, `launch`), as `args.server_command`."""
+    parser.add_argument(
+        "server_command",
+        metavar="command",
+        nargs=argparse.REMAINDER,
+        help="the speculative server's command, after --",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,17 +70,17 @@ def run(args: argparse.Namespace) -> int:
     split = split_of(args)
     for line in split_lines(split):
         print(line)
-    target = launched_target(split, target_of(args, "http://127.0.0.1"))
+    config = monitor.config_from_args(args, launched=url_for(split))
+    targets = monitor.targets_of(config)
     logs = Path(args.logs).expanduser() if args.logs else None
-    managed = ManagedServer(split, target, args.health_timeout, logs)
-    config = load_config({"url": target.url, "db": args.db})
+    managed = ManagedServer(split, targets.server, args.health_timeout, logs)
     try:
         # The dashboard takes SIGTERM in its own loop; until it runs, they stop the launch.
         with stopping.stopped_by_signals():
             stopping.run(managed.start(say=lambda line: print(line, flush=True)))
-        store = open_store_or_warn(config.db)
+        store = monitor.open_store_or_warn(config.db)
         try:
-            SpecmonApp(config, targets_of(config), store, managed=managed).run()
+            SpecmonApp(config, targets, store, managed=managed).run()
         finally:
             if store is not None:
                 store.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,12 +38,8 @@ def add_arguments(
     """
     group = parser.add_argument_group("live dashboard" + ("" if command else
                                                           " (the default command)"))  # fmt: skip
-    default = argparse.SUPPRESS if command else None
-
-    def add(*flags: str, **kwargs: Any) -> argparse.Action:
-        return group.add_argument(*flags, **{"default": default, **kwargs})
-
-    actions = [
+    add = _adder(group, command)
+    servers = [
         add("--host", help=SETTINGS["host"][1]),
         add("--port", type=positive_int, help=SETTINGS["port"][1]),
         add(
@@ -52,6 +49,37 @@ def add_arguments(
             "several servers (or list them as [[targets]] in the config file)",
         ),
         add("--baseline-url", metavar="URL", help=SETTINGS["baseline_url"][1]),
+    ]
+    store = add("--db", metavar="PATH", help=f"snapshot store (default {default_db_path()})")
+    return [
+        *servers,
+        *_settings(add, theme=theme),
+        store,
+        *add_connection(parser, top_level=not command, defaults=False),
+    ]
+
+
+def add_settings(parser: argparse.ArgumentParser, title: str) -> list[argparse.Action]:
+    """The dashboard's settings on the parser of a command that launches the server it opens the
+    dashboard on (`launch`, `ab --watch`): all but the server's address, the store and the
+    connection, which such a command takes on its own. Returns them (see `add_arguments`)."""
+    return _settings(_adder(parser.add_argument_group(title), command=True), theme=True)
+
+
+def _adder(group: argparse._ArgumentGroup, command: bool) -> Callable[..., argparse.Action]:
+    """`group.add_argument`, unset meaning "not given": None at the top level; on a command's
+    parser nothing, so that one given before the command stays."""
+    default = argparse.SUPPRESS if command else None
+
+    def add(*flags: str, **kwargs: Any) -> argparse.Action:
+        return group.add_argument(*flags, **{"default": default, **kwargs})
+
+    return add
+
+
+def _settings(add: Callable[..., argparse.Action], *, theme: bool) -> list[argparse.Action]:
+    """How the dashboard samples, probes and judges, its config file and theme."""
+    actions = [
         add("--interval", type=seconds, metavar="S", help=SETTINGS["interval"][1]),
         add("--probe-every", type=seconds, metavar="S", help=SETTINGS["probe_every"][1]),
         add("--probe-tokens", type=tokens, metavar="N", help=SETTINGS["probe_tokens"][1]),
@@ -64,7 +92,6 @@ def add_arguments(
         add("--baseline-runs", type=positive_int, metavar="N", help=SETTINGS["baseline_runs"][1]),
         add("--max-age", type=seconds, metavar="S", help=SETTINGS["max_age"][1]),
         add("--gpu-metrics", metavar="URL", help=SETTINGS["gpu_metrics"][1]),
-        add("--db", metavar="PATH", help=f"snapshot store (default {default_db_path()})"),
         add(
             "--config",
             metavar="PATH",
@@ -74,21 +101,26 @@ def add_arguments(
     ]
     if theme:
         actions.append(add("--theme", help=SETTINGS["theme"][1] + "; t cycles themes"))
-    return [*actions, *add_connection(parser, top_level=not command, defaults=False)]
+    return actions
 
 
-def config_from_args(args: argparse.Namespace) -> MonitorConfig:
+def config_from_args(args: argparse.Namespace, *, launched: str | None = None) -> MonitorConfig:
     """Merge the flags the user gave with the environment and the config file.
+
+    Args:
+        args: The command line.
+        launched: The URL of the server a command launched (`launch`): it has no --host, --port
+            or --url, and replaces any the environment or config file name.
 
     Raises:
         TargetError: A bad value, or several --url with --baseline-url or --host/--port.
     """
     flags: dict[str, Any] = {name: getattr(args, name, None) for name in SETTINGS}
-    urls: list[str] = flags.pop("url") or []
-    if urls and (args.host is not None or args.port is not None):
+    urls: list[str] = [launched] if launched else flags.pop("url") or []
+    if urls and (flags["host"] is not None or flags["port"] is not None):
         raise TargetError("give either --url or --host/--port, not both")
     if len(urls) > 1:
-        if args.baseline_url is not None:
+        if flags["baseline_url"] is not None:
             raise TargetError("--baseline-url names one server's baseline server: with several "
                               "--url, give each its baseline_url in the config file's "
                               "[[targets]]")  # fmt: skip

@@ -89,11 +89,16 @@ class AbEvents:
     launched: Callable[[ServerProcess], None] = lambda _server: None
 
 
-def target_for(split: Split, base: Target) -> Target:
-    """The launched server's address, with the connection options of `base`."""
+def url_for(split: Split) -> str:
+    """The launched server's base URL."""
     host, port = address(split.speculative, split.kind)
     shown = f"[{host}]" if ":" in host else host
-    return dataclasses.replace(base, url=f"http://{shown}:{port}")
+    return f"http://{shown}:{port}"
+
+
+def target_for(split: Split, base: Target) -> Target:
+    """The launched server's address, with the connection options of `base`."""
+    return dataclasses.replace(base, url=url_for(split))
 
 
 async def run_ab(plan: AbPlan, events: AbEvents | None = None) -> list[AbRun]:

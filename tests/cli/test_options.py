@@ -9,6 +9,7 @@ import pytest
 
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S
 from specmon.cli import main, parse_args
+from specmon.cli.monitor import config_from_args
 from specmon.sim import SimConfig, SimThread
 from specmon.sources.http import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT
 
@@ -26,6 +27,7 @@ VALUES: dict[str, tuple[str | None, str, object]] = {
     "--probe-every": ("4", "probe_every", 4.0),
     "--theme": ("specmon-light", "theme", "specmon-light"),
 }
+SERVER = ["--", "python", "-m", "specmon.sim", "--port", "30007"]  # what `launch` and `ab` launch
 CONNECTION = ("--api-key-env", "--api-key-file", "--insecure", "--connect-timeout",
               "--read-timeout")  # fmt: skip
 # name -> (its command line without options, the shared options it takes)
@@ -41,6 +43,10 @@ COMMANDS: dict[str, tuple[list[str], tuple[str, ...]]] = {
     "demo": (["demo"], ("--probe-every", "--probe-tokens", "--theme")),
     "exporter": (["exporter"], ("--db", "--gpu-metrics", *CONNECTION, "--probe-tokens",
                                 "--max-age", "--probe-every")),
+    "launch": (["launch", *SERVER], ("--db", "--gpu-metrics", *CONNECTION, "--probe-tokens",
+                                     "--max-age", "--probe-every", "--theme")),
+    "ab --watch": (["ab", "--watch", *SERVER], ("--db", *CONNECTION, "--probe-tokens",
+                                                "--max-age", "--probe-every", "--theme")),
 }  # fmt: skip
 CASES = [(name, option) for name, (_, options) in COMMANDS.items() for option in options]
 
@@ -51,7 +57,8 @@ def _typed(option: str) -> list[str]:
 
 
 def _positions(command: list[str], option: list[str]) -> dict[str, list[str]]:
-    positions = {"before": [*option, *command], "after": [*command, *option]}
+    end = command.index("--") if "--" in command else len(command)  # the server's own from --
+    positions = {"before": [*option, *command], "after": [*command[:end], *option, *command[end:]]}
     if command[0] == "snapshots":
         positions["between"] = [command[0], *option, *command[1:]]
     return positions
@@ -62,7 +69,10 @@ def test_shared_option_anywhere(name: str, option: str) -> None:
     command = COMMANDS[name][0]
     _, dest, expected = VALUES[option]
     for where, argv in _positions(command, _typed(option)).items():
-        assert getattr(parse_args(argv), dest) == expected, (where, argv)
+        args = parse_args(argv)
+        assert getattr(args, dest) == expected, (where, argv)
+        if "--" in command:
+            assert args.server_command == SERVER, (where, argv)
 
 
 def test_defaults_when_given_nowhere() -> None:
@@ -94,6 +104,9 @@ def test_given_before_and_after_the_later_wins() -> None:
         (["snapshots", "--max-age", "60", "show", "1"], "--max-age", "snapshots show"),
         (["--no-probe", "demo"], "--no-probe", "demo"),
         (["--theme", "nord", "exporter"], "--theme", "exporter"),
+        # These two were a TypeError: the server command after `--` hid the command's name.
+        (["--url", "gpu-box:8000", "launch", *SERVER], "--url", "launch"),
+        (["--host", "gpu-box", "ab", "--dry-run", *SERVER], "--host", "ab"),
     ],
 )
 def test_top_level_option_a_command_does_not_take(
@@ -125,3 +138,27 @@ def test_db_before_the_command_is_the_store_used(
     for argv in (["--db", str(db), "snapshots", "list"], ["snapshots", "list", "--db", str(db)]):
         assert main(argv) == 0
         assert len(capsys.readouterr().out.splitlines()) == 1  # the one bench above
+
+
+def test_launch_passes_the_dashboard_settings_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`launch`'s dashboard had only SPECMON_* and the config file: its flags were refused."""
+    monkeypatch.setenv("SPECMON_INTERVAL", "2")
+    monkeypatch.setenv("SPECMON_PROBE_TOKENS", "64")
+    monkeypatch.setenv("SPECMON_URL", "elsewhere:8000")  # the launched server is the one watched
+    argv = ["--probe-every", "3", "launch", "--theme", "specmon-light", "--probe-tokens", "32",
+            "--no-probe", "--max-age", "60", *SERVER]  # fmt: skip
+    config = config_from_args(parse_args(argv), launched="http://127.0.0.1:30007")
+    assert (config.url, config.interval, config.probe_every, config.probe) == (
+        "http://127.0.0.1:30007", 2.0, 3.0, False)  # fmt: skip
+    assert (config.probe_tokens, config.max_age, config.theme) == (32, 60.0, "specmon-light")
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_ab_takes_the_dashboard_settings_only_with_watch(
+    where: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = _positions(["ab", "--dry-run", *SERVER], ["--theme", "specmon-light"])[where]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.endswith(
+        "specmon: error: --theme is the dashboard's: give it with --watch, or leave it out\n"
+    )
