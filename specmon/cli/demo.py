@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from specmon.cli.common import seconds, takes, tokens
+from specmon.cli.crash import run_dashboard
 from specmon.config import MonitorConfig, Targets
 from specmon.sources.http import Target
 from specmon.store import Store
@@ -64,5 +65,4 @@ def run(args: argparse.Namespace) -> int:
             theme=args.theme,
         )
         targets = Targets(Target(spec.url), Target(base.url))
-        SpecmonApp(config, targets, store, auto_baseline=True).run()
-    return 0
+        return run_dashboard(SpecmonApp(config, targets, store, auto_baseline=True))

@@ -10,6 +10,7 @@ from typing import Any
 from specmon.cli import monitor, stopping
 from specmon.cli.ab_report import split_lines
 from specmon.cli.common import add_connection, add_db, seconds, takes
+from specmon.cli.crash import run_dashboard
 from specmon.launch.ab import DEFAULT_HEALTH_TIMEOUT_S, url_for
 from specmon.session.relaunch import ManagedServer
 
@@ -80,10 +81,9 @@ def run(args: argparse.Namespace) -> int:
             stopping.run(managed.start(say=lambda line: print(line, flush=True)))
         store = monitor.open_store_or_warn(config.db)
         try:
-            SpecmonApp(config, targets, store, managed=managed).run()
+            return run_dashboard(SpecmonApp(config, targets, store, managed=managed))
         finally:
             if store is not None:
                 store.close()
     finally:
         managed.stop()
-    return 0

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from specmon.cli.common import add_connection, positive_int, seconds, tokens
+from specmon.cli.crash import run_dashboard
 from specmon.config import (
     SETTINGS,
     TARGETS,
@@ -131,7 +132,7 @@ def config_from_args(args: argparse.Namespace, *, launched: str | None = None) -
 
 
 def run(args: argparse.Namespace) -> int:
-    """Open the dashboard; returns when the user quits."""
+    """Open the dashboard; returns when the user quits (0) or it crashed (`EXIT_CRASHED`)."""
     from specmon.ui.app import SpecmonApp  # Textual loads only for the dashboard
 
     config = config_from_args(args)
@@ -143,13 +144,11 @@ def run(args: argparse.Namespace) -> int:
             from specmon.ui.fleet_app import FleetApp
 
             fleet = Fleet([TargetSession(t, targets.server, config, store) for t in config.targets])
-            FleetApp(config, fleet, store).run()
-        else:
-            SpecmonApp(config, targets, store).run()
+            return run_dashboard(FleetApp(config, fleet, store))
+        return run_dashboard(SpecmonApp(config, targets, store))
     finally:
         if store is not None:
             store.close()
-    return 0
 
 
 def targets_of(config: MonitorConfig) -> Targets:

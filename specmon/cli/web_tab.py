@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from specmon.cli.crash import run_dashboard
 from specmon.cli.monitor import open_store_or_warn
 from specmon.errors import SpecmonError
 from specmon.session.hub import HubFeed
@@ -30,11 +31,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The store is read here (the baseline lookup, `c`); benches are saved by the hub.
     store = open_store_or_warn(config.db)
     try:
-        SpecmonApp(config, None, store, feed=feed).run()
+        return run_dashboard(SpecmonApp(config, None, store, feed=feed))
     finally:
         if store is not None:
             store.close()
-    return 0
 
 
 if __name__ == "__main__":

@@ -8,11 +8,13 @@ shares between browser tabs.
 from __future__ import annotations
 
 import asyncio
+import io
 import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rich.console import Console
 from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -184,6 +186,20 @@ class SpecmonApp(App[None]):
         yield GpuPanel(id="gpus", classes="panel")
         yield EventsLog(id="events", classes="panel")
         yield KeysLine(id="keys")
+
+    def run_to_end(self) -> BaseException | None:
+        """Run until the user quits (None) or an exception ends the dashboard (that exception).
+
+        Textual reports a crash itself, after the app: a traceback with every frame's locals
+        (which may hold a secret), and returns as on a quit. Its report goes nowhere here: the
+        command reports the exception in one line (`specmon.cli.crash`).
+        """
+        self.error_console = Console(file=io.StringIO())
+        try:
+            self.run()
+        except Exception as exc:  # raised at the start, before the app could catch it
+            return exc
+        return self._exception  # Textual keeps the first unhandled exception there
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's driver; on Linux and macOS one that acts on Esc and q at once."""
