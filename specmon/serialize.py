@@ -158,8 +158,14 @@ def comparison_to_dict(c: Comparison | None) -> dict[str, Any] | None:
     return {
         "baseline_decode_tok_s": c.base_tok_s,
         "decode_tok_s": c.now_tok_s,
-        "speedup": {"value": c.speedup.value, "low": c.speedup.low, "high": c.speedup.high},
+        "speedup": {
+            "value": c.speedup.value,
+            "low": c.speedup.low,
+            "high": c.speedup.high,
+            "level": c.speedup.level,
+        },
         "verdict": c.verdict.value,
+        "tentative": c.tentative,
         "break_even": c.break_even,
         "margin": c.margin,
     }

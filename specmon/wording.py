@@ -86,11 +86,14 @@ def speedup_text(gain: Speedup | None, interval: bool = True) -> str | None:
 
 
 def verdict_text(comparison: Comparison) -> str:
-    """ "winning", "LOSING" or "within noise", saying when there was no interval to judge by."""
+    """ "winning", "LOSING" or "within noise", saying when there was no interval to judge by
+    and when too few rounds of a managed A/B gave it (tentative)."""
     word = comparison.verdict.value
     text = word.upper() if word == "losing" else word
     if comparison.speedup.low is None:
         text += " (one run each: noise unknown)"
+    elif comparison.tentative:
+        text += " (tentative)"
     return text
 
 

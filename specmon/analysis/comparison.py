@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from specmon.analysis.pooled import Pooled
-from specmon.analysis.stats import t975
+from specmon.analysis.stats import t_quantile
 
 
 class Verdict(StrEnum):
@@ -42,103 +42,114 @@ def break_even(cycle_ms: float, base_tok_s: float) -> float:
     return cycle_ms * base_tok_s / 1000
 
 
+CONFIDENCE = 0.95
+"""The level of every interval shown, unless a sequential rule spends its error over looks
+(`check`, analysis/sequential.py)."""
+
+TENTATIVE_ROUNDS = 3
+"""A managed A/B's verdict from fewer rounds is marked tentative: two rounds give the rounds'
+spread one degree of freedom."""
+
+
 @dataclass(frozen=True, slots=True)
 class Speedup:
-    """now / base − 1, with its 95% interval (None when neither side has two timed runs)."""
+    """now / base − 1, with its interval at `level` (None when neither side has two timed
+    runs)."""
 
     value: float
     low: float | None
     high: float | None
+    level: float = CONFIDENCE
 
 
 @dataclass(frozen=True, slots=True)
 class RoundSpread:
-    """How much the log speedup moves between rounds beyond what their runs show.
+    """The rounds of a managed A/B, each its own comparison.
 
-    A managed A/B (`specmon ab`) relaunches both servers each round, and a server's speed moves
-    from one launch to the next by more than one launch's runs show (and on a shared machine,
-    from one minute to the next). Each round r gives its own log speedup d_r with the runs'
-    variance v_r; the rounds' excess spread is DerSimonian–Laird's τ² (zero when the rounds
-    agree within their runs' noise).
+    `specmon ab` relaunches both servers every round, and a server's speed moves from one launch
+    to the next by more than one launch's runs show (two launches of the same plain server ran
+    339 and 203 tok/s on an H200). A round is therefore the unit that repeats: each gives its own
+    log speedup d_r, whose spread between rounds holds the runs' noise and the launches' alike.
     """
 
     speedups: tuple[float, ...]
     """Each round's own speedup (now_r / base_r − 1), in round order."""
-    tau2: float
-    """τ²: the variance of a round's log speedup beyond its runs' noise."""
 
     @property
     def rounds(self) -> int:
         return len(self.speedups)
 
     @property
-    def variance(self) -> float:
-        """τ² / R: what it adds to the variance of the log speedup pooled over the rounds."""
-        return self.tau2 / self.rounds
+    def variance(self) -> float | None:
+        """s_d² / R, the variance of the mean log speedup from the rounds' own spread; None
+        with one round (nothing to estimate it from)."""
+        if self.rounds < 2:
+            return None
+        return statistics.variance([math.log1p(g) for g in self.speedups]) / self.rounds
+
+    @property
+    def tentative(self) -> bool:
+        """Fewer than `TENTATIVE_ROUNDS` rounds: a verdict to confirm with more."""
+        return self.rounds < TENTATIVE_ROUNDS
 
 
 def round_spread(rounds: Sequence[tuple[Pooled, Pooled]]) -> RoundSpread | None:
-    """The spread of (now, base) pairs of rounds; None with fewer than two comparable rounds.
-
-    d_r = log(now_r / base_r), v_r = s_now,r² + s_base,r²; with w_r = 1/v_r,
-    Q = Σ w_r (d_r − d̄_w)² and τ² = max(0, (Q − (R − 1)) / (Σw − Σw²/Σw)). A round without a
-    noise estimate (one run a side) leaves only the rounds' own spread: τ² = their variance.
-    """
-    # d_r, and v_r when both sides of the round have a noise estimate.
-    found: list[tuple[float, float | None]] = []
-    for now, base in rounds:
-        if now.decode_tok_s and base.decode_tok_s:
-            v = None
-            if now.rel_se is not None and base.rel_se is not None:
-                v = now.rel_se**2 + base.rel_se**2
-            found.append((math.log(now.decode_tok_s / base.decode_tok_s), v or None))
-    n = len(found)
-    if n < 2:
-        return None
-    speedups = tuple(math.exp(d) - 1 for d, _ in found)
-    weights = [1 / v for _, v in found if v is not None]
-    if len(weights) < n:
-        return RoundSpread(speedups, statistics.variance([d for d, _ in found]))
-    total = sum(weights)
-    mean = sum(w * d for w, (d, _) in zip(weights, found, strict=True)) / total
-    q = sum(w * (d - mean) ** 2 for w, (d, _) in zip(weights, found, strict=True))
-    scale = total - sum(w * w for w in weights) / total
-    return RoundSpread(speedups, max(0.0, (q - (n - 1)) / scale) if scale > 0 else 0.0)
+    """The rounds' speedups from their (now, base) pairs; None when no round has a decode
+    tok/s on both sides."""
+    speedups = tuple(
+        now.decode_tok_s / base.decode_tok_s - 1
+        for now, base in rounds
+        if now.decode_tok_s and base.decode_tok_s
+    )
+    return RoundSpread(speedups) if speedups else None
 
 
-def speedup(now: Pooled, base: Pooled, spread: RoundSpread | None = None) -> Speedup | None:
-    """The speedup of `now` over `base`; None when either has no decode tok/s.
+def speedup(
+    now: Pooled,
+    base: Pooled,
+    spread: RoundSpread | None = None,
+    level: float = CONFIDENCE,
+) -> Speedup | None:
+    """The speedup of `now` over `base`, with its interval at `level`; None when either has no
+    decode tok/s.
 
-    The interval is the delta method on the log ratio, log R ± t · sqrt(s_now² + s_base²), with
-    each side's relative standard error and Welch–Satterthwaite degrees of freedom. A side with
-    a single run is taken to be as noisy as the other (the dashboard's one fresh probe, `check`'s
-    one run), with the other's degrees of freedom. Over rounds (`spread`), the rounds' excess
-    variance τ²/R is added as DerSimonian–Laird's interval adds it, with the normal quantile
-    (infinite degrees of freedom in the Satterthwaite sum): with two or three rounds a t with
-    R − 1 df (Hartung–Knapp) calls +66% and +159% in two rounds "within noise"; the report
-    shows the rounds' own speedups beside it instead.
+    From the runs: the delta method on the log ratio, log R ± t · sqrt(s_now² + s_base²), with
+    each side's relative standard error (of its mean) and Welch–Satterthwaite degrees of
+    freedom. A side with a single run varies as one run does, not as a mean: with n runs on the
+    other side, its variance is n · s², the other's s² (a prediction interval: (n + 1) · s²,
+    n − 1 df).
+
+    From the rounds (`spread`, two or more): log R ± t(R − 1) · s_d / √R, s_d the standard
+    deviation of the rounds' log speedups; each round's runs and launches are in it, and with
+    R − 1 degrees of freedom two rounds give a wide interval, as they should (one degree of
+    freedom). One round: the runs' interval.
     """
     if not now.decode_tok_s or not base.decode_tok_s:
         return None
     ratio = now.decode_tok_s / base.decode_tok_s
+    quantile = (1 + level) / 2
+    between = spread.variance if spread is not None else None
+    if spread is not None and between is not None:
+        return _interval(ratio, between, t_quantile(quantile, spread.rounds - 1), level)
     a, b = now.rel_se, base.rel_se
     if a is None and b is None:
-        return Speedup(ratio - 1, None, None)
+        return Speedup(ratio - 1, None, None, level)
     # (variance, degrees of freedom) of each part of the log ratio's variance.
     parts: list[tuple[float, float]]
     if a is None or b is None:
         known, runs = (a, now.runs) if a is not None else (b, base.runs)
         assert known is not None
-        parts = [(2 * known * known, float(runs - 1))]
+        parts = [((runs + 1) * known * known, float(runs - 1))]
     else:
         parts = [(a * a, float(now.runs - 1)), (b * b, float(base.runs - 1))]
-    if spread is not None and spread.variance > 0:
-        parts.append((spread.variance, math.inf))
     variance = sum(v for v, _ in parts)
-    if variance == 0:
-        return Speedup(ratio - 1, ratio - 1, ratio - 1)
-    half = t975(_satterthwaite_df(parts)) * math.sqrt(variance)
-    return Speedup(ratio - 1, ratio * math.exp(-half) - 1, ratio * math.exp(half) - 1)
+    return _interval(ratio, variance, t_quantile(quantile, _satterthwaite_df(parts)), level)
+
+
+def _interval(ratio: float, variance: float, t: float, level: float) -> Speedup:
+    """ratio − 1 with the interval ratio · exp(± t · sqrt(variance)) − 1."""
+    half = t * math.sqrt(variance)
+    return Speedup(ratio - 1, ratio * math.exp(-half) - 1, ratio * math.exp(half) - 1, level)
 
 
 def _satterthwaite_df(parts: Sequence[tuple[float, float]]) -> float:
@@ -172,14 +183,27 @@ class Comparison:
     """Accept length at which `now`'s cycle would match the baseline; None without a cycle."""
     margin: float | None
     """now's accept length − break-even; same sign as the speedup."""
+    spread: RoundSpread | None = None
+    """The rounds of a managed A/B the interval comes from; None outside one."""
+
+    @property
+    def tentative(self) -> bool:
+        """A managed A/B's verdict from fewer than `TENTATIVE_ROUNDS` rounds."""
+        return self.spread is not None and self.spread.tentative
 
 
-def compare(now: Pooled, base: Pooled, spread: RoundSpread | None = None) -> Comparison | None:
+def compare(
+    now: Pooled,
+    base: Pooled,
+    spread: RoundSpread | None = None,
+    level: float = CONFIDENCE,
+) -> Comparison | None:
     """Compare two pooled run sets; None when either lacks a decode tok/s. `spread`: the
-    rounds' spread when the sets pool several rounds of a managed A/B (`round_spread`)."""
-    gain = speedup(now, base, spread)
+    rounds when the sets pool the rounds of a managed A/B (`round_spread`); `level`: the
+    interval's confidence."""
+    gain = speedup(now, base, spread, level)
     if gain is None or now.decode_tok_s is None or base.decode_tok_s is None:
         return None
     be = break_even(now.cycle_ms, base.decode_tok_s) if now.cycle_ms is not None else None
     margin = now.accept_length - be if be is not None and now.accept_length is not None else None
-    return Comparison(base.decode_tok_s, now.decode_tok_s, gain, verdict(gain), be, margin)
+    return Comparison(base.decode_tok_s, now.decode_tok_s, gain, verdict(gain), be, margin, spread)

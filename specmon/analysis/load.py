@@ -40,7 +40,8 @@ class Level:
     comparison: Comparison | None
     """None when a side has no decode tok/s."""
     spread: RoundSpread | None
-    """The rounds' spread in the comparison; None with one round."""
+    """The rounds' speedups the comparison's interval comes from (with one round, the runs'
+    noise); None when no round compares."""
     validity: tuple[Validity, ...]
     """Each round's pair: baseline against speculative."""
     baseline_throughput: float | None
@@ -63,8 +64,8 @@ def level(
     base_runs = [run for base, _ in pairs for run in base.runs]
     spec_runs = [run for _, spec in pairs for run in spec.runs]
     base, spec = pool(base_runs), pool(spec_runs)
-    # Each round relaunched both servers: how far the rounds' speedups move apart, beyond their
-    # runs' noise, widens the interval.
+    # Each round relaunched both servers: the rounds' own speedups, launches and runs alike,
+    # make the interval.
     spread = round_spread([(pool(s.runs), pool(b.runs)) for b, s in pairs])
     # Each baseline server was stopped for its speculative one by design: its lifetime is over.
     validity = tuple(

@@ -1,28 +1,83 @@
-"""Run statistics, percentiles and Student's t quantiles."""
+"""Run statistics, percentiles and Student's t distribution (pure Python: no SciPy)."""
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections.abc import Sequence
+from statistics import NormalDist
 
 from specmon.model import Stats
 
-# Two-sided 95% Student t quantiles t(0.975, df) for df = 1..30; beyond, the normal 1.96 is
-# within 2%. Non-integer Welch df round down, which widens the interval (conservative).
-_T975 = (
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-)  # fmt: skip
+
+@functools.lru_cache(maxsize=4096)  # the same few (p, df) recur on every refresh
+def t_quantile(p: float, df: float) -> float:
+    """The p-quantile of Student's t with `df` degrees of freedom (any real df > 0; inf: the
+    normal), by bisection on its distribution function."""
+    if not 0 < p < 1:
+        raise ValueError(f"a quantile needs 0 < p < 1, not {p}")
+    if df <= 0:
+        raise ValueError(f"degrees of freedom must be positive, not {df}")
+    if p < 0.5:
+        return -t_quantile(1 - p, df)
+    if math.isinf(df):
+        return NormalDist().inv_cdf(p)
+    low, high = 0.0, 1.0
+    while t_cdf(high, df) < p:
+        low, high = high, high * 2
+    for _ in range(64):  # halves the bracket to below double precision
+        middle = (low + high) / 2
+        low, high = (middle, high) if t_cdf(middle, df) < p else (low, middle)
+    return (low + high) / 2
 
 
 def t975(df: float) -> float:
-    """The 97.5% quantile of Student's t with `df` degrees of freedom (df >= 1; inf: normal)."""
-    if df > len(_T975):
-        return 1.96
-    index = max(1, math.floor(df))
-    return _T975[index - 1] if index <= len(_T975) else 1.96
+    """The 97.5% quantile of Student's t with `df` degrees of freedom (inf: normal): the
+    two-sided 95% interval's."""
+    return t_quantile(0.975, df)
+
+
+def t_cdf(t: float, df: float) -> float:
+    """P(T ≤ t) for Student's t with `df` degrees of freedom (df > 0)."""
+    tail = 0.5 * _beta_regularized(df / 2, 0.5, df / (df + t * t))
+    return 1 - tail if t > 0 else tail
+
+
+def _beta_regularized(a: float, b: float, x: float) -> float:
+    """I_x(a, b), the regularized incomplete beta function (Numerical Recipes §6.4: its
+    continued fraction, on whichever side of the mean converges)."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    front = math.exp(
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
+    if x < (a + 1) / (a + b + 2):
+        return front * _beta_fraction(a, b, x) / a
+    return 1 - front * _beta_fraction(b, a, 1 - x) / b
+
+
+def _beta_fraction(a: float, b: float, x: float) -> float:
+    """The incomplete beta's continued fraction by Lentz's method."""
+    tiny = 1e-300
+    c, d = 1.0, 1 - (a + b) * x / (a + 1)
+    d = 1 / (d if abs(d) > tiny else tiny)
+    result = d
+    for m in range(1, 300):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
+            d = 1 + numerator * d
+            d = 1 / (d if abs(d) > tiny else tiny)
+            c = 1 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            result *= d * c
+        if abs(d * c - 1) < 1e-15:
+            break
+    return result
 
 
 def summarize(values: Sequence[float]) -> Stats:

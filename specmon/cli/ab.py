@@ -83,7 +83,12 @@ def register(commands: Any) -> None:
         metavar="N,N…",
         help="streams at once, one bench per level (default 1), e.g. 1,4,16",
     )
-    ab.add_argument("--rounds", type=positive_int, default=2, help="ABAB rounds (default 2)")
+    ab.add_argument(
+        "--rounds",
+        type=positive_int,
+        default=3,
+        help="ABAB rounds (default 3; fewer give a tentative verdict)",
+    )
     ab.add_argument("--runs", type=positive_int, default=3, help="timed runs per bench (default 3)")
     ab.add_argument("--warmup", type=count, default=1, help="warm-up runs (default 1)")
     ab.add_argument(

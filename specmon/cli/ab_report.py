@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from specmon.analysis.comparison import TENTATIVE_ROUNDS
 from specmon.analysis.load import Best, Crossover, Level
 from specmon.launch.split import Split
 from specmon.serialize import comparison_to_dict, pooled_to_dict
@@ -30,7 +31,7 @@ def split_lines(split: Split) -> list[str]:
 
 
 HEADER = (
-    f"{'streams':>7}  {'baseline':>9}  {'spec':>9}  {'speedup [95%]':<26}  {'verdict':<13}  "
+    f"{'streams':>7}  {'baseline':>9}  {'spec':>9}  {'speedup [95%]':<26}  {'verdict':<24}  "
     f"{'accept':>6}  {'cycle':>8}  {'break-even':>10}  {'throughput base → spec':<24}  valid"
 )
 
@@ -49,7 +50,7 @@ def table_lines(levels: Sequence[Level]) -> list[str]:
             f"{lv.concurrency:>7}  {num(lv.baseline.decode_tok_s):>9}  "
             f"{num(lv.speculative.decode_tok_s):>9}  "
             f"{(speedup_text(c.speedup) if c else None) or DASH:<26}  "
-            f"{verdict_text(c) if c else DASH:<13}  {num(lv.speculative.accept_length, '.2f'):>6}  "
+            f"{verdict_text(c) if c else DASH:<24}  {num(lv.speculative.accept_length, '.2f'):>6}  "
             f"{num(lv.speculative.cycle_ms, '.1f', 'ms'):>8}  "
             f"{num(c.break_even if c else None, '.2f'):>10}  {throughput:<24}  "
             f"{_validity(lv)}"
@@ -60,22 +61,26 @@ def table_lines(levels: Sequence[Level]) -> list[str]:
 
 
 def _interval_lines(levels: Sequence[Level]) -> list[str]:
-    """What the intervals hold: the runs' noise alone (one round), or also how far the rounds'
-    own speedups moved apart, with those speedups where they did."""
-    if all(lv.spread is None for lv in levels):
-        return [
+    """What the intervals hold: the runs' noise alone (one round), or the rounds' own speedups,
+    listed; and that a verdict from fewer than `TENTATIVE_ROUNDS` rounds is tentative."""
+    spreads = [lv.spread for lv in levels if lv.spread is not None]
+    rounds = max((spread.rounds for spread in spreads), default=1)
+    if rounds < 2:
+        lines = [
             "(one round: the 95% intervals hold the runs' noise only, not how a server's speed "
-            "moves between launches; --rounds 2 or more for that)"
+            "moves between launches)"
         ]
-    moved = [lv for lv in levels if lv.spread is not None and lv.spread.tau2 > 0]
-    if not moved:
-        return ["(95% intervals: the rounds' speedups agreed within their runs' noise)"]
-    lines = ["(95% intervals include how far the rounds' speedups moved apart, beyond their runs:)"]
-    for lv in moved:
-        assert lv.spread is not None
-        each = ", ".join(pct(g, signed=True) for g in lv.spread.speedups)
-        lines.append(f"{lv.concurrency:>7} streams: {each}")
-    lines.append("(the servers' speeds moved between launches: more --rounds narrow the intervals)")
+    else:
+        lines = ["(95% intervals from the rounds' own speedups, t with rounds − 1 df:)"]
+        for lv in levels:
+            if lv.spread is not None:
+                each = ", ".join(pct(g, signed=True) for g in lv.spread.speedups)
+                lines.append(f"{lv.concurrency:>7} streams: {each}")
+    if rounds < TENTATIVE_ROUNDS:
+        lines.append(
+            f"(tentative: fewer than {TENTATIVE_ROUNDS} rounds; --rounds {TENTATIVE_ROUNDS} or "
+            "more to confirm)"
+        )
     return lines
 
 
@@ -114,7 +119,7 @@ def _level_to_dict(lv: Level) -> dict[str, Any]:
         "speculative": pooled_to_dict(lv.speculative),
         "comparison": comparison_to_dict(lv.comparison),
         "round_spread": (
-            {"speedups": list(lv.spread.speedups), "tau2": lv.spread.tau2}
+            {"speedups": list(lv.spread.speedups), "tentative": lv.spread.tentative}
             if lv.spread is not None
             else None
         ),
@@ -141,10 +146,10 @@ def report_to_dict(
     snapshot_ids: Sequence[int],
     skipped: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The JSON of `ab --json` (schema 1): the commands, each configuration's levels and
+    """The JSON of `ab --json` (schema 2): the commands, each configuration's levels and
     crossover (one, labelled null, without --sweep), the best per concurrency, the ids saved."""
     return {
-        "schema": 1,
+        "schema": 2,
         "server": split.kind.value,
         "rules": split.rules,
         "speculative_command": split.speculative.shell(),

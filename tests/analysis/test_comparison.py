@@ -3,6 +3,7 @@ agrees with the others, whatever the runs."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import pytest
@@ -18,6 +19,7 @@ from specmon.analysis.comparison import (
     verdict,
 )
 from specmon.analysis.pooled import Pooled, pool, run_parts
+from specmon.analysis.stats import t975
 from specmon.model import RunFigures
 
 
@@ -104,6 +106,32 @@ def test_one_run_takes_the_other_sides_noise() -> None:
     assert verdict(alone) == Verdict.WINNING
 
 
+def test_one_run_varies_as_one_run_not_as_a_mean() -> None:
+    # A baseline of n runs states the standard error of its mean, s; one run varies by
+    # √n · s, so the log ratio's variance is (n + 1) · s² (it was 2 · s²: too narrow).
+    base = pool([run(t) for t in (60.0, 66.0, 62.0, 64.0, 62.5)])
+    assert base.rel_se is not None and base.decode_tok_s is not None
+    gain = speedup(pool([run(70.0, 2.0)]), base)
+    assert gain is not None and gain.high is not None and gain.low is not None
+    ratio = 70.0 / base.decode_tok_s
+    half = t975(4) * math.sqrt(6) * base.rel_se
+    assert gain.high == pytest.approx(ratio * math.exp(half) - 1)
+    assert gain.low == pytest.approx(ratio * math.exp(-half) - 1)
+    # Either side: a one-run baseline against five runs is the same interval mirrored.
+    mirrored = speedup(base, pool([run(70.0)]))
+    assert mirrored is not None and mirrored.high is not None
+    assert math.log1p(mirrored.high) - math.log1p(mirrored.value) == pytest.approx(half)
+
+
+def test_an_interval_at_another_level() -> None:
+    base = pool([run(t) for t in (60.0, 66.0, 62.0, 64.0, 62.5)])
+    now = pool([run(t, 2.0) for t in (70.0, 72.0, 69.0)])
+    at95, at99 = speedup(now, base), speedup(now, base, level=0.99)
+    assert at95 is not None and at99 is not None and at99.level == 0.99
+    assert at99.value == at95.value
+    assert at99.low is not None and at95.low is not None and at99.low < at95.low
+
+
 def _rounds(
     *pairs: tuple[tuple[float, ...], tuple[float, ...]],
 ) -> tuple[list[tuple[Pooled, Pooled]], Pooled, Pooled]:
@@ -115,40 +143,42 @@ def _rounds(
     return per_round, spec, base
 
 
-def test_rounds_that_move_together_add_nothing() -> None:
-    # The H200's shape: round 2 faster on both sides (a launch, the machine), the same speedup.
-    per_round, spec, base = _rounds(
-        ((80.0, 81.0, 79.5), (60.0, 60.5, 59.8)), ((92.0, 93.0, 91.4), (69.0, 69.6, 68.8))
-    )
-    spread = round_spread(per_round)
-    assert spread is not None and spread.rounds == 2 and spread.tau2 == 0.0
-    assert spread.speedups == pytest.approx((0.3338, 0.3317), abs=1e-3)
-    assert compare(spec, base, spread) == compare(spec, base)
-
-
-def test_rounds_that_disagree_widen_the_interval() -> None:
-    # Steady runs, but the speedup is +10% in one round and +2% in the other: the runs alone
-    # call it a win; with the rounds' spread it is within noise.
+def test_rounds_give_the_interval_with_rounds_minus_one_degrees_of_freedom() -> None:
+    # +10% in one round and +2% in the other, steady runs: the runs alone call it a win; two
+    # rounds are two draws of a launch's speedup, with one degree of freedom between them.
     per_round, spec, base = _rounds(
         ((66.0, 66.1, 65.9), (60.0, 60.1, 59.9)), ((61.2, 61.3, 61.1), (60.0, 60.1, 59.9))
     )
     spread = round_spread(per_round)
-    assert spread is not None and spread.tau2 > 0
+    assert spread is not None and spread.rounds == 2 and spread.tentative
+    assert spread.speedups == pytest.approx((0.10, 0.02), abs=1e-3)
     runs_only, rounds = compare(spec, base), compare(spec, base, spread)
     assert runs_only is not None and rounds is not None
     assert rounds.speedup.value == runs_only.speedup.value  # the ratio of the pooled figures
     assert runs_only.verdict == Verdict.WINNING
-    assert rounds.verdict == Verdict.WITHIN_NOISE
-    assert rounds.speedup.low is not None and runs_only.speedup.low is not None
-    assert rounds.speedup.low < runs_only.speedup.low
+    assert rounds.verdict == Verdict.WITHIN_NOISE and rounds.tentative
+    logs = [math.log1p(g) for g in spread.speedups]
+    half = t975(1) * abs(logs[0] - logs[1]) / math.sqrt(2) / math.sqrt(2)  # s_d / √R
+    assert rounds.speedup.high == pytest.approx((1 + rounds.speedup.value) * math.exp(half) - 1)
 
 
-def test_one_round_has_no_spread_and_one_run_rounds_use_their_own_spread() -> None:
-    per_round, _, _ = _rounds(((66.0, 66.1), (60.0, 60.1)))
-    assert round_spread(per_round) is None
-    one_run_each, _, _ = _rounds(((66.0,), (60.0,)), ((61.0,), (60.0,)))
-    spread = round_spread(one_run_each)
-    assert spread is not None and spread.tau2 > 0
+def test_three_rounds_that_agree_are_a_firm_verdict() -> None:
+    per_round, spec, base = _rounds(
+        ((80.0, 81.0), (60.0, 60.5)), ((92.0, 93.0), (69.0, 69.6)), ((70.0, 70.5), (53.0, 53.2))
+    )
+    spread = round_spread(per_round)
+    c = compare(spec, base, spread)
+    assert spread is not None and not spread.tentative
+    assert c is not None and c.verdict == Verdict.WINNING and not c.tentative
+
+
+def test_one_round_is_the_runs_interval_and_tentative() -> None:
+    per_round, spec, base = _rounds(((66.0, 66.1), (60.0, 60.1)))
+    spread = round_spread(per_round)
+    assert spread is not None and spread.rounds == 1 and spread.variance is None
+    c = compare(spec, base, spread)
+    assert c is not None and c.tentative
+    assert c.speedup == speedup(spec, base)  # the runs' noise only
 
 
 speeds = st.lists(st.floats(20.0, 500.0), min_size=1, max_size=6)

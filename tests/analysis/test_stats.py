@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 
 import pytest
 
-from specmon.analysis.stats import percentile, summarize, t975
+from specmon.analysis.stats import percentile, summarize, t975, t_cdf, t_quantile
 
 
 def test_summarize() -> None:
@@ -29,6 +30,14 @@ def test_percentile(values: list[float], q: float, expected: float) -> None:
 
 
 def test_t_quantiles() -> None:
-    assert t975(4) == 2.776
-    assert t975(4.9) == 2.776  # rounds down: conservative
-    assert t975(1000) == 1.96
+    # Tables' values (Abramowitz & Stegun 26.10), and Welch's fractional df between them.
+    assert t975(1) == pytest.approx(12.706, abs=5e-4)
+    assert t975(4) == pytest.approx(2.776, abs=5e-4)
+    assert t975(30) == pytest.approx(2.042, abs=5e-4)
+    assert t975(4) > t975(4.9) > t975(5)
+    assert t975(math.inf) == pytest.approx(1.95996, abs=1e-5)
+    assert t_quantile(0.995, 10) == pytest.approx(3.169, abs=5e-4)
+    assert t_quantile(0.025, 3) == pytest.approx(-3.182, abs=5e-4)
+    assert t_cdf(t_quantile(0.9, 2.5), 2.5) == pytest.approx(0.9)
+    with pytest.raises(ValueError, match="0 < p < 1"):
+        t_quantile(1.0, 3)

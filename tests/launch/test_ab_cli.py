@@ -47,11 +47,15 @@ def test_json_report_and_every_bench_saved(tmp_path: Path) -> None:
     for lv in only["levels"]:
         assert lv["valid"] is True
         assert lv["comparison"]["verdict"] in ("winning", "losing", "within noise")
+        assert lv["comparison"]["speedup"]["level"] == 0.95
     assert report["best"] == []
     assert "Crossover:" in out.stderr  # the human output goes to stderr with --json
     # One round: the interval cannot hold the variation between launches, and says so.
     assert "one round: the 95% intervals hold the runs' noise only" in out.stderr
-    assert [lv["round_spread"] for lv in only["levels"]] == [None, None]
+    assert "(tentative: fewer than 3 rounds; --rounds 3 or more to confirm)" in out.stderr
+    for lv in only["levels"]:
+        assert len(lv["round_spread"]["speedups"]) == 1
+        assert lv["round_spread"]["tentative"] is lv["comparison"]["tentative"] is True
     with Store(db) as store:
         assert len(store.list()) == len(report["snapshot_ids"]) == 4
 

@@ -8,9 +8,8 @@ hand, in rounds alternating with the A/B's (A/B, by hand, A/B, by hand). A serve
 from one launch to the next, and on a shared machine from one minute to the next, by more than
 one launch's runs show: with the A/B's two rounds first and the benches by hand after, and the
 runs' noise alone in the intervals, the two missed each other by 0.8 points in one of two CI
-runs. Now the drift falls on both alike, and both intervals hold the rounds' spread
-(`round_spread`), estimated from all four rounds: with two, it is often none by chance (a clean
-CI run then had −77.4% [−78.1%, −76.5%] against −74.3% [−76.5%, −72.0%]).
+runs. Now the drift falls on both alike, and both intervals come from their rounds' own
+speedups (`round_spread`: t with rounds − 1 df), which hold the launches' spread.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ import pytest
 from ab_helpers import Launched, free_port, overlap
 from real_helpers import server_url
 
-from specmon.analysis.comparison import Comparison, RoundSpread, compare, round_spread
+from specmon.analysis.comparison import Comparison, compare, round_spread
 from specmon.analysis.pooled import Pooled, pool
 from specmon.launch.ab import (
     AbPlan,
@@ -115,12 +114,9 @@ async def _ab_against_separate(
         assert lv.comparison is not None and lv.spread is not None and lv.spread.rounds == 2
         ab_pairs = _pairs(ab_runs, lv.concurrency)
         # If `ab` measures what separate benches measure, its two rounds and the two by hand
-        # are four draws of one speedup: their spread beyond the runs' noise is estimated from
-        # all four (two rounds alone often show none by chance), and judges both sides.
-        joint = round_spread([_pooled(pair) for pair in ab_pairs + by_hand[lv.concurrency]])
-        assert joint is not None
-        ab = _judged(ab_pairs, joint.tau2)
-        separate = _judged(by_hand[lv.concurrency], joint.tau2)
+        # are draws of one speedup: each pair of rounds judged as `ab` judges its rounds.
+        ab = _judged(ab_pairs)
+        separate = _judged(by_hand[lv.concurrency])
         assert ab.speedup.value == pytest.approx(lv.comparison.speedup.value)  # ab's own figure
         assert overlap(ab.speedup, separate.speedup), (lv.concurrency, ab.speedup, separate.speedup)
 
@@ -139,14 +135,12 @@ def _pooled(pair: tuple[Snapshot, Snapshot]) -> tuple[Pooled, Pooled]:
     return pool(spec.runs), pool(base.runs)
 
 
-def _judged(pairs: list[tuple[Snapshot, Snapshot]], tau2: float) -> Comparison:
-    """The comparison `ab` makes of these rounds, with the rounds' spread `tau2`."""
-    speedups = tuple(now.decode_tok_s / base.decode_tok_s - 1  # type: ignore[operator]
-                     for now, base in map(_pooled, pairs))  # fmt: skip
+def _judged(pairs: list[tuple[Snapshot, Snapshot]]) -> Comparison:
+    """The comparison `ab` makes of these rounds."""
     found = compare(
         pool([run for _, spec in pairs for run in spec.runs]),
         pool([run for base, _ in pairs for run in base.runs]),
-        RoundSpread(speedups, tau2),
+        round_spread([_pooled(pair) for pair in pairs]),
     )
     assert found is not None
     return found
