@@ -18,7 +18,7 @@ from specmon.analysis.advice import Advice, advise
 from specmon.analysis.comparison import Comparison, Verdict, compare
 from specmon.analysis.gpus import gpu_verdict
 from specmon.analysis.pooled import pool
-from specmon.analysis.validity import LifetimeCheck, Validity, snapshot_validity
+from specmon.analysis.validity import LifetimeCheck, Validity, baseline_validity
 from specmon.analysis.whatif_inputs import predict
 from specmon.bench import BenchInvalid
 from specmon.errors import AuthFailed, MetricsDisabled, SourceError
@@ -231,7 +231,10 @@ def _judge(
 ) -> None:
     """The speedup line: never a clean ✓ unless the baseline is confirmed to apply."""
     report.baseline = baseline
-    validity = snapshot_validity(baseline, probe, now=now, max_age_s=max_age_s, lifetime=lifetime)
+    # A live check: the baseline's age is counted to now.
+    validity = baseline_validity(baseline, probe.server, now=now, lifetime=lifetime,
+                                 max_age_s=max_age_s, protocol=probe.protocol,
+                                 gpu=probe.gpu)  # fmt: skip
     report.validity = validity
     base = pool(baseline.runs)
     base_text = f"{base.decode_tok_s:.1f} tok/s" if base.decode_tok_s else "no decode figure"

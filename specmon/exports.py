@@ -62,7 +62,15 @@ class ComparisonRow:
     baseline_url: str | None = None
     comparison: Comparison | None = None
     validity: Validity | None = None
-    """Whether the matched baseline applies; None when there is none."""
+    """Whether the matched baseline applied; None when there is none."""
+    no_baseline: str | None = None
+    """Why a speculative row has no baseline."""
+
+    @property
+    def baseline_note(self) -> str | None:
+        """ "✓", "? unverified: …", "✗ reason; …", why there is no baseline, or None (a
+        baseline's own row)."""
+        return validity_mark(self.validity) or self.no_baseline
 
 
 def lifetime_for(
@@ -75,18 +83,29 @@ def lifetime_for(
     return checked.get(base.id, NOT_CHECKED) if base.id is not None else NOT_CHECKED
 
 
+NO_BASELINE = "no baseline of its configuration was taken before it"
+
+
 def match_baseline(spec: Snapshot, candidates: Sequence[Snapshot]) -> Snapshot | None:
-    """The baseline for a speculative snapshot: a plain snapshot of any server with the same
-    fingerprint, the same protocol first, then the newest."""
+    """The baseline of a speculative snapshot: a plain snapshot of any server with the same
+    fingerprint taken before it, the latest with its protocol first, then the latest.
+
+    So it is the one that applied when the run was taken if any did (for `ab`, the run's own
+    round's); else its validity says why none did. None when none was taken before it: a later
+    baseline is another launch, never its baseline.
+    """
     key = fingerprint(spec.server.args)
-    matching = [
-        c for c in candidates if c.server.speculative is None and fingerprint(c.server.args) == key
+    earlier = [
+        c
+        for c in candidates
+        if c.server.speculative is None
+        and c.created_at <= spec.created_at
+        and fingerprint(c.server.args) == key
     ]
-    if not matching:
+    if not earlier:
         return None
     return max(
-        matching,
-        key=lambda c: (not protocol_differences(c.protocol, spec.protocol), c.created_at),
+        earlier, key=lambda c: (not protocol_differences(c.protocol, spec.protocol), c.created_at)
     )
 
 
@@ -94,20 +113,19 @@ def comparison_rows(
     snapshots: Sequence[Snapshot],
     *,
     candidates: Sequence[Snapshot] | None = None,
-    now: float,
     max_age_s: float,
     lifetimes: Mapping[int, LifetimeCheck] | None = None,
 ) -> list[ComparisonRow]:
     """One row per snapshot, in the order given.
 
     A speculative snapshot is compared with `match_baseline` among `candidates` (by default the
-    snapshots themselves), whatever server it was taken on; validity says whether it applies.
+    snapshots themselves), whatever server it was taken on; validity says whether it applied
+    when the snapshot was taken (`snapshot_validity`), however long ago that was.
 
     Args:
         snapshots: The snapshots to tabulate.
         candidates: Where baselines are looked for (every stored snapshot, typically).
-        now: Current unix time, for the baselines' age.
-        max_age_s: Older baselines are stale.
+        max_age_s: Baselines taken longer than this before a run are stale for it.
         lifetimes: The baseline servers' lifetime checks by baseline id
             (`session.baselines.check_lifetimes`); a baseline missing here is unverified.
     """
@@ -126,20 +144,31 @@ def comparison_rows(
             decode_tok_s_min=decode.min if decode else None,
             decode_tok_s_max=decode.max if decode else None,
         )
-        base = match_baseline(snapshot, pool_of) if row.speculative else None
-        if base is not None:
-            lifetime = lifetime_for(base, snapshot, lifetimes or {})
-            row = replace(
-                row,
-                baseline_id=base.id,
-                baseline_url=base.url,
-                comparison=compare(row.pooled, pool(base.runs)),
-                validity=snapshot_validity(
-                    base, snapshot, now=now, max_age_s=max_age_s, lifetime=lifetime
-                ),
-            )
+        if row.speculative:
+            row = _paired(row, snapshot, pool_of, max_age_s, lifetimes or {})
         rows.append(row)
     return rows
+
+
+def _paired(
+    row: ComparisonRow,
+    spec: Snapshot,
+    candidates: Sequence[Snapshot],
+    max_age_s: float,
+    lifetimes: Mapping[int, LifetimeCheck],
+) -> ComparisonRow:
+    """A speculative row with its baseline's comparison and validity, or why it has none."""
+    base = match_baseline(spec, candidates)
+    if base is None:
+        return replace(row, no_baseline=NO_BASELINE)
+    lifetime = lifetime_for(base, spec, lifetimes)
+    return replace(
+        row,
+        baseline_id=base.id,
+        baseline_url=base.url,
+        comparison=compare(row.pooled, pool(base.runs)),
+        validity=snapshot_validity(base, spec, max_age_s=max_age_s, lifetime=lifetime),
+    )
 
 
 # (key: CSV header and JSON key, Markdown header) of the table columns, in order.
@@ -191,7 +220,7 @@ def _cells(row: ComparisonRow) -> list[str | None]:
         speedup_text(c.speedup) if c else None,
         verdict_text(c) if c else None,
         _fixed(c.break_even if c else None, 2),
-        validity_mark(row.validity),
+        row.baseline_note,
     ]
 
 
@@ -224,6 +253,7 @@ def _json_object(row: ComparisonRow) -> dict[str, Any]:
         "baseline_confirmed": None if validity is None else validity.confirmed,
         "baseline_reasons": None if validity is None else list(validity.reasons),
         "baseline_unverified": None if validity is None else list(validity.unverified),
+        "no_baseline": row.no_baseline,
     }
 
 
@@ -263,7 +293,7 @@ def _md_cell(cell: str | None) -> str:
 
 
 def compare_text(
-    base: Snapshot, spec: Snapshot, *, now: float, max_age_s: float, lifetime: LifetimeCheck
+    base: Snapshot, spec: Snapshot, *, max_age_s: float, lifetime: LifetimeCheck
 ) -> str:
     """The report of `specmon snapshots compare BASE SPEC`, one fact per line.
 
@@ -281,9 +311,10 @@ def compare_text(
             f"NOT A BASELINE: {_name(base)} ran with speculation on "
             f"({describe_config(base.server.speculative)}); take one with speculation off"
         )
-    validity = snapshot_validity(base, spec, now=now, max_age_s=max_age_s, lifetime=lifetime)
+    validity = snapshot_validity(base, spec, max_age_s=max_age_s, lifetime=lifetime)
     if validity.confirmed:
-        lines.append(f"baseline valid ✓ (taken {duration(max(0.0, now - base.created_at))} ago)")
+        gap = spec.created_at - base.created_at
+        lines.append(f"baseline valid ✓ (taken {duration(gap)} before the run)")
     lines.extend(f"STALE BASELINE: {reason}" for reason in validity.reasons)
     lines.extend(f"UNVERIFIED: {what}" for what in validity.unverified)
     lines.extend(f"GPU WARNING: {warning}" for warning in validity.warnings)

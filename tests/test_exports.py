@@ -6,13 +6,17 @@ import csv
 import io
 import json
 from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from specmon.analysis.comparison import Verdict
 from specmon.analysis.validity import LifetimeCheck, LifetimeState
+from specmon.cli import main
 from specmon.exports import ComparisonRow, compare_text, comparison_rows, export
 from specmon.model import Protocol, RunFigures, ServerInfo, Snapshot, SpecConfig
+from specmon.store import Store
 
 T0 = 1_750_000_000.0  # 2025-06-15T15:06:40Z
 MAX_AGE = 30 * 60.0
@@ -108,8 +112,8 @@ def _snapshot(
     )
 
 
-def _text(base: Snapshot, spec: Snapshot, now: float = T0 + 660) -> list[str]:
-    return compare_text(base, spec, now=now, max_age_s=MAX_AGE, lifetime=SAME).splitlines()
+def _text(base: Snapshot, spec: Snapshot) -> list[str]:
+    return compare_text(base, spec, max_age_s=MAX_AGE, lifetime=SAME).splitlines()
 
 
 def test_compare_text_says_winning_and_its_numbers_agree() -> None:
@@ -120,7 +124,7 @@ def test_compare_text_says_winning_and_its_numbers_agree() -> None:
         "spec  #2  EAGLE3 steps=2 topk=1 draft=3  http://10.1.230.174:8000"
         '  2025-06-15T15:16:40Z  "eagle tuned"  decode 75.9 tok/s [75.7–76.1] over 5 runs'
         " (13.2 ms/token)",
-        "baseline valid ✓ (taken 11 min ago)",
+        "baseline valid ✓ (taken 10 min before the run)",
         "speedup         +20.7% [+20.4%, +21.0%] (95% interval): winning",
         "accept length   2.10 (client, pooled); server says 2.08",
         "cycle           27.6 ms per draft+verify (pooled)",
@@ -140,9 +144,9 @@ def test_compare_text_against_the_wrong_baseline_says_losing() -> None:
 
 def test_compare_text_is_loud_about_a_stale_baseline() -> None:
     other_flags = baseline(1, args={**ARGS, "mem_fraction_static": 0.7})
-    lines = _text(other_flags, speculative(2), now=T0 + 3600)
+    lines = _text(other_flags, speculative(2, at=T0 + 3600))
     assert "STALE BASELINE: flags differ: mem_fraction_static" in lines
-    assert "STALE BASELINE: too old (60 min > 30 min)" in lines
+    assert "STALE BASELINE: too old: taken 60 min before the run (> 30 min)" in lines
     assert not any(line.startswith("baseline valid") for line in lines)
     assert (
         "speedup         +20.7% [+20.4%, +21.0%] (95% interval): does not hold, stale baseline"
@@ -153,10 +157,10 @@ def test_compare_text_is_loud_about_a_stale_baseline() -> None:
 def test_compare_text_names_a_restart_and_an_unverified_lifetime() -> None:
     base, spec = baseline(1), speculative(2)
     restarted = LifetimeCheck(LifetimeState.RESTARTED, "the baseline server restarted since")
-    text = compare_text(base, spec, now=T0 + 660, max_age_s=MAX_AGE, lifetime=restarted)
+    text = compare_text(base, spec, max_age_s=MAX_AGE, lifetime=restarted)
     assert "STALE BASELINE: the baseline server restarted since" in text.splitlines()
     unknown = LifetimeCheck(LifetimeState.UNVERIFIED, "the baseline server cannot be read")
-    lines = compare_text(base, spec, now=T0 + 660, max_age_s=MAX_AGE, lifetime=unknown)
+    lines = compare_text(base, spec, max_age_s=MAX_AGE, lifetime=unknown)
     assert "UNVERIFIED: the baseline server cannot be read" in lines.splitlines()
     assert "baseline valid ✓" not in lines
 
@@ -174,15 +178,16 @@ def test_compare_text_when_base_is_not_a_baseline() -> None:
 
 def test_rows_match_baselines_across_servers() -> None:
     other = "http://10.1.230.175:8000"
-    plain_elsewhere = _snapshot(4, T0 + 900, None, baseline(0).runs, None, url=other)
+    plain_elsewhere = _snapshot(4, T0 + 300, None, baseline(0).runs, None, url=other)
     snapshots = [
         speculative(3, at=T0 + 600),
-        plain_elsewhere,  # another server, taken after the speculative run: still its baseline
+        plain_elsewhere,  # another server: the latest baseline before the run
         baseline(1, at=T0, tok_s=STALE_BASELINE_TOK_S),
-        baseline(5, at=T0 + 1200, args={**ARGS, "mem_fraction_static": 0.7}),
+        baseline(5, at=T0 + 500, args={**ARGS, "mem_fraction_static": 0.7}),
+        baseline(6, at=T0 + 900, tok_s=STALE_BASELINE_TOK_S),  # after it: another launch
     ]
-    rows = comparison_rows(snapshots, now=T0 + 1000, max_age_s=MAX_AGE, lifetimes={4: SAME})
-    assert [row.id for row in rows] == [3, 4, 1, 5]
+    rows = comparison_rows(snapshots, max_age_s=MAX_AGE, lifetimes={4: SAME})
+    assert [row.id for row in rows] == [3, 4, 1, 5, 6]
     spec_row = rows[0]
     assert (spec_row.baseline_id, spec_row.baseline_url) == (4, other)
     assert spec_row.comparison is not None and spec_row.validity is not None
@@ -198,19 +203,20 @@ def test_rows_match_baselines_across_servers() -> None:
 
 def test_a_baseline_of_another_server_is_unverified_unless_checked() -> None:
     plain_elsewhere = _snapshot(4, T0, None, baseline(0).runs, None, url="http://other:1")
-    rows = comparison_rows([speculative(3), plain_elsewhere], now=T0 + 660, max_age_s=MAX_AGE)
+    rows = comparison_rows([speculative(3), plain_elsewhere], max_age_s=MAX_AGE)
     validity = rows[0].validity
     assert validity is not None and validity.valid and not validity.confirmed
 
 
 def test_speculative_row_without_a_baseline() -> None:
-    (row,) = comparison_rows([speculative(2)], now=T0, max_age_s=MAX_AGE)
+    (row,) = comparison_rows([speculative(2)], max_age_s=MAX_AGE)
     assert (row.baseline_id, row.comparison, row.validity) == (None, None, None)
+    assert row.baseline_note == "no baseline of its configuration was taken before it"
 
 
-def _rows(now: float = T0 + 660) -> list[ComparisonRow]:
+def _rows(spec_at: float = T0 + 600) -> list[ComparisonRow]:
     return comparison_rows(
-        [speculative(2, label="tuned | v2"), baseline(1)], now=now, max_age_s=MAX_AGE
+        [speculative(2, at=spec_at, label="tuned | v2"), baseline(1)], max_age_s=MAX_AGE
     )
 
 
@@ -231,8 +237,8 @@ def test_markdown_export() -> None:
 
 
 def test_markdown_export_shows_stale_reasons() -> None:
-    table = export(_rows(now=T0 + 7200), "md")
-    assert "| 1.74 | ✗ too old (2.0 h > 30 min) |" in table
+    table = export(_rows(spec_at=T0 + 7200), "md")
+    assert "| 1.74 | ✗ too old: taken 2.0 h before the run (> 30 min) |" in table
 
 
 def test_csv_export() -> None:
@@ -262,8 +268,8 @@ def test_csv_export() -> None:
 
 
 def test_json_export() -> None:
-    spec, base = json.loads(export(_rows(now=T0 + 7200), "json"))
-    assert (spec["id"], spec["url"], spec["created_at"]) == (2, URL, T0 + 600)
+    spec, base = json.loads(export(_rows(spec_at=T0 + 7200), "json"))
+    assert (spec["id"], spec["url"], spec["created_at"]) == (2, URL, T0 + 7200)
     assert spec["speculative"] is True
     assert spec["decode_tok_s"] == pytest.approx(75.9, abs=0.01)
     assert spec["baseline_id"] == 1
@@ -273,7 +279,7 @@ def test_json_export() -> None:
     assert spec["verdict"] == "winning"
     assert spec["break_even"] + spec["margin"] == pytest.approx(spec["accept_length"])
     assert spec["baseline_valid"] is False
-    assert spec["baseline_reasons"] == ["too old (2.0 h > 30 min)"]
+    assert spec["baseline_reasons"] == ["too old: taken 2.0 h before the run (> 30 min)"]
     assert base["speedup"] is None and base["baseline_valid"] is None
     assert base["accept_length"] is None and base["cycle_ms"] is None
 
@@ -287,3 +293,64 @@ def test_export_of_no_rows() -> None:
 def test_unknown_format() -> None:
     with pytest.raises(ValueError, match="unknown export format 'xlsx'"):
         export(_rows(), "xlsx")  # type: ignore[arg-type]
+
+
+def test_each_round_is_paired_with_its_own_baseline() -> None:
+    # `ab --rounds 2`: baseline, speculative, baseline, speculative; round 2's baseline (a later
+    # launch, and slower here) must not stand for round 1's.
+    rounds = [
+        baseline(1, at=T0),
+        speculative(2, at=T0 + 300),
+        baseline(3, at=T0 + 600, tok_s=(55.0, 55.1, 55.2, 55.1, 55.05)),
+        speculative(4, at=T0 + 900),
+    ]
+    rows = comparison_rows(rounds, max_age_s=MAX_AGE)
+    assert [(row.id, row.baseline_id) for row in rows] == [(1, None), (2, 1), (3, None), (4, 3)]
+    first, second = rows[1].comparison, rows[3].comparison
+    assert first is not None and first.speedup.value == pytest.approx(75.9 / 62.9 - 1, abs=1e-3)
+    assert second is not None and second.speedup.value == pytest.approx(75.9 / 55.1 - 1, abs=1e-3)
+    assert all(row.validity is not None and row.validity.valid for row in rows[1::2])
+
+
+def test_a_baseline_with_the_runs_protocol_first_then_the_latest() -> None:
+    other_protocol = replace(baseline(5, at=T0 + 500), protocol=replace(PROTOCOL, max_tokens=64))
+    rows = comparison_rows([speculative(2), baseline(1), other_protocol], max_age_s=MAX_AGE)
+    assert rows[0].baseline_id == 1
+    # Only one with another protocol before it: paired, and its validity says why it fails.
+    (row,) = comparison_rows([speculative(2)], candidates=[other_protocol], max_age_s=MAX_AGE)
+    assert row.validity is not None
+    assert row.validity.reasons == ("different protocol: max_tokens",)
+
+
+def test_the_age_of_a_stored_pair_is_the_gap_between_its_snapshots() -> None:
+    # Both taken long ago (T0 is in 2025): fresh for each other, 10 min apart.
+    (row,) = comparison_rows([speculative(2)], candidates=[baseline(1)], max_age_s=MAX_AGE)
+    assert row.validity is not None and row.validity.valid
+    # Too far apart for each other: too old, by the gap.
+    (old,) = comparison_rows(
+        [speculative(2, at=T0 + 2 * 3600)], candidates=[baseline(1)], max_age_s=MAX_AGE
+    )
+    assert old.baseline_note == "✗ too old: taken 2.0 h before the run (> 30 min)"
+
+
+def test_a_baseline_taken_after_the_run_does_not_apply_to_it() -> None:
+    lines = _text(baseline(1, at=T0 + 900), speculative(2, at=T0 + 600))
+    assert (
+        "STALE BASELINE: taken 5 min after the run: a baseline applies to the runs after it"
+        in lines
+    )
+
+
+def test_a_stored_comparison_read_long_after_still_holds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Taken in June 2025 and read now: the pair was 10 min apart, so it holds; the days since
+    # do not make it "too old".
+    db = str(tmp_path / "s.db")
+    with Store(db) as store:
+        store.save_all([replace(baseline(1), id=None), replace(speculative(2), id=None)])
+    assert main(["snapshots", "compare", "1", "2", "--offline", "--db", db]) == 0
+    assert "baseline valid ✓ (taken 10 min before the run)" in capsys.readouterr().out
+    assert main(["snapshots", "export", "--format", "json", "--offline", "--db", db]) == 0
+    spec = next(row for row in json.loads(capsys.readouterr().out) if row["speculative"])
+    assert (spec["baseline_id"], spec["baseline_valid"], spec["baseline_reasons"]) == (1, True, [])

@@ -193,18 +193,17 @@ async def test_comparison_warns_about_gpu_differences(
             other_processes=("python (pid 4242) on GPU 3: 20480 MiB, SM 35%",),
         ),
     )
-    validity = snapshot_validity(base, run, now=spec.created_at, max_age_s=1800, lifetime=SAME)
+    validity = snapshot_validity(base, run, max_age_s=1800, lifetime=SAME)
     assert validity.valid  # GPU differences are warnings, not reasons
     assert validity.warnings == (
         "SM clock under load 15% lower in the run (1683 vs 1980 MHz)",
         "other processes on the GPUs during the run: python (pid 4242) on GPU 3: 20480 MiB, SM 35%",
     )
-    text = compare_text(base, run, now=spec.created_at, max_age_s=1800, lifetime=SAME)
+    text = compare_text(base, run, max_age_s=1800, lifetime=SAME)
     lines = text.splitlines()
     assert "GPU WARNING: SM clock under load 15% lower in the run (1683 vs 1980 MHz)" in lines
     assert (
         lines.index("GPU WARNING: SM clock under load 15% lower in the run (1683 vs 1980 MHz)") == 3
     )
-    same = compare_text(base, replace(run, gpu=BASE_STATE), now=spec.created_at, max_age_s=1800,
-                        lifetime=SAME)  # fmt: skip
+    same = compare_text(base, replace(run, gpu=BASE_STATE), max_age_s=1800, lifetime=SAME)
     assert "GPU WARNING" not in same

@@ -57,10 +57,10 @@ def level(
     concurrency: int,
     pairs: Sequence[tuple[Snapshot, Snapshot]],
     *,
-    now: float,
     max_age_s: float,
 ) -> Level:
-    """The figures of one concurrency from its (baseline, speculative) snapshot pairs."""
+    """The figures of one concurrency from its (baseline, speculative) snapshot pairs, each pair
+    judged at its own time (`snapshot_validity`): however long the A/B ran."""
     base_runs = [run for base, _ in pairs for run in base.runs]
     spec_runs = [run for _, spec in pairs for run in spec.runs]
     base, spec = pool(base_runs), pool(spec_runs)
@@ -69,7 +69,7 @@ def level(
     spread = round_spread([(pool(s.runs), pool(b.runs)) for b, s in pairs])
     # Each baseline server was stopped for its speculative one by design: its lifetime is over.
     validity = tuple(
-        snapshot_validity(b, s, now=now, max_age_s=max_age_s, lifetime=relaunched_for_speculation())
+        snapshot_validity(b, s, max_age_s=max_age_s, lifetime=relaunched_for_speculation())
         for b, s in pairs
     )
     return Level(

@@ -1,5 +1,6 @@
 """Baseline validity (DESIGN.md §5): same configuration apart from speculation, same protocol,
-fresh enough, and the same server lifetime. Every surface asks `baseline_validity`.
+fresh enough, and the same server lifetime. Every surface asks `baseline_validity` (a live server,
+judged now) or `snapshot_validity` (a stored pair, judged when its run was taken).
 """
 
 from __future__ import annotations
@@ -241,20 +242,60 @@ def baseline_validity(
     protocol: Protocol | None = None,
     gpu: GpuState | None = None,
 ) -> Validity:
-    """Check a baseline against the server it is compared with (DESIGN.md §5).
+    """Check a baseline against a live server, now (DESIGN.md §5).
 
     Age, flags and model need only the server's info; the protocol and GPU state are checked
-    when the other side has them (a run, or a probe's protocol).
+    when the other side has them (a run, or a probe's protocol). A stored run is judged at its
+    own time instead: `snapshot_validity`.
 
     Args:
         baseline: The baseline snapshot (speculation off).
-        server: The speculative server's info (now, or a snapshot's).
-        now: Current unix time (for age).
+        server: The speculative server's info now.
+        now: Current unix time: the baseline's age is counted to it.
         lifetime: Whether the baseline server restarted since (`lifetime_check`).
         max_age_s: Older baselines are stale.
         protocol: The other side's bench protocol, when there is one.
         gpu: The GPU state of the other side, when known.
     """
+    age = now - baseline.created_at
+    stale = None
+    if age < -CLOCK_SLACK_S:
+        stale = (
+            f"taken {duration(-age)} from now, in the future: the clock moved back since, "
+            "so its age is unknown"
+        )
+    elif age > max_age_s:
+        stale = f"too old ({duration(age)} > {duration(max_age_s)})"
+    return _validity(baseline, server, stale, lifetime, protocol, gpu)
+
+
+def snapshot_validity(
+    base: Snapshot, spec: Snapshot, *, max_age_s: float, lifetime: LifetimeCheck
+) -> Validity:
+    """Whether `base` applied to the stored run `spec` when `spec` was taken.
+
+    The pair's age is the gap between the two snapshots, however long ago both were taken; a
+    baseline taken after the run never applies to it (by then the run's server was gone, or
+    another launch). The protocol and GPU state are the run's.
+    """
+    gap = spec.created_at - base.created_at
+    stale = None
+    if gap < 0:
+        stale = f"taken {duration(-gap)} after the run: a baseline applies to the runs after it"
+    elif gap > max_age_s:
+        stale = f"too old: taken {duration(gap)} before the run (> {duration(max_age_s)})"
+    return _validity(base, spec.server, stale, lifetime, spec.protocol, spec.gpu)
+
+
+def _validity(
+    baseline: Snapshot,
+    server: ServerInfo,
+    stale: str | None,
+    lifetime: LifetimeCheck,
+    protocol: Protocol | None,
+    gpu: GpuState | None,
+) -> Validity:
+    """Every rule of DESIGN.md §5 but the age, which the caller judged (`stale`: why not)."""
     reasons: list[str] = []
     if baseline.server.speculative is not None:
         reasons.append("the baseline ran with speculation on")
@@ -267,14 +308,8 @@ def baseline_validity(
         differences = protocol_differences(baseline.protocol, protocol)
         if differences:
             reasons.append("different protocol: " + ", ".join(differences))
-    age = now - baseline.created_at
-    if age < -CLOCK_SLACK_S:
-        reasons.append(
-            f"taken {duration(-age)} from now, in the future: the clock moved back since, "
-            "so its age is unknown"
-        )
-    elif age > max_age_s:
-        reasons.append(f"too old ({duration(age)} > {duration(max_age_s)})")
+    if stale is not None:
+        reasons.append(stale)
     unverified: tuple[str, ...] = ()
     if lifetime.state == LifetimeState.RESTARTED:
         reasons.append(lifetime.detail)
@@ -315,18 +350,3 @@ def nearest_baseline(
         if best is None or rank < best[:2]:
             best = (*rank, Nearest(snapshot, tuple(differences)))
     return None if best is None else best[2]
-
-
-def snapshot_validity(
-    base: Snapshot, spec: Snapshot, *, now: float, max_age_s: float, lifetime: LifetimeCheck
-) -> Validity:
-    """`baseline_validity` of `base` for the stored run `spec` (its protocol and GPU state)."""
-    return baseline_validity(
-        base,
-        spec.server,
-        now=now,
-        lifetime=lifetime,
-        max_age_s=max_age_s,
-        protocol=spec.protocol,
-        gpu=spec.gpu,
-    )

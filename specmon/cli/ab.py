@@ -7,11 +7,10 @@ import argparse
 import json
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-from specmon.analysis.load import best_per_concurrency, crossover
+from specmon.analysis.load import best_per_concurrency
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S
 from specmon.bench import Progress
 from specmon.cli import launch, monitor, stopping
@@ -38,8 +37,7 @@ from specmon.launch.ab import (
     AbEvents,
     AbPlan,
     Side,
-    configs,
-    levels,
+    judged,
     run_ab,
 )
 from specmon.launch.ab import target_for as launched_target
@@ -205,12 +203,8 @@ async def _ab(args: argparse.Namespace, plan: AbPlan, store: Store, skipped: lis
         print(line, file=out, flush=True)
 
     runs = await run_ab(plan, AbEvents(say=say, progress=progress))
-    now = time.time()
-    per_config = []
-    for config in configs(runs):
-        found = levels(runs, now=now, max_age_s=DEFAULT_MAX_AGE_S, config=config)
-        cross = crossover(found)
-        per_config.append((config, found, cross))
+    per_config = judged(runs, max_age_s=DEFAULT_MAX_AGE_S)
+    for config, found, cross in per_config:
         if config is not None:
             print(f"Configuration {config}:", file=out)
         for line in [*table_lines(found), crossover_line(cross)]:

@@ -82,7 +82,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _snapshots(args: argparse.Namespace, store: Store) -> int:
-    now = time.time()
     if args.action == "list":
         items = store.list(normalise_url(args.only_url) if args.only_url else None)
         if not items:
@@ -108,16 +107,16 @@ def _snapshots(args: argparse.Namespace, store: Store) -> int:
     if args.action == "compare":
         base, spec = store.get(args.base), store.get(args.spec)
         lifetime = lifetime_for(base, spec, _lifetimes(args, [base]))
-        print(compare_text(base, spec, now=now, max_age_s=args.max_age, lifetime=lifetime))
-        validity = snapshot_validity(base, spec, now=now, max_age_s=args.max_age,
-                                     lifetime=lifetime)  # fmt: skip
+        print(compare_text(base, spec, max_age_s=args.max_age, lifetime=lifetime))
+        validity = snapshot_validity(base, spec, max_age_s=args.max_age, lifetime=lifetime)
         return 0 if compare_holds(base, spec, validity) else 1
     every = store.list()
     wanted = normalise_url(args.only_url) if args.only_url else None
     items = sorted((s for s in every if wanted is None or s.url == wanted),
                    key=lambda s: (s.url, s.created_at))  # fmt: skip
-    matched = {b.id: b for s in items if (b := match_baseline(s, every)) is not None}
-    rows = comparison_rows(items, candidates=every, now=now, max_age_s=args.max_age,
+    matched = {b.id: b for s in items if s.server.speculative is not None
+               and (b := match_baseline(s, every)) is not None}  # fmt: skip
+    rows = comparison_rows(items, candidates=every, max_age_s=args.max_age,
                            lifetimes=_lifetimes(args, matched.values()))  # fmt: skip
     text = export(rows, args.format)
     if args.output:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from specmon.analysis.load import Level, level
+from specmon.analysis.load import Crossover, Level, crossover, level
 from specmon.bench import Progress
 from specmon.errors import SourceError
 from specmon.launch.process import LaunchFailed, ServerProcess, port_free
@@ -101,8 +102,11 @@ def target_for(split: Split, base: Target) -> Target:
     return dataclasses.replace(base, url=url_for(split))
 
 
-async def run_ab(plan: AbPlan, events: AbEvents | None = None) -> list[AbRun]:
-    """Run every round and return its benches, complete; nothing is saved.
+async def run_ab(
+    plan: AbPlan, events: AbEvents | None = None, *, wall: Callable[[], float] = time.time
+) -> list[AbRun]:
+    """Run every round and return its benches, complete; nothing is saved (`wall`: the clock
+    of the snapshots' times).
 
     Raises:
         LaunchFailed: A server did not come up (its port taken, it exited, it was not healthy
@@ -133,7 +137,9 @@ async def run_ab(plan: AbPlan, events: AbEvents | None = None) -> list[AbRun]:
                 events.say(f"Round {round_}/{plan.rounds}: the {name} server is up")
                 for concurrency in plan.concurrencies:
                     label = f"ab {name}, {concurrency} streams, round {round_}"
-                    snapshot = await bench_level(plan, server, side, label, concurrency, events)
+                    snapshot = await bench_level(
+                        plan, server, side, label, concurrency, events, wall=wall
+                    )
                     runs.append(AbRun(round_, side, snapshot, config))
             finally:
                 server.stop()
@@ -147,6 +153,8 @@ async def bench_level(
     label: str,
     concurrency: int,
     events: AbEvents,
+    *,
+    wall: Callable[[], float] = time.time,
 ) -> Snapshot:
     """One bench of a launched server at one concurrency (run again once if refused as
     untrustworthy: `take_snapshot`).
@@ -165,6 +173,7 @@ async def bench_level(
             label=label,
             on_progress=lambda p: events.progress(side, concurrency, p),
             say=events.say,
+            wall=wall,
         )
     except SourceError:
         code = await server.exited_within()
@@ -181,11 +190,10 @@ def configs(runs: Sequence[AbRun]) -> list[str | None]:
     return list(dict.fromkeys(r.config for r in runs if r.side == Side.SPECULATIVE))
 
 
-def levels(
-    runs: Sequence[AbRun], *, now: float, max_age_s: float, config: str | None = None
-) -> list[Level]:
+def levels(runs: Sequence[AbRun], *, max_age_s: float, config: str | None = None) -> list[Level]:
     """The figures of one configuration at each concurrency, each round's pair (its baseline
-    and that configuration) pooled over the rounds (`analysis.load.level`)."""
+    and that configuration) pooled over the rounds (`analysis.load.level`) and judged at its
+    own time: however long the A/B ran, a round is as fresh as the gap within it."""
     pairs: dict[int, dict[int, dict[Side, Snapshot]]] = {}
     for run in runs:
         if run.side == Side.SPECULATIVE and run.config != config:
@@ -199,8 +207,18 @@ def levels(
                 (sides[Side.BASELINE], sides[Side.SPECULATIVE])
                 for _, sides in sorted(rounds.items())
             ],
-            now=now,
             max_age_s=max_age_s,
         )
         for concurrency, rounds in sorted(pairs.items())
     ]
+
+
+def judged(
+    runs: Sequence[AbRun], *, max_age_s: float
+) -> list[tuple[str | None, list[Level], Crossover]]:
+    """Each configuration's `levels` and their crossover, in the order the configurations ran."""
+    out = []
+    for config in configs(runs):
+        found = levels(runs, max_age_s=max_age_s, config=config)
+        out.append((config, found, crossover(found)))
+    return out

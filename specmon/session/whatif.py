@@ -114,7 +114,7 @@ async def measure_what_if(
     if lookup.baseline is not None:
         lifetime = await check_lifetime(lookup.baseline, target, speculative=True)
         validity = snapshot_validity(
-            lookup.baseline, snapshot, now=wall(), max_age_s=max_age_s, lifetime=lifetime
+            lookup.baseline, snapshot, max_age_s=max_age_s, lifetime=lifetime
         )
     baseline, note = baseline_for(lookup, validity)
     earlier = [s for s in store.list() if s.server.speculative is not None]

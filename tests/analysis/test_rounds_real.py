@@ -11,6 +11,7 @@ import pytest
 
 from specmon.analysis.comparison import Verdict
 from specmon.analysis.load import Level, level
+from specmon.analysis.validity import DEFAULT_MAX_AGE_S
 from specmon.cli.ab_report import table_lines
 from specmon.model import Snapshot
 from specmon.serialize import snapshot_from_record
@@ -23,9 +24,12 @@ def _levels(rounds: int) -> list[Level]:
     by_streams: dict[int, list[Snapshot]] = {}
     for snapshot in snapshots:  # round 1's baseline, speculative; round 2's
         by_streams.setdefault(snapshot.protocol.concurrency, []).append(snapshot)
-    now = snapshots[-1].created_at
     return [
-        level(c, [(found[2 * r], found[2 * r + 1]) for r in range(rounds)], now=now, max_age_s=3600)
+        level(
+            c,
+            [(found[2 * r], found[2 * r + 1]) for r in range(rounds)],
+            max_age_s=DEFAULT_MAX_AGE_S,
+        )
         for c, found in sorted(by_streams.items())
     ]
 

@@ -60,6 +60,23 @@ def test_json_report_and_every_bench_saved(tmp_path: Path) -> None:
         assert len(store.list()) == len(report["snapshot_ids"]) == 4
 
 
+def test_export_pairs_each_round_with_its_own_baseline(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    out = subprocess.run(ab(db, "--rounds", "2"), capture_output=True, text=True, timeout=120,
+                         check=False)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    export = subprocess.run(
+        [sys.executable, "-m", "specmon", "snapshots", "export", "--format", "json", "--db",
+         str(db), "--offline"],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    rows = {row["id"]: row for row in json.loads(export.stdout)}
+    # Saved in the order they ran: round 1's baseline and speculative bench, then round 2's.
+    assert [rows[i]["speculative"] for i in (1, 2, 3, 4)] == [False, True, False, True]
+    assert (rows[2]["baseline_id"], rows[4]["baseline_id"]) == (1, 3)
+    assert rows[2]["baseline_valid"] is rows[4]["baseline_valid"] is True
+
+
 def test_a_sweep_from_the_command_line(tmp_path: Path) -> None:
     out = subprocess.run(
         ab(tmp_path / "s.db", "--json", "--rounds", "1", "--sweep", "draft-tokens=1,3,4"),

@@ -17,6 +17,7 @@ from ab_helpers import Launched, free_port, overlap
 
 from specmon.analysis.comparison import compare
 from specmon.analysis.pooled import pool
+from specmon.analysis.validity import DEFAULT_MAX_AGE_S
 from specmon.bench import BenchInvalid
 from specmon.launch.ab import AbEvents, AbPlan, Side, bench_level, levels, run_ab, target_for
 from specmon.launch.process import LaunchFailed, ServerProcess
@@ -91,7 +92,7 @@ async def test_ab_matches_separate_benches_at_one_and_four_streams(tmp_path: Pat
     for run in runs:
         assert len(run.snapshot.runs) == PROTOCOL.runs * run.snapshot.protocol.concurrency
         assert run.snapshot.server.args["max_running_requests"] == 48  # pinned on both
-    found = levels(runs, now=runs[-1].snapshot.created_at, max_age_s=3600)
+    found = levels(runs, max_age_s=DEFAULT_MAX_AGE_S)
     assert [lv.concurrency for lv in found] == [1, 4]
     for lv in found:
         assert lv.valid, [v.reasons for v in lv.validity]  # valid pairs by construction

@@ -3,6 +3,7 @@ run against the simulator with the best configuration per concurrency."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -11,13 +12,15 @@ import pytest
 from ab_helpers import Launched, free_port
 
 from specmon.analysis.load import best_per_concurrency
+from specmon.analysis.validity import DEFAULT_MAX_AGE_S
 from specmon.errors import TargetError
-from specmon.launch.ab import AbPlan, Side, configs, levels, run_ab, target_for
+from specmon.launch.ab import AbPlan, Side, configs, judged, run_ab, target_for
 from specmon.launch.split import ServerKind, split_command
 from specmon.launch.sweep import parse_axes, variants
 from specmon.model import Protocol
 from specmon.sources.http import Target
 
+T0 = 1_750_000_000.0
 SGL = ["python", "-m", "sglang.launch_server", "--model-path", "m"]
 
 
@@ -65,7 +68,7 @@ def test_vllm_and_llamacpp_axes() -> None:
         parse_axes(["tokens=0,x"], ServerKind.VLLM)
 
 
-async def test_a_sweep_against_the_simulator_names_the_best_per_concurrency(
+async def test_a_40_minute_sweep_against_the_simulator_names_the_best_per_concurrency(
     tmp_path: Path,
 ) -> None:
     split = split_command([sys.executable, "-m", "specmon.sim", "--plain-step-ms", "6",
@@ -75,19 +78,20 @@ async def test_a_sweep_against_the_simulator_names_the_best_per_concurrency(
     found, _ = variants(split, parse_axes(["draft-tokens=2,4"], ServerKind.SIM))
     launched = Launched()
     plan = AbPlan(split, target_for(split, Target("http://127.0.0.1")),
-                  Protocol(3, 1, 48, 0.0, "Count."), (1, 2), rounds=1, health_timeout_s=60,
+                  Protocol(3, 1, 48, 0.0, "Count."), (1, 2), rounds=2, health_timeout_s=60,
                   logs=tmp_path, variants=tuple(found))  # fmt: skip
-    runs = await run_ab(plan, launched.events())
+    # A large model's pace: each bench ends 4 min after the last, 44 min from first to last.
+    bench_ends = itertools.count(T0, 4 * 60)
+    runs = await run_ab(plan, launched.events(), wall=lambda: next(bench_ends))
     launched.assert_none_left()
-    assert len(launched.servers) == 3  # one baseline, then each configuration
+    assert len(launched.servers) == 6  # each round: one baseline, then each configuration
+    assert runs[-1].snapshot.created_at - runs[0].snapshot.created_at == 44 * 60
     assert configs(runs) == ["draft-tokens=2", "draft-tokens=4"]
-    assert sum(r.side == Side.BASELINE for r in runs) == 2  # one bench per concurrency
-    per_config = [
-        (c, levels(runs, now=runs[-1].snapshot.created_at, max_age_s=3600, config=c))
-        for c in ("draft-tokens=2", "draft-tokens=4")
-    ]
+    assert sum(r.side == Side.BASELINE for r in runs) == 4  # one bench per concurrency, round
+    per_config = [(c or "", found) for c, found, _ in judged(runs, max_age_s=DEFAULT_MAX_AGE_S)]
+    assert [c for c, _ in per_config] == ["draft-tokens=2", "draft-tokens=4"]
     for _, found_levels in per_config:
-        assert all(lv.valid for lv in found_levels)
+        assert all(lv.valid for lv in found_levels)  # each round judged at its own time
     best = best_per_concurrency(per_config)
     assert [b.concurrency for b in best] == [1, 2]
     for b in best:

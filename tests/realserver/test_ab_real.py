@@ -25,6 +25,7 @@ from real_helpers import server_url
 
 from specmon.analysis.comparison import Comparison, compare, round_spread
 from specmon.analysis.pooled import Pooled, pool
+from specmon.analysis.validity import DEFAULT_MAX_AGE_S
 from specmon.launch.ab import (
     AbPlan,
     AbRun,
@@ -107,7 +108,7 @@ async def _ab_against_separate(
         hand = await _by_hand_round(split, tmp_path, number, protocol, health_s)
         for concurrency, pair in hand.items():
             by_hand[concurrency].append(pair)
-    found = levels(ab_runs, now=ab_runs[-1].snapshot.created_at, max_age_s=3600)
+    found = levels(ab_runs, max_age_s=DEFAULT_MAX_AGE_S)
     assert [lv.concurrency for lv in found] == list(CONCURRENCIES)
     for lv in found:
         assert lv.valid, [v.reasons for v in lv.validity]

@@ -25,7 +25,7 @@ from specmon.store import Store
 from specmon.ui.columns import Column, cut, fit
 from specmon.ui.format import DASH, escape, num
 from specmon.ui.widgets import quiet
-from specmon.wording import pct, validity_mark, verdict_text
+from specmon.wording import pct, verdict_text
 
 COLUMNS = (
     Column("id", "#", essential=True),
@@ -68,7 +68,7 @@ def _cells(row: ComparisonRow) -> tuple[str, ...]:
         interval,
         verdict_text(c) if c else DASH,
         num(c.break_even if c else None, ".2f"),
-        validity_mark(row.validity) or DASH,
+        row.baseline_note or DASH,
     )
 
 
@@ -130,8 +130,8 @@ class ComparisonScreen(ModalScreen[None]):
             self._status(f"store: {exc}")
             return
         snapshots = sorted((s for s in every if s.url in self.urls), key=lambda s: s.created_at)
-        self.rows = comparison_rows(snapshots, candidates=every, now=self.wall(),
-                                    max_age_s=self.max_age_s, lifetimes=self.lifetimes)  # fmt: skip
+        self.rows = comparison_rows(snapshots, candidates=every, max_age_s=self.max_age_s,
+                                    lifetimes=self.lifetimes)  # fmt: skip
         self.cells = [_cells(row) for row in self.rows]
         if not self.rows:
             self._status("no snapshots of this target yet: b takes a baseline, s a snapshot")
