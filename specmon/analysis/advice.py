@@ -10,13 +10,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from specmon.analysis.comparison import Comparison
+from specmon.analysis.comparison import Comparison, Verdict
 from specmon.analysis.cycle_model import CycleFit
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.validity import fingerprint, protocol_differences
 from specmon.analysis.whatif import WhatIf
 from specmon.analysis.whatif_inputs import is_tree
 from specmon.model import Protocol, ServerInfo, Snapshot
+from specmon.wording import speedup_text
 
 Level = Literal["info", "warn"]
 
@@ -139,25 +140,43 @@ def _under_break_even(
     flag_for: Callable[[int], str],
     off_flag: str,
 ) -> list[Advice]:
-    if comparison is None or comparison.margin is None or comparison.break_even is None:
+    """Only on a LOSING verdict: a speedup whose interval holds 0 is noise, not a loss, whatever
+    side of break-even its point estimate falls."""
+    if comparison is None or comparison.verdict != Verdict.LOSING:
         return []
-    if comparison.margin >= 0:
+    if comparison.margin is None or comparison.break_even is None:
         return []
     accept = comparison.break_even + comparison.margin
     evidence = (
         f"accept length {accept:.2f} < break-even {comparison.break_even:.2f} "
         f"(cycle / baseline ms per token; {comparison.now_tok_s:.1f} vs "
-        f"{comparison.base_tok_s:.1f} tok/s)"
+        f"{comparison.base_tok_s:.1f} tok/s, {speedup_text(comparison.speedup)})"
     )
-    best = whatif.best if whatif is not None else None
-    if best is not None and best.speedup is not None and best.speedup > 0:
-        k = best.draft_tokens
+    others = [p for p in whatif.predictions if not p.measured] if whatif is not None else []
+    winners = [p for p in others if p.comparison is not None and _low(p.comparison) > 0]
+    if winners:
+        best = max(winners, key=lambda p: p.decode_tok_s)
+        assert best.comparison is not None
         return [
             Advice(
                 "warn",
-                f"speculation loses at this draft length; k = {k} is predicted to "
-                f"win ({best.speedup:+.1%})",
-                flag_for(k),
+                f"speculation loses at this draft length; k = {best.draft_tokens} is predicted "
+                f"to win ({speedup_text(best.comparison.speedup)})",
+                flag_for(best.draft_tokens),
+                evidence,
+            )
+        ]
+    hopeful = [p for p in others if p.comparison is not None and p.comparison.speedup.value > 0]
+    if hopeful:
+        best = max(hopeful, key=lambda p: p.decode_tok_s)
+        assert best.comparison is not None
+        return [
+            Advice(
+                "warn",
+                f"speculation loses at this draft length; k = {best.draft_tokens} might win "
+                f"({speedup_text(best.comparison.speedup)}), but its interval holds 0: bench "
+                f"it at k = {best.draft_tokens} before turning speculation off",
+                flag_for(best.draft_tokens),
                 evidence,
             )
         ]
@@ -169,6 +188,12 @@ def _under_break_even(
             evidence,
         )
     ]
+
+
+def _low(comparison: Comparison) -> float:
+    """The low end of a comparison's interval (its value without one)."""
+    low = comparison.speedup.low
+    return comparison.speedup.value if low is None else low
 
 
 def _better_draft_length(whatif: WhatIf | None, flag_for: Callable[[int], str]) -> list[Advice]:

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from specmon.analysis.acceptance import from_histogram
 from specmon.analysis.advice import advise
-from specmon.analysis.comparison import compare
+from specmon.analysis.comparison import Verdict, compare
 from specmon.analysis.cycle_model import CyclePoint, fit_cycle
 from specmon.analysis.pooled import Pooled
 from specmon.analysis.whatif import WhatIf, what_if
@@ -47,21 +47,38 @@ def _advise(info: ServerInfo, now: Pooled, whatif: WhatIf | None,
 
 def test_under_break_even_names_the_draft_length_predicted_to_win() -> None:
     # 3 drafts cost 30 ms against a 10 ms step: accept 2.0 < break-even 3; acceptance falls
-    # steeply with position, so one draft (T = 16.7 ms, AL 1.6) wins.
+    # steeply with position. A bench at k = 1 measured its cycle (16.7 ms, AL 1.6): k = 1 wins
+    # beyond its interval.
     now = _now(2.0, 30.0)
-    found = _advise(_info(), now, _whatif(now, [40, 55, 4, 1]))
+    measured = _whatif(now, [40, 55, 4, 1], CyclePoint(1, 16.7, "#2"))
+    found = _advise(_info(), now, measured)
     loses = [a for a in found if "speculation loses" in a.text]
     assert len(loses) == 1 and loses[0].level == "warn"
-    assert loses[0].flag == "--k 1" and "k = 1 is predicted to win" in loses[0].text
+    assert loses[0].flag == "--k 1" and "k = 1 is predicted to win (+" in loses[0].text
+    k1 = measured.at(1)
+    assert k1 is not None and k1.comparison is not None
+    assert k1.comparison.speedup.low is not None and k1.comparison.speedup.low > 0
     assert "accept length 2.00 < break-even 3.00" in loses[0].evidence
-    # One cycle measured: the interval at k = 1 reaches the fixed-cost case (T = 30 ms), where
-    # k = 1 is no faster than now, so "shorter is faster" is not claimed on this evidence ...
-    assert not [a for a in found if "shorter draft" in a.text]
-    # ... but it is once a bench at k = 1 measured its cycle.
-    measured = _whatif(now, [40, 55, 4, 1], CyclePoint(1, 16.7, "#2"))
-    shorter = [a for a in _advise(_info(), now, measured) if "shorter draft" in a.text]
+    shorter = [a for a in found if "shorter draft" in a.text]
     assert len(shorter) == 1 and shorter[0].flag == "--k 1"
     assert shorter[0].evidence.startswith("k = 1: 114.")
+
+
+def test_a_length_whose_interval_holds_zero_is_not_predicted_to_win() -> None:
+    # One cycle measured: the interval at k = 1 reaches the fixed-cost case (T = 30 ms), where
+    # k = 1 is no faster than now. Its point estimate wins, its interval holds 0: the advisor
+    # says it might, and to bench it, not that it is predicted to win.
+    now = _now(2.0, 30.0)
+    whatif = _whatif(now, [40, 55, 4, 1])
+    k1 = whatif.at(1)
+    assert k1 is not None and k1.comparison is not None and k1.comparison.speedup.value > 0
+    assert k1.comparison.speedup.low is not None and k1.comparison.speedup.low <= 0
+    found = _advise(_info(), now, whatif)
+    loses = [a for a in found if "speculation loses" in a.text]
+    assert len(loses) == 1 and loses[0].flag == "--k 1"
+    assert "k = 1 might win" in loses[0].text and "interval holds 0" in loses[0].text
+    assert "predicted to win" not in loses[0].text
+    assert not [a for a in found if "shorter draft" in a.text]
 
 
 def test_no_length_wins_names_the_flags_that_turn_speculation_off() -> None:
@@ -69,6 +86,20 @@ def test_no_length_wins_names_the_flags_that_turn_speculation_off() -> None:
     loses = [a for a in _advise(_info(), now, _whatif(now, [90, 6, 3, 1])) if "loses" in a.text]
     assert [(a.text, a.flag) for a in loses] == [
         ("speculation loses: no draft length is predicted to win", "--off")]  # fmt: skip
+
+
+def test_a_speedup_within_noise_is_no_loss() -> None:
+    # Under break-even by the point estimate (−0.8%), but the interval holds 0: the verdict is
+    # "within noise", and the advisor says nothing about losing (it used to, on the point).
+    noisy = Pooled(runs=3, decode_tok_s=100.0, rel_se=0.05, accept_length=None, cycle_ms=None)
+    now = Pooled(3, 99.2, 0.05, 2.0, 1000 * 2.0 / 99.2)
+    comparison = compare(now, noisy)
+    assert comparison is not None and comparison.margin is not None and comparison.margin < 0
+    assert comparison.verdict == Verdict.WITHIN_NOISE
+    found = advise(_info(), protocol=PROTOCOL, now=now, comparison=comparison,
+                   whatif=_whatif(now, [90, 6, 3, 1]), earlier=[], flag_for=lambda k: f"--k {k}",
+                   off_flag="--off")  # fmt: skip
+    assert not [a for a in found if "loses" in a.text]
 
 
 def test_nothing_to_change_when_the_current_length_is_best() -> None:
