@@ -101,39 +101,38 @@ class BaselineState:
         *,
         scraped_at: float | None = None,
         error: str | None = None,
-    ) -> Change | None:
-        """The baseline server's latest state; returns an event when it turns out restarted.
+    ) -> None:
+        """The baseline server's latest state, as evidence for `lifetime` (the one decision the
+        events log, the panel and the exporter share).
 
         A scrape older than the baseline (`scraped_at`, wall time) says nothing about the server
         since: its counters would read lower than those the bench ended with.
         """
         if self.snapshot is None:
-            return None
+            return
         if scraped_at is not None and scraped_at < self.snapshot.created_at:
-            return None
+            return
         if info is None:
             self._observed = lifetime_check(self.snapshot.lifetime, None, unreachable=error)
-            return None
+            return
         check = lifetime_check(self.snapshot.lifetime, lifetime_of(info, metrics, started_at))
         self._observed = check
         if check.state == LifetimeState.RESTARTED and self._restart is None:
             self._restart = check
-            return Change("error", f"the baseline no longer applies: {check.detail}; press b")
-        return None
 
     def on_server_sample(self, sample: Sample) -> list[Change]:
-        """A tick of the (separate) baseline server's sampler."""
+        """A tick of the (separate) baseline server's sampler: its own events (restarts,
+        errors); whether the baseline still applies is `lifetime`'s to say."""
         changes = self.server.update(sample)
         if any(c.restart for c in changes) and self.snapshot is not None and not self._restart:
             self._restart = LifetimeCheck(
                 LifetimeState.RESTARTED, "the baseline server restarted since"
             )
-            changes.append(Change("error", "the baseline no longer applies: press b"))
         self._scraped_at = scraped_at(sample)
         error = sample.error(SourceName.INFO) if self.server.info is None else None
-        seen = self.observe(self.server.info, self.server.window.latest, self.server.started_at,
-                            scraped_at=self._scraped_at, error=error)  # fmt: skip
-        return [*changes, seen] if seen else changes
+        self.observe(self.server.info, self.server.window.latest, self.server.started_at,
+                     scraped_at=self._scraped_at, error=error)  # fmt: skip
+        return changes
 
     def lifetime(self, watched: ServerInfo | None) -> LifetimeCheck:
         """What is known of the baseline server's lifetime now."""

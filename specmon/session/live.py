@@ -16,7 +16,7 @@ from specmon.analysis.acceptance import pooled_positions
 from specmon.analysis.comparison import Comparison
 from specmon.analysis.gpus import gpu_line, gpu_state, gpu_verdict, gpu_worst
 from specmon.analysis.pooled import Pooled, pool
-from specmon.analysis.validity import Validity
+from specmon.analysis.validity import LifetimeState, Validity
 from specmon.model import (
     CycleBasis,
     GpuState,
@@ -90,6 +90,8 @@ class LiveState:
         self.recent_telemetry: deque[Telemetry] = deque(maxlen=RECENT_TELEMETRY)
         self.gpu_util: dict[int, deque[float]] = {}
         self._telemetry_seq = 0
+        self._said_restarted = False
+        """The events log said the baseline's server restarted (`_say_if_baseline_restarted`)."""
 
     def log(self, wall: float, level: Level, text: str) -> None:
         """Add an event."""
@@ -109,14 +111,14 @@ class LiveState:
             self.accept_history.clear()
         self._new_telemetry(sample)
         if self.baseline.snapshot is not None and self.baseline.server_url is None:
-            seen = self.baseline.observe(
+            self.baseline.observe(
                 self.server.info,
                 self.server.window.latest,
                 self.server.started_at,
                 scraped_at=scraped_at(sample),
                 error=sample.error(SourceName.INFO),
             )
-            self._log_changes(sample.wall, [seen] if seen else [])
+        self._say_if_baseline_restarted(sample.wall)
         rate = self.server.window.decode_tok_s(RATE_SPAN_S)
         step = int(sample.t // HISTORY_STEP_S)
         if rate is not None:
@@ -145,6 +147,23 @@ class LiveState:
     def on_baseline_sample(self, sample: Sample) -> None:
         """A tick of the baseline server's sampler (when it is another server)."""
         self._log_changes(sample.wall, self.baseline.on_server_sample(sample))
+        self._say_if_baseline_restarted(sample.wall)
+
+    def _say_if_baseline_restarted(self, wall: float) -> None:
+        """Say once in the events log that the baseline's server restarted, when the decision
+        the panel and the exporter show (`BaselineState.lifetime`) turns to it.
+
+        Not before the watched server's info is of its current lifetime: a baseline taken at
+        its address applies after a relaunch with speculation, which its new info tells, a tick
+        or so after its counters went down.
+        """
+        if self.baseline.snapshot is None or not self.server.info_current:
+            return
+        check = self.baseline.lifetime(self.server.info)
+        restarted = check.state == LifetimeState.RESTARTED
+        if restarted and not self._said_restarted:
+            self.log(wall, "error", f"the baseline no longer applies: {check.detail}; press b")
+        self._said_restarted = restarted
 
     def on_probe(self, wall: float, t: float, figures: RunFigures, result: ProbeResult) -> None:
         """A live probe finished."""
@@ -166,6 +185,7 @@ class LiveState:
     def set_baseline(self, wall: float, snapshot: Snapshot, origin: BaselineOrigin) -> None:
         """A baseline was taken (or loaded from the store)."""
         self.baseline.set(snapshot, origin)
+        self._said_restarted = False
         if self.bench is not None and self.bench.kind == "baseline":
             self.bench = None
         tok_s = pool(snapshot.runs).decode_tok_s

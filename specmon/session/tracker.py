@@ -32,6 +32,8 @@ class ServerTracker:
         self.down_since: float | None = None
         self.process: tuple[int, float] | None = None
         """The server process's (pid, start time) as last seen."""
+        self._info_at: float | None = None
+        """Monotonic time of the latest new info reading."""
         self._seqs: dict[str, int] = {}
         self._errors: dict[str, str | None] = {}
 
@@ -58,6 +60,7 @@ class ServerTracker:
         info_reading = sample.readings.get(SourceName.INFO)
         if info_reading is not None and info_reading.seq != self._seqs.get(SourceName.INFO):
             self._seqs[SourceName.INFO] = info_reading.seq
+            self._info_at = sample.t
             back = self.down_since is not None and sample.info is not None
             changes.extend(self._new_info(sample.info, restarts))
         metrics_reading = sample.readings.get(SourceName.METRICS)
@@ -120,6 +123,14 @@ class ServerTracker:
             keys = differing_keys(old.args, info.args)
             restarts.append(f"flags changed: {', '.join(keys)}" if keys else "a new launch")
         return []
+
+    @property
+    def info_current(self) -> bool:
+        """Whether `info` was read in the current lifetime: a restart seen by its counters or
+        its process comes a tick or so before the new launch's info."""
+        if self._info_at is None:
+            return False
+        return self.first_seen is None or self._info_at >= self.first_seen
 
     @property
     def started_at(self) -> float | None:

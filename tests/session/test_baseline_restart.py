@@ -1,6 +1,7 @@
 """A baseline server relaunched as a new process with the same flags (and a fixed
 `--random-seed`, so its args do not tell): the dashboard's baseline state and `check`'s lifetime
-check both call the baseline stale, from the process's start time (issue 10: one truth)."""
+check both call the baseline stale, from the process's start time (issue 10: one truth). A
+baseline taken at the server's own address between its relaunches stays valid (issue 25)."""
 
 from __future__ import annotations
 
@@ -10,18 +11,24 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
 
 import httpx
 import pytest
 
 from specmon.analysis.validity import LifetimeState
+from specmon.config import FleetTarget, MonitorConfig
 from specmon.model import Sample
 from specmon.session.baseline_state import BaselineState
 from specmon.session.baselines import BaselineOrigin, check_lifetime
+from specmon.session.fleet import Fleet, TargetSession
 from specmon.session.snapshot import SnapshotKind, default_protocol, take_snapshot
 from specmon.session.watch import Watch
+from specmon.sim import SimConfig, SimThread
 from specmon.sources.http import Target
+from specmon.store import Store
 
 # Metrics off: no counters to go down, so only the process can tell.
 PLAIN = ["--speculative-algorithm", "none", "--random-seed", "7", "--plain-step-ms", "2",
@@ -96,3 +103,49 @@ async def test_a_new_process_of_the_baseline_server_is_a_restart_everywhere() ->
         checked = await check_lifetime(baseline, target, speculative=False)
     assert dashboard.state == LifetimeState.RESTARTED, dashboard.detail
     assert checked.state == LifetimeState.RESTARTED, checked.detail
+
+
+async def test_a_baseline_taken_while_waiting_for_the_restart_stays_valid_after_it(
+    tmp_path: Path,
+) -> None:
+    """Issue 25: "wait for the restart" on a vLLM server. It comes back plain, the baseline is
+    taken there, it comes back with speculation: the events log, the panel and the exporter
+    (all `LiveState`) agree that the baseline applies; none says "press b" (which looped)."""
+    spec = SimConfig(backend="vllm", plain_step_ms=2.0, cycle_ms=4.0, accept_length=2.0,
+                     ttft_ms=5.0, seed=3)  # fmt: skip
+    config = MonitorConfig(url="http://unused", interval=0.2, probe_every=0.3, probe_tokens=32,
+                           baseline_runs=2)  # fmt: skip
+    with SimThread(spec) as sim, Store(tmp_path / "db") as store:
+        session = TargetSession(FleetTarget(sim.url), Target(sim.url), config, store)
+        task = asyncio.create_task(Fleet([session]).run())
+
+        def speculative() -> bool | None:
+            info = session.live.server.info
+            return None if info is None else info.speculative is not None
+
+        async def until(condition: Callable[[], bool]) -> None:
+            deadline = asyncio.get_running_loop().time() + 60
+            while not condition():  # polls a condition (the sampler's ticks), bounded
+                assert asyncio.get_running_loop().time() < deadline, "not reached"
+                await asyncio.sleep(0.02)
+
+        try:
+            await until(lambda: speculative() is True)
+            plain = replace(spec, speculative_algorithm=None)
+            await asyncio.to_thread(sim.call, lambda: sim.server.restart(plain))
+            await until(lambda: speculative() is False)
+            session.feed.start_bench(SnapshotKind.BASELINE, sim.url, BaselineOrigin.THIS_SERVER,
+                                     None)  # fmt: skip
+            await until(lambda: session.live.baseline.snapshot is not None)
+            await asyncio.to_thread(sim.call, lambda: sim.server.restart(spec))
+            await until(lambda: speculative() is True)
+            await until(lambda: len(session.live.probes) >= 2)  # probes of the new lifetime
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+    view = session.view()
+    said = [e.text for e in view.events]
+    assert not [t for t in said if "no longer applies" in t], said
+    assert view.baseline.validity is not None and view.baseline.validity.valid
+    assert view.baseline.comparison is not None

@@ -118,6 +118,12 @@ def test_a_baseline_taken_here_survives_the_relaunch_with_speculation() -> None:
     assert lifetime.state == LifetimeState.RELAUNCHED
     validity = live.view(1007, 3).baseline.validity
     assert validity is not None and validity.confirmed
+    # The events log says what the panel says (issue 25): no "no longer applies" for that moment.
+    assert not [e.text for e in live.events if "no longer applies" in e.text]
+    # Relaunched plain again, it is another lifetime than the baseline's: said once, as shown.
+    live.on_sample(_sample(9, plain, _metrics("plain_metrics_after_restart.txt"), 4))
+    assert live.baseline.lifetime(live.server.info).state == LifetimeState.RESTARTED
+    assert len([e for e in live.events if "the baseline no longer applies" in e.text]) == 1
 
 
 def test_validity_without_a_probe() -> None:

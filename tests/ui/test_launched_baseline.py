@@ -1,5 +1,5 @@
 """`specmon launch`'s dashboard: `b` relaunches the server without speculation for the
-baseline, then brings the speculative server back."""
+baseline, then brings the speculative server back; the baseline then applies."""
 
 from __future__ import annotations
 
@@ -28,7 +28,19 @@ async def test_b_on_the_dashboard_relaunches_for_the_baseline(tmp_path: Path) ->
                 await until(pilot, lambda: app.live.baseline.snapshot is not None, 60)
                 assert app.live.baseline.origin == BaselineOrigin.RELAUNCHED
                 await until(pilot, lambda: not app.bench_running(), 60)
+
+                def speculative_again() -> bool:
+                    info = app.live.server.info
+                    return app.live.server.info_current and info is not None and (
+                        info.speculative is not None)  # fmt: skip
+
+                await until(pilot, speculative_again, 60)
                 said = [e.text for e in app.live.events]
+                validity = app.live.view(app.wall(), 3.0).baseline.validity
+            # The events log says what the panel says (issue 25): the fresh baseline applies;
+            # no "press b" that would only loop.
+            assert validity is not None and validity.valid, validity
+            assert not [e for e in said if "no longer applies" in e], said
             assert store.list()[0].server.speculative is None
             # Each step of the relaunch is a line of the events log, in order.
             steps = ["starting the baseline server", "the baseline server is up",
