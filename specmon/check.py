@@ -39,6 +39,8 @@ from specmon.whatif_text import draft_flag, speculation_off_flag
 from specmon.wording import speedup_text, verdict_text
 
 EXIT_HEALTHY, EXIT_DEGRADED, EXIT_UNREACHABLE = 0, 1, 2
+EXIT_STORE = 3
+"""The snapshot store could not be read (no such --db, corrupt, locked): nothing was checked."""
 DEFAULT_CHECK_TOKENS = 200
 
 Level = Literal["ok", "info", "warn", "fail"]

@@ -63,6 +63,10 @@ class StoreUnavailable(StoreError):
     """The store file cannot be created, opened or written (permissions, read-only media)."""
 
 
+class StoreMissing(StoreError):
+    """A store to read from does not exist (and is not created: a mistyped path)."""
+
+
 class StoreLocked(StoreError):
     """Another process held the store's write lock for longer than the timeout."""
 
@@ -105,10 +109,19 @@ class Store:
             rows whose record could not be read back.
     """
 
-    def __init__(self, path: Path | str, *, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self, path: Path | str, *, timeout: float = DEFAULT_TIMEOUT_S, create: bool = True
+    ) -> None:
         """Open (creating if needed) the store at `path` and bring its schema up to date.
 
+        Args:
+            path: The database file, or ":memory:".
+            timeout: Seconds a write waits for another process's lock.
+            create: Create the file (and its directory) if missing; a command that only reads
+                gives False, so that a mistyped path is an error, not a new empty store.
+
         Raises:
+            StoreMissing: `create` is false and there is no such file.
             StoreUnavailable: The file or its directory cannot be created or opened.
             StoreLocked: Another process kept the file locked for `timeout` seconds.
             StoreCorrupt: The file is not a specmon store.
@@ -117,6 +130,9 @@ class Store:
         self.path = Path(path)
         self.skipped: builtins.list[str] = []
         self._timeout = timeout
+        if str(path) != ":memory:" and not create and not self.path.is_file():
+            why = "no such file" if self.path.parent.is_dir() else "no such folder"
+            raise StoreMissing(f"no snapshot store at {self.path} ({why})")
         if str(path) != ":memory:":
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import signal
+from pathlib import Path
+
+import pytest
+
+from specmon.store import Store
 
 # A test run started under `nohup`, or by a shell as `cmd &`, inherits SIGHUP or SIGINT ignored,
 # and so would every process the tests start (an ignored signal stays ignored across exec): the
@@ -16,3 +21,11 @@ _DEFAULTS = {
 for _signum, _handler in _DEFAULTS.items():
     if signal.getsignal(_signum) == signal.SIG_IGN:
         signal.signal(_signum, _handler)
+
+
+@pytest.fixture
+def empty_db(tmp_path: Path) -> str:
+    """An empty snapshot store: `check` and `whatif` refuse a --db that names none."""
+    path = tmp_path / "empty.db"
+    Store(path).close()
+    return str(path)

@@ -27,6 +27,7 @@ from specmon.store import (
     StoreCorrupt,
     StoreError,
     StoreLocked,
+    StoreMissing,
     StoreTooNew,
     StoreUnavailable,
     default_db_path,
@@ -189,6 +190,21 @@ def test_migrates_an_empty_file(db_path: Path) -> None:
         assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
         names = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
     assert {"snapshots", "snapshots_url_created", "snapshots_fingerprint"} <= names
+
+
+def test_reading_never_creates_a_store(db_path: Path) -> None:
+    """`create=False` (a command that reads): a missing file or folder is named, nothing made."""
+    with pytest.raises(StoreMissing) as caught:
+        Store(db_path, create=False)
+    assert str(caught.value) == f"no snapshot store at {db_path} (no such folder)"
+    assert not db_path.parent.exists()
+    db_path.parent.mkdir(parents=True)
+    with pytest.raises(StoreMissing, match=r"\(no such file\)$"):
+        Store(db_path, create=False)
+    assert list(db_path.parent.iterdir()) == []
+    Store(db_path).close()
+    with Store(db_path, create=False) as store:
+        assert store.list() == []
 
 
 def test_reopening_keeps_snapshots(db_path: Path) -> None:

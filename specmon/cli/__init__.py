@@ -30,6 +30,7 @@ from specmon.cli.common import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, a
 from specmon.cli.stopping import stopped_by_signals
 from specmon.config import DEFAULT_HOST, DEFAULT_PORT
 from specmon.errors import SpecmonError, TargetError
+from specmon.store import StoreError
 
 COMMANDS = (bench, check, whatif, ab, launch, snapshots, exporter, demo, agent, web)
 
@@ -97,4 +98,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SpecmonError as exc:
         suffix = f" ({interrupted})" if interrupted else ""
         print(f"specmon: error: {exc}{suffix}", file=sys.stderr)
+        if isinstance(exc, StoreError) and hasattr(args, "store_exit"):
+            return int(args.store_exit)  # `check`: its own code, apart from the server's
         return int(getattr(args, "failure_exit", 1))

@@ -1,4 +1,5 @@
-"""`specmon check URL`: triage in seconds; exit 0 healthy, 1 degraded, 2 unreachable or refused."""
+"""`specmon check URL`: triage in seconds; exit 0 healthy, 1 degraded, 2 unreachable or refused,
+3 the snapshot store unreadable."""
 
 from __future__ import annotations
 
@@ -8,7 +9,13 @@ import sys
 from typing import Any
 
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S, LifetimeCheck
-from specmon.check import DEFAULT_CHECK_TOKENS, report_to_dict, run_check
+from specmon.check import (
+    DEFAULT_CHECK_TOKENS,
+    EXIT_STORE,
+    EXIT_UNREACHABLE,
+    report_to_dict,
+    run_check,
+)
 from specmon.cli import stopping
 from specmon.cli.agent import add_gpu_metrics
 from specmon.cli.common import (
@@ -20,23 +27,24 @@ from specmon.cli.common import (
     target_of,
     tokens,
 )
-from specmon.errors import SpecmonError
 from specmon.model import Protocol, ServerInfo, Snapshot
 from specmon.session.baselines import BaselineLookup, check_lifetime, lookup_baseline
 from specmon.session.snapshot import SnapshotKind, take_snapshot
 from specmon.sources.http import make_client
 from specmon.sources.telemetry import open_telemetry
-from specmon.store import Store
+from specmon.store import Store, StoreMissing
 
 
 def register(commands: Any) -> None:
     """Add the `check` subcommand."""
     check = commands.add_parser(
         "check",
-        help="triage a server: exit 0 healthy, 1 degraded, 2 unreachable or refused",
+        help="triage a server: exit 0 healthy, 1 degraded, 2 unreachable or refused, 3 store "
+        "unreadable",
         description="Reachability, version, auth, metrics, speculation, one short probe and, "
         "with a valid baseline in the store, the speedup and break-even. "
-        "Exit 0 healthy, 1 degraded, 2 unreachable or refused.",
+        "Exit 0 healthy, 1 degraded, 2 unreachable or refused, 3 the snapshot store cannot be "
+        "read (--db names no store, or it is corrupt or locked): nothing checked.",
         allow_abbrev=False,
     )
     check.add_argument("server", metavar="URL", help="server address")
@@ -52,18 +60,20 @@ def register(commands: Any) -> None:
     add_db(check)
     add_gpu_metrics(check)
     add_connection(check)
-    check.set_defaults(run=run, failure_exit=2)
+    check.set_defaults(run=run, failure_exit=EXIT_UNREACHABLE, store_exit=EXIT_STORE)
     # None: not given, so a baseline's protocol decides without a word (`run_check`).
     takes(check, probe_tokens=None, max_age=DEFAULT_MAX_AGE_S)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the check; a store that cannot be opened only disables the baseline lookup."""
+    """Run the check, with the store's baselines: the store is read, never created; a missing
+    default store means none saved yet, one that cannot be read is `EXIT_STORE`."""
     try:
-        store: Store | None = open_store(args)
-    except SpecmonError as exc:
-        print(f"specmon: warning: no baseline lookup: {exc}", file=sys.stderr)
-        store = None
+        store: Store | None = open_store(args, create=False)
+    except StoreMissing:
+        if args.db:
+            raise
+        store = None  # nothing saved on this machine yet: no baseline to look up
     try:
         return stopping.run(_check(args, store))
     finally:

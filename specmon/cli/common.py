@@ -227,6 +227,16 @@ def target_of(args: argparse.Namespace, url: str | None = None) -> Target:
     )
 
 
-def open_store(args: argparse.Namespace) -> Store:
-    """The store at --db, or the default one."""
-    return Store(Path(args.db).expanduser() if args.db else default_db_path())
+def open_store(args: argparse.Namespace, *, create: bool = True) -> Store:
+    """The store at --db, or the default one.
+
+    Args:
+        args: The command line.
+        create: Create it if missing: for a command that saves. A command that reads first
+            gives False, so that a mistyped --db is an error rather than a new, empty store.
+
+    Raises:
+        StoreMissing: `create` is false and there is no store there.
+        StoreError: It cannot be opened (see `Store`).
+    """
+    return Store(Path(args.db).expanduser() if args.db else default_db_path(), create=create)

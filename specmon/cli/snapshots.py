@@ -36,7 +36,7 @@ from specmon.render import run_line, summary_lines, target_line
 from specmon.serialize import snapshot_to_dict
 from specmon.session.baselines import check_lifetimes
 from specmon.sources.http import normalise_url
-from specmon.store import Store
+from specmon.store import Store, StoreMissing, default_db_path
 from specmon.wording import num
 
 
@@ -76,8 +76,15 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Open the store and carry out the action."""
-    with open_store(args) as store:
+    """Open the store (never creating it) and carry out the action."""
+    try:
+        store = open_store(args, create=False)
+    except StoreMissing:
+        if args.db or args.action != "list":
+            raise
+        print(f"No snapshots: none saved yet ({default_db_path()} does not exist)")
+        return 0
+    with store:
         return _snapshots(args, store)
 
 

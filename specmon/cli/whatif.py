@@ -67,7 +67,10 @@ def register(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Measure, predict and print."""
-    with open_store(args) as store:
+    # It reads the store's baselines before it saves its bench: a --db that names no store is
+    # a mistyped path (whose baselines would be none, silently), while the default store is
+    # made on first use, as by `bench`.
+    with open_store(args, create=not args.db) as store:
         report = stopping.run(_measure(args, store))
     if args.json:
         print(json.dumps(report_to_dict(report), indent=2))

@@ -69,10 +69,9 @@ def test_bench_matches_what_was_served(
 
 @pytest.mark.parametrize("sim", CONFIGS, indirect=True, ids=["vllm", "llamacpp"])
 def test_check_is_healthy(
-    sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    sim: SimThread, empty_db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, body = _json(capsys, "check", sim.url, "--probe-tokens", "60",
-                       "--db", str(tmp_path / "c.db"))  # fmt: skip
+    code, body = _json(capsys, "check", sim.url, "--probe-tokens", "60", "--db", empty_db)
     assert code == 0, body["findings"]
     assert body["server"]["backend"] == sim.server.config.backend
     assert body["probe"]["cycle_source"] == SOURCES[sim.server.config.backend]

@@ -30,9 +30,9 @@ def _check(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[st
 
 
 def test_healthy_speculative_server(
-    sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    sim: SimThread, empty_db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, lines, _ = _check(capsys, sim.url, "--db", str(tmp_path / "db"), "--probe-tokens", "60")
+    code, lines, _ = _check(capsys, sim.url, "--db", empty_db, "--probe-tokens", "60")
     assert code == 0, lines
     assert lines[0].startswith("✓ reachable: SGLang 0.5.23")
     assert "✓ speculation: EAGLE3 steps=2 topk=1 draft=3" in lines
@@ -41,9 +41,9 @@ def test_healthy_speculative_server(
 
 @pytest.mark.parametrize("sim", [replace(FAST, enable_metrics=False)], indirect=True)
 def test_metrics_off_is_degraded(
-    sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    sim: SimThread, empty_db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, lines, _ = _check(capsys, sim.url, "--db", str(tmp_path / "db"), "--probe-tokens", "20")
+    code, lines, _ = _check(capsys, sim.url, "--db", empty_db, "--probe-tokens", "20")
     assert code == 1
     assert [line for line in lines if line.startswith("!")] == [
         f"! {sim.url}/metrics: 404 — metrics are off; start the server with --enable-metrics"
@@ -52,31 +52,31 @@ def test_metrics_off_is_degraded(
 
 @pytest.mark.parametrize("sim", [replace(FAST, api_key="sk-right")], indirect=True)
 def test_missing_and_wrong_api_key(
-    sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    sim: SimThread, empty_db: str, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
     monkeypatch.delenv("SPECMON_API_KEY", raising=False)
-    code, lines, _ = _check(capsys, sim.url, "--db", str(tmp_path / "db"))
+    code, lines, _ = _check(capsys, sim.url, "--db", empty_db)
     assert code == 2
     assert lines == [f"✗ {sim.url}/server_info: HTTP 401 — the API key is missing "
                      "(set SPECMON_API_KEY, --api-key-env or --api-key-file)"]  # fmt: skip
     monkeypatch.setenv("WRONG", "sk-wrong")
-    code, lines, _ = _check(capsys, sim.url, "--db", str(tmp_path / "db"), "--api-key-env", "WRONG")
+    code, lines, _ = _check(capsys, sim.url, "--db", empty_db, "--api-key-env", "WRONG")
     assert code == 2
     assert "the API key is wrong" in lines[0]
     assert "sk-wrong" not in "\n".join(lines)
     monkeypatch.setenv("RIGHT", "sk-right")
-    code, lines, _ = _check(capsys, sim.url, "--db", str(tmp_path / "db"), "--api-key-env",
+    code, lines, _ = _check(capsys, sim.url, "--db", empty_db, "--api-key-env",
                             "RIGHT", "--probe-tokens", "20")  # fmt: skip
     assert code == 0
     assert "✓ auth: the API key was accepted" in lines
 
 
-def test_nothing_listening(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_nothing_listening(empty_db: str, capsys: pytest.CaptureFixture[str]) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # bound but not listening: connections are refused
-        code, lines, _ = _check(capsys, f"127.0.0.1:{port}", "--db", str(tmp_path / "db"))
+        code, lines, _ = _check(capsys, f"127.0.0.1:{port}", "--db", empty_db)
     assert code == 2
     assert lines == [
         f"✗ http://127.0.0.1:{port}/server_info: connection refused (nothing listening?)"
@@ -84,10 +84,10 @@ def test_nothing_listening(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 
 
 def test_server_that_never_answers(
-    sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    sim: SimThread, empty_db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     sim.server.faults.hang.add("*")
-    code, lines, _ = _check(capsys, sim.url, "--db", str(tmp_path / "db"), "--read-timeout", "0.3")
+    code, lines, _ = _check(capsys, sim.url, "--db", empty_db, "--read-timeout", "0.3")
     assert code == 2
     assert lines == [f"✗ {sim.url}/server_info: connected, but no answer within the read timeout"]
 
@@ -147,9 +147,9 @@ def test_bad_address_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> Non
     "sim", [replace(FAST, extra_args={"num_continuous_decode_steps": 3})], indirect=True
 )
 def test_advice_names_a_flag_that_does_nothing(
-    sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    sim: SimThread, empty_db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    db = str(tmp_path / "db")
+    db = empty_db
     code, lines, _ = _check(capsys, sim.url, "--db", db, "--probe-tokens", "60")
     assert code == 0, lines  # advice never changes the exit code
     assert (

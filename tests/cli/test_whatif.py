@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from contextlib import ExitStack
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -52,8 +51,9 @@ def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> str:
-    return str(tmp_path / "db.sqlite")
+def db(empty_db: str) -> str:
+    """A store of the test's own: whatif reads a store before it saves, and makes none."""
+    return empty_db
 
 
 def _measure(config: SimConfig, db: str, capsys: pytest.CaptureFixture[str]) -> float:

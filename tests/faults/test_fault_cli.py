@@ -61,10 +61,10 @@ def test_bench(
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_check(
-    case: Case, sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    case: Case, sim: SimThread, empty_db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     case.apply(sim.server.faults)
-    args = ["check", sim.url, "--db", str(tmp_path / "db"), "--probe-tokens", "12", *TIMEOUTS]
+    args = ["check", sim.url, "--db", empty_db, "--probe-tokens", "12", *TIMEOUTS]
     code = main(args)
     lines = capsys.readouterr().out.splitlines()
     expected_code, cause = case.check

@@ -145,11 +145,11 @@ def test_two_benches_on_one_store(tmp_path: Path) -> None:
         assert sorted(s.label or "" for s in store.list()) == ["p0", "p1"]
 
 
-def test_sigterm_stops_a_background_check(tmp_path: Path) -> None:
+def test_sigterm_stops_a_background_check(empty_db: str) -> None:
     """`specmon check … &` waiting on a hung server stops on SIGTERM, at once."""
     with SimThread(FAST) as sim:
         sim.server.faults.hang.add("*")
-        proc = specmon("check", sim.url, "--read-timeout", "600", "--db", str(tmp_path / "db"),
+        proc = specmon("check", sim.url, "--read-timeout", "600", "--db", empty_db,
                        ignoring=("SIGINT",))  # fmt: skip
         sim.call(lambda: asyncio.wait_for(sim.server.hung.wait(), 60))
         proc.send_signal(signal.SIGTERM)

@@ -1,6 +1,6 @@
 """The store under faults: a full disk, a read-only store, a corrupted file. A bench's figures are
-never lost (printed even when they cannot be saved), nothing partial is stored, and commands that
-only read the store for a baseline carry on without it."""
+never lost (printed even when they cannot be saved), nothing partial is stored, and a store that
+cannot be read is a one-line error; only the dashboard carries on without one."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from fault_cases import FAST
 
+from specmon.check import EXIT_STORE
 from specmon.cli import common, main
 from specmon.cli.monitor import open_store_or_warn
 from specmon.sim import SimThread
@@ -21,8 +22,8 @@ BENCH = ("--runs", "2", "--warmup", "0", "--max-tokens", "12")
 class FullStore(Store):
     """A store on a disk with no room left: SQLite answers SQLITE_FULL to any growth."""
 
-    def __init__(self, path: Path) -> None:
-        super().__init__(path)
+    def __init__(self, path: Path, **options: bool) -> None:
+        super().__init__(path, **options)
         pages = self._db.execute("PRAGMA page_count").fetchone()[0]
         self._db.execute(f"PRAGMA max_page_count = {pages}")
 
@@ -30,8 +31,8 @@ class FullStore(Store):
 class ReadOnlyStore(Store):
     """A store SQLite may only read (as on read-only media)."""
 
-    def __init__(self, path: Path) -> None:
-        super().__init__(path)
+    def __init__(self, path: Path, **options: bool) -> None:
+        super().__init__(path, **options)
         self._db.execute("PRAGMA query_only = ON")
 
 
@@ -80,8 +81,9 @@ def test_corrupted_store(
     assert sim.server.emitted == []  # it failed before running anything
     code = main(["check", sim.url, "--probe-tokens", "12", "--db", str(db)])
     out = capsys.readouterr()
-    assert code == 0  # check only looks baselines up there: it warns and goes on
-    assert out.err.startswith(f"specmon: warning: no baseline lookup: {db} is not a specmon store")
+    assert code == EXIT_STORE  # not "no baseline": the store it was told to read is unreadable
+    assert out.err.startswith(f"specmon: error: {db} is not a specmon store")
+    assert out.err.count("\n") == 1
     assert main(["snapshots", "--db", str(db), "list"]) == 1
     assert capsys.readouterr().err.count("\n") == 1
     assert db.read_bytes() == b"this is not SQLite\n" * 100  # left as it was

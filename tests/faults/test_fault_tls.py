@@ -34,9 +34,9 @@ def test_the_simulator_speaks_https(tls_sim: SimThread) -> None:
 
 
 def test_check_refuses_an_unverified_certificate_and_says_how_to_skip(
-    tls_sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tls_sim: SimThread, empty_db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["check", tls_sim.url, "--db", str(tmp_path / "db")])
+    code = main(["check", tls_sim.url, "--db", empty_db])
     lines = capsys.readouterr().out.splitlines()
     assert code == 2
     assert len(lines) == 1 and lines[0].startswith(f"✗ {tls_sim.url}/server_info: {TLS_FAILED}")
@@ -44,10 +44,10 @@ def test_check_refuses_an_unverified_certificate_and_says_how_to_skip(
 
 
 def test_check_insecure_works_and_is_announced(
-    tls_sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tls_sim: SimThread, empty_db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = main(["check", tls_sim.url, "--insecure", "--probe-tokens", "12",
-                 "--db", str(tmp_path / "db")])  # fmt: skip
+                 "--db", empty_db])  # fmt: skip
     out = capsys.readouterr()
     assert code == 0, out.out
     assert ANNOUNCED in out.err.splitlines()

@@ -83,10 +83,8 @@ def test_bench_agrees_with_vllm_counters(
     assert sum(accepted_by_position) == d["spec_decode_num_accepted_tokens_total"]
 
 
-def test_check_reads_vllm(
-    vllm_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, body = run_json(capsys, "check", vllm_url, "--db", str(tmp_path / "c.db"))
+def test_check_reads_vllm(vllm_url: str, empty_db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, body = run_json(capsys, "check", vllm_url, "--db", empty_db)
     assert code == 0, body["findings"]
     assert body["status"] == "healthy"
     assert body["server"]["backend"] == "vllm"

@@ -33,6 +33,8 @@ from typing import Any
 import pytest
 from real_helpers import free_port, run_json, serving
 
+from specmon.store import Store
+
 # Launching vLLM (30-60 s) and the rounds' benches take longer than the suite's 120 s per test.
 pytestmark = [pytest.mark.realserver, pytest.mark.timeout(600)]
 
@@ -84,6 +86,7 @@ def _rounds(
     pairs = []
     for n in range(ROUNDS):
         db = tmp_path / f"whatif-{n}.db"
+        Store(db).close()  # whatif refuses a --db that names no store
         baseline(db)
         predict = partial(_whatif, capsys, spec_url, db, tokens)
         measure = partial(_bench, capsys, k2_url, tmp_path / f"k2-{n}.db", tokens)
