@@ -1,5 +1,5 @@
-"""Stored snapshots side by side: comparison rows, their export (Markdown, CSV, JSON), and the
-human report of `specmon snapshots compare BASE SPEC`.
+"""Stored snapshots side by side: comparison rows and their export (Markdown, CSV, JSON); the
+report of `specmon snapshots compare BASE SPEC` is in `compare_report`.
 
 Every derived figure comes from `analysis` (pooled figures, the comparison, validity); this
 module only pairs snapshots and formats, with `specmon.wording`. Missing figures stay None and
@@ -12,9 +12,9 @@ import csv
 import io
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, astuple, dataclass, fields, replace
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Literal
 
 from specmon.analysis.comparison import Comparison, compare
 from specmon.analysis.pooled import Pooled, pool
@@ -32,7 +32,6 @@ from specmon.serialize import summary_of
 from specmon.wording import (
     DASH,
     describe_config,
-    duration,
     speedup_text,
     validity_mark,
     verdict_text,
@@ -171,25 +170,14 @@ def _paired(
     )
 
 
-# (key: CSV header and JSON key, Markdown header) of the table columns, in order.
-_COLUMNS = (
-    ("id", "id"),
-    ("url", "url"),
-    ("created", "created"),
-    ("label", "label"),
-    ("config", "config"),
-    ("decode_tok_s", "decode tok/s"),
-    ("decode_tok_s_min", "min"),
-    ("decode_tok_s_max", "max"),
-    ("accept_length", "accept"),
-    ("cycle_ms", "cycle ms"),
-    ("baseline_id", "baseline"),
-    ("baseline_decode_tok_s", "baseline tok/s"),
-    ("speedup", "speedup"),
-    ("verdict", "verdict"),
-    ("break_even", "break-even"),
-    ("baseline_valid", "baseline valid"),
-)
+EXPORT_SCHEMA = 2
+"""The JSON export's version: 2 wraps the rows in {"schema", "rows"} and names every figure as
+the CSV does (1 was a bare list with a nested speedup)."""
+
+_HEADERS = ("id", "url", "created", "label", "config", "decode tok/s", "min", "max", "accept",
+            "cycle ms", "baseline", "baseline tok/s", "speedup", "verdict", "break-even",
+            "baseline valid")  # fmt: skip
+"""The Markdown table's columns, in order."""
 
 
 def format_time(unix_s: float) -> str:
@@ -202,7 +190,7 @@ def _fixed(value: float | None, digits: int) -> str | None:
 
 
 def _cells(row: ComparisonRow) -> list[str | None]:
-    """The row's cells in `_COLUMNS` order; None for a missing figure."""
+    """The row's Markdown cells in `_HEADERS` order, as people read them; None when missing."""
     c = row.comparison
     return [
         None if row.id is None else str(row.id),
@@ -224,59 +212,111 @@ def _cells(row: ComparisonRow) -> list[str | None]:
     ]
 
 
-def _json_object(row: ComparisonRow) -> dict[str, Any]:
-    """Full-precision numbers for scripts; speedup as fractions (0.21 is +21%)."""
-    validity = row.validity
-    c = row.comparison
-    return {
-        "id": row.id,
-        "url": row.url,
-        "created_at": row.created_at,
-        "label": row.label,
-        "config": row.config,
-        "speculative": row.speculative,
-        "decode_tok_s": row.pooled.decode_tok_s,
-        "decode_tok_s_min": row.decode_tok_s_min,
-        "decode_tok_s_max": row.decode_tok_s_max,
-        "accept_length": row.pooled.accept_length,
-        "cycle_ms": row.pooled.cycle_ms,
-        "baseline_id": row.baseline_id,
-        "baseline_url": row.baseline_url,
-        "baseline_decode_tok_s": c.base_tok_s if c else None,
-        "speedup": None
-        if c is None
-        else {"value": c.speedup.value, "low": c.speedup.low, "high": c.speedup.high},
-        "verdict": c.verdict.value if c else None,
-        "break_even": c.break_even if c else None,
-        "margin": c.margin if c else None,
-        "baseline_valid": None if validity is None else validity.valid,
-        "baseline_confirmed": None if validity is None else validity.confirmed,
-        "baseline_reasons": None if validity is None else list(validity.reasons),
-        "baseline_unverified": None if validity is None else list(validity.unverified),
-        "no_baseline": row.no_baseline,
-    }
+@dataclass(frozen=True, slots=True)
+class ExportRecord:
+    """A row for scripts, CSV and JSON alike: numbers at full precision, the speedup and its
+    interval as ratios (0.21 is +21%), validity as booleans and its reasons as text; None when
+    missing."""
+
+    id: int | None
+    url: str
+    created: str
+    """ISO 8601, UTC."""
+    created_at: float
+    """Unix seconds."""
+    label: str | None
+    config: str
+    speculative: bool
+    decode_tok_s: float | None
+    decode_tok_s_min: float | None
+    decode_tok_s_max: float | None
+    accept_length: float | None
+    cycle_ms: float | None
+    baseline_id: int | None
+    baseline_url: str | None
+    baseline_decode_tok_s: float | None
+    speedup_ratio: float | None
+    speedup_ratio_low: float | None
+    speedup_ratio_high: float | None
+    interval_level: float | None
+    """The interval's confidence (0.95); None without an interval."""
+    verdict: str | None
+    break_even: float | None
+    margin: float | None
+    baseline_valid: bool | None
+    baseline_confirmed: bool | None
+    baseline_reasons: list[str] | None
+    baseline_unverified: list[str] | None
+    no_baseline: str | None
+
+
+def _record(row: ComparisonRow) -> ExportRecord:
+    c, validity = row.comparison, row.validity
+    gain = c.speedup if c else None
+    return ExportRecord(
+        id=row.id,
+        url=row.url,
+        created=format_time(row.created_at),
+        created_at=row.created_at,
+        label=row.label,
+        config=row.config,
+        speculative=row.speculative,
+        decode_tok_s=row.pooled.decode_tok_s,
+        decode_tok_s_min=row.decode_tok_s_min,
+        decode_tok_s_max=row.decode_tok_s_max,
+        accept_length=row.pooled.accept_length,
+        cycle_ms=row.pooled.cycle_ms,
+        baseline_id=row.baseline_id,
+        baseline_url=row.baseline_url,
+        baseline_decode_tok_s=c.base_tok_s if c else None,
+        speedup_ratio=gain.value if gain else None,
+        speedup_ratio_low=gain.low if gain else None,
+        speedup_ratio_high=gain.high if gain else None,
+        interval_level=gain.level if gain and gain.low is not None else None,
+        verdict=c.verdict.value if c else None,
+        break_even=c.break_even if c else None,
+        margin=c.margin if c else None,
+        baseline_valid=None if validity is None else validity.valid,
+        baseline_confirmed=None if validity is None else validity.confirmed,
+        baseline_reasons=None if validity is None else list(validity.reasons),
+        baseline_unverified=None if validity is None else list(validity.unverified),
+        no_baseline=row.no_baseline,
+    )
+
+
+def _csv_value(value: object) -> str:
+    """Empty when missing, true/false, reasons joined by "; ", numbers as Python writes them."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "; ".join(map(str, value))
+    return str(value)
 
 
 def export(rows: Sequence[ComparisonRow], fmt: ExportFormat) -> str:
-    """Render comparison rows as a Markdown table, CSV (with a header row) or a JSON list.
+    """Render comparison rows as a Markdown table, CSV (with a header row) or JSON.
 
-    Markdown and CSV show formatted figures (tok/s and ms to 1 decimal, accept lengths to 2,
-    speedup as a signed percent with its interval); JSON keeps full-precision numbers.
-    Missing figures are "—" in Markdown, empty in CSV, null in JSON.
+    Markdown is for people: tok/s and ms to 1 decimal, accept lengths to 2, the speedup as a
+    signed percent with its interval, validity as ✓/✗ with its reasons, missing figures "—".
+    CSV and JSON are for scripts, with the same names and values (`ExportRecord`): missing figures
+    are empty in CSV, null in JSON; JSON is `{"schema": EXPORT_SCHEMA, "rows": [...]}`.
     """
     if fmt == "json":
-        return json.dumps([_json_object(row) for row in rows], indent=2, ensure_ascii=False)
+        document = {"schema": EXPORT_SCHEMA, "rows": [asdict(_record(row)) for row in rows]}
+        return json.dumps(document, indent=2, ensure_ascii=False)
     if fmt == "csv":
         buffer = io.StringIO()
         # "\n", not RFC 4180's "\r\n": the text is printed or written in text mode by the caller.
         writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(key for key, _ in _COLUMNS)
-        writer.writerows(["" if cell is None else cell for cell in _cells(row)] for row in rows)
+        writer.writerow(field.name for field in fields(ExportRecord))
+        writer.writerows([_csv_value(value) for value in astuple(_record(row))] for row in rows)
         return buffer.getvalue()
     if fmt == "md":
         lines = [
-            "| " + " | ".join(header for _, header in _COLUMNS) + " |",
-            "|" + "|".join("---" for _ in _COLUMNS) + "|",
+            "| " + " | ".join(_HEADERS) + " |",
+            "|" + "|".join("---" for _ in _HEADERS) + "|",
         ]
         lines.extend(
             "| " + " | ".join(_md_cell(cell) for cell in _cells(row)) + " |" for row in rows
@@ -290,105 +330,3 @@ def _md_cell(cell: str | None) -> str:
         return DASH
     # A pipe would end the cell and a newline the row.
     return cell.replace("|", "\\|").replace("\n", " ")
-
-
-def compare_text(
-    base: Snapshot, spec: Snapshot, *, max_age_s: float, lifetime: LifetimeCheck
-) -> str:
-    """The report of `specmon snapshots compare BASE SPEC`, one fact per line.
-
-    Says loudly when BASE is not a baseline (speculation on) and, line by line prefixed
-    "STALE BASELINE:", every reason the baseline does not apply, "UNVERIFIED:" what could not be
-    checked; then, prefixed "GPU WARNING:", every way the GPUs' condition differed between the
-    two (clocks, power limit, throttling, other processes). The speedup, break-even and margin
-    come from one `Comparison` of the pooled runs: "spec / base − 1" of the two decode figures
-    printed above it.
-    """
-    lines = [_header("base", base), _header("spec", spec)]
-    base_speculative = base.server.speculative is not None
-    if base_speculative:
-        lines.append(
-            f"NOT A BASELINE: {_name(base)} ran with speculation on "
-            f"({describe_config(base.server.speculative)}); take one with speculation off"
-        )
-    validity = snapshot_validity(base, spec, max_age_s=max_age_s, lifetime=lifetime)
-    if validity.confirmed:
-        gap = spec.created_at - base.created_at
-        lines.append(f"baseline valid ✓ (taken {duration(gap)} before the run)")
-    lines.extend(f"STALE BASELINE: {reason}" for reason in validity.reasons)
-    lines.extend(f"UNVERIFIED: {what}" for what in validity.unverified)
-    lines.extend(f"GPU WARNING: {warning}" for warning in validity.warnings)
-    spec_pooled = pool(spec.runs)
-    comparison = compare(spec_pooled, pool(base.runs))
-    speedup_line = DASH
-    if comparison is not None:
-        speedup_line = speedup_text(comparison.speedup) or DASH
-        if comparison.speedup.low is not None:
-            speedup_line += " (95% interval)"
-        if not validity.valid:
-            speedup_line += ": does not hold, stale baseline"
-        elif not base_speculative:
-            speedup_line += f": {verdict_text(comparison)}"
-    lines.append(f"speedup         {speedup_line}")
-    server_accept = summary_of(spec, "server_accept_length")
-    accept_line = DASH
-    if spec_pooled.accept_length is not None:
-        accept_line = f"{spec_pooled.accept_length:.2f} (client, pooled)"
-        if server_accept is not None:
-            accept_line += f"; server says {server_accept.median:.2f}"
-    lines.append(f"accept length   {accept_line}")
-    cycle = spec_pooled.cycle_ms
-    lines.append(
-        "cycle           "
-        + (DASH if cycle is None else f"{cycle:.1f} ms per draft+verify (pooled)")
-    )
-    lines.append("break-even      " + _break_even_text(spec, comparison, base_speculative))
-    return "\n".join(lines) + "\n"
-
-
-def compare_holds(base: Snapshot, spec: Snapshot, validity: Validity) -> bool:
-    """Whether `snapshots compare` may exit 0: a real baseline that applies, confirmed."""
-    return (
-        base.server.speculative is None
-        and spec.server.speculative is not None
-        and (validity.confirmed)
-    )
-
-
-def _break_even_text(spec: Snapshot, comparison: Comparison | None, base_speculative: bool) -> str:
-    if base_speculative:
-        return f"{DASH} (BASE is not plain decoding)"
-    if spec.server.speculative is None:
-        return f"{DASH} (SPEC ran without speculation)"
-    if comparison is None or comparison.break_even is None:
-        return DASH
-    text = f"accept length {comparison.break_even:.2f}"
-    if comparison.margin is None:
-        return text
-    accept = comparison.break_even + comparison.margin
-    return f"{text}; measured {accept:.2f}, margin {comparison.margin:+.2f}"
-
-
-def _name(snapshot: Snapshot) -> str:
-    return "(unsaved)" if snapshot.id is None else f"#{snapshot.id}"
-
-
-def _header(role: str, snapshot: Snapshot) -> str:
-    """E.g. "spec  #4 EAGLE3 steps=2  2025-06-01T14:03:00Z "tuned"  decode 75.9 tok/s [...]"."""
-    parts = [f"{role:<5} {_name(snapshot)}", describe_config(snapshot.server.speculative)]
-    parts.append(snapshot.url)
-    parts.append(format_time(snapshot.created_at))
-    if snapshot.label:
-        parts.append(json.dumps(snapshot.label, ensure_ascii=False))
-    pooled = pool(snapshot.runs)
-    decode = summary_of(snapshot, "decode_tok_s")
-    if pooled.decode_tok_s is None or decode is None:
-        parts.append(f"decode {DASH} tok/s")
-    else:
-        runs = len(snapshot.runs)
-        parts.append(
-            f"decode {pooled.decode_tok_s:.1f} tok/s [{decode.min:.1f}–{decode.max:.1f}]"
-            f" over {runs} run{'s' if runs != 1 else ''}"
-            f" ({pooled.ms_per_token:.1f} ms/token)"
-        )
-    return "  ".join(parts)

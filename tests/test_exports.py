@@ -14,7 +14,8 @@ import pytest
 from specmon.analysis.comparison import Verdict
 from specmon.analysis.validity import LifetimeCheck, LifetimeState
 from specmon.cli import main
-from specmon.exports import ComparisonRow, compare_text, comparison_rows, export
+from specmon.compare_report import compare_text
+from specmon.exports import ComparisonRow, comparison_rows, export
 from specmon.model import Protocol, RunFigures, ServerInfo, Snapshot, SpecConfig
 from specmon.store import Store
 
@@ -241,51 +242,54 @@ def test_markdown_export_shows_stale_reasons() -> None:
     assert "| 1.74 | ✗ too old: taken 2.0 h before the run (> 30 min) |" in table
 
 
-def test_csv_export() -> None:
+def test_csv_export_is_numbers_and_booleans() -> None:
     text = export(_rows(), "csv")
-    records = list(csv.DictReader(io.StringIO(text)))
-    assert records[0] == {
-        "id": "2",
-        "url": URL,
-        "created": "2025-06-15T15:16:40Z",
-        "label": "tuned | v2",
-        "config": "EAGLE3 steps=2 topk=1 draft=3",
-        "decode_tok_s": "75.9",
-        "decode_tok_s_min": "75.7",
-        "decode_tok_s_max": "76.1",
-        "accept_length": "2.10",
-        "cycle_ms": "27.6",
-        "baseline_id": "1",
-        "baseline_decode_tok_s": "62.9",
-        "speedup": "+20.7% [+20.4%, +21.0%]",
-        "verdict": "winning",
-        "break_even": "1.74",
-        "baseline_valid": "✓",
-    }
-    assert records[1]["speedup"] == records[1]["accept_length"] == ""
+    spec, base = list(csv.DictReader(io.StringIO(text)))
+    (row,) = json.loads(export(_rows(), "json"))["rows"][:1]
+    # The same names and values as the JSON, as text: a script reads either alike.
+    assert list(spec) == list(row)
+    assert spec["speedup_ratio"] == str(row["speedup_ratio"])
+    assert float(spec["speedup_ratio"]) == pytest.approx(0.207, abs=5e-4)
+    assert float(spec["speedup_ratio_low"]) < float(spec["speedup_ratio"])
+    assert float(spec["speedup_ratio"]) < float(spec["speedup_ratio_high"])
+    assert (spec["interval_level"], spec["verdict"]) == ("0.95", "winning")
+    assert (spec["baseline_valid"], spec["baseline_confirmed"]) == ("true", "true")
+    assert spec["baseline_reasons"] == spec["baseline_unverified"] == spec["no_baseline"] == ""
+    assert (spec["created"], spec["label"], spec["baseline_id"]) == (
+        "2025-06-15T15:16:40Z",
+        "tuned | v2",
+        "1",
+    )
+    assert float(spec["decode_tok_s"]) == pytest.approx(75.9, abs=0.01)
+    assert base["speedup_ratio"] == base["accept_length"] == base["baseline_valid"] == ""
     assert text.count("\n") == 3
     assert "\r" not in text
+    stale = next(csv.DictReader(io.StringIO(export(_rows(spec_at=T0 + 7200), "csv"))))
+    assert stale["baseline_valid"] == "false"
+    assert stale["baseline_reasons"] == "too old: taken 2.0 h before the run (> 30 min)"
 
 
 def test_json_export() -> None:
-    spec, base = json.loads(export(_rows(spec_at=T0 + 7200), "json"))
+    document = json.loads(export(_rows(spec_at=T0 + 7200), "json"))
+    assert document["schema"] == 2
+    spec, base = document["rows"]
     assert (spec["id"], spec["url"], spec["created_at"]) == (2, URL, T0 + 7200)
     assert spec["speculative"] is True
     assert spec["decode_tok_s"] == pytest.approx(75.9, abs=0.01)
     assert spec["baseline_id"] == 1
     now, then = spec["decode_tok_s"], spec["baseline_decode_tok_s"]
-    assert spec["speedup"]["value"] == pytest.approx(now / then - 1)
-    assert spec["speedup"]["low"] < spec["speedup"]["value"] < spec["speedup"]["high"]
+    assert spec["speedup_ratio"] == pytest.approx(now / then - 1)
+    assert spec["speedup_ratio_low"] < spec["speedup_ratio"] < spec["speedup_ratio_high"]
     assert spec["verdict"] == "winning"
     assert spec["break_even"] + spec["margin"] == pytest.approx(spec["accept_length"])
     assert spec["baseline_valid"] is False
     assert spec["baseline_reasons"] == ["too old: taken 2.0 h before the run (> 30 min)"]
-    assert base["speedup"] is None and base["baseline_valid"] is None
+    assert base["speedup_ratio"] is None and base["baseline_valid"] is None
     assert base["accept_length"] is None and base["cycle_ms"] is None
 
 
 def test_export_of_no_rows() -> None:
-    assert export([], "json") == "[]"
+    assert json.loads(export([], "json")) == {"schema": 2, "rows": []}
     assert export([], "csv").count("\n") == 1
     assert export([], "md").count("\n") == 2
 
@@ -352,5 +356,30 @@ def test_a_stored_comparison_read_long_after_still_holds(
     assert main(["snapshots", "compare", "1", "2", "--offline", "--db", db]) == 0
     assert "baseline valid ✓ (taken 10 min before the run)" in capsys.readouterr().out
     assert main(["snapshots", "export", "--format", "json", "--offline", "--db", db]) == 0
-    spec = next(row for row in json.loads(capsys.readouterr().out) if row["speculative"])
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    spec = next(row for row in rows if row["speculative"])
     assert (spec["baseline_id"], spec["baseline_valid"], spec["baseline_reasons"]) == (1, True, [])
+
+
+def test_the_output_suffix_says_the_format_and_a_mismatch_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "s.db")
+    with Store(db) as store:
+        store.save_all([replace(baseline(1), id=None), replace(speculative(2), id=None)])
+    export_ = ["snapshots", "export", "--offline", "--db", db]
+    assert main([*export_, "-o", str(tmp_path / "exp.csv")]) == 0
+    records = list(csv.DictReader(io.StringIO((tmp_path / "exp.csv").read_text())))
+    assert [r["id"] for r in records] == ["1", "2"]
+    assert main([*export_, "-o", str(tmp_path / "EXP.JSON")]) == 0
+    assert json.loads((tmp_path / "EXP.JSON").read_text())["schema"] == 2
+    assert main([*export_, "--format", "csv", "-o", str(tmp_path / "exp.txt")]) == 0
+    assert (tmp_path / "exp.txt").read_text().startswith("id,url,created,")
+    capsys.readouterr()
+    assert main([*export_, "--format", "md", "-o", str(tmp_path / "x.csv")]) == 2
+    assert capsys.readouterr().err == (
+        f"specmon: error: --format md does not match {tmp_path / 'x.csv'}: its suffix says csv\n"
+    )
+    assert main([*export_, "-o", str(tmp_path / "x.txt")]) == 2
+    assert "cannot tell the format of" in capsys.readouterr().err
+    assert not (tmp_path / "x.csv").exists() and not (tmp_path / "x.txt").exists()

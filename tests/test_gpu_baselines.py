@@ -14,8 +14,8 @@ from specmon.analysis.validity import LifetimeCheck, LifetimeState, snapshot_val
 from specmon.bench import run_bench
 from specmon.check import EXIT_HEALTHY, CheckReport, run_check
 from specmon.cli import main
+from specmon.compare_report import compare_text
 from specmon.errors import Unreachable
-from specmon.exports import compare_text
 from specmon.model import GpuDevice, GpuState, Protocol, RunFigures, Snapshot, Telemetry
 from specmon.serialize import RecordError, snapshot_from_record, snapshot_to_record
 from specmon.session.snapshot import SnapshotKind, take_snapshot

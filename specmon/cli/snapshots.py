@@ -9,7 +9,7 @@ import sys
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from specmon.analysis.pooled import pool
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S, LifetimeCheck, snapshot_validity
@@ -22,10 +22,10 @@ from specmon.cli.common import (
     takes,
     target_of,
 )
-from specmon.errors import SpecmonError
+from specmon.compare_report import compare_holds, compare_text
+from specmon.errors import SpecmonError, TargetError
 from specmon.exports import (
-    compare_holds,
-    compare_text,
+    ExportFormat,
     comparison_rows,
     export,
     lifetime_for,
@@ -54,9 +54,19 @@ def register(commands: Any) -> None:
     compare.add_argument("base", type=positive_int, metavar="BASE_ID")
     compare.add_argument("spec", type=positive_int, metavar="SPEC_ID")
     export_ = actions.add_parser("export", help="the comparison table of each server's snapshots")
-    export_.add_argument("--format", choices=("md", "csv", "json"), default="md")
+    export_.add_argument(
+        "--format",
+        choices=FORMATS,
+        help="md (for people), csv or json (for scripts: numbers and true/false); default: "
+        "from the suffix of --output, else md",
+    )
     export_.add_argument("--url", dest="only_url", help="only this server (default: every server)")
-    export_.add_argument("--output", "-o", metavar="PATH", help="write here instead of stdout")
+    export_.add_argument(
+        "--output",
+        "-o",
+        metavar="PATH",
+        help="write here instead of stdout (.md, .csv or .json says the format)",
+    )
     # The shared options go before or after the action too; an action that does not take one
     # (--max-age for list and show) refuses it wherever it was given (common.apply_shared).
     for parser in (snapshots, compare, export_):
@@ -117,6 +127,7 @@ def _snapshots(args: argparse.Namespace, store: Store) -> int:
         print(compare_text(base, spec, max_age_s=args.max_age, lifetime=lifetime))
         validity = snapshot_validity(base, spec, max_age_s=args.max_age, lifetime=lifetime)
         return 0 if compare_holds(base, spec, validity) else 1
+    fmt = export_format(args.format, args.output)
     every = store.list()
     wanted = normalise_url(args.only_url) if args.only_url else None
     items = sorted((s for s in every if wanted is None or s.url == wanted),
@@ -125,7 +136,7 @@ def _snapshots(args: argparse.Namespace, store: Store) -> int:
                and (b := match_baseline(s, every)) is not None}  # fmt: skip
     rows = comparison_rows(items, candidates=every, max_age_s=args.max_age,
                            lifetimes=_lifetimes(args, matched.values()))  # fmt: skip
-    text = export(rows, args.format)
+    text = export(rows, fmt)
     if args.output:
         path = Path(args.output).expanduser()
         try:
@@ -136,6 +147,30 @@ def _snapshots(args: argparse.Namespace, store: Store) -> int:
     else:
         print(text, end="" if text.endswith("\n") else "\n")
     return 0
+
+
+FORMATS: tuple[ExportFormat, ...] = ("md", "csv", "json")
+
+
+def export_format(given: str | None, output: str | None) -> ExportFormat:
+    """The export's format: `--format`, else the suffix of `--output`, else Markdown.
+
+    Raises:
+        TargetError: The suffix names another format than `--format`, or none of them when
+            `--format` is not given.
+    """
+    suffix = Path(output).suffix.lower().lstrip(".") if output else ""
+    implied = next((fmt for fmt in FORMATS if fmt == suffix), None)
+    if given is None:
+        if output and implied is None:
+            raise TargetError(
+                f"cannot tell the format of {output} from its suffix: name it .md, .csv or "
+                ".json, or give --format"
+            )
+        return implied or "md"
+    if implied is not None and implied != given:
+        raise TargetError(f"--format {given} does not match {output}: its suffix says {implied}")
+    return cast(ExportFormat, given)
 
 
 def _lifetimes(

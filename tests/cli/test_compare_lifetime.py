@@ -34,7 +34,7 @@ def test_compare_and_export_name_a_restart(
             line.startswith("STALE BASELINE: the baseline server restarted since") for line in lines
         )
         assert main(["snapshots", "export", "--format", "json", "--db", db]) == 0
-        rows = json.loads(capsys.readouterr().out)
+        rows = json.loads(capsys.readouterr().out)["rows"]
     spec_row = next(row for row in rows if row["speculative"])
     assert spec_row["baseline_valid"] is False
     assert "restarted since" in spec_row["baseline_reasons"][0]

@@ -70,7 +70,7 @@ def test_export_pairs_each_round_with_its_own_baseline(tmp_path: Path) -> None:
          str(db), "--offline"],
         capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
-    rows = {row["id"]: row for row in json.loads(export.stdout)}
+    rows = {row["id"]: row for row in json.loads(export.stdout)["rows"]}
     # Saved in the order they ran: round 1's baseline and speculative bench, then round 2's.
     assert [rows[i]["speculative"] for i in (1, 2, 3, 4)] == [False, True, False, True]
     assert (rows[2]["baseline_id"], rows[4]["baseline_id"]) == (1, 3)

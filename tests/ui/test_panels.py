@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import random
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from conftest import NOW, URL, baseline_snapshot, gpus, sample, server_info, server_metrics
@@ -223,6 +227,35 @@ async def test_comparison_keeps_decode_and_speedup_in_view(
         assert validity is not None
         assert validity.startswith("✗ too old: taken 44 min before the run (> 30 min)")
         assert f"#2 · winning · validity: {validity}" in row
+
+
+async def test_comparison_exports_numbers_for_scripts_and_text_for_people(
+    make_app: Callable[..., SpecmonApp], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """v and j write what a script reads (ratios, true/false), e Markdown for people."""
+    monkeypatch.chdir(tmp_path)
+    app = make_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await _store_snapshots(app)
+        await pilot.press("c")
+        await pilot.pause()
+        for key in "evj":
+            await pilot.press(key)
+            await pilot.pause()
+    exported = _exported(tmp_path)
+    _, spec = csv.DictReader(io.StringIO(exported["csv"]))  # the baseline, then the run
+    float(spec["speedup_ratio"])  # a number, not "+23.2% [+16.1%, +30.8%]"
+    assert spec["baseline_valid"] == "false"
+    row = json.loads(exported["json"])["rows"][1]
+    assert row["baseline_valid"] is False and isinstance(row["speedup_ratio"], float)
+    assert "| ✗ too old: taken 44 min before the run (> 30 min) |" in exported["md"]
+
+
+def _exported(folder: Path) -> dict[str, str]:
+    """The text of each export written to `folder`, by suffix (one of each)."""
+    files = {path.suffix[1:]: path for path in folder.glob("specmon-comparison-*")}
+    assert sorted(files) == ["csv", "json", "md"]
+    return {suffix: path.read_text(encoding="utf-8") for suffix, path in files.items()}
 
 
 def test_columns_fit_essentials_first() -> None:
