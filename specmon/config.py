@@ -104,7 +104,10 @@ def _number(low: float, high: float) -> Callable[[Any], float]:
     def parse(value: Any) -> float:
         if isinstance(value, bool):
             raise ValueError(f"not a number: {value!r}")
-        number = float(value)
+        try:
+            number = float(value)
+        except ValueError:
+            raise ValueError(f"not a number: {value!r}") from None
         if not low <= number <= high:
             raise ValueError(f"must be between {low:g} and {high:g}: {value}")
         return number
@@ -116,7 +119,10 @@ def _whole(low: int, high: int) -> Callable[[Any], int]:
     def parse(value: Any) -> int:
         if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
             raise ValueError(f"not a whole number: {value!r}")
-        number = int(value)
+        try:
+            number = int(value)
+        except ValueError:
+            raise ValueError(f"not a whole number: {value!r}") from None
         if not low <= number <= high:
             raise ValueError(f"must be between {low} and {high}: {value}")
         return number
@@ -130,7 +136,8 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-# name -> (parser, help). `host`/`port` are folded into `url` by `load_config`.
+# name -> (parser, help). `host`/`port` are folded into `url` by `load_config`. The one table of
+# what each setting accepts: the config file, SPECMON_* and the flags (`cli.common.setting`).
 SETTINGS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "host": (_text, f"server host (default {DEFAULT_HOST})"),
     "port": (_whole(1, 65535), f"server port (default {DEFAULT_PORT})"),

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from specmon.cli import parse_args
+from specmon.cli.monitor import config_from_args
 from specmon.config import load_config
 from specmon.errors import TargetError
 
@@ -119,3 +121,46 @@ def test_one_baseline_url_for_several_targets_is_refused(tmp_path: Path) -> None
     toml = "[[targets]]\nurl = 'a:1'\n[[targets]]\nurl = 'b:1'\n"
     with pytest.raises(TargetError, match="give each its own baseline_url"):
         _load(tmp_path, {}, {"SPECMON_BASELINE_URL": "c:1"}, toml)
+
+
+# flag -> (a value at the edge of its range, one beyond it): one table (`SETTINGS`) for all layers.
+LIMITS = {
+    "--interval": ("0.1", "0"),
+    "--probe-every": ("3600", "0.5"),
+    "--probe-tokens": ("100000", "100001"),
+    "--baseline-runs": ("100", "101"),
+    "--max-age": ("604800", "604801"),  # 7 days; the flag alone stopped at 3600
+    "--port": ("65535", "65536"),
+    "--connect-timeout": ("0.01", "0"),
+    "--read-timeout": ("3600", "3601"),
+}
+
+
+@pytest.mark.parametrize("flag", LIMITS)
+def test_a_flag_takes_what_the_environment_and_the_file_take(
+    flag: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = flag.removeprefix("--").replace("-", "_")
+    edge, beyond = LIMITS[flag]
+    env = f"SPECMON_{name.upper()}"
+    monkeypatch.delenv(env, raising=False)
+    empty = tmp_path / "empty.toml"
+    empty.write_text("")
+    from_flag = config_from_args(parse_args([flag, edge, "--config", str(empty)]))
+    assert from_flag == _load(tmp_path, {}, {env: edge}) != _load(tmp_path, {}, {})
+    assert from_flag == _load(tmp_path, {}, {}, f"{name} = {edge}")
+    with pytest.raises(TargetError) as from_env:
+        _load(tmp_path, {}, {env: beyond})
+    with pytest.raises(TargetError) as from_file:
+        _load(tmp_path, {}, {}, f"{name} = {beyond}")
+    why = str(from_env.value).removeprefix(f"environment: {name}: ")
+    assert str(from_file.value).endswith(f": {name}: {why}")
+    assert f"between {edge}" in why or f"and {edge}" in why  # the range it states is the real one
+    with pytest.raises(SystemExit):
+        parse_args([flag, beyond])
+    assert capsys.readouterr().err.endswith(f"error: argument {flag}: {why}\n")
+
+
+def test_commands_take_the_same_max_age() -> None:
+    assert parse_args(["check", "gpu-box:8000", "--max-age", "7200"]).max_age == 7200
+    assert parse_args(["snapshots", "export", "--max-age", "86400"]).max_age == 86400

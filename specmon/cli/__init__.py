@@ -62,13 +62,25 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     Exits with status 2 and the usage on bad arguments (argparse's way).
     """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said by the command's parser, with its usage (argparse's own: the top level's)
+        command_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command is None:
         args.run = monitor.run
         args.dashboard = True
     else:
         apply_shared(parser, args.top_level, args)
     return args
+
+
+def command_parser(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> argparse.ArgumentParser:
+    """The parser of the command (and action, `snapshots list`) that `args` chose."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and getattr(args, action.dest, None):
+            return command_parser(action.choices[getattr(args, action.dest)], args)
+    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -23,9 +23,9 @@ from specmon.cli.common import (
     add_db,
     add_max_age,
     open_store,
+    setting,
     takes,
     target_of,
-    tokens,
 )
 from specmon.model import Protocol, ServerInfo, Snapshot
 from specmon.session.baselines import BaselineLookup, check_lifetime, lookup_baseline
@@ -50,7 +50,7 @@ def register(commands: Any) -> None:
     check.add_argument("server", metavar="URL", help="server address")
     check.add_argument(
         "--probe-tokens",
-        type=tokens,
+        type=setting("probe_tokens"),
         default=argparse.SUPPRESS,
         help=f"probe size when no baseline sets it (default {DEFAULT_CHECK_TOKENS}); a "
         "baseline's protocol wins, and check says so",

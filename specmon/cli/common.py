@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S
+from specmon.config import SETTINGS
 from specmon.sources.http import (
     DEFAULT_API_KEY_ENV,
     DEFAULT_CONNECT_TIMEOUT,
@@ -60,8 +61,22 @@ def seconds(text: str) -> float:
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
     if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 3600 seconds: {text}")
+        raise argparse.ArgumentTypeError(f"must be more than 0 and at most 3600 seconds: {text}")
     return value
+
+
+def setting(name: str) -> Callable[[str], Any]:
+    """The argparse type of the flag of a setting: its parser in `config.SETTINGS`, so that the
+    flag accepts what SPECMON_* and the config file do, and says the same range when it does not."""
+    parse = SETTINGS[name][0]
+
+    def convert(text: str) -> Any:
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return convert
 
 
 class _RefuseSecretOnCommandLine(argparse.Action):
@@ -162,14 +177,14 @@ def add_connection(
         ),
         group.add_argument(
             "--connect-timeout",
-            type=seconds,
+            type=setting("connect_timeout"),
             default=default,
             metavar="S",
             help=f"seconds to wait for a connection (default {DEFAULT_CONNECT_TIMEOUT:g})",
         ),
         group.add_argument(
             "--read-timeout",
-            type=seconds,
+            type=setting("read_timeout"),
             default=default,
             metavar="S",
             help=f"seconds to wait for each read; a whole answer gets twice this "
@@ -192,7 +207,7 @@ def add_max_age(parser: argparse.ArgumentParser) -> None:
     """`--max-age S`: how old a baseline may be (its default applied by `takes`)."""
     parser.add_argument(
         "--max-age",
-        type=seconds,
+        type=setting("max_age"),
         default=argparse.SUPPRESS,
         metavar="S",
         help=f"baselines older than this are stale (default {DEFAULT_MAX_AGE_S:g} s)",

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from specmon.cli.common import seconds, takes, tokens
+from specmon.cli.common import setting, takes
 from specmon.cli.crash import run_dashboard
 from specmon.config import MonitorConfig, Targets
 from specmon.sources.http import Target
@@ -33,9 +33,10 @@ def register(commands: Any) -> None:
         "to a temporary store.",
         allow_abbrev=False,
     )
-    demo.add_argument("--probe-every", type=seconds, default=argparse.SUPPRESS, metavar="S",
-                      help="seconds between probes (default 3)")  # fmt: skip
-    demo.add_argument("--probe-tokens", type=tokens, default=argparse.SUPPRESS, metavar="N",
+    demo.add_argument("--probe-every", type=setting("probe_every"), default=argparse.SUPPRESS,
+                      metavar="S", help="seconds between probes (default 3)")  # fmt: skip
+    demo.add_argument("--probe-tokens", type=setting("probe_tokens"), default=argparse.SUPPRESS,
+                      metavar="N",
                       help="tokens per probe and baseline run (default 128)")  # fmt: skip
     demo.add_argument("--theme", default=argparse.SUPPRESS,
                       help="colour theme (default specmon-dark)")  # fmt: skip

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from specmon.cli.common import add_connection, positive_int, seconds, tokens
+from specmon.cli.common import add_connection, setting
 from specmon.cli.crash import run_dashboard
 from specmon.config import (
     SETTINGS,
@@ -42,7 +42,7 @@ def add_arguments(
     add = _adder(group, command)
     servers = [
         add("--host", help=SETTINGS["host"][1]),
-        add("--port", type=positive_int, help=SETTINGS["port"][1]),
+        add("--port", type=setting("port"), help=SETTINGS["port"][1]),
         add(
             "--url",
             action="append",
@@ -80,18 +80,24 @@ def _adder(group: argparse._ArgumentGroup, command: bool) -> Callable[..., argpa
 
 def _settings(add: Callable[..., argparse.Action], *, theme: bool) -> list[argparse.Action]:
     """How the dashboard samples, probes and judges, its config file and theme."""
+
+    def flag(name: str, metavar: str) -> argparse.Action:
+        """`--name` of a setting, with its type, limits and help from `SETTINGS`."""
+        option = "--" + name.replace("_", "-")
+        return add(option, type=setting(name), metavar=metavar, help=SETTINGS[name][1])
+
     actions = [
-        add("--interval", type=seconds, metavar="S", help=SETTINGS["interval"][1]),
-        add("--probe-every", type=seconds, metavar="S", help=SETTINGS["probe_every"][1]),
-        add("--probe-tokens", type=tokens, metavar="N", help=SETTINGS["probe_tokens"][1]),
+        flag("interval", "S"),
+        flag("probe_every", "S"),
+        flag("probe_tokens", "N"),
         add(
             "--no-probe",
             dest="probe",
             action="store_false",
             help="do not send probe requests (server figures only)",
         ),
-        add("--baseline-runs", type=positive_int, metavar="N", help=SETTINGS["baseline_runs"][1]),
-        add("--max-age", type=seconds, metavar="S", help=SETTINGS["max_age"][1]),
+        flag("baseline_runs", "N"),
+        flag("max_age", "S"),
         add("--gpu-metrics", metavar="URL", help=SETTINGS["gpu_metrics"][1]),
         add(
             "--config",

@@ -162,3 +162,23 @@ def test_ab_takes_the_dashboard_settings_only_with_watch(
     assert capsys.readouterr().err.endswith(
         "specmon: error: --theme is the dashboard's: give it with --watch, or leave it out\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("argv", "prog"),
+    [
+        (["bench", "gpu-box:8000", "--bogus"], "specmon bench"),  # was the top-level usage
+        (["snapshots", "list", "--bogus"], "specmon snapshots list"),
+        (["launch", "--bogus", *SERVER], "specmon launch"),
+        (["--bogus"], "specmon"),
+    ],
+)
+def test_an_unknown_option_is_refused_with_its_command_usage(
+    argv: list[str], prog: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        parse_args(argv)
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: {prog} [-h]")
+    assert err.endswith(f"\n{prog}: error: unrecognized arguments: --bogus\n")
