@@ -18,14 +18,25 @@ class SpecConfig:
     """The speculative-decoding configuration a server reports."""
 
     algorithm: str
-    """`speculative_algorithm`, e.g. "EAGLE3", "NGRAM"."""
+    """`speculative_algorithm`, e.g. "EAGLE3", "NGRAM"; vLLM's `method` ("unknown" where it is
+    not exposed: `UNKNOWN_METHOD`)."""
     num_steps: int | None
     eagle_topk: int | None
     num_draft_tokens: int | None
     draft_model_path: str | None = None
+    length_name: str | None = None
+    """The server's own name for the draft length held in `num_steps` (vLLM:
+    `VLLM_DRAFT_LENGTH`); None: SGLang's steps, topk and draft tokens."""
 
     def describe(self) -> str:
-        """One short line, e.g. "EAGLE3 steps=2 topk=1 draft=3"."""
+        """One short line, e.g. "EAGLE3 steps=2 topk=1 draft=3", or in the server's own words
+        "eagle3 num_speculative_tokens=3"."""
+        if self.length_name is not None:
+            method = self.algorithm
+            if method == UNKNOWN_METHOD:
+                method = "method not exposed,"
+            length = f" {self.length_name}={self.num_steps}" if self.num_steps is not None else ""
+            return f"{method}{length}".rstrip(",")
         parts = [self.algorithm]
         for name, value in (
             ("steps", self.num_steps),
@@ -39,7 +50,11 @@ class SpecConfig:
     def brief(self) -> str:
         """The fleet table's few cells: "EAGLE3 2/1/3" (steps/topk/draft) when all three are
         known, else the known ones by letter, e.g. "NGRAM d4" (SGLang's n-gram drafting reads
-        only the draft size; its steps and topk are placeholders)."""
+        only the draft size; its steps and topk are placeholders); a server naming its draft
+        length otherwise, its method and k, e.g. "eagle3 k=3" ("? k=3": method not exposed)."""
+        if self.length_name is not None:
+            method = "?" if self.algorithm == UNKNOWN_METHOD else self.algorithm
+            return method + (f" k={self.num_steps}" if self.num_steps is not None else "")
         values = (self.num_steps, self.eagle_topk, self.num_draft_tokens)
         if self.algorithm.upper() == "NGRAM" and self.num_draft_tokens is not None:
             values = (None, None, self.num_draft_tokens)
@@ -47,6 +62,12 @@ class SpecConfig:
             return f"{self.algorithm} {'/'.join(str(v) for v in values)}"
         known = [f"{k}{v}" for k, v in zip("skd", values, strict=True) if v is not None]
         return " ".join([self.algorithm, *known])
+
+
+UNKNOWN_METHOD = "unknown"
+"""vLLM's speculative method where it does not say it (outside its dev mode)."""
+VLLM_DRAFT_LENGTH = "num_speculative_tokens"
+"""vLLM's name for the draft length (a key of `--speculative-config`)."""
 
 
 BACKEND_NAMES = {"sglang": "SGLang", "vllm": "vLLM", "llamacpp": "llama.cpp"}

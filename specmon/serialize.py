@@ -24,6 +24,7 @@ from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.stats import summarize
 from specmon.analysis.validity import fingerprint
 from specmon.model import (
+    VLLM_DRAFT_LENGTH,
     CycleBasis,
     GpuState,
     Lifetime,
@@ -108,7 +109,7 @@ def snapshot_to_dict(snapshot: Snapshot) -> dict[str, Any]:
         "target": {
             "url": snapshot.url,
             **_identity(server),
-            "speculative": None if spec is None else _speculative(spec, draft_model=False),
+            "speculative": None if spec is None else _speculative(spec, stored=False),
         },
         "protocol": dataclasses.asdict(snapshot.protocol),
         "runs": [_run_to_dict(run) for run in snapshot.runs],
@@ -132,11 +133,12 @@ def _identity(server: ServerInfo) -> dict[str, Any]:
     }
 
 
-def _speculative(spec: SpecConfig, *, draft_model: bool) -> dict[str, Any]:
-    """Its speculative configuration; the draft model's path only in the stored record."""
+def _speculative(spec: SpecConfig, *, stored: bool) -> dict[str, Any]:
+    """Its speculative configuration; the draft model's path and the draft length's name only
+    in the stored record (the export's schema stays SGLang's four keys)."""
     fields = dataclasses.asdict(spec)
-    if not draft_model:
-        del fields["draft_model_path"]
+    if not stored:
+        del fields["draft_model_path"], fields["length_name"]
     return fields
 
 
@@ -189,7 +191,7 @@ def snapshot_to_record(snapshot: Snapshot) -> dict[str, Any]:
         "label": snapshot.label,
         "server": {
             **_identity(server),
-            "speculative": None if spec is None else _speculative(spec, draft_model=True),
+            "speculative": None if spec is None else _speculative(spec, stored=True),
             "stream_interval": server.stream_interval,
             "cuda_graph_disabled": server.cuda_graph_disabled,
             "cuda_graph_max_bs": server.cuda_graph_max_bs,
@@ -305,6 +307,9 @@ def snapshot_from_record(record: Mapping[str, Any]) -> Snapshot:
                 eagle_topk=spec.opt_integer("eagle_topk"),
                 num_draft_tokens=spec.opt_integer("num_draft_tokens"),
                 draft_model_path=spec.opt_string("draft_model_path"),
+                # Records from before the name was kept: vLLM's is the only one.
+                length_name=spec.added("length_name", spec.opt_string)
+                or (VLLM_DRAFT_LENGTH if server.string("backend") == "vllm" else None),
             ),
             stream_interval=server.opt_integer("stream_interval"),
             cuda_graph_disabled=server.opt_bool("cuda_graph_disabled"),

@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from specmon.analysis.validity import fingerprint
-from specmon.model import Lifetime, Protocol, RunFigures, ServerInfo, Snapshot, SpecConfig, Stats
+from specmon.model import (
+    VLLM_DRAFT_LENGTH,
+    Lifetime,
+    Protocol,
+    RunFigures,
+    ServerInfo,
+    Snapshot,
+    SpecConfig,
+    Stats,
+)
 from specmon.serialize import (
     RecordError,
     snapshot_from_record,
@@ -373,3 +383,16 @@ def test_record_that_is_not_an_object() -> None:
     with pytest.raises(RecordError, match=r"^record: expected an object, got a list$"):
         snapshot_from_record([])  # type: ignore[arg-type]
     assert issubclass(RecordError, ValueError)
+
+
+def test_a_vllm_record_keeps_the_name_of_its_draft_length() -> None:
+    """vLLM's draft length is `num_speculative_tokens` (issue 25); records from before the name
+    was kept read with it too."""
+    spec = SpecConfig("eagle3", 3, None, None, None, VLLM_DRAFT_LENGTH)
+    base = make_snapshot(spec=True)
+    snapshot = replace(base, server=replace(base.server, backend="vllm", speculative=spec))
+    record = snapshot_to_record(snapshot)
+    assert snapshot_from_record(record).server.speculative == spec
+    del record["server"]["speculative"]["length_name"]
+    read = snapshot_from_record(record).server.speculative
+    assert read is not None and read.describe() == "eagle3 num_speculative_tokens=3"

@@ -12,7 +12,14 @@ from specmon.analysis.cycle_model import CyclePoint, drafts_without_model, fit_c
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.validity import fingerprint, protocol_differences
 from specmon.analysis.whatif import WhatIf, what_if
-from specmon.model import PositionSource, Protocol, RunFigures, ServerInfo, Snapshot
+from specmon.model import (
+    UNKNOWN_METHOD,
+    PositionSource,
+    Protocol,
+    RunFigures,
+    ServerInfo,
+    Snapshot,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +86,7 @@ def non_drafting_share(runs: Sequence[RunFigures]) -> float:
 def _drafts_with_model(algorithm: str, non_drafting: float) -> bool:
     """Whether the server drafts with a model: by its algorithm's name, or, where the name is
     not exposed (vLLM outside dev mode: "unknown"), by whether (nearly) every step drafted."""
-    if algorithm != "unknown":
+    if algorithm != UNKNOWN_METHOD:
         return not drafts_without_model(algorithm)
     return non_drafting <= NON_DRAFTING_SHARE
 

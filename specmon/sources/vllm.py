@@ -29,7 +29,15 @@ from typing import Any
 import httpx
 
 from specmon.errors import HttpStatus, MalformedResponse, NotVllm
-from specmon.model import ProbeResult, ServerInfo, ServerMetrics, SpecConfig, StepsSource
+from specmon.model import (
+    UNKNOWN_METHOD,
+    VLLM_DRAFT_LENGTH,
+    ProbeResult,
+    ServerInfo,
+    ServerMetrics,
+    SpecConfig,
+    StepsSource,
+)
 from specmon.sources.drafts import metrics_or_none, per_position, settled_scrape
 from specmon.sources.http import get, json_int, parse_json
 from specmon.sources.metrics import fetch_text, parse_scrape, wanted_text
@@ -198,12 +206,14 @@ def _speculation(config: Mapping[str, Any], metrics: ServerMetrics | None) -> Sp
             eagle_topk=None,
             num_draft_tokens=None,
             draft_model_path=draft if isinstance(draft, str) and draft != method else None,
+            length_name=VLLM_DRAFT_LENGTH,
         )
     if metrics is None or metrics.spec_drafts_total is None:
         return None
     positions = metrics.spec_accepted_per_position
     # The method is not exposed outside dev mode; the draft length is (one series per position).
-    return SpecConfig("unknown", len(positions) if positions else None, None, None)
+    return SpecConfig(UNKNOWN_METHOD, len(positions) if positions else None, None, None,
+                      length_name=VLLM_DRAFT_LENGTH)  # fmt: skip
 
 
 # The families read (short names, matched as prefixes: `spec_decode_` covers all four counters).

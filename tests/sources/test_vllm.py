@@ -12,7 +12,7 @@ from replay import FakeClock
 
 from specmon.analysis.figures import run_figures
 from specmon.errors import MalformedResponse, NotVllm
-from specmon.model import ProbeResult, ServerInfo, ServerMetrics, SpecConfig
+from specmon.model import VLLM_DRAFT_LENGTH, ProbeResult, ServerInfo, ServerMetrics, SpecConfig
 from specmon.sources import vllm
 from specmon.sources.backend import RECENT_SCRAPE_S, Connection, connect
 
@@ -54,7 +54,10 @@ async def test_server_info_outside_dev_mode() -> None:
     assert (info.backend, info.version, info.model) == ("vllm", "0.32.0", "tiny-llama")
     assert info.title == "vLLM 0.32.0"
     # Speculation shows only in /metrics: on, with one series per draft position.
-    assert info.speculative == SpecConfig("unknown", 4, None, None)
+    assert info.speculative == SpecConfig("unknown", 4, None, None, length_name=VLLM_DRAFT_LENGTH)
+    # Said as vLLM names it (issue 25: not "unknown steps=4").
+    assert info.speculative.describe() == "method not exposed, num_speculative_tokens=4"
+    assert info.speculative.brief() == "? k=4"
     assert info.metrics_enabled is True
     assert info.args == {
         "model": info.args["model"],  # the path it was loaded from
@@ -66,7 +69,9 @@ async def test_server_info_outside_dev_mode() -> None:
 
 async def test_server_info_in_dev_mode() -> None:
     info = await _info(DEV_ROUTES)
-    assert info.speculative == SpecConfig("ngram", 4, None, None, None)
+    assert info.speculative == SpecConfig("ngram", 4, None, None, None, VLLM_DRAFT_LENGTH)
+    assert info.speculative.describe() == "ngram num_speculative_tokens=4"
+    assert info.speculative.brief() == "ngram k=4"
     assert (info.tp_size, info.dp_size, info.pp_size) == (1, 1, 1)
     assert info.args["dtype"] == "torch.bfloat16" and info.args["max_num_seqs"] == 8
     assert info.args["speculative_method"] == "ngram"
