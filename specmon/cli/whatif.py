@@ -116,9 +116,10 @@ def report_lines(report: WhatIfReport) -> list[str]:
 
 
 def report_to_dict(report: WhatIfReport) -> dict[str, Any]:
-    """`whatif --json`: `predictions` (one object per draft length) and what they rest on."""
+    """`whatif --json` (schema 1, as `check --json`): `predictions` (one object per draft
+    length) and what they rest on."""
     result = report.answer.result
-    body: dict[str, Any] = {"predictions": []}
+    body: dict[str, Any] = {"schema": 1, "predictions": []}
     if result is not None:
         body.update(whatif_to_dict(report.server, result))
     body.update(
