@@ -16,6 +16,7 @@ from typing import Any
 
 from specmon.cli.common import setting, takes
 from specmon.cli.crash import run_dashboard
+from specmon.cli.monitor import check_theme
 from specmon.config import MonitorConfig, Targets
 from specmon.sources.http import Target
 from specmon.store import Store
@@ -50,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from specmon.sim import SimConfig, SimThread
     from specmon.ui.app import SpecmonApp
 
+    check_theme(args.theme)
     spec_config = SimConfig()
     with (
         SimThread(spec_config) as spec,

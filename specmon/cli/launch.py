@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     split = split_of(args)
     for line in split_lines(split):
         print(line)
-    config = monitor.config_from_args(args, launched=url_for(split))
+    config = monitor.dashboard_config(args, launched=url_for(split))
     targets = monitor.targets_of(config)
     logs = Path(args.logs).expanduser() if args.logs else None
     managed = ManagedServer(split, targets.server, args.health_timeout, logs)

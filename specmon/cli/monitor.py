@@ -137,11 +137,32 @@ def config_from_args(args: argparse.Namespace, *, launched: str | None = None) -
     return load_config(flags, config_path=args.config)
 
 
+def check_theme(name: str) -> None:
+    """Refuse a theme the dashboard does not have, before it starts (from a flag, SPECMON_THEME
+    or the config file).
+
+    Raises:
+        TargetError: Naming the known themes.
+    """
+    from specmon.ui.theming import theme_names  # Textual's own themes: only for the dashboard
+
+    known = theme_names()
+    if name not in known:
+        raise TargetError(f"unknown theme {name!r}; known: {', '.join(known)}")
+
+
+def dashboard_config(args: argparse.Namespace, *, launched: str | None = None) -> MonitorConfig:
+    """`config_from_args`, for a command that opens the dashboard: its theme must exist."""
+    config = config_from_args(args, launched=launched)
+    check_theme(config.theme)
+    return config
+
+
 def run(args: argparse.Namespace) -> int:
     """Open the dashboard; returns when the user quits (0) or it crashed (`EXIT_CRASHED`)."""
     from specmon.ui.app import SpecmonApp  # Textual loads only for the dashboard
 
-    config = config_from_args(args)
+    config = dashboard_config(args)
     targets = targets_of(config)
     store = open_store_or_warn(config.db)
     try:

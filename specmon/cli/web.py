@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise SpecmonError(f"specmon web needs textual-serve ({exc.name} is missing): "
                            "pip install 'specmon[web]'") from None  # fmt: skip
-    config = monitor.config_from_args(args)
+    config = monitor.dashboard_config(args)
     if config.fleet:
         raise TargetError("specmon web serves one server's dashboard; several (--url repeated, "
                           "[[targets]]) open the fleet table in the terminal: specmon --url A "

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from textual.color import Color, ColorParseError
-from textual.theme import Theme
+from textual.theme import BUILTIN_THEMES, Theme
 
 # App colours, as theme variables. A theme may set them in [variables]; otherwise they follow
 # the theme's own semantic colours, so Textual's built-in themes work too.
@@ -104,3 +104,8 @@ def load_themes() -> list[Theme]:
         for entry in sorted(folder.iterdir(), key=lambda e: e.name)
         if entry.name.endswith(".toml")
     ]
+
+
+def theme_names() -> list[str]:
+    """Every theme the dashboard can show (`--theme`, `t`): the shipped ones, then Textual's."""
+    return [theme.name for theme in load_themes()] + list(BUILTIN_THEMES)
