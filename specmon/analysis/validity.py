@@ -210,6 +210,17 @@ def lifetime_check(
     )
 
 
+class ValidityState(StrEnum):
+    """A baseline's standing in one word (the exporter's `specmon_baseline_state`)."""
+
+    VALID = "valid"
+    """It applies, and every rule could be checked: a clean ✓."""
+    UNVERIFIED = "unverified"
+    """It applies as far as is known, but its server's lifetime could not be checked: ?."""
+    STALE = "stale"
+    """At least one rule fails: ✗ with the reasons."""
+
+
 @dataclass(frozen=True, slots=True)
 class Validity:
     """Whether a baseline applies, with every reason it does not."""
@@ -230,6 +241,14 @@ class Validity:
     def confirmed(self) -> bool:
         """Valid, and every rule could be checked: only then is it a clean ✓."""
         return not self.reasons and not self.unverified
+
+    @property
+    def state(self) -> ValidityState:
+        """Stale when a rule fails (whatever could not be checked), else unverified when
+        something could not be checked, else valid."""
+        if self.reasons:
+            return ValidityState.STALE
+        return ValidityState.UNVERIFIED if self.unverified else ValidityState.VALID
 
 
 def baseline_validity(

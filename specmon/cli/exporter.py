@@ -32,9 +32,12 @@ def register(commands: Any) -> None:
         description="Samples and probes each server as the dashboard does (--url, repeated, "
         "or [[targets]] in the config file, each with its baseline_url) and serves "
         "specmon_* metrics at /metrics: probe decode tok/s, accept length, cycle histogram, "
-        "speedup against the baseline, baseline validity and age, probe success, target "
-        "info. Baselines come from the snapshot store (`specmon bench` of the baseline "
-        "server saves one), or from each target's baseline server with --take-baselines. "
+        "speedup against the baseline with its 95% interval, the baseline's state (valid, "
+        "unverified, stale) and age, probe success, target info; the probe figures and the "
+        "speedup only while they hold (the target up, its latest probe succeeded, the "
+        "baseline applying). Baselines come from the snapshot store (`specmon bench` of the "
+        "baseline server saves one), or from each target's baseline server with "
+        "--take-baselines. "
         "The endpoint has no authentication: it listens on localhost unless told otherwise.",
         allow_abbrev=False,
     )

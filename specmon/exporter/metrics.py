@@ -4,6 +4,13 @@ Every figure is the dashboard's (`TargetSession.view()`, `LiveState.recent()`: t
 probes, comparison and validity), in base units: seconds, ratios, tokens per second; counters
 end in `_total`; every family has a `target` label (the server's URL). A figure that is None
 has no sample, so Prometheus sees it absent, never 0. docs/usage.md lists the families.
+
+Prometheus keeps a gauge's last value as current until the series is gone, so what describes
+the server now is served only while it is true now: the probe figures while the target is up
+and its latest probe succeeded (`specmon_last_probe_success_timestamp_seconds` says when that
+was); the speedup, its interval and the break-even besides only while the baseline applies
+(`BaselineView.applies`); the baseline's state while the target is up (the check needs its
+configuration). The baseline's own figures (its tok/s, its age) stay: they are the snapshot's.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
 from specmon.analysis.figures import run_step_cycles
+from specmon.analysis.validity import ValidityState
 from specmon.session.fleet import TargetSession
 from specmon.session.watch import ProbeOutcome
 
@@ -31,27 +39,38 @@ CYCLE_BUCKETS_S = (0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1
 have seen (DESIGN.md §1: 29.9 ms), CPU servers slower."""
 LABEL = ["target"]
 INFO_LABELS = ["name", "backend", "version", "model", "algorithm", "speculation", "tp_size"]
-GAUGES = (
-    ("specmon_target_up", "1 when specmon's latest reading of the server's info and /metrics "
-     "is fresh, else 0 (down, stale, or not reached yet)."),
-    ("specmon_probe_success", "1 when the latest probe succeeded, else 0."),
-    ("specmon_probe_decode_tokens_per_second", "Decode tok/s of the recent probes, pooled: "
-     "decode tokens / decode seconds (prefill excluded)."),
-    ("specmon_probe_accept_length", "Accept length of the recent probes, pooled: decode "
-     "tokens / verify steps after the first token."),
-    ("specmon_probe_cycle_seconds", "Mean draft+verify cycle of the recent probes: decode "
-     "seconds / verify steps."),
-    ("specmon_probe_ttft_seconds", "Time to first token of the latest probe."),
-    ("specmon_speedup_ratio", "Recent probes' decode tok/s over the baseline's, minus 1 "
-     "(0.21 = 21% faster); it applies when specmon_baseline_valid is 1."),
-    ("specmon_break_even_accept_length", "Accept length above which speculation wins: cycle "
-     "/ baseline ms per token."),
-    ("specmon_baseline_decode_tokens_per_second", "Decode tok/s of the baseline's runs, pooled."),
-    ("specmon_baseline_valid", "1 when the baseline applies (same configuration but "
-     "speculation, same server lifetime, fresh, same protocol), else 0."),
-    ("specmon_baseline_age_seconds", "Seconds since the baseline was taken."),
-)  # fmt: skip
-"""(name, help) of the gauges, in the order `collect` unpacks them."""
+GAUGES = {
+    "specmon_target_up": "1 when specmon's latest reading of the server's info and /metrics "
+    "is fresh, else 0 (down, stale, or not reached yet).",
+    "specmon_probe_success": "1 when the latest probe succeeded, else 0.",
+    "specmon_last_probe_success_timestamp_seconds": "When the latest successful probe "
+    "finished (unix seconds); the probe figures are served only while the latest probe "
+    "succeeded and the target is up.",
+    "specmon_probe_decode_tokens_per_second": "Decode tok/s of the recent probes, pooled: "
+    "decode tokens / decode seconds (prefill excluded).",
+    "specmon_probe_accept_length": "Accept length of the recent probes, pooled: decode "
+    "tokens / verify steps after the first token.",
+    "specmon_probe_cycle_seconds": "Mean draft+verify cycle of the recent probes: decode "
+    "seconds / verify steps.",
+    "specmon_probe_ttft_seconds": "Time to first token of the latest probe.",
+    "specmon_speedup_ratio": "Recent probes' decode tok/s over the baseline's, minus 1 "
+    "(0.21 = 21% faster); served only while the baseline applies.",
+    "specmon_speedup_ratio_low": "Low end of the speedup's 95% interval (absent when neither "
+    "side has two runs).",
+    "specmon_speedup_ratio_high": "High end of the speedup's 95% interval: below 0, "
+    "speculation loses beyond the noise.",
+    "specmon_break_even_accept_length": "Accept length above which speculation wins: cycle "
+    "/ baseline ms per token; served only while the baseline applies.",
+    "specmon_baseline_decode_tokens_per_second": "Decode tok/s of the baseline's runs, pooled.",
+    "specmon_baseline_age_seconds": "Seconds since the baseline was taken.",
+}
+"""Name -> help of the gauges with the `target` label alone."""
+BASELINE_STATE = "specmon_baseline_state"
+BASELINE_STATE_HELP = (
+    "1 for the baseline's state, 0 for the others: valid (applies, every rule checked), "
+    "unverified (applies as far as is known: its server's restarts could not be checked), "
+    "stale (a rule fails: restarted, flags differ, too old, another protocol)."
+)
 
 
 class CycleHistogram:
@@ -87,6 +106,77 @@ class ExportedTarget:
         session.probe_listeners.append(self.cycles.observe_probe)
 
 
+class Families:
+    """The families of one scrape, filled target by target."""
+
+    def __init__(self) -> None:
+        self.gauges = {name: GaugeMetricFamily(name, text, labels=LABEL)
+                       for name, text in GAUGES.items()}  # fmt: skip
+        self.baseline_state = GaugeMetricFamily(BASELINE_STATE, BASELINE_STATE_HELP,
+                                                labels=[*LABEL, "state"])  # fmt: skip
+        self.info = InfoMetricFamily("specmon_target", "What the server runs (from its server "
+                                     "info).", labels=[*LABEL, *INFO_LABELS])  # fmt: skip
+        self.probes = CounterMetricFamily("specmon_probes", "Probe requests specmon sent, by "
+                                          "result.", labels=[*LABEL, "result"])  # fmt: skip
+        self.cycles = HistogramMetricFamily("specmon_cycle_seconds", "Every verify step's "
+                                            "draft+verify cycle the probes timed (chunk gaps).",
+                                            labels=LABEL)  # fmt: skip
+
+    def gauge(self, name: str, target: str, value: float | None, scale: float = 1) -> None:
+        """A gauge's sample for a target, unless the figure is missing."""
+        if value is not None:
+            self.gauges[name].add_metric([target], value * scale)
+
+    def add(self, exported: ExportedTarget) -> None:
+        """A target's samples: those true now (the module's docstring says which)."""
+        session = exported.session
+        url = session.url
+        view = session.view()
+        up = view.identity.state == "live"
+        # The probe figures are the server's now only while it answers and probes succeed.
+        current = up and session.last_probe_ok is True
+        self.gauge("specmon_target_up", url, 1.0 if up else 0.0)
+        server = session.live.server.info
+        if server is not None:
+            spec = server.speculative
+            self.info.add_metric([url, session.target.name or "", server.backend,
+                                  server.version or "", server.model or "",
+                                  spec.algorithm if spec else "", view.identity.speculation,
+                                  str(server.tp_size or "")], {})  # fmt: skip
+        if session.last_probe_ok is not None:
+            self.gauge("specmon_probe_success", url, 1.0 if session.last_probe_ok else 0.0)
+        self.gauge("specmon_last_probe_success_timestamp_seconds", url,
+                   session.last_probe_success_wall)  # fmt: skip
+        self.probes.add_metric([url, "success"], session.probes_ok)
+        self.probes.add_metric([url, "failure"], session.probes_failed)
+        self.cycles.add_metric([url], exported.cycles.buckets(), exported.cycles.sum)
+        if current:
+            recent = session.live.recent()
+            self.gauge("specmon_probe_decode_tokens_per_second", url, recent.decode_tok_s)
+            self.gauge("specmon_probe_accept_length", url, recent.accept_length)
+            self.gauge("specmon_probe_cycle_seconds", url, recent.cycle_ms, 1e-3)
+            self.gauge("specmon_probe_ttft_seconds", url, view.decode.ttft_ms, 1e-3)
+        baseline = view.baseline
+        if not baseline.present:
+            return
+        self.gauge("specmon_baseline_decode_tokens_per_second", url, baseline.tok_s)
+        self.gauge("specmon_baseline_age_seconds", url, baseline.age_s)
+        if up and baseline.validity is not None:
+            now = baseline.validity.state
+            for state in ValidityState:
+                self.baseline_state.add_metric([url, state.value], 1.0 if state == now else 0.0)
+        if current and baseline.applies and baseline.comparison is not None:
+            gain = baseline.comparison.speedup
+            self.gauge("specmon_speedup_ratio", url, gain.value)
+            self.gauge("specmon_speedup_ratio_low", url, gain.low)
+            self.gauge("specmon_speedup_ratio_high", url, gain.high)
+            self.gauge("specmon_break_even_accept_length", url, baseline.comparison.break_even)
+
+    def __iter__(self) -> Iterator[Metric]:
+        yield from self.gauges.values()
+        yield from (self.baseline_state, self.info, self.probes, self.cycles)
+
+
 class FleetCollector(Collector):
     """prometheus-client collector over the targets `targets()` returns at each scrape."""
 
@@ -94,68 +184,11 @@ class FleetCollector(Collector):
         self.targets = targets
 
     def collect(self) -> Iterator[Metric]:
-        """One family per figure, one sample per target that has it."""
-        (
-            up,
-            success,
-            decode,
-            accept,
-            cycle_mean,
-            ttft,
-            speedup,
-            break_even,
-            base_tok_s,
-            valid,
-            age,
-        ) = (GaugeMetricFamily(name, text, labels=LABEL) for name, text in GAUGES)
-        info = InfoMetricFamily("specmon_target", "What the server runs (from its server info).",
-                                labels=[*LABEL, *INFO_LABELS])  # fmt: skip
-        probes = CounterMetricFamily("specmon_probes", "Probe requests specmon sent, by result.",
-                                     labels=[*LABEL, "result"])  # fmt: skip
-        cycles = HistogramMetricFamily("specmon_cycle_seconds", "Every verify step's "
-                                       "draft+verify cycle the probes timed (chunk gaps).",
-                                       labels=LABEL)  # fmt: skip
+        """One family per figure, one sample per target that has it now."""
+        families = Families()
         for exported in self.targets():
-            session = exported.session
-            view = session.view()
-            recent = session.live.recent()
-            label = [session.url]
-            up.add_metric(label, 1.0 if view.identity.state == "live" else 0.0)
-            server = session.live.server.info
-            if server is not None:
-                spec = server.speculative
-                info.add_metric([session.url, session.target.name or "", server.backend,
-                                 server.version or "", server.model or "",
-                                 spec.algorithm if spec else "", view.identity.speculation,
-                                 str(server.tp_size or "")], {})  # fmt: skip
-            if session.last_probe_ok is not None:
-                success.add_metric(label, 1.0 if session.last_probe_ok else 0.0)
-            probes.add_metric([session.url, "success"], session.probes_ok)
-            probes.add_metric([session.url, "failure"], session.probes_failed)
-            _add(decode, label, recent.decode_tok_s)
-            _add(accept, label, recent.accept_length)
-            _add(cycle_mean, label, recent.cycle_ms, 1e-3)
-            _add(ttft, label, view.decode.ttft_ms, 1e-3)
-            cycles.add_metric(label, exported.cycles.buckets(), exported.cycles.sum)
-            baseline = view.baseline
-            comparison = baseline.comparison
-            if comparison is not None:
-                speedup.add_metric(label, comparison.speedup.value)
-                _add(break_even, label, comparison.break_even)
-            if baseline.present:
-                _add(base_tok_s, label, baseline.tok_s)
-                _add(age, label, baseline.age_s)
-                if baseline.validity is not None:
-                    valid.add_metric(label, 1.0 if baseline.validity.valid else 0.0)
-        yield from (up, info, success, probes, decode, accept, cycle_mean, ttft, cycles,
-                    speedup, break_even, base_tok_s, valid, age)  # fmt: skip
-
-
-def _add(
-    family: GaugeMetricFamily, label: list[str], value: float | None, scale: float = 1
-) -> None:
-    if value is not None:
-        family.add_metric(label, value * scale)
+            families.add(exported)
+        yield from families
 
 
 def render(targets: Sequence[ExportedTarget]) -> bytes:

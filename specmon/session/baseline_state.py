@@ -129,9 +129,14 @@ class BaselineState:
                 LifetimeState.RESTARTED, "the baseline server restarted since"
             )
         self._scraped_at = scraped_at(sample)
-        error = sample.error(SourceName.INFO) if self.server.info is None else None
-        self.observe(self.server.info, self.server.window.latest, self.server.started_at,
-                     scraped_at=self._scraped_at, error=error)  # fmt: skip
+        if self.server.down_since is not None:
+            # Down now: its last answers say nothing of it since (`check`, which reads it
+            # afresh, calls it unverified too); coming back, the tracker calls it a restart.
+            self.observe(None, None, None, error=sample.error(SourceName.INFO))
+        else:
+            error = sample.error(SourceName.INFO) if self.server.info is None else None
+            self.observe(self.server.info, self.server.window.latest, self.server.started_at,
+                         scraped_at=self._scraped_at, error=error)  # fmt: skip
         return changes
 
     def lifetime(self, watched: ServerInfo | None) -> LifetimeCheck:

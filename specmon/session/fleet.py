@@ -92,6 +92,9 @@ class TargetSession:
         self.probes_ok = 0
         self.probes_failed = 0
         self.last_probe_ok: bool | None = None
+        self.last_probe_success_wall: float | None = None
+        """Wall time the latest successful probe finished (the exporter serves it: an alert tells
+        a target whose figures were withdrawn from one never measured)."""
         self.dashboard: FeedSink | None = None
         """The dashboard showing this server: it gets the bench reports (`attach`)."""
         self._looked_up_at: float | None = None
@@ -142,6 +145,7 @@ class TargetSession:
         self.live.on_probe(outcome.wall, outcome.t, outcome.figures, outcome.result)
         self.probes_ok += 1
         self.last_probe_ok = True
+        self.last_probe_success_wall = outcome.wall
         for listener in self.probe_listeners:
             listener(outcome)
 

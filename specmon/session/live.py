@@ -13,10 +13,9 @@ from collections import Counter, deque
 from dataclasses import dataclass
 
 from specmon.analysis.acceptance import pooled_positions
-from specmon.analysis.comparison import Comparison
 from specmon.analysis.gpus import gpu_line, gpu_state, gpu_verdict, gpu_worst
 from specmon.analysis.pooled import Pooled, pool
-from specmon.analysis.validity import LifetimeState, Validity
+from specmon.analysis.validity import LifetimeState
 from specmon.model import (
     CycleBasis,
     GpuState,
@@ -33,6 +32,7 @@ from specmon.session.baseline_state import BaselineState, scraped_at
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.tracker import Change, ServerTracker
 from specmon.session.view import (
+    BaselineView,
     BenchView,
     DecodeView,
     Event,
@@ -212,7 +212,7 @@ class LiveState:
             missing.append(("speedup", "no baseline yet: press b"))
         elif baseline.comparison is None:
             missing.append(("speedup", "no timed probe of this server yet"))
-        spec = self._spec(recent, baseline.comparison, validity, missing)
+        spec = self._spec(recent, baseline, missing)
         sample = self.sample
         sources = (
             tuple(
@@ -301,8 +301,7 @@ class LiveState:
     def _spec(
         self,
         recent: Pooled,
-        comparison: Comparison | None,
-        validity: Validity | None,
+        baseline: BaselineView,
         missing: list[tuple[str, str]],
     ) -> SpecView:
         info = self.server.info
@@ -319,7 +318,7 @@ class LiveState:
         note = _cycle_note(runs[-1]) if runs else None
         if note and not p50s:
             missing.append(("cycle p50/p95", note))
-        applies = comparison is not None and validity is not None and validity.valid
+        comparison = baseline.comparison if baseline.applies else None
         tokens: Counter[int] = Counter()
         if self.probes:
             for a, b in itertools.pairwise(self.probes[-1].result.chunks):
@@ -335,9 +334,9 @@ class LiveState:
             cycle_ms_p95=statistics.median(p95s) if p95s else None,
             cycle_ms=recent.cycle_ms,
             cycle_note=note,
-            break_even=comparison.break_even if applies and comparison else None,
-            margin=comparison.margin if applies and comparison else None,
-            verdict=comparison.verdict if applies and comparison else None,
+            break_even=comparison.break_even if comparison else None,
+            margin=comparison.margin if comparison else None,
+            verdict=comparison.verdict if comparison else None,
             tokens_per_cycle=histogram if enabled else (),
             accept_history=tuple(v for _, v in self.accept_history) if enabled else (),
             accept_history_points=max(1, int(HISTORY_S / max(self.probe_every, 1.0))),

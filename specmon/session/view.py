@@ -138,6 +138,12 @@ class BaselineView:
     waiting: bool
     """Watching for the server to come back without speculation to take the baseline."""
 
+    @property
+    def applies(self) -> bool:
+        """The comparison counts: there is one, against a baseline that applies (as far as is
+        known: an unverified one does; a stale one's speedup is shown greyed, never used)."""
+        return self.comparison is not None and self.validity is not None and self.validity.valid
+
 
 @dataclass(frozen=True, slots=True)
 class ServerView:

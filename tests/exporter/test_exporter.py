@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
 
+from specmon.analysis.validity import ValidityState
 from specmon.cli import main
 from specmon.config import FleetTarget, MonitorConfig
 from specmon.exporter.server import Exporter
@@ -85,6 +87,15 @@ def _value(families: dict[str, Metric], name: str, target: str) -> float:
     return float(value)
 
 
+def _has(families: dict[str, Metric], name: str, target: str) -> bool:
+    return any(s.labels.get("target") == target for s in families[name].samples)
+
+
+def _states(families: dict[str, Metric], target: str) -> dict[str, float]:
+    samples = families["specmon_baseline_state"].samples
+    return {s.labels["state"]: s.value for s in samples if s.labels["target"] == target}
+
+
 def _bench(url: str, db: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
     code = main(["bench", url, "--runs", "3", "--warmup", "0", "--max-tokens", str(TOKENS),
                  "--json", "--db", str(db)])  # fmt: skip
@@ -131,10 +142,13 @@ def test_two_servers_export_what_bench_measures(
         assert _value(families, "specmon_probe_success", sim.url) == 1.0
         assert _value(families, "specmon_target_up", sim.url) == 1.0
     # The first server has a baseline that applies; the second none, so no speedup sample.
-    assert _value(families, "specmon_baseline_valid", a.url) == 1.0
-    assert _value(families, "specmon_speedup_ratio", a.url) > 0
+    assert _states(families, a.url) == {"valid": 1.0, "unverified": 0.0, "stale": 0.0}
+    low, gain, high = (_value(families, f"specmon_speedup_ratio{end}", a.url)
+                       for end in ("_low", "", "_high"))  # fmt: skip
+    assert 0 < low <= gain <= high
     assert 0 <= _value(families, "specmon_baseline_age_seconds", a.url) < LIMIT_S
     assert all(s.labels["target"] != b.url for s in families["specmon_speedup_ratio"].samples)
+    assert all(s.labels["target"] != b.url for s in families["specmon_baseline_state"].samples)
     cycles = {
         (s.name, s.labels.get("le")): s.value
         for s in families["specmon_cycle_seconds"].samples
@@ -151,6 +165,105 @@ def test_two_servers_export_what_bench_measures(
         exported_accept = _value(families, "specmon_probe_accept_length", sim.url)
         assert exported_tok_s == pytest.approx(pooled["decode_tok_s"], rel=0.02)
         assert exported_accept == pytest.approx(pooled["accept_length"], rel=0.02)
+
+
+LIVE_FIGURES = (
+    "specmon_probe_decode_tokens_per_second",
+    "specmon_probe_accept_length",
+    "specmon_probe_cycle_seconds",
+    "specmon_probe_ttft_seconds",
+    "specmon_speedup_ratio",
+    "specmon_speedup_ratio_low",
+    "specmon_speedup_ratio_high",
+    "specmon_break_even_accept_length",
+)
+"""What describes the server now: served only while it is true now."""
+COMPARISON = LIVE_FIGURES[4:]
+
+
+def test_figures_that_no_longer_hold_are_withdrawn(tmp_path: Path) -> None:
+    """Issue 24 §4: a baseline too old, a failing probe, a killed baseline server and a killed
+    target each take away what no longer holds, at the first reading that shows it (the first
+    failed probe: within one probe period), and nothing else."""
+    ahead = [0.0]  # seconds the session's wall clock is moved forward
+
+    def wall() -> float:
+        return time.time() + ahead[0]
+
+    with SimThread(A) as spec, SimThread(replace(A, speculative_algorithm=None)) as plain:
+        store = Store(tmp_path / "exporter.db")
+        session = TargetSession(FleetTarget(spec.url, plain.url), Target(spec.url), _config(),
+                                store, take_baselines=True, wall=wall)  # fmt: skip
+        fleet = Fleet([session])
+
+        def state() -> ValidityState | None:
+            validity = session.view().baseline.validity
+            return validity.state if validity is not None else None
+
+        async def scrape(client: httpx.AsyncClient) -> dict[str, Metric]:
+            return _families((await client.get("/metrics")).text)
+
+        async def phases(client: httpx.AsyncClient) -> dict[str, dict[str, Metric]]:
+            seen = {}
+            await _until(lambda: state() == ValidityState.VALID and session.probes_ok >= 3,
+                         "a valid baseline and three probes")  # fmt: skip
+            seen["live"] = await scrape(client)
+            ahead[0] = 3600.0  # the baseline is an hour old
+            seen["too old"] = await scrape(client)
+            ahead[0] = 0.0
+            spec.server.faults.status["/generate"] = 500
+            failed = session.probes_failed
+            await _until(lambda: session.probes_failed > failed, "a failed probe")
+            seen["probe failing"] = await scrape(client)
+            spec.server.faults.clear()
+            await _until(lambda: session.last_probe_ok is True, "a probe that succeeds")
+            seen["recovered"] = await scrape(client)
+            plain.call(plain.server.stop)
+            await _until(lambda: state() == ValidityState.UNVERIFIED, "the baseline unverified")
+            seen["baseline server killed"] = await scrape(client)
+            spec.call(spec.server.stop)
+            failed = session.probes_failed
+            await _until(lambda: session.probes_failed > failed, "the first probe after the kill")
+            seen["target killed, first probe"] = await scrape(client)
+            await _until(lambda: session.view().identity.state == "down", "the target down")
+            seen["target down"] = await scrape(client)
+            return seen
+
+        seen = asyncio.run(_serving(fleet, Exporter(fleet, "127.0.0.1", 0), phases))
+        store.close()
+    assert isinstance(seen, dict)
+    url = spec.url
+
+    def present(phase: str) -> set[str]:
+        return {name for name in LIVE_FIGURES if _has(seen[phase], name, url)}
+
+    assert present("live") == present("recovered") == set(LIVE_FIGURES)
+    assert _states(seen["live"], url) == {"valid": 1.0, "unverified": 0.0, "stale": 0.0}
+    # An hour old: stale, so no speedup nor break-even; the probe figures stay.
+    assert present("too old") == set(LIVE_FIGURES) - set(COMPARISON)
+    assert _states(seen["too old"], url)["stale"] == 1.0
+    assert _value(seen["too old"], "specmon_baseline_age_seconds", url) >= 3600
+    # The probe fails, the server answers: no probe figure, the baseline still judged.
+    failing = seen["probe failing"]
+    assert present("probe failing") == set()
+    assert _value(failing, "specmon_probe_success", url) == 0.0
+    assert _value(failing, "specmon_target_up", url) == 1.0
+    assert _states(failing, url)["valid"] == 1.0
+    last_ok = _value(failing, "specmon_last_probe_success_timestamp_seconds", url)
+    assert last_ok == _value(seen["live"], "specmon_last_probe_success_timestamp_seconds", url)
+    # The baseline server killed: `check`'s word, unverified (it applies as far as is known).
+    assert _states(seen["baseline server killed"], url) == {
+        "valid": 0.0, "unverified": 1.0, "stale": 0.0}  # fmt: skip
+    assert present("baseline server killed") == set(LIVE_FIGURES)
+    # The target killed: its first failed probe takes every live figure away; once it is down
+    # its baseline is judged no more either. The baseline's own figures and the time of the
+    # last success stay.
+    for phase in ("target killed, first probe", "target down"):
+        assert present(phase) == set(), phase
+        assert _has(seen[phase], "specmon_last_probe_success_timestamp_seconds", url)
+        assert _has(seen[phase], "specmon_baseline_age_seconds", url)
+    assert _value(seen["target down"], "specmon_target_up", url) == 0.0
+    assert _states(seen["target down"], url) == {}
 
 
 class FakeTime:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import yaml
 
-from specmon.exporter.metrics import GAUGES
+from specmon.exporter.metrics import BASELINE_STATE, GAUGES
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-SERVED = {name for name, _ in GAUGES} | {
-    "specmon_target_info", "specmon_probes_total", "specmon_cycle_seconds_bucket",
+SERVED = set(GAUGES) | {
+    BASELINE_STATE, "specmon_target_info", "specmon_probes_total", "specmon_cycle_seconds_bucket",
     "specmon_cycle_seconds_sum", "specmon_cycle_seconds_count"}  # fmt: skip
 METRIC = re.compile(r"\bspecmon_[a-z_]+")
 
@@ -32,8 +32,9 @@ def test_the_grafana_dashboard_uses_served_metrics() -> None:
     assert len(exprs) >= 10
     used = {m for e in exprs for m in METRIC.findall(e)}
     assert used <= SERVED, used - SERVED
-    assert {"specmon_speedup_ratio", "specmon_baseline_valid",
-            "specmon_cycle_seconds_bucket", "specmon_probe_accept_length"} <= used  # fmt: skip
+    assert {"specmon_speedup_ratio", "specmon_speedup_ratio_low", "specmon_speedup_ratio_high",
+            BASELINE_STATE, "specmon_cycle_seconds_bucket", "specmon_probe_accept_length",
+            "specmon_last_probe_success_timestamp_seconds"} <= used  # fmt: skip
     ids = [p["id"] for p in dashboard["panels"]]
     assert len(ids) == len(set(ids))
 
@@ -42,15 +43,17 @@ def test_the_alert_rules_parse_and_say_what_they_should() -> None:
     rules = yaml.safe_load((DOCS / "prometheus" / "alerts.yml").read_text())
     by_name = {r["alert"]: r for g in rules["groups"] for r in g["rules"]}
     losing = by_name["SpeculationLosing"]
-    assert "specmon_speedup_ratio < 0" in losing["expr"] and losing["for"] == "10m"
-    assert "specmon_baseline_valid == 1" in losing["expr"]  # only a baseline that applies
-    assert by_name["SpecmonBaselineStale"]["expr"] == "specmon_baseline_valid == 0"
+    # On the interval's high end; the exporter serves it only while the baseline applies.
+    assert losing["expr"] == "specmon_speedup_ratio_high < 0" and losing["for"] == "10m"
+    assert by_name["SpecmonBaselineStale"]["expr"] == f'{BASELINE_STATE}{{state="stale"}} == 1'
+    assert by_name["SpecmonBaselineUnverified"]["expr"] == (
+        f'{BASELINE_STATE}{{state="unverified"}} == 1')  # fmt: skip
     used = {m for r in by_name.values() for m in METRIC.findall(r["expr"])}
     assert used <= SERVED, used - SERVED
 
 
 def test_usage_lists_every_metric() -> None:
     usage = (DOCS / "usage.md").read_text()
-    for name in [*(n for n, _ in GAUGES), "specmon_target_info", "specmon_probes_total",
+    for name in [*GAUGES, BASELINE_STATE, "specmon_target_info", "specmon_probes_total",
                  "specmon_cycle_seconds"]:  # fmt: skip
         assert f"`{name}" in usage, name

@@ -2,7 +2,9 @@
 `.ci/run`) scrapes `specmon exporter` watching two simulated servers — one winning with
 speculation, one losing — each with its plain twin as baseline server. The alert rules load
 and evaluate without error, `SpeculationLosing` goes pending for the losing server alone, and
-every query of the Grafana dashboard parses and returns series.
+every query of the Grafana dashboard parses and returns series. Its `promtool test rules` runs
+docs/prometheus/alerts_test.yml: the rules over series written out (they fire on the speedup's
+interval, not its point, and stop when the exporter withdraws the figures).
 
 Without /usr/bin/prometheus the test skips, saying why; with SPECMON_PROMETHEUS_REQUIRED=1 (CI
 sets it) it fails instead. Grafana itself is not here (not packaged for Debian, not on PyPI):
@@ -31,6 +33,7 @@ from specmon.sources.http import Target
 from specmon.store import Store
 
 PROMETHEUS = "/usr/bin/prometheus"
+PROMTOOL = "/usr/bin/promtool"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "prometheus"
 # A plain step of 10 ms; with speculation a 20 ms cycle, accepting well (a win) or little (a loss).
 PLAIN = SimConfig(plain_step_ms=10.0, ttft_ms=10.0, speculative_algorithm=None, seed=3)
@@ -107,14 +110,32 @@ def _grafana_queries() -> list[tuple[str, str]]:
     ]
 
 
-@pytest.fixture
-def prometheus_binary() -> str:
-    if not Path(PROMETHEUS).exists():
-        reason = f"{PROMETHEUS} is missing: apt-get install prometheus"
+def _installed(path: str) -> str:
+    if not Path(path).exists():
+        reason = f"{path} is missing: apt-get install prometheus"
         if os.environ.get("SPECMON_PROMETHEUS_REQUIRED") == "1":
             pytest.fail(reason)
         pytest.skip(reason)
-    return PROMETHEUS
+    return path
+
+
+@pytest.fixture
+def prometheus_binary() -> str:
+    return _installed(PROMETHEUS)
+
+
+@pytest.fixture
+def promtool() -> str:
+    return _installed(PROMTOOL)
+
+
+def test_the_alert_rules_fire_on_the_interval_and_stop_with_the_figures(promtool: str) -> None:
+    """docs/prometheus/alerts_test.yml: SpeculationLosing fires on the interval's high end, not
+    on the point estimate, and ends when the exporter withdraws the figures; the baseline's
+    states raise their own alerts."""
+    done = subprocess.run([promtool, "test", "rules", str(DOCS / "alerts_test.yml")],
+                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 @pytest.mark.timeout(180)
@@ -158,35 +179,42 @@ async def test_prometheus_loads_the_rules_and_runs_the_dashboards_queries(
 
 
 async def _check(api: httpx.AsyncClient, winning: str, losing: str) -> None:
-    # Both speedups, each against a baseline that applies, as Prometheus stored them.
-    valid = await _until_result(api, "specmon_baseline_valid == 1", 2)
+    # Both speedups and their intervals, each against a baseline that applies, as Prometheus
+    # stored them.
+    valid = await _until_result(api, 'specmon_baseline_state{state="valid"} == 1', 2)
     assert {s["metric"]["target"] for s in valid} == {winning, losing}
     speedups = {
         s["metric"]["target"]: float(s["value"][1])
         for s in await _until_result(api, "specmon_speedup_ratio", 2)
     }
     assert speedups[winning] > 0.2 and speedups[losing] < -0.2
+    highs = {
+        s["metric"]["target"]: float(s["value"][1])
+        for s in await _until_result(api, "specmon_speedup_ratio_high", 2)
+    }
+    assert highs[winning] > speedups[winning] and speedups[losing] < highs[losing] < 0
 
-    # The alert rules: all five loaded and evaluated without error; the losing server's speedup
-    # below zero with a valid baseline makes SpeculationLosing pending (firing after 10 min).
+    # The alert rules: all six loaded and evaluated without error; the losing server's speedup
+    # interval below zero makes SpeculationLosing pending (firing after 10 min), and no other
+    # rule holds. (A baseline found in the store is unverified until its server is read: at
+    # the start, for a scrape or two, SpecmonBaselineUnverified may be pending.)
     (group,) = (await _api(api, "rules"))["groups"]
-    assert len(group["rules"]) == 5
+    assert len(group["rules"]) == 6
     loop = asyncio.get_running_loop()
     deadline = loop.time() + LIMIT_S
     while True:
         rules = {r["name"]: r for r in (await _api(api, "rules"))["groups"][0]["rules"]}
         pending = [a for a in rules["SpeculationLosing"]["alerts"] if a["state"] == "pending"]
-        if pending and all(r["lastEvaluation"][:4] != "0001" for r in rules.values()):
+        others = {n: r["alerts"] for n, r in rules.items() if n != "SpeculationLosing"}
+        evaluated = all(r["lastEvaluation"][:4] != "0001" for r in rules.values())
+        if pending and evaluated and not any(others.values()):
             break
-        assert loop.time() < deadline, "SpeculationLosing never went pending"
+        assert loop.time() < deadline, ("SpeculationLosing alone never went pending", rules)
         await asyncio.sleep(0.5)
     assert all(r["health"] == "ok" for r in rules.values()), {
         n: r.get("lastError") for n, r in rules.items()
     }
     assert [a["labels"]["target"] for a in pending] == [losing]
-    for name in ("SpecmonBaselineStale", "SpecmonBaselineMissing", "SpecmonProbeFailing",
-                 "SpecmonTargetDown"):  # fmt: skip
-        assert rules[name]["alerts"] == [], name
 
     # The dashboard: every query parses, and each returns a series per target (the cycle's
     # quantiles need two scrapes of the histogram within their 5-minute rate window).

@@ -103,6 +103,28 @@ def test_baseline_server_restart_invalidates_once() -> None:
     assert "restarted" in validity.reasons[0]
 
 
+def test_a_baseline_server_that_went_down_is_unverified_then_restarted() -> None:
+    """Its last answers say nothing of it since it went down: unverified, as `check` says when
+    it cannot read it (not ✓ from the kept answers); back up, it counts as restarted."""
+    live = _live()
+    run = RunFigures(128, 62, 20.0, 0.5, 256, 280.0, None, None, None, None, None, None)
+    plain = _info("plain")
+    at_bench = lifetime_of(plain, _metrics("plain/metrics"))
+    baseline = Snapshot(1000, "http://b:2", None, plain, PROTOCOL, (run,), id=7, lifetime=at_bench)
+    live.set_baseline(1000, baseline, BaselineOrigin.BASELINE_SERVER)
+    live.on_sample(_sample(1, _info("spec"), None, 1))
+    live.on_baseline_sample(_sample(1, plain, _metrics("plain/metrics_after"), 1))
+    assert live.view(1001, 3).baseline.validity == Validity((), (), ())
+    live.on_baseline_sample(_sample(2, plain, _metrics("plain/metrics_after"), 1, error="refused"))
+    validity = live.view(1002, 3).baseline.validity
+    assert validity is not None and validity.valid and not validity.confirmed
+    assert validity.unverified == ("the baseline server cannot be read: refused",)
+    live.on_baseline_sample(_sample(3, plain, _metrics("plain/metrics_after"), 2))
+    validity = live.view(1003, 3).baseline.validity
+    assert validity is not None and not validity.valid
+    assert "restarted" in validity.reasons[0]
+
+
 def test_a_baseline_taken_here_survives_the_relaunch_with_speculation() -> None:
     live = _live()
     run = RunFigures(128, 62, 20.0, 0.5, 256, 280.0, None, None, None, None, None, None)
