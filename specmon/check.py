@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
 import httpx
 
 from specmon.analysis.advice import Advice, advise
-from specmon.analysis.comparison import Comparison, Verdict, compare
+from specmon.analysis.comparison import Comparison, Verdict
 from specmon.analysis.gpus import gpu_verdict
-from specmon.analysis.pooled import pool
+from specmon.analysis.pooled import Pooled, pool
+from specmon.analysis.sequential import DEFAULT_BUDGET_S, Look, SequentialRule
 from specmon.analysis.validity import LifetimeCheck, Validity, baseline_validity
 from specmon.analysis.whatif_inputs import predict
 from specmon.bench import BenchInvalid
@@ -42,6 +43,8 @@ EXIT_HEALTHY, EXIT_DEGRADED, EXIT_UNREACHABLE = 0, 1, 2
 EXIT_STORE = 3
 """The snapshot store could not be read (no such --db, corrupt, locked): nothing was checked."""
 DEFAULT_CHECK_TOKENS = 200
+CHECK_RULE = SequentialRule()
+"""Looks after 3, 5 and 10 probes at 1 − 0.05/3 each (analysis/sequential.py)."""
 
 Level = Literal["ok", "info", "warn", "fail"]
 
@@ -64,6 +67,13 @@ class CheckReport:
     server: ServerInfo | None = None
     metrics: ServerMetrics | None = None
     probe: RunFigures | None = None
+    """The first probe (the one every check takes)."""
+    probes: tuple[RunFigures, ...] = ()
+    """Every probe: the first, and those taken to reach a verdict against the baseline."""
+    verdict_after_s: float | None = None
+    """Seconds from the first probe's start to the verdict (None without one)."""
+    looks: int = 0
+    """How many times the sequential rule judged the speedup."""
     baseline: Snapshot | None = None
     validity: Validity | None = None
     comparison: Comparison | None = None
@@ -91,6 +101,9 @@ async def run_check(
     wall: Callable[[], float] = time.time,
     gpu: Callable[[], Awaitable[Telemetry]] | None = None,
     earlier: Callable[[], Sequence[Snapshot]] = lambda: (),
+    budget_s: float = DEFAULT_BUDGET_S,
+    clock: Callable[[], float] = time.monotonic,
+    rule: SequentialRule = CHECK_RULE,
 ) -> CheckReport:
     """Check one server: reachable, auth, version, metrics, speculation, a probe, the baseline.
 
@@ -107,6 +120,10 @@ async def run_check(
             code (no GPU data, throttling or another process on a GPU are information).
         earlier: The store's snapshots, for the advisor (other draft lengths, acceptance
             falling since an earlier snapshot).
+        budget_s: Seconds of probing to reach a verdict against a valid baseline: more probes
+            are taken until the speedup's interval excludes 0 (`rule`) or this runs out.
+        clock: Monotonic clock for the budget and the time to the verdict.
+        rule: When to judge the speedup and at which level (analysis/sequential.py).
     """
     report = CheckReport(url)
     try:
@@ -136,16 +153,14 @@ async def run_check(
                 f"probe: {tokens} tokens, the protocol of baseline #{baseline.id} "
                 f"(--probe-tokens {probe_tokens} set aside: runs compare only like for like)",
             )
-    try:
-        probe = await run_probe(Protocol(1, 0, tokens, 0.0, prompt))
-    except AuthFailed as exc:
-        report.add("fail", f"probe refused: {exc}", EXIT_UNREACHABLE)
-        return report
-    except (SourceError, BenchInvalid) as exc:
-        report.add("fail", f"probe failed: {exc}", EXIT_DEGRADED)
+    started = clock()
+    protocol = Protocol(1, 0, tokens, 0.0, prompt)
+    probe = await _probe(run_probe, protocol, report)
+    if probe is None:
         return report
     figures = probe.runs[0]
     report.probe = figures
+    report.probes = probe.runs
     report.add("ok", "probe: " + _describe_probe(figures))
     if info.speculative is None:
         return report
@@ -160,9 +175,61 @@ async def run_check(
             "without speculative flags to get speedup and break-even",
         )
     else:
-        _judge(report, probe, baseline, await check_lifetime(baseline), max_age_s, wall())
+        validity = _validity(report, probe, baseline, await check_lifetime(baseline), max_age_s,
+                             wall())  # fmt: skip
+        if validity.valid:
+            base = pool(baseline.runs)
+            sequence = _Probing(run_probe, protocol, base, rule, budget_s, clock, started)
+            look = await sequence.until_decided(report, probe)
+            if look is None:
+                return report
+            probe = replace(probe, runs=report.probes,
+                            protocol=replace(probe.protocol, runs=len(report.probes)))  # fmt: skip
+            _judge(report, baseline, validity, look, budget_s, rule)
     _advise(report, probe, earlier())
     return report
+
+
+async def _probe(
+    run_probe: ProbeRunner, protocol: Protocol, report: CheckReport
+) -> Snapshot | None:
+    """One probe as a one-run snapshot; None, with the failure reported, when it fails."""
+    try:
+        return await run_probe(protocol)
+    except AuthFailed as exc:
+        report.add("fail", f"probe refused: {exc}", EXIT_UNREACHABLE)
+    except (SourceError, BenchInvalid) as exc:
+        report.add("fail", f"probe failed: {exc}", EXIT_DEGRADED)
+    return None
+
+
+@dataclass(slots=True)
+class _Probing:
+    """Probes against a valid baseline until the sequential rule stops (analysis/sequential)."""
+
+    run_probe: ProbeRunner
+    protocol: Protocol
+    base: Pooled
+    rule: SequentialRule
+    budget_s: float
+    clock: Callable[[], float]
+    started: float
+
+    async def until_decided(self, report: CheckReport, first: Snapshot) -> Look | None:
+        """Probe on from the first probe; the last look, or None when a probe failed (said)."""
+        runs = list(first.runs)
+        while True:
+            look = self.rule.step(runs, self.base, self.clock() - self.started, self.budget_s)
+            if look.comparison is not None:
+                report.looks += 1
+            if look.done:
+                report.verdict_after_s = self.clock() - self.started
+                report.probes = tuple(runs)
+                return look
+            probe = await _probe(self.run_probe, self.protocol, report)
+            if probe is None:
+                return None
+            runs.extend(probe.runs)
 
 
 def _advise(report: CheckReport, probe: Snapshot, earlier: Sequence[Snapshot]) -> None:
@@ -223,42 +290,65 @@ def _describe_probe(f: RunFigures) -> str:
     return ", ".join(parts)
 
 
-def _judge(
+def _validity(
     report: CheckReport,
     probe: Snapshot,
     baseline: Snapshot,
     lifetime: LifetimeCheck,
     max_age_s: float,
     now: float,
-) -> None:
-    """The speedup line: never a clean ✓ unless the baseline is confirmed to apply."""
+) -> Validity:
+    """Whether the baseline applies to the probe; a stale one is said here (no speedup)."""
     report.baseline = baseline
     # A live check: the baseline's age is counted to now.
     validity = baseline_validity(baseline, probe.server, now=now, lifetime=lifetime,
                                  max_age_s=max_age_s, protocol=probe.protocol,
                                  gpu=probe.gpu)  # fmt: skip
     report.validity = validity
-    base = pool(baseline.runs)
-    base_text = f"{base.decode_tok_s:.1f} tok/s" if base.decode_tok_s else "no decode figure"
-    tag = f"baseline #{baseline.id} ({baseline.url}, {base_text})"
     if not validity.valid:
-        report.add("warn", f"{tag} is stale: " + "; ".join(validity.reasons), EXIT_DEGRADED)
-        return
+        report.add(
+            "warn", f"{_baseline_tag(baseline)} is stale: " + "; ".join(validity.reasons),
+            EXIT_DEGRADED,
+        )  # fmt: skip
     for warning in validity.warnings:
         report.add("info", f"GPUs differ from the baseline's: {warning}")
-    comparison = compare(pool(probe.runs), base)
+    return validity
+
+
+def _baseline_tag(baseline: Snapshot) -> str:
+    base = pool(baseline.runs)
+    base_text = f"{base.decode_tok_s:.1f} tok/s" if base.decode_tok_s else "no decode figure"
+    return f"baseline #{baseline.id} ({baseline.url}, {base_text})"
+
+
+def _judge(
+    report: CheckReport,
+    baseline: Snapshot,
+    validity: Validity,
+    look: Look,
+    budget_s: float,
+    rule: SequentialRule,
+) -> None:
+    """The speedup line: never a clean ✓ unless the baseline is confirmed to apply."""
+    tag = _baseline_tag(baseline)
+    comparison = look.comparison
     report.comparison = comparison
     if comparison is None:
         report.add("warn", f"vs {tag}: no decode speed to compare", EXIT_DEGRADED)
         return
+    gain = comparison.speedup
     text = (
-        f"vs {tag}: now {comparison.now_tok_s:.1f} tok/s, speedup "
-        f"{speedup_text(comparison.speedup)}"
+        f"vs {tag}: now {comparison.now_tok_s:.1f} tok/s, speedup {speedup_text(gain)} "
+        f"({gain.level:.1%} interval)"
     )
     if comparison.break_even is not None and comparison.margin is not None:
         accept = comparison.break_even + comparison.margin
         text += f", accept {accept:.2f} vs break-even {comparison.break_even:.2f}"
-    text += f" — {verdict_text(comparison)}"
+    took = report.verdict_after_s or 0.0
+    probes = f"{look.probes} probe{'s' if look.probes != 1 else ''} in {took:.1f} s"
+    if comparison.verdict == Verdict.WITHIN_NOISE:
+        probes += ", the cap" if look.probes >= rule.max_probes else f", the {budget_s:g} s budget"
+    text += f" — {verdict_text(comparison)} after {probes}"
     if validity.unverified:
         unverified = "; ".join(validity.unverified)
         report.add("warn", f"{text}; UNVERIFIED: {unverified}", EXIT_DEGRADED)
@@ -278,7 +368,7 @@ def report_to_dict(report: CheckReport) -> dict[str, object]:
     server = report.server
     c = report.comparison
     return {
-        "schema": 1,
+        "schema": 2,
         "url": report.url,
         "status": status,
         "exit_code": report.exit_code,
@@ -293,6 +383,7 @@ def report_to_dict(report: CheckReport) -> dict[str, object]:
             "speculative": None if server.speculative is None else asdict(server.speculative),
         },
         "probe": None if report.probe is None else asdict(report.probe),
+        "probes": [asdict(run) for run in report.probes],
         "baseline": None
         if report.baseline is None
         else {
@@ -305,9 +396,13 @@ def report_to_dict(report: CheckReport) -> dict[str, object]:
             "reasons": list(report.validity.reasons) if report.validity else [],
             "unverified": list(report.validity.unverified) if report.validity else [],
         },
+        "decode_tok_s": None if c is None else c.now_tok_s,
         "speedup": None if c is None else c.speedup.value,
         "speedup_low": None if c is None else c.speedup.low,
         "speedup_high": None if c is None else c.speedup.high,
+        "speedup_level": None if c is None else c.speedup.level,
+        "looks": report.looks,
+        "verdict_after_s": report.verdict_after_s,
         "verdict": None if c is None else c.verdict.value,
         "break_even_accept_length": None if c is None else c.break_even,
         "margin": None if c is None else c.margin,

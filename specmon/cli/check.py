@@ -8,8 +8,10 @@ import json
 import sys
 from typing import Any
 
+from specmon.analysis.sequential import DEFAULT_BUDGET_S
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S, LifetimeCheck
 from specmon.check import (
+    CHECK_RULE,
     DEFAULT_CHECK_TOKENS,
     EXIT_STORE,
     EXIT_UNREACHABLE,
@@ -23,6 +25,7 @@ from specmon.cli.common import (
     add_db,
     add_max_age,
     open_store,
+    seconds,
     setting,
     takes,
     target_of,
@@ -42,7 +45,8 @@ def register(commands: Any) -> None:
         help="triage a server: exit 0 healthy, 1 degraded, 2 unreachable or refused, 3 store "
         "unreadable",
         description="Reachability, version, auth, metrics, speculation, one short probe and, "
-        "with a valid baseline in the store, the speedup and break-even. "
+        "with a valid baseline in the store, more probes until the speedup's interval excludes "
+        "0 or --budget runs out, then the speedup and break-even. "
         "Exit 0 healthy, 1 degraded, 2 unreachable or refused, 3 the snapshot store cannot be "
         "read (--db names no store, or it is corrupt or locked): nothing checked.",
         allow_abbrev=False,
@@ -55,8 +59,16 @@ def register(commands: Any) -> None:
         help=f"probe size when no baseline sets it (default {DEFAULT_CHECK_TOKENS}); a "
         "baseline's protocol wins, and check says so",
     )
+    check.add_argument(
+        "--budget",
+        type=seconds,
+        default=DEFAULT_BUDGET_S,
+        metavar="SECONDS",
+        help="against a valid baseline, probe until the speedup's interval excludes 0, for at "
+        f"most this long and {CHECK_RULE.max_probes} probes (default {DEFAULT_BUDGET_S:g})",
+    )
     add_max_age(check)
-    check.add_argument("--json", action="store_true", help="print one JSON object")
+    check.add_argument("--json", action="store_true", help="print one JSON object (schema 2)")
     add_db(check)
     add_gpu_metrics(check)
     add_connection(check)
@@ -112,6 +124,7 @@ async def _check(args: argparse.Namespace, store: Store | None) -> int:
                 max_age_s=args.max_age,
                 gpu=telemetry.read,
                 earlier=lambda: store.list() if store else [],
+                budget_s=args.budget,
             )
     finally:
         await telemetry.aclose()

@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from runs import run
 
 from specmon.analysis.comparison import (
     Verdict,
@@ -20,30 +21,6 @@ from specmon.analysis.comparison import (
 )
 from specmon.analysis.pooled import Pooled, pool, run_parts
 from specmon.analysis.stats import t975
-from specmon.model import RunFigures
-
-
-def run(tok_s: float, accept: float | None = None, tokens: int = 499) -> RunFigures:
-    """A run of `tokens` decode tokens at `tok_s`, with `accept` tokens per verify step."""
-    seconds = tokens / tok_s
-    steps = tokens / accept if accept else None
-    return RunFigures(
-        completion_tokens=tokens + 1,
-        prompt_tokens=20,
-        ttft_ms=40.0,
-        e2e_s=seconds + 0.04,
-        e2e_tok_s=(tokens + 1) / (seconds + 0.04),
-        decode_tok_s=tok_s,
-        accept_length=accept,
-        server_accept_length=None,
-        verify_ct=round(steps) if steps else None,
-        cycle_ms=1000 * seconds / steps if steps else None,
-        cycle_ms_p50=None,
-        cycle_ms_p95=None,
-        decode_tokens=tokens,
-        decode_s=seconds,
-        decode_steps=steps,
-    )
 
 
 def test_design_story_break_even() -> None:

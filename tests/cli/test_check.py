@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 
+import httpx
 import pytest
 
+from specmon.analysis.validity import LifetimeCheck, LifetimeState
+from specmon.bench import BenchInvalid
+from specmon.check import EXIT_DEGRADED, CheckReport, run_check
 from specmon.cli import main
-from specmon.sim import SimConfig, SimThread
+from specmon.model import Protocol, Snapshot
+from specmon.session.baselines import BaselineLookup
+from specmon.session.snapshot import SnapshotKind, take_snapshot
+from specmon.sim import SimConfig, SimServer, SimThread
+from specmon.sources.http import Target
+from specmon.sources.probe import DEFAULT_PROMPT
 
 FAST = SimConfig(plain_step_ms=4.0, cycle_ms=8.0, accept_length=2.1, ttft_ms=10.0, seed=3)
 PLAIN = replace(FAST, speculative_algorithm=None)  # the simulator drops the other spec args
@@ -109,8 +119,13 @@ def test_json_and_baseline_verdict(
     # plain 4 ms/token vs a 8 ms cycle: break-even 2.0, accept ~2.1, speedup ~+5%
     assert body["break_even_accept_length"] == pytest.approx(2.0, rel=0.03)
     # One figure, one definition: speedup = now / base − 1 = accept / break-even − 1.
-    now, base = body["probe"]["decode_tok_s"], body["baseline"]["decode_tok_s"]
+    now, base = body["decode_tok_s"], body["baseline"]["decode_tok_s"]
     assert body["speedup"] == pytest.approx(now / base - 1, rel=1e-9)
+    # Probed until the interval excluded 0 (or the budget or cap ended it), judged at looks.
+    assert body["schema"] == 2
+    assert body["probes"][0] == body["probe"] and 3 <= len(body["probes"]) <= 10
+    assert 1 <= body["looks"] <= 3 and body["verdict_after_s"] > 0
+    assert body["speedup_level"] == pytest.approx(1 - 0.05 / 3)
     accept = body["break_even_accept_length"] + body["margin"]
     assert body["speedup"] == pytest.approx(accept / body["break_even_accept_length"] - 1)
 
@@ -161,3 +176,71 @@ def test_advice_names_a_flag_that_does_nothing(
     body = json.loads(capsys.readouterr().out)
     assert [a["flag"] for a in body["advice"]] == ["--num-continuous-decode-steps"]
     assert body["advice"][0]["evidence"].startswith("no effect since 0.3.6")
+
+
+class _Probes:
+    """Probes of the simulator through `take_snapshot`, on a clock that moves `each_s` per
+    probe; the probe numbered `fail_at` fails."""
+
+    def __init__(self, url: str, each_s: float, fail_at: int | None = None) -> None:
+        self.url, self.each_s, self.fail_at, self.taken = url, each_s, fail_at, 0
+
+    async def __call__(self, protocol: Protocol) -> Snapshot:
+        self.taken += 1
+        if self.taken == self.fail_at:
+            raise BenchInvalid("the server restarted or changed its flags during the bench")
+        return await take_snapshot(Target(self.url), protocol, kind=SnapshotKind.RUN)
+
+    def clock(self) -> float:
+        return self.taken * self.each_s
+
+
+async def _sequential_check(probes: _Probes, url: str, plain_url: str) -> CheckReport:
+    protocol = Protocol(3, 0, 40, 0.0, DEFAULT_PROMPT)
+    baseline = await take_snapshot(Target(plain_url), protocol, kind=SnapshotKind.BASELINE)
+
+    async def same(_baseline: Snapshot) -> LifetimeCheck:
+        return LifetimeCheck(LifetimeState.SAME, "the same server process")
+
+    async with httpx.AsyncClient(base_url=url, timeout=10.0) as client:
+        return await run_check(
+            client, url, run_probe=probes, check_lifetime=same,
+            find_baseline=lambda _info: BaselineLookup(replace(baseline, id=7)),
+            budget_s=30.0, clock=probes.clock,
+        )  # fmt: skip
+
+
+@asynccontextmanager
+async def _serving(config: SimConfig) -> AsyncIterator[SimServer]:
+    server = SimServer(config)
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+async def test_check_probes_until_its_budget_runs_out_and_says_how_long() -> None:
+    async with _serving(FAST) as spec, _serving(PLAIN) as plain:
+        # 12 s a probe against a 30 s budget: a third probe would end at 36 s.
+        probes = _Probes(spec.url, each_s=12.0)
+        report = await _sequential_check(probes, spec.url, plain.url)
+    assert probes.taken == len(report.probes) == 2 and report.looks == 1
+    assert report.verdict_after_s == 24.0
+    verdict = report.findings[-1].text
+    assert verdict.startswith("vs baseline #7") and "(98.3% interval)" in verdict
+    assert "after 2 probes in 24.0 s" in verdict, verdict
+    assert report.comparison is not None
+    assert report.comparison.now_tok_s == pytest.approx(
+        2 / sum(1 / r.decode_tok_s for r in report.probes if r.decode_tok_s), rel=0.01
+    )
+
+
+async def test_a_failing_probe_after_the_first_is_said_and_no_verdict_given() -> None:
+    async with _serving(FAST) as spec, _serving(PLAIN) as plain:
+        probes = _Probes(spec.url, each_s=0.5, fail_at=2)
+        report = await _sequential_check(probes, spec.url, plain.url)
+    assert report.exit_code == EXIT_DEGRADED and report.comparison is None
+    assert report.findings[-1].text == (
+        "probe failed: the server restarted or changed its flags during the bench"
+    )
