@@ -13,7 +13,7 @@ from typing import Protocol
 
 import httpx
 
-from specmon.errors import NotThisServer
+from specmon.errors import NotThisServer, SourceError
 from specmon.model import ProbeResult, ServerInfo, ServerMetrics
 from specmon.sources import llamacpp, vllm
 from specmon.sources.metrics import fetch_metrics
@@ -118,9 +118,19 @@ class Connection:
         return await self.backend.server_info(self.client, scrape=scrape)
 
     async def metrics(self) -> ServerMetrics:
-        """One /metrics scrape (after the backend is known)."""
+        """One /metrics scrape (after the backend is known).
+
+        Raises:
+            SourceError: Typed. While the backend is not known yet, the failure of the server-info
+                request that finds it, whose URL its message names: it says so, as it is told
+                under `metrics`.
+        """
         if self.backend is None:
-            self.backend, _ = await connect(self.client)
+            try:
+                self.backend, _ = await connect(self.client)
+            except SourceError as exc:
+                exc.args = (f"{exc} (asked first, to know how to read /metrics)", *exc.args[1:])
+                raise
         metrics = await self.backend.metrics(self.client)
         self._scrape = (self.clock(), metrics)
         return metrics
