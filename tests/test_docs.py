@@ -47,6 +47,35 @@ def test_no_pointers_to_files_outside_the_repository(doc: Path) -> None:
     assert "DESIGN.md" not in text and "reference/" not in text
 
 
+CITED_TEST = re.compile(r"\btests/[\w/.*-]*\w(?:::\w+)?")
+BARE_TEST = re.compile(r"`(test_\w+\.py)")
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_cited_tests_exist(doc: Path) -> None:
+    """A test cited by path (`tests/session/test_live.py`, `tests/ui/`, `tests/x.py::test_y`) or by
+    file name (`test_fault_cli.py`) exists: reliability.md cited tests/analysis/ for two that
+    live in tests/session/."""
+    text = _text(doc)
+    for cited in CITED_TEST.findall(text):
+        path, _, name = cited.partition("::")
+        found = sorted(ROOT.glob(path))
+        assert found, f"{doc.name}: {cited} does not exist"
+        if name:
+            assert re.search(rf"def {name}\b", _text(found[0])), f"{doc.name}: {cited}"
+    for name in BARE_TEST.findall(text):
+        assert any((ROOT / "tests").rglob(name)), f"{doc.name}: {name} does not exist"
+
+
+def test_lint_messages_point_at_docs_in_the_repository() -> None:
+    """ruff's banned-api messages cited DESIGN.md, which is not in the repository."""
+    text = _text(ROOT / "pyproject.toml")
+    assert "DESIGN.md" not in text
+    cited = re.findall(r"docs/[\w.-]+\.md", text)
+    assert cited and all((ROOT / doc).exists() for doc in cited)
+    assert "## Layout and layers" in _text(ROOT / "docs" / "development.md")
+
+
 def _bounds(number: str) -> tuple[float, float]:
     """The interval a printed number was rounded from."""
     decimals = len(number.partition(".")[2])

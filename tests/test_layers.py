@@ -1,4 +1,5 @@
-"""The layering rule (DESIGN.md §2): only specmon.ui imports Textual or Rich."""
+"""The layering rule (docs/development.md, Layout and layers): only specmon.ui imports Textual
+or Rich."""
 
 from __future__ import annotations
 
