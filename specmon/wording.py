@@ -40,6 +40,11 @@ def pct(value: float | None, signed: bool = False) -> str:
     return "+0.0%" if text == "-0.0%" else text
 
 
+def streams(n: int, width: int = 0) -> str:
+    """ "1 stream", "4 streams" (the number right-aligned in `width`, for columns)."""
+    return f"{n:>{width}} stream{'' if n == 1 else 's'}"
+
+
 def _scaled(seconds: float) -> tuple[str, str, str]:
     """The number, its unit and the unit's short form: seconds under 90 s, minutes under 90 min,
     hours above."""

@@ -132,18 +132,22 @@ class Best:
     level: Level
 
 
+_VERDICT_RANK = {Verdict.WINNING: 2, Verdict.WITHIN_NOISE: 1, Verdict.LOSING: 0}
+"""A configuration shown to win ranks above one that may not, whatever their point estimates."""
+
+
 def best_per_concurrency(per_config: Sequence[tuple[str, Sequence[Level]]]) -> list[Best]:
-    """At each concurrency, the configuration with the highest speedup among those whose pairs
-    are valid (all share the round's baseline, so it is also the fastest)."""
-    out: dict[int, Best] = {}
+    """At each concurrency, the best configuration among those whose pairs are valid: a winning
+    one above any within noise, and those above a losing one; the highest speedup among equals
+    (all share the round's baseline, so it is also the fastest)."""
+    out: dict[int, tuple[tuple[int, float], Best]] = {}
     for config, found in per_config:
         for lv in found:
-            if lv.comparison is None or not lv.valid:
+            c = lv.comparison
+            if c is None or not lv.valid:
                 continue
+            rank = (_VERDICT_RANK[c.verdict], c.speedup.value)
             held = out.get(lv.concurrency)
-            if held is None or (
-                held.level.comparison is not None
-                and lv.comparison.speedup.value > held.level.comparison.speedup.value
-            ):
-                out[lv.concurrency] = Best(lv.concurrency, config, lv)
-    return [out[c] for c in sorted(out)]
+            if held is None or rank > held[0]:
+                out[lv.concurrency] = (rank, Best(lv.concurrency, config, lv))
+    return [out[c][1] for c in sorted(out)]

@@ -156,7 +156,10 @@ def run(args: argparse.Namespace) -> int:
         for line in skipped:
             print(f"Sweep: skipped {line}", file=out)
         if not found:
-            raise TargetError("every configuration of the sweep was skipped: nothing to run")
+            raise TargetError(
+                "every configuration of the sweep was skipped (each with its reason above): "
+                "nothing to run"
+            )
         print(f"Sweep: {', '.join(v.label for v in found)}", file=out)
     if args.dry_run:
         return 0

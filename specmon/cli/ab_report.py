@@ -9,7 +9,15 @@ from specmon.analysis.comparison import TENTATIVE_ROUNDS
 from specmon.analysis.load import Best, Crossover, Level
 from specmon.launch.split import Split
 from specmon.serialize import comparison_to_dict, pooled_to_dict
-from specmon.wording import DASH, num, pct, speedup_text, validity_mark, verdict_text
+from specmon.wording import (
+    DASH,
+    num,
+    pct,
+    speedup_text,
+    streams,
+    validity_mark,
+    verdict_text,
+)
 
 
 def split_lines(split: Split) -> list[str]:
@@ -75,7 +83,7 @@ def _interval_lines(levels: Sequence[Level]) -> list[str]:
         for lv in levels:
             if lv.spread is not None:
                 each = ", ".join(pct(g, signed=True) for g in lv.spread.speedups)
-                lines.append(f"{lv.concurrency:>7} streams: {each}")
+                lines.append(f"{streams(lv.concurrency, 7)}: {each}")
     if rounds < TENTATIVE_ROUNDS:
         lines.append(
             f"(tentative: fewer than {TENTATIVE_ROUNDS} rounds; --rounds {TENTATIVE_ROUNDS} or "
@@ -93,13 +101,14 @@ def crossover_line(cross: Crossover) -> str:
     """Where speculation stops paying, in one sentence."""
     said = cross.verdict.value if cross.verdict is not None else "not comparable"
     if cross.pays_up_to is None:
-        return f"Crossover: speculation wins at no load measured ({cross.stops_at}: {said})."
-    text = f"Crossover: speculation wins up to {cross.pays_up_to} streams"
+        at = DASH if cross.stops_at is None else streams(cross.stops_at)
+        return f"Crossover: speculation wins at no load measured ({at}: {said})."
+    text = f"Crossover: speculation wins up to {streams(cross.pays_up_to)}"
     if cross.exceptions:
         text += f" (not at {', '.join(map(str, cross.exceptions))})"
     if cross.stops_at is None:
         return text + ", the highest load measured."
-    return text + f"; above that it stops paying ({cross.stops_at} streams: {said})."
+    return text + f"; above that it stops paying ({streams(cross.stops_at)}: {said})."
 
 
 def best_lines(best: Sequence[Best]) -> list[str]:
@@ -108,7 +117,7 @@ def best_lines(best: Sequence[Best]) -> list[str]:
     for b in best:
         c = b.level.comparison
         said = f"{speedup_text(c.speedup)}, {verdict_text(c)}" if c is not None else DASH
-        lines.append(f"  {b.concurrency:>4} streams: {b.config} ({said})")
+        lines.append(f"  {streams(b.concurrency, 4)}: {b.config} ({said})")
     return lines
 
 

@@ -5,6 +5,8 @@ Pure. The axes per server: SGLang (and the simulator) `steps`, `topk`, `draft-to
 combination SGLang would not run as given is skipped, with the reason, as SGLang would treat it
 (0.5.17, `arg_groups/speculative_hook.py`): with topk 1 it sets draft tokens to steps + 1, so
 any other draft count is the same configuration again; NGRAM derives steps and topk itself.
+So with topk 1, a sweep of draft-tokens alone sets the steps to match: draft-tokens=4 launches
+steps 3 (a chain of 3 drafts and the root), labelled "draft-tokens=4 steps=3".
 """
 
 from __future__ import annotations
@@ -82,6 +84,8 @@ def variants(split: Split, axes: Mapping[str, tuple[int, ...]]) -> tuple[list[Va
         raise TargetError("NGRAM derives steps and topk itself: sweep draft-tokens only")
     for combo in itertools.product(*(axes[n] for n in names)):
         chosen = dict(zip(names, combo, strict=True))
+        if _chain(chosen, split, algorithm):
+            chosen["steps"] = chosen["draft-tokens"] - 1
         label = " ".join(f"{n}={v}" for n, v in chosen.items())
         why = _invalid(chosen, split, algorithm)
         if why:
@@ -92,6 +96,19 @@ def variants(split: Split, axes: Mapping[str, tuple[int, ...]]) -> tuple[list[Va
             argv = _set(argv, split, AXES[split.kind][name], value)
         found.append(Variant(label, dataclasses.replace(split.speculative, argv=argv)))
     return found, skipped
+
+
+def _chain(chosen: Mapping[str, int], split: Split, algorithm: str) -> bool:
+    """Whether this combination sweeps the draft tokens of a topk-1 chain without its steps
+    (which SGLang would overrule: it drafts steps + 1 tokens with topk 1)."""
+    if split.kind not in (ServerKind.SGLANG, ServerKind.SIM) or algorithm == "NGRAM":
+        return False
+    if "draft-tokens" not in chosen or "steps" in chosen or chosen["draft-tokens"] < 2:
+        return False
+    topk = chosen.get("topk") or _int(
+        _value(split.speculative.argv, split, "--speculative-eagle-topk")
+    )
+    return topk == 1
 
 
 def _invalid(chosen: Mapping[str, int], split: Split, algorithm: str) -> str | None:
@@ -106,7 +123,10 @@ def _invalid(chosen: Mapping[str, int], split: Split, algorithm: str) -> str | N
     if steps is None or topk is None or drafts is None:
         return None
     if topk == 1 and drafts != steps + 1:
-        return f"SGLang sets draft tokens to steps + 1 ({steps + 1}) with topk 1"
+        return (
+            f"SGLang sets draft tokens to steps + 1 ({steps + 1}) with topk 1 (sweep "
+            "draft-tokens without steps, and specmon sets steps = draft-tokens - 1)"
+        )
     if drafts > steps * topk + 1:
         return f"more draft tokens than a tree of {steps} steps × topk {topk} holds"
     return None

@@ -64,7 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sglang-version", choices=SUPPORTED_VERSIONS, default=d.version)
     p.add_argument("--plain-step-ms", type=float, default=d.plain_step_ms)
     p.add_argument("--cycle-ms", type=float, default=d.cycle_ms)
-    p.add_argument("--accept-length", type=float, default=d.accept_length)
+    p.add_argument(
+        "--accept-length",
+        type=float,
+        default=d.accept_length,
+        help="mean tokens per verify step, bonus included (default %(default)s); above the "
+        "draft tokens D it is clamped to D, every draft accepted",
+    )
     p.add_argument(
         "--accept-by-position",
         type=_shares,
@@ -153,6 +159,14 @@ async def serve(config: SimConfig) -> None:
         config.backend, f"SGLang {config.version}"
     )
     print(f"specmon sim: {kind} (speculation {spec}) at {server.url}", flush=True)
+    by_length = config.speculative and config.accept_by_position is None
+    if by_length and config.accept_length_used < config.accept_length:
+        print(
+            f"specmon sim: accept length {config.accept_length:g} is more than "
+            f"{config.num_draft_tokens} draft tokens allow: every draft is accepted "
+            f"({config.accept_length_used:g} tokens per step)",
+            flush=True,
+        )
     try:
         await asyncio.Event().wait()
     finally:

@@ -54,7 +54,9 @@ class SimConfig:
         extra_args: Any other server arg, reported verbatim.
         plain_step_ms: One decode step without speculation, for a batch of one.
         cycle_ms: One draft+verify cycle with speculation, for a batch of one.
-        accept_length: Mean tokens per verify step, bonus token included.
+        accept_length: Mean tokens per verify step, bonus token included, at least 1. Above
+            what the draft tokens allow (D: every draft accepted) it is clamped to D
+            (`accept_length_used`), so one value serves a sweep of draft lengths.
         accept_by_position: a_i, the share of steps whose draft position i is accepted (non
             increasing, one per draft); replaces `accept_length`'s chain of equal odds.
         ttft_ms: Prefill time of a lone request with a fully cached prompt.
@@ -107,15 +109,8 @@ class SimConfig:
         if self.speculative and self.num_draft_tokens < 2:
             raise ValueError("speculative_num_draft_tokens must be at least 2 (one draft + root)")
         by_length = self.accept_by_position is None
-        if (
-            self.speculative
-            and by_length
-            and not 1.0 <= self.accept_length <= self.num_draft_tokens
-        ):
-            raise ValueError(
-                f"accept_length must lie in [1, {self.num_draft_tokens}] "
-                f"(tokens per verify step with {self.num_draft_tokens} draft tokens)"
-            )
+        if self.speculative and by_length and self.accept_length < 1.0:
+            raise ValueError("accept_length must be at least 1 (the bonus token of each step)")
         rates = self.accept_by_position
         if (
             self.speculative
@@ -147,6 +142,11 @@ class SimConfig:
             return self.speculative_num_draft_tokens
         # SGLang resolves an unset value to steps + 1 for topk 1.
         return (self.speculative_num_steps or 1) + 1
+
+    @property
+    def accept_length_used(self) -> float:
+        """`accept_length`, clamped to the draft tokens: a step yields at most D tokens."""
+        return min(self.accept_length, float(self.num_draft_tokens))
 
     @property
     def model_name(self) -> str:

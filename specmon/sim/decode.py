@@ -133,7 +133,7 @@ class DecodeModel:
         if config.speculative and config.accept_by_position is not None:
             probs = distribution_by_position(config.accept_by_position)
         elif config.speculative:
-            probs = acceptance_distribution(config.accept_length, d)
+            probs = acceptance_distribution(config.accept_length_used, d)
         return cls(
             speculative=config.speculative,
             num_draft_tokens=d,

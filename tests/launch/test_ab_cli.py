@@ -95,6 +95,28 @@ def test_a_sweep_from_the_command_line(tmp_path: Path) -> None:
     assert len(report["snapshot_ids"]) == 3  # one baseline, two configurations
 
 
+def test_the_readmes_sweep_of_a_chains_draft_length(tmp_path: Path) -> None:
+    # EAGLE3 with topk 1 and --accept-length 2.1: every draft length runs (the steps set to
+    # match, the simulator's accept length clamped to 2 tokens at 2 draft tokens).
+    chain = [sys.executable, "-m", "specmon.sim", "--plain-step-ms", "6", "--cycle-ms", "9",
+             "--ttft-ms", "5", "--speculative-algorithm", "EAGLE3", "--speculative-num-steps",
+             "2", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "3",
+             "--accept-length", "2.1", "--port", str(free_port())]  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "specmon", "ab", "--db", str(tmp_path / "s.db"), "--runs", "2",
+         "--max-tokens", "32", "--json", "--rounds", "1", "--sweep", "draft-tokens=2,4", "--",
+         *chain],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["skipped"] == []
+    configs = [c["config"] for c in report["configs"]]
+    assert configs == ["draft-tokens=2 steps=1", "draft-tokens=4 steps=3"]
+    short = report["configs"][0]["levels"][0]["speculative"]["accept_length"]
+    assert 1.8 < short <= 2.0  # at most 2 tokens per step with 2 draft tokens
+
+
 def test_launch_refuses_a_taken_port_and_starts_nothing(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -27,17 +27,37 @@ SGL = ["python", "-m", "sglang.launch_server", "--model-path", "m"]
 def test_sglang_eagle_combinations_skipped_as_sglang_would() -> None:
     split = split_command([*SGL, "--speculative-algorithm", "EAGLE3", "--speculative-num-steps",
                            "2", "--speculative-eagle-topk", "1"], {})  # fmt: skip
-    axes = parse_axes(["draft-tokens=3,4", "topk=1,2"], ServerKind.SGLANG)
+    axes = parse_axes(["draft-tokens=3,4", "steps=2", "topk=1,2"], ServerKind.SGLANG)
     found, skipped = variants(split, axes)
-    assert [v.label for v in found] == ["draft-tokens=3 topk=1", "draft-tokens=3 topk=2",
-                                        "draft-tokens=4 topk=2"]  # fmt: skip
+    assert [v.label for v in found] == ["draft-tokens=3 steps=2 topk=1",
+                                        "draft-tokens=3 steps=2 topk=2",
+                                        "draft-tokens=4 steps=2 topk=2"]  # fmt: skip
     assert skipped == [
-        "draft-tokens=4 topk=1: SGLang sets draft tokens to steps + 1 (3) with topk 1"
+        "draft-tokens=4 steps=2 topk=1: SGLang sets draft tokens to steps + 1 (3) with topk 1 "
+        "(sweep draft-tokens without steps, and specmon sets steps = draft-tokens - 1)"
     ]
     argv = found[2].launch.argv
     assert argv[argv.index("--speculative-eagle-topk") + 1] == "2"  # replaced in place
     assert argv[argv.index("--speculative-num-draft-tokens") + 1] == "4"  # added
     assert argv.count("--speculative-eagle-topk") == 1
+
+
+def test_a_chain_sweeps_its_draft_tokens_with_the_steps_to_match() -> None:
+    # The README's sweep on its topk-1 command: SGLang would overrule any draft tokens but
+    # steps + 1, so each draft length launches with the steps that give it.
+    split = split_command([*SGL, "--speculative-algorithm", "EAGLE3", "--speculative-num-steps",
+                           "2", "--speculative-eagle-topk", "1",
+                           "--speculative-num-draft-tokens", "3"], {})  # fmt: skip
+    found, skipped = variants(split, parse_axes(["draft-tokens=2,4,8"], ServerKind.SGLANG))
+    assert skipped == []
+    assert [v.label for v in found] == [
+        "draft-tokens=2 steps=1",
+        "draft-tokens=4 steps=3",
+        "draft-tokens=8 steps=7",
+    ]
+    argv = found[2].launch.argv
+    assert argv[argv.index("--speculative-num-steps") + 1] == "7"
+    assert argv[argv.index("--speculative-num-draft-tokens") + 1] == "8"
 
 
 def test_ngram_sweeps_draft_tokens_only() -> None:

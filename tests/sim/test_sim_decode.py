@@ -73,7 +73,7 @@ def test_prompt_tokens_are_words_or_ids() -> None:
     "bad",
     [
         {"version": "0.5.99"},
-        {"accept_length": 3.5},  # more than 3 tokens per step with 3 draft tokens
+        {"accept_length": 0.9},  # less than the bonus token of every step
         {"speculative_num_draft_tokens": 1},
         {"stream_interval": 0},
     ],
@@ -81,3 +81,14 @@ def test_prompt_tokens_are_words_or_ids() -> None:
 def test_config_rejects_impossible_settings(bad: dict[str, object]) -> None:
     with pytest.raises(ValueError, match=r"."):
         SimConfig(**bad)  # type: ignore[arg-type]
+
+
+def test_an_accept_length_over_the_draft_tokens_is_clamped_for_a_sweep() -> None:
+    """`--accept-length 2.1` with 2 draft tokens (a sweep's shortest draft): every draft
+    accepted, 2 tokens per step, where it raised before."""
+    short = SimConfig(speculative_num_steps=1, speculative_num_draft_tokens=2, accept_length=2.1)
+    assert short.accept_length_used == 2.0
+    assert DecodeModel.from_config(short).probs == pytest.approx((0.0, 1.0))
+    longer = SimConfig(speculative_num_steps=3, speculative_num_draft_tokens=4, accept_length=2.1)
+    assert longer.accept_length_used == 2.1
+    assert mean_tokens_per_step(DecodeModel.from_config(longer).probs) == pytest.approx(2.1)
