@@ -17,7 +17,9 @@ from specmon.cli import main
 from specmon.compare_report import compare_text
 from specmon.exports import ComparisonRow, comparison_rows, export
 from specmon.model import Protocol, RunFigures, ServerInfo, Snapshot, SpecConfig
+from specmon.serialize import snapshot_from_record
 from specmon.store import Store
+from specmon.wording import pct
 
 T0 = 1_750_000_000.0  # 2025-06-15T15:06:40Z
 MAX_AGE = 30 * 60.0
@@ -383,3 +385,18 @@ def test_the_output_suffix_says_the_format_and_a_mismatch_is_refused(
     assert main([*export_, "-o", str(tmp_path / "x.txt")]) == 2
     assert "cannot tell the format of" in capsys.readouterr().err
     assert not (tmp_path / "x.csv").exists() and not (tmp_path / "x.txt").exists()
+
+
+def test_the_real_h200_ab_store_pairs_each_round_with_its_own_baseline() -> None:
+    # Two ABAB rounds on an H200 (SGLang 0.5.17, NGRAM), saved in the order they ran. Round 1
+    # measured +65.7% at 4 streams; paired with round 2's baseline (a later launch: 203 tok/s,
+    # not 339) it read +176.1%.
+    fixture = Path(__file__).parent / "fixtures" / "sglang-0.5.17" / "ab_two_rounds.json"
+    records = json.loads(fixture.read_text())
+    stored = [replace(snapshot_from_record(r), id=i) for i, r in enumerate(records, 1)]
+    rows = {row.id: row for row in comparison_rows(stored, max_age_s=MAX_AGE)}
+    pairs = {i: rows[i].baseline_id for i in rows if rows[i].speculative}
+    assert pairs == {4: 1, 5: 2, 6: 3, 10: 7, 11: 8, 12: 9}
+    four_streams = [rows[i].comparison for i in (5, 11)]
+    assert [pct(c.speedup.value, signed=True) for c in four_streams if c] == ["+65.7%", "+159.4%"]
+    assert all(rows[i].validity is not None and rows[i].validity.confirmed for i in pairs)
