@@ -98,8 +98,7 @@ class SpecmonApp(App[None]):
         Binding("escape", "cancel_bench", "cancel", show=False),
         Binding("s", "snapshot", "snapshot"),
         Binding("c", "compare", "compare"),
-        # Not on the keys line (it would overflow 80 columns): the Speculation panel names it.
-        Binding("w", "whatif", "what-if", show=False),
+        Binding("w", "whatif", "what-if"),
         Binding("p", "toggle_probe", "probe"),
         Binding("t", "next_theme", "theme"),
         Binding("i", "diagnostics", "why —"),

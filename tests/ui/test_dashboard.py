@@ -44,7 +44,7 @@ from specmon.ui.widgets.identity_bar import IdentityBar
 from specmon.ui.widgets.server_panel import ServerPanel
 from specmon.ui.widgets.spec_panel import SpecPanel
 
-SIZES = [(60, 15), (80, 24), (160, 50)]
+SIZES = [(60, 15), (60, 24), (80, 24), (160, 50)]
 REFUSED = "http://10.1.230.174:8000/server_info: connection refused (nothing listening?)"
 METRICS_OFF = (
     "http://10.1.230.174:8000/metrics: 404 — metrics are off; start the server with "
@@ -337,11 +337,55 @@ async def test_a_click_on_the_keys_line_runs_the_key(make_app: Callable[..., Spe
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         keys = str(app.query_one("#keys", Static).content)
-        assert keys.startswith(" b baseline  s snapshot  c compare  p probe ")
+        assert keys.startswith(" b baseline  s snapshot  c compare  w what-if  p  t ")
         await pilot.click("#keys", offset=(keys.index(" p ") + 1, 0))
         assert app.live.probe_paused
         await pilot.click("#keys", offset=(keys.index(" ? ") + 1, 0))
         assert app.screen.__class__.__name__ == "HelpScreen"
+
+
+@pytest.mark.parametrize(
+    ("width", "keys"),
+    [
+        (160, " b baseline  s snapshot  c compare  w what-if  p probe  t theme  i why —  ? help  "
+              "q quit "),
+        (80, " b baseline  s snapshot  c compare  w what-if  p  t  i why —  ? help  q quit "),
+        (60, " b baseline  s  c  w what-if  p  t  i why —  ? help  q quit "),
+        (40, " b  s  c  w  p  t  i  ? help  q quit "),
+    ],
+)  # fmt: skip
+async def test_the_keys_line_lists_every_key_and_fits(
+    width: int, keys: str, make_app: Callable[..., SpecmonApp]
+) -> None:
+    """Issue 25: at 60 columns `? help` and `q quit` were cut and `w` was never listed; now a
+    narrow line drops the words of the lesser keys (help names them), never a key."""
+    app = make_app()
+    async with app.run_test(size=(120, 24)) as pilot:
+        await pilot.resize_terminal(width, 24)  # the words follow a live resize
+        shown = str(app.query_one("#keys", Static).content)
+        assert shown == keys and len(shown) <= width
+
+
+@pytest.mark.parametrize("width", [40, 60, 80, 160])
+async def test_the_identity_keeps_state_address_and_speculation_in_two_lines(
+    width: int, make_app: Callable[..., SpecmonApp]
+) -> None:
+    """Issue 25: at 60 columns the third line, with `draft=3`, was cut; now the version, then
+    the uptime, tp and the model make way, and come back as the width allows."""
+    app = make_app()
+    info = server_info(served_model_name="meta-llama/Llama-3.3-70B-Instruct", tp_size=8)
+    async with app.run_test(size=(width, 15)) as pilot:
+        app.post_message(SampleReady(sample(1.0, info, server_metrics("spec/metrics"))))
+        await pilot.pause()
+        bar = app.query_one(IdentityBar)
+        view = bar.view
+        assert view is not None and view.title is not None
+        shown = bar.render_lines(bar.region.reset_offset)
+        text = " ".join(line.text.strip() for line in shown)
+        assert len(shown) <= 2 and bar.region.height == len(shown)
+        for part in (f"● {view.state}", view.url.split("://")[1], view.speculation):
+            assert part in text, text
+        assert (view.title in text) == (width >= 80), text
 
 
 async def test_whatif_screen_predicts_other_draft_lengths(

@@ -15,7 +15,7 @@ from conftest import NOW, URL, baseline_snapshot, gpus, sample, server_info, ser
 from replay import replay_probe
 from rich.console import Console
 from rich.segment import Segment
-from test_dashboard import healthy
+from test_dashboard import healthy, stale
 from textual.geometry import Region
 from textual.renderables.sparkline import Sparkline as SparklineRenderable
 from textual.widget import Widget
@@ -28,6 +28,7 @@ from specmon.session.view import BenchView
 from specmon.sources.probe import DEFAULT_PROMPT
 from specmon.ui.app import SpecmonApp
 from specmon.ui.columns import Column, cut, fit
+from specmon.ui.fitting import left_out
 from specmon.ui.messages import BenchFailed, BenchProgress, SampleReady
 from specmon.ui.screens.comparison import ComparisonScreen
 from specmon.ui.screens.diagnostics import DiagnosticsScreen
@@ -320,3 +321,33 @@ async def test_a_narrow_baseline_panel_drops_its_bars_not_the_app(
         panel = app.query_one(BaselinePanel)
         lines = str(panel.query_one("#baseline-body", Static).render()).splitlines()
         assert any(line.startswith("now ") and "winning" in line for line in lines), lines
+
+
+def test_left_out_goes_in_order_and_brings_back_what_still_fits() -> None:
+    widths = {"a": 5, "b": 1, "c": 1, "d": 20}
+    order = ("b", "c", "d", "a")
+
+    def fits(out: frozenset[str]) -> bool:
+        return sum(w for name, w in widths.items() if name not in out) <= 7
+
+    assert left_out(order, fits) == {"d"}  # b and c went before d did, and come back
+    assert left_out(order, lambda out: True) == frozenset()
+    assert left_out(order, lambda out: False) == set(order)  # never fits: all go
+
+
+async def test_a_narrow_stale_baseline_says_why(make_app: Callable[..., SpecmonApp]) -> None:
+    """At 60x24 the panel is tall but narrow: the short panel's lines, wrapped, so that every
+    reason the baseline is stale is in view (the spread and the speedup line pushed them out)."""
+    app = make_app()
+    async with app.run_test(size=(60, 24)) as pilot:
+        await stale()(pilot)
+        panel = app.query_one(BaselinePanel)
+        region = panel.content_region
+        strips = app.screen._compositor.render_strips()
+        shown = " ".join(strips[y].crop(region.x, region.right).text.strip()
+                         for y in range(region.y, region.bottom))  # fmt: skip
+        view = panel.view
+        assert view is not None and view.validity is not None and len(view.validity.reasons) == 2
+        assert "✗ STALE" in shown
+        for reason in view.validity.reasons:
+            assert " ".join(reason.split()) in shown, shown

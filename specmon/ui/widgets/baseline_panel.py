@@ -97,18 +97,17 @@ def _body(view: BaselineView, width: int, height: int) -> str:
     else:
         mark = "[bold $good]✓ valid[/]"
     head = f"[$baseline]#{view.snapshot_id}[/] [bold]{num(view.tok_s, '.1f', 'tok/s')}[/]"
-    # A short panel (60x15) keeps the validity and the speedup (or why it is stale) in view:
-    # no spread, no bars, no interval, a line each.
-    roomy = height >= SHORT_BELOW
+    # "now" pools the recent probes (the Decode panel's figure is the last one alone).
+    pooled = f"{view.current_runs} probe{'s' if view.current_runs != 1 else ''}"
+    span = width - 18 - len(pooled)
+    # A short panel (60x15) or a narrow one (60x24) keeps the validity and the speedup (or why
+    # it is stale) in view: no spread, no bars, no interval, a line each.
+    roomy = height >= SHORT_BELOW and span >= BAR_AT_LEAST
     if roomy:
         lines = [f"{head} {escape(spread)}", f"{view.runs} runs · {age(view.age_s)} old · {mark}"]
     else:
         lines = [f"{head} · {view.runs} runs", f"{age(view.age_s)} old · {mark}"]
-    # "now" pools the recent probes (the Decode panel's figure is the last one alone).
-    pooled = f"{view.current_runs} probe{'s' if view.current_runs != 1 else ''}"
-    span = width - 18 - len(pooled)
-    bars = roomy and span >= BAR_AT_LEAST  # a narrow panel (60x24) has the lines, not the bars
-    if view.tok_s is not None and view.current_tok_s is not None and bars:
+    if view.tok_s is not None and view.current_tok_s is not None and roomy:
         top = max(view.tok_s, view.current_tok_s)
         lines.append(f"[$baseline]base {bar(view.tok_s, top, span):<{span}}[/] {view.tok_s:6.1f}")
         lines.append(f"[$primary]now  {bar(view.current_tok_s, top, span):<{span}}[/] "
@@ -116,7 +115,7 @@ def _body(view: BaselineView, width: int, height: int) -> str:
     comparison = view.comparison
     gain = escape(speedup_text(comparison.speedup, roomy) or DASH) if comparison else DASH
     # Without the bars, "now" leads the line: the speedup is the ratio of the two numbers shown.
-    label = "speedup" if bars else f"now {num(view.current_tok_s)}"
+    label = "speedup" if roomy else f"now {num(view.current_tok_s)}"
     if validity is not None and not validity.valid:
         reasons = [f"[$stale]✗ {escape(reason)}[/]" for reason in validity.reasons]
         lines.extend([f"{label} [dim strike]{gain}[/]", *reasons] if roomy else reasons)

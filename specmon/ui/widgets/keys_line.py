@@ -1,10 +1,41 @@
-"""The keys line: every key the dashboard shows, as one line of text drawn once."""
+"""The keys line: every key the dashboard shows, as one line of text drawn once a width."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from textual.content import Content
 from textual.markup import escape
 from textual.widgets import Static
+
+from specmon.ui.fitting import left_out
+
+# Whose word goes first when the line is too narrow for every key's (nine take 89 columns): the
+# key stays, and `? help` says what it does. Help and quit keep theirs the longest.
+WORDLESS_FIRST = ("next_theme", "toggle_probe", "diagnostics", "snapshot", "compare", "whatif",
+                  "baseline", "help", "quit")  # fmt: skip
+
+
+class Key(NamedTuple):
+    """A key as the line shows it, and the action it runs."""
+
+    key: str
+    word: str
+    action: str
+
+    def width(self, worded: bool) -> int:
+        """Cells taken: ` k ` and, worded, `word `."""
+        return len(self.key) + 2 + (len(self.word) + 1 if worded else 0)
+
+
+def worded(keys: Sequence[Key], width: int) -> frozenset[str]:
+    """The actions whose word fits beside its key in `width` cells (all while it is unknown)."""
+
+    def fits(wordless: frozenset[str]) -> bool:
+        return not width or sum(key.width(key.action not in wordless) for key in keys) <= width
+
+    return frozenset(key.action for key in keys) - left_out(WORDLESS_FIRST, fits)
 
 
 class KeysLine(Static):
@@ -12,20 +43,39 @@ class KeysLine(Static):
 
     Textual's `Footer` made a widget of each key, rebuilt them at every screen change (`i`, `?`,
     `c` and back: 20–50 ms of restyling and a second repaint of the whole dashboard after each)
-    and leaked the old ones (Textualize/textual#6666). The dashboard's keys never change.
+    and leaked the old ones (Textualize/textual#6666). The dashboard's keys never change; which
+    of them have their word beside them depends on the width.
     """
 
+    _keys: tuple[Key, ...] = ()
+    _worded: frozenset[str] | None = None
+
     def on_mount(self) -> None:
-        """Write the app's shown bindings, in the footer's colours (not as underlined links)."""
+        """Collect the app's shown bindings and write them."""
         self.auto_links = False
+        self._keys = tuple(
+            Key(self.app.get_key_display(binding), binding.description, binding.action)
+            for binding in self.app.BINDINGS
+            if not isinstance(binding, tuple) and binding.show
+        )
+        self._write()
+
+    def on_resize(self) -> None:
+        """Words in or out as the width allows."""
+        self._write()
+
+    def _write(self) -> None:
+        """The keys in the footer's colours (not as underlined links), worded as they fit."""
+        words = worded(self._keys, self.size.width)
+        if words == self._worded:
+            return
+        self._worded = words
         parts = []
-        for binding in self.app.BINDINGS:
-            if isinstance(binding, tuple) or not binding.show:
-                continue
-            key, description = self.app.get_key_display(binding), binding.description
+        for key in self._keys:
+            word = f"[$footer-description-foreground]{escape(key.word)} [/]"
             parts.append(
-                f"[@click=app.{binding.action}]"
-                f"[b $footer-key-foreground on $footer-key-background] {escape(key)} [/]"
-                f"[$footer-description-foreground]{escape(description)} [/][/]"
+                f"[@click=app.{key.action}]"
+                f"[b $footer-key-foreground on $footer-key-background] {escape(key.key)} [/]"
+                f"{word if key.action in words else ''}[/]"
             )
         self.update(Content.from_markup("".join(parts)))
