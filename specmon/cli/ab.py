@@ -105,7 +105,7 @@ def register(commands: Any) -> None:
     ab.add_argument(
         "--dry-run", action="store_true", help="print the two commands and the pins; launch none"
     )
-    ab.add_argument("--json", action="store_true", help="print one JSON object (schema 1)")
+    ab.add_argument("--json", action="store_true", help="print one JSON object (schema 2)")
     ab.add_argument(
         "--watch",
         action="store_true",

@@ -210,7 +210,8 @@ def add_max_age(parser: argparse.ArgumentParser) -> None:
         type=setting("max_age"),
         default=argparse.SUPPRESS,
         metavar="S",
-        help=f"baselines older than this are stale (default {DEFAULT_MAX_AGE_S:g} s)",
+        help="baselines older than this are stale (for a stored run: taken longer than this "
+        f"before it; default {DEFAULT_MAX_AGE_S:g} s)",
     )
 
 
