@@ -5,6 +5,7 @@ their timing honest (a buffered stream, chunks that carry several steps).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import replace
 
 from specmon.analysis.acceptance import (
@@ -115,6 +116,16 @@ def run_step_cycles(result: ProbeResult) -> list[float]:
     steps = _timed_steps(result)
     cycles = step_cycles(result.chunks, steps) if steps else None
     return cycles[0] if cycles else []
+
+
+def pooled_cycle_percentiles(runs: Sequence[Sequence[float]]) -> tuple[float, float] | None:
+    """p50 and p95 of the draft+verify cycle over a set of runs: every verify step of every run
+    (`run_step_cycles` of each) together, as the exporter's histogram counts them; not a median
+    of each run's percentiles, which is no percentile of the steps. None without timed steps."""
+    steps = [cycle for run in runs for cycle in run]
+    if not steps:
+        return None
+    return percentile(steps, 50), percentile(steps, 95)
 
 
 def _timed_steps(result: ProbeResult) -> float | None:

@@ -50,7 +50,8 @@ class FleetRow:
     speculative: bool | None
     """False on a plain server (no speedup to show); None before server info."""
     decode_tok_s: float | None
-    """The latest probe's decode tok/s (the single-server view's headline)."""
+    """The recent probes' pooled decode tok/s: the window of its accept length, cycle and
+    speedup (`RECENT_PROBES`), as the exporter's."""
     accept_length: float | None
     cycle_ms: float | None
     speedup: float | None
@@ -99,7 +100,7 @@ def fleet_row(label: str, view: View) -> FleetRow:
         title=identity.title,
         speculation=identity.speculation_brief,
         speculative=speculative,
-        decode_tok_s=view.decode.decode_tok_s,
+        decode_tok_s=view.decode.recent_tok_s,
         accept_length=spec.accept_length,
         cycle_ms=spec.cycle_ms,
         speedup=comparison.speedup.value if comparison else None,

@@ -8,11 +8,11 @@ comes from `analysis` (pooled runs, the comparison, validity), the same function
 from __future__ import annotations
 
 import itertools
-import statistics
 from collections import Counter, deque
 from dataclasses import dataclass
 
 from specmon.analysis.acceptance import pooled_positions
+from specmon.analysis.figures import pooled_cycle_percentiles, run_step_cycles
 from specmon.analysis.gpus import gpu_line, gpu_state, gpu_verdict, gpu_worst
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.validity import LifetimeState
@@ -65,6 +65,8 @@ class ProbeRun:
     t: float
     figures: RunFigures
     result: ProbeResult
+    step_cycles: tuple[float, ...]
+    """Every verify step's cycle in ms (`run_step_cycles`): the pooled p50/p95's steps."""
 
 
 class LiveState:
@@ -167,7 +169,7 @@ class LiveState:
 
     def on_probe(self, wall: float, t: float, figures: RunFigures, result: ProbeResult) -> None:
         """A live probe finished."""
-        self.probes.append(ProbeRun(wall, t, figures, result))
+        self.probes.append(ProbeRun(wall, t, figures, result, tuple(run_step_cycles(result))))
         if figures.accept_length is not None:
             self.accept_history.append((t, figures.accept_length))
         while self.accept_history and self.accept_history[0][0] < t - HISTORY_S:
@@ -224,7 +226,7 @@ class LiveState:
         )
         return View(
             self._identity(stale_after),
-            self._decode(now_wall, missing),
+            self._decode(now_wall, recent, missing),
             spec,
             baseline,
             self._server(missing),
@@ -268,7 +270,9 @@ class LiveState:
                             describe_config(info.speculative), up, started_at is not None,
                             state, detail, brief_config(info.speculative))  # fmt: skip
 
-    def _decode(self, now_wall: float, missing: list[tuple[str, str]]) -> DecodeView:
+    def _decode(
+        self, now_wall: float, recent: Pooled, missing: list[tuple[str, str]]
+    ) -> DecodeView:
         last = self.probes[-1] if self.probes else None
         if not self.probe_enabled:
             probe_state = "off (--no-probe)"
@@ -296,6 +300,8 @@ class LiveState:
             history_source=rate.source if rate else None,
             probe_state=probe_state,
             history_points=int(HISTORY_S / HISTORY_STEP_S),
+            recent_tok_s=recent.decode_tok_s,
+            recent_runs=recent.runs,
         )
 
     def _spec(
@@ -307,8 +313,7 @@ class LiveState:
         info = self.server.info
         enabled = None if info is None else info.speculative is not None
         runs = [p.figures for p in self.probes]
-        p50s = [f.cycle_ms_p50 for f in runs if f.cycle_ms_p50 is not None]
-        p95s = [f.cycle_ms_p95 for f in runs if f.cycle_ms_p95 is not None]
+        spread = pooled_cycle_percentiles([p.step_cycles for p in self.probes])
         window = self.server.window.accept_length(MEAN_SPAN_S)
         latest = self.server.window.latest
         if enabled is False:
@@ -316,7 +321,7 @@ class LiveState:
         elif recent.accept_length is None:
             missing.append(("accept length", "no probe with verify steps yet"))
         note = _cycle_note(runs[-1]) if runs else None
-        if note and not p50s:
+        if note and spread is None:
             missing.append(("cycle p50/p95", note))
         comparison = baseline.comparison if baseline.applies else None
         tokens: Counter[int] = Counter()
@@ -330,8 +335,8 @@ class LiveState:
             server_accept_length=window.value if window and enabled else None,
             server_accept_source=window.source if window and enabled else None,
             accept_rate=latest.spec_accept_rate if latest and enabled else None,
-            cycle_ms_p50=statistics.median(p50s) if p50s else None,
-            cycle_ms_p95=statistics.median(p95s) if p95s else None,
+            cycle_ms_p50=spread[0] if spread else None,
+            cycle_ms_p95=spread[1] if spread else None,
             cycle_ms=recent.cycle_ms,
             cycle_note=note,
             break_even=comparison.break_even if comparison else None,

@@ -54,6 +54,7 @@ class DecodeView:
     """The headline: probe decode speed."""
 
     decode_tok_s: float | None
+    """The latest probe's (the Decode panel's headline)."""
     ms_per_token: float | None
     ttft_ms: float | None
     probe_age_s: float | None
@@ -64,6 +65,11 @@ class DecodeView:
     """"every 10 s", "paused", "off", "failing: …"."""
     history_points: int = 60
     """How many points a full `history` holds (each point then keeps its width)."""
+    recent_tok_s: float | None = None
+    """The recent probes' pooled decode tok/s (`LiveState.recent`): the window of the accept
+    length, cycle and speedup beside it (the fleet row's, the exporter's)."""
+    recent_runs: int = 0
+    """How many probes `recent_tok_s` pools (at most `RECENT_PROBES`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +84,9 @@ class SpecView:
     accept_rate: float | None
     cycle_ms_p50: float | None
     cycle_ms_p95: float | None
-    """Medians of the recent probes' per-step cycle percentiles; None with the reason in
-    `cycle_note` when chunks are not steps (llama.cpp) or the stream arrived buffered."""
+    """Percentiles of every verify step's cycle over the recent probes, pooled
+    (`pooled_cycle_percentiles`); None with the reason in `cycle_note` when chunks are not steps
+    (llama.cpp) or the stream arrived buffered."""
     cycle_ms: float | None
     """Σ decode seconds / Σ verify steps of the recent probes."""
     cycle_note: str | None

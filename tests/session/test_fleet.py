@@ -72,7 +72,7 @@ def test_a_down_server_sorts_on_top_with_its_reason() -> None:
     spec, base = by_label["live"], by_label["plain"]
     # Figures are the View's own: the row says what the single-server view says.
     view = sessions[0].view()
-    assert spec.decode_tok_s == view.decode.decode_tok_s
+    assert spec.decode_tok_s == view.decode.recent_tok_s == sessions[0].live.recent().decode_tok_s
     assert spec.accept_length == view.spec.accept_length and spec.accept_length is not None
     assert spec.title is not None and spec.title.startswith("SGLang")
     assert spec.speculation == view.identity.speculation_brief == "EAGLE3 2/1/3"

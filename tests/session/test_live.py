@@ -3,13 +3,28 @@
 from __future__ import annotations
 
 import json
+import statistics
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+import pytest
+
+from specmon.analysis.figures import run_figures
+from specmon.analysis.stats import percentile
 from specmon.analysis.validity import LifetimeState, Validity, lifetime_of
-from specmon.model import Protocol, Reading, RunFigures, Sample, ServerInfo, ServerMetrics, Snapshot
+from specmon.model import (
+    ProbeChunk,
+    ProbeResult,
+    Protocol,
+    Reading,
+    RunFigures,
+    Sample,
+    ServerInfo,
+    ServerMetrics,
+    Snapshot,
+)
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.live import LiveState
 from specmon.sources.metrics import metrics_from_text
@@ -182,3 +197,32 @@ def test_without_a_token_counter_idleness_is_not_guessed() -> None:
     live.on_sample(_sample(14, _info(), bare, 2))
     server = live.view(1014, 3).server
     assert not server.idle and not server.running_stale
+
+
+def _probe(gaps_ms: list[float]) -> ProbeResult:
+    """A speculative probe whose chunks are its verify steps, two tokens each, `gaps_ms` apart."""
+    chunks, t = [ProbeChunk(0.05, 1)], 0.05
+    for i, gap in enumerate(gaps_ms):
+        t += gap / 1000
+        chunks.append(ProbeChunk(t, 1 + 2 * (i + 1)))
+    return ProbeResult(0.0, tuple(chunks), 10, len(gaps_ms), None, "length")
+
+
+def test_cycle_percentiles_are_of_the_pooled_steps_and_tok_s_of_the_pooled_window() -> None:
+    """Issue 24 §6: the p95 is over every step of the recent probes, not the median of each
+    probe's p95; the pooled decode tok/s is the window of the accept, cycle and speedup."""
+    live = _live()
+    live.on_sample(_sample(1, _info("spec"), None, 1))
+    slow = [20.0] * 19 + [90.0]  # one step in 20 at 90 ms: its own p95 is 23.5 ms
+    probes = [_probe(slow), _probe(slow), _probe([20.0] * 20)]
+    for k, result in enumerate(probes):
+        live.on_probe(1000.0 + k, float(k), run_figures(result), result)
+    spec = live.view(1003, 3).spec
+    steps = [20.0] * 58 + [90.0] * 2
+    assert spec.cycle_ms_p95 == pytest.approx(percentile(steps, 95)) == pytest.approx(20.0)
+    before = statistics.median(run_figures(r).cycle_ms_p95 or 0 for r in probes)
+    assert before == pytest.approx(23.5)  # the median of per-probe p95s: no p95 of the steps
+    decode = live.view(1003, 3).decode
+    assert decode.recent_runs == 3
+    assert decode.recent_tok_s == pytest.approx(live.recent().decode_tok_s)
+    assert decode.recent_tok_s != decode.decode_tok_s  # the latest probe alone is faster

@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from specmon.session.fleet_row import FleetRow
+from specmon.session.live import RECENT_PROBES
 from specmon.ui.columns import Column, cut, cut_middle, fit
 from specmon.ui.format import DASH, escape, num, pct
 from specmon.ui.messages import FleetRowsReady
@@ -77,7 +78,9 @@ class FleetScreen(Screen[str]):
 
     def compose(self) -> ComposeResult:
         """Title, table, the highlighted row's reason, keys."""
-        yield Static(f"specmon · {self.count} servers, worst first", id="fleet-title")
+        # The window of tok/s, accept, cycle and speedup: one for all four, as the exporter's.
+        yield Static(f"specmon · {self.count} servers, worst first · last {RECENT_PROBES} "
+                     "probes pooled", id="fleet-title")  # fmt: skip
         yield DataTable(id="fleet-table", zebra_stripes=True, cursor_type="row")
         yield Static(id="fleet-row")
         yield Static("↑↓: choose · Enter: open its dashboard (Esc there: back) · q: quit",
