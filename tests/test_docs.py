@@ -6,11 +6,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import httpx
 import pytest
 
+from specmon.analysis.validity import fingerprint
 from specmon.cli import build_parser, main
 from specmon.config import DEFAULT_HOST, DEFAULT_PORT
-from specmon.sim import SimConfig
+from specmon.sim import SimConfig, SimThread
+from specmon.sim.__main__ import config_from_args
+from specmon.sources.sglang import parse_server_info
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -74,6 +78,20 @@ def test_lint_messages_point_at_docs_in_the_repository() -> None:
     cited = re.findall(r"docs/[\w.-]+\.md", text)
     assert cited and all((ROOT / doc).exists() for doc in cited)
     assert "## Layout and layers" in _text(ROOT / "docs" / "development.md")
+
+
+def test_the_readme_simulators_by_hand_share_their_configuration() -> None:
+    """The README's speculative simulator and its plain twin have one fingerprint, so the
+    twin's baselines apply: without `--max-running-requests 48` they did not (the speculative
+    one sets it, as SGLang does)."""
+    commands = re.findall(r"`python -m specmon\.sim --port \d+([^`]*)`", _text(README))
+    assert len(commands) == 2
+    fingerprints = set()
+    for flags in commands:
+        with SimThread(config_from_args(flags.split())) as sim:
+            body = httpx.get(f"{sim.url}/server_info", timeout=10).json()
+        fingerprints.add(fingerprint(parse_server_info(body).args))
+    assert len(fingerprints) == 1
 
 
 def _bounds(number: str) -> tuple[float, float]:

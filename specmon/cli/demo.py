@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from specmon.cli.common import setting, takes
+from specmon.cli.common import open_store, setting, takes
 from specmon.cli.crash import run_dashboard
 from specmon.cli.monitor import check_theme
 from specmon.config import MonitorConfig, Targets
@@ -31,7 +32,7 @@ def register(commands: Any) -> None:
         "speculation): plain decode 62.9 tok/s; EAGLE3 at 27.6 ms per cycle and accept length "
         "2.1, about 76.1 tok/s (+21%, break-even 1.74). Opens the dashboard on the speculative "
         "one with the other as the baseline server, and takes a baseline at once. Snapshots go "
-        "to a temporary store.",
+        "to a temporary store, gone on exit, unless --db names one.",
         allow_abbrev=False,
     )
     demo.add_argument("--probe-every", type=setting("probe_every"), default=argparse.SUPPRESS,
@@ -41,8 +42,23 @@ def register(commands: Any) -> None:
                       help="tokens per probe and baseline run (default 128)")  # fmt: skip
     demo.add_argument("--theme", default=argparse.SUPPRESS,
                       help="colour theme (default specmon-dark)")  # fmt: skip
+    demo.add_argument("--db", metavar="PATH", default=argparse.SUPPRESS,
+                      help="keep the snapshots in this store (default: a temporary one, gone "
+                      "on exit)")  # fmt: skip
     demo.set_defaults(run=run, dashboard=True)
-    takes(demo, probe_every=3.0, probe_tokens=128, theme="specmon-dark")
+    takes(demo, probe_every=3.0, probe_tokens=128, theme="specmon-dark", db=None)
+
+
+TEMPORARY_STORE = "demo store: gone on exit; use --db PATH to keep"
+"""Said with each snapshot the demo saves into its temporary store."""
+
+
+def open_demo_store(args: argparse.Namespace, stack: ExitStack) -> tuple[Store, str]:
+    """The store --db names, else a temporary one; with what to say of a snapshot saved there."""
+    if args.db:
+        return stack.enter_context(open_store(args)), ""
+    folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="specmon-demo-"))
+    return stack.enter_context(Store(Path(folder) / "demo.db")), TEMPORARY_STORE
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,12 +69,10 @@ def run(args: argparse.Namespace) -> int:
 
     check_theme(args.theme)
     spec_config = SimConfig()
-    with (
-        SimThread(spec_config) as spec,
-        SimThread(replace(spec_config, speculative_algorithm=None)) as base,
-        tempfile.TemporaryDirectory(prefix="specmon-demo-") as tmp,
-        Store(Path(tmp) / "demo.db") as store,
-    ):
+    with ExitStack() as stack:
+        store, store_note = open_demo_store(args, stack)
+        spec = stack.enter_context(SimThread(spec_config))
+        base = stack.enter_context(SimThread(replace(spec_config, speculative_algorithm=None)))
         config = MonitorConfig(
             url=spec.url,
             baseline_url=base.url,
@@ -68,4 +82,5 @@ def run(args: argparse.Namespace) -> int:
             theme=args.theme,
         )
         targets = Targets(Target(spec.url), Target(base.url))
-        return run_dashboard(SpecmonApp(config, targets, store, auto_baseline=True))
+        app = SpecmonApp(config, targets, store, auto_baseline=True, store_note=store_note)
+        return run_dashboard(app)

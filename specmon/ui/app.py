@@ -114,6 +114,7 @@ class SpecmonApp(App[None]):
         *,
         auto_baseline: bool = False,
         managed: ManagedServer | None = None,
+        store_note: str = "",
         start_workers: bool = True,
         wall: Callable[[], float] = time.time,
         feed: Feed | None = None,
@@ -128,6 +129,7 @@ class SpecmonApp(App[None]):
             auto_baseline: Take a baseline as soon as the server is known (the demo).
             managed: The server when specmon launched it (`specmon launch`): `b` relaunches it
                 without speculation for the baseline, then with it.
+            store_note: Said with every snapshot saved: the demo's, that its store is gone on exit.
             start_workers: Start sampling and probing on mount (tests push messages instead).
             wall: Wall clock (tests fix it).
             feed: Where samples, probes and benches come from; by default this process samples
@@ -142,6 +144,7 @@ class SpecmonApp(App[None]):
         self.stylesheet = self._css
         self.config = config
         self.store = store
+        self.store_note = store_note
         self.auto_baseline = auto_baseline
         self.managed = managed
         self.start_workers = start_workers
@@ -345,8 +348,9 @@ class SpecmonApp(App[None]):
                 self.live.log(self.wall(), "warn", "baseline taken: now restart the server WITH "
                               "speculation; the comparison follows")  # fmt: skip
         else:
+            notes = "; ".join(filter(None, (snapshot.label, self.store_note)))
             self.live.log(self.wall(), "info", f"snapshot #{snapshot.id} saved"
-                          + (f" ({snapshot.label})" if snapshot.label else ""))  # fmt: skip
+                          + (f" ({notes})" if notes else ""))  # fmt: skip
         self.refresh_view()
 
     @on(BenchNote)

@@ -40,7 +40,7 @@ COMMANDS: dict[str, tuple[list[str], tuple[str, ...]]] = {
     "snapshots show": (["snapshots", "show", "3"], ("--db",)),
     "snapshots compare": (["snapshots", "compare", "1", "2"], ("--db", "--max-age")),
     "snapshots export": (["snapshots", "export"], ("--db", "--max-age")),
-    "demo": (["demo"], ("--probe-every", "--probe-tokens", "--theme")),
+    "demo": (["demo"], ("--probe-every", "--probe-tokens", "--theme", "--db")),
     "exporter": (["exporter"], ("--db", "--gpu-metrics", *CONNECTION, "--probe-tokens",
                                 "--max-age", "--probe-every")),
     "launch": (["launch", *SERVER], ("--db", "--gpu-metrics", *CONNECTION, "--probe-tokens",

@@ -124,11 +124,12 @@ def make_app(tmp_path: Path) -> Iterator[Callable[..., SpecmonApp]]:
     """Build dashboards with no workers and a fixed clock: tests push the messages."""
     stores: list[Store] = []
 
-    def build(baseline_url: str | None = BASE_URL) -> SpecmonApp:
+    def build(baseline_url: str | None = BASE_URL, **options: Any) -> SpecmonApp:
         config = MonitorConfig(url=URL, baseline_url=baseline_url, probe_tokens=256)
         targets = Targets(Target(URL), Target(baseline_url) if baseline_url else None)
         stores.append(Store(tmp_path / f"ui{len(stores)}.db"))
-        return SpecmonApp(config, targets, stores[-1], start_workers=False, wall=lambda: NOW)
+        return SpecmonApp(config, targets, stores[-1], start_workers=False, wall=lambda: NOW,
+                          **options)  # fmt: skip
 
     yield build
     for store in stores:
