@@ -70,7 +70,9 @@ def register(commands: Any) -> None:
         "flags, with the settings SGLang changes for speculation pinned on both), then runs "
         "ABAB rounds: each launches the baseline, then the speculative server, one at a time, "
         "and benches each at every concurrency. Prints a table per concurrency and the "
-        "crossover, and saves every bench as a snapshot once all are complete. "
+        "crossover, and saves every bench as a snapshot once all are complete. Each round's "
+        "pairs are judged at their own time: --max-age (default 1800 s) is how long before a "
+        "speculative bench its round's baseline may have been taken. "
         "Exit 0 done, 1 failed (nothing saved), 2 bad arguments, 130 interrupted.",
         allow_abbrev=False,
     )
@@ -120,7 +122,8 @@ def register(commands: Any) -> None:
     ab.set_defaults(
         run=run,
         interrupted="the A/B did not complete: nothing saved",
-        watch_only={action.dest: action.option_strings[-1] for action in dashboard},
+        # --max-age judges the A/B's pairs too; the others are the dashboard's alone.
+        watch_only={a.dest: a.option_strings[-1] for a in dashboard if a.dest != "max_age"},
     )
 
 
@@ -206,7 +209,7 @@ async def _ab(args: argparse.Namespace, plan: AbPlan, store: Store, skipped: lis
         print(line, file=out, flush=True)
 
     runs = await run_ab(plan, AbEvents(say=say, progress=progress))
-    per_config = judged(runs, max_age_s=DEFAULT_MAX_AGE_S)
+    per_config = judged(runs, max_age_s=DEFAULT_MAX_AGE_S if args.max_age is None else args.max_age)
     for config, found, cross in per_config:
         if config is not None:
             print(f"Configuration {config}:", file=out)

@@ -164,6 +164,12 @@ def test_ab_takes_the_dashboard_settings_only_with_watch(
     )
 
 
+def test_ab_takes_max_age_for_its_pairs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ab", "--dry-run", "--max-age", "3600", *SERVER]) == 0
+    assert parse_args(["ab", "--max-age", "3600", *SERVER]).max_age == 3600.0
+    assert "specmon: error" not in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("argv", "prog"),
     [
