@@ -9,11 +9,13 @@ from typing import Any
 from specmon.analysis.acceptance import PositionAcceptance
 from specmon.analysis.whatif import Prediction, WhatIf
 from specmon.model import ServerInfo
-from specmon.wording import DASH, num, pct, speedup_text
+from specmon.wording import DASH, interval_text, num, pct, speedup_text
 
-# The flag last: at 80 columns the figures show and the flag of the best k is written below.
-HEADERS = ("k", "tokens/step", "cycle ms", "decode tok/s", "interval", "speedup", "break-even",
-           "", "flag")  # fmt: skip
+# The table's columns, in order, by the keys of `row`'s cells (`whatif` prints them all; the
+# dashboard's `w` those that fit). The flag last: it is the longest.
+LABELS = {"k": "k", "tokens": "tokens/step", "cycle": "cycle ms", "decode": "decode tok/s",
+          "decode_interval": "interval", "speedup": "speedup", "speedup_interval": "95% interval",
+          "break_even": "break-even", "notes": "", "flag": "flag"}  # fmt: skip
 
 
 def draft_flag(info: ServerInfo, k: int) -> str:
@@ -48,8 +50,8 @@ def position_bars(positions: PositionAcceptance, *, percent: bool = True) -> str
     return ("  " if percent else " ").join(cells)
 
 
-def row(info: ServerInfo, p: Prediction, best: int) -> tuple[str, ...]:
-    """One table row: the figures of one draft length."""
+def row(info: ServerInfo, p: Prediction, best: int) -> dict[str, str]:
+    """One table row: the figures of one draft length, by column (LABELS' keys)."""
     interval = DASH
     if p.decode_low is not None and p.decode_high is not None:
         interval = f"{p.decode_low:.1f}–{p.decode_high:.1f}"
@@ -62,17 +64,18 @@ def row(info: ServerInfo, p: Prediction, best: int) -> tuple[str, ...]:
         notes.append("best")
     if p.extrapolated:
         notes.append("extrapolated")
-    return (
-        str(p.draft_tokens),
-        f"{p.tokens_per_step:.2f}",
-        f"{p.cycle_ms:.1f}",
-        f"{p.decode_tok_s:.1f}",
-        interval,
-        speedup_text(gain) or DASH,
-        num(be, ".2f"),
-        ", ".join(notes),
-        draft_flag(info, p.draft_tokens),
-    )
+    return {
+        "k": str(p.draft_tokens),
+        "tokens": f"{p.tokens_per_step:.2f}",
+        "cycle": f"{p.cycle_ms:.1f}",
+        "decode": f"{p.decode_tok_s:.1f}",
+        "decode_interval": interval,
+        "speedup": speedup_text(gain, interval=False) or DASH,
+        "speedup_interval": interval_text(gain) or DASH,
+        "break_even": num(be, ".2f"),
+        "notes": ", ".join(notes),
+        "flag": draft_flag(info, p.draft_tokens),
+    }
 
 
 def summary(info: ServerInfo, w: WhatIf) -> list[str]:

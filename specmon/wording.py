@@ -85,9 +85,15 @@ def speedup_text(gain: Speedup | None, interval: bool = True) -> str | None:
     if gain is None:
         return None
     text = pct(gain.value, signed=True)
-    if interval and gain.low is not None and gain.high is not None:
-        text += f" [{pct(gain.low, signed=True)}, {pct(gain.high, signed=True)}]"
-    return text
+    bounds = interval_text(gain) if interval else None
+    return f"{text} {bounds}" if bounds else text
+
+
+def interval_text(gain: Speedup | None) -> str | None:
+    """ "[+18.2%, +23.9%]", or None without an interval."""
+    if gain is None or gain.low is None or gain.high is None:
+        return None
+    return f"[{pct(gain.low, signed=True)}, {pct(gain.high, signed=True)}]"
 
 
 def verdict_text(comparison: Comparison) -> str:

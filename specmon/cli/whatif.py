@@ -26,7 +26,7 @@ from specmon.render import target_line
 from specmon.session.whatif import WhatIfReport, measure_what_if
 from specmon.sources.probe import DEFAULT_PROMPT
 from specmon.store import Store
-from specmon.whatif_text import HEADERS, row, summary, whatif_to_dict
+from specmon.whatif_text import LABELS, row, summary, whatif_to_dict
 
 DEFAULT_WHATIF_RUNS = 3
 DEFAULT_WHATIF_TOKENS = 256
@@ -108,8 +108,9 @@ def report_lines(report: WhatIfReport) -> list[str]:
     if result is None:
         lines.append(f"no prediction: {report.answer.reason}")
         return lines
-    rows = [HEADERS, *(row(info, p, result.best.draft_tokens) for p in result.predictions)]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADERS))]
+    cells = [row(info, p, result.best.draft_tokens) for p in result.predictions]
+    rows = [list(LABELS.values()), *([c[key] for key in LABELS] for c in cells)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(LABELS))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     lines += summary(info, result)
     return lines

@@ -43,6 +43,7 @@ from specmon.ui.widgets.gpu_panel import GpuPanel
 from specmon.ui.widgets.identity_bar import IdentityBar
 from specmon.ui.widgets.server_panel import ServerPanel
 from specmon.ui.widgets.spec_panel import SpecPanel
+from specmon.whatif_text import LABELS
 
 SIZES = [(60, 15), (60, 24), (80, 24), (160, 50)]
 REFUSED = "http://10.1.230.174:8000/server_info: connection refused (nothing listening?)"
@@ -386,6 +387,37 @@ async def test_the_identity_keeps_state_address_and_speculation_in_two_lines(
         for part in (f"● {view.state}", view.url.split("://")[1], view.speculation):
             assert part in text, text
         assert (view.title in text) == (width >= 80), text
+
+
+@pytest.mark.parametrize("size", [(60, 24), (80, 24), (120, 30), (160, 50)], ids=str)
+async def test_whatif_columns_fit_and_the_rest_are_under_the_table(
+    size: tuple[int, int], make_app: Callable[..., SpecmonApp]
+) -> None:
+    """Issue 25: at 80x24 the intervals, break-even and flag ran off the screen (and the flag at
+    160x50). Now k, decode, speedup, break-even and the notes always show, the others while
+    they fit whole, and the highlighted row's others are written out under the table."""
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await healthy()(pilot)
+        await pilot.press("w")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, WhatIfScreen)
+        table = screen.query_one(DataTable)
+        assert table.virtual_size.width <= table.content_region.width  # nothing behind a →
+        shown = [str(c.label) for c in table.columns.values()]
+        assert {"k", "decode tok/s", "speedup", "break-even", ""} <= set(shown)
+        assert ("flag" in shown) == (size[0] >= 120)
+        await pilot.press("down")
+        cells = screen.cells[1]
+        line = str(screen.query_one("#whatif-row", Static).render())
+        for key, label in LABELS.items():
+            if label not in shown:
+                assert f"{label} {cells[key]}" in line, line
+            elif key != "notes":  # the notes may be cut ("bes…"): the others show whole
+                assert str(table.get_row_at(1)[shown.index(label)]) == cells[key]
+        status = str(screen.query_one("#whatif-status", Static).render())
+        assert status.startswith("↑↓") == (len(shown) < len(LABELS))
 
 
 async def test_whatif_screen_predicts_other_draft_lengths(

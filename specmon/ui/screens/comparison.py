@@ -25,7 +25,7 @@ from specmon.store import Store
 from specmon.ui.columns import Column, cut, fit
 from specmon.ui.format import DASH, escape, num
 from specmon.ui.widgets import quiet
-from specmon.wording import pct, verdict_text
+from specmon.wording import interval_text, pct, verdict_text
 
 COLUMNS = (
     Column("id", "#", essential=True),
@@ -51,9 +51,6 @@ def _cells(row: ComparisonRow) -> tuple[str, ...]:
     """A row's texts, in COLUMNS order."""
     c = row.comparison
     gain = c.speedup if c else None
-    interval = DASH
-    if gain is not None and gain.low is not None and gain.high is not None:
-        interval = f"[{pct(gain.low, signed=True)}, {pct(gain.high, signed=True)}]"
     return (
         str(row.id),
         time.strftime("%m-%d %H:%M", time.localtime(row.created_at)),
@@ -65,7 +62,7 @@ def _cells(row: ComparisonRow) -> tuple[str, ...]:
         num(row.pooled.cycle_ms, ".1f"),
         f"#{row.baseline_id}" if row.baseline_id else DASH,
         pct(gain.value, signed=True) if gain else DASH,
-        interval,
+        interval_text(gain) or DASH,
         verdict_text(c) if c else DASH,
         num(c.break_even if c else None, ".2f"),
         row.baseline_note or DASH,

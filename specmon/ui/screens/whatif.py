@@ -1,4 +1,9 @@
-"""`w`: what speculation would do at other draft lengths, and the advisor's findings."""
+"""`w`: what speculation would do at other draft lengths, and the advisor's findings.
+
+The columns follow the width (ui/columns.py), as the comparison's do: k, decode, speedup,
+break-even and the notes always; the flag, the intervals, tokens/step and cycle while they fit.
+The highlighted row's columns that did not fit are written out below the table.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +15,25 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from specmon.session.whatif_view import WhatIfView
+from specmon.ui.columns import Column, cut, fit
 from specmon.ui.format import escape
-from specmon.whatif_text import HEADERS, row, summary
+from specmon.ui.widgets import quiet
+from specmon.whatif_text import LABELS, row, summary
+
+COLUMNS = (  # LABELS' keys in LABELS' order
+    Column("k", LABELS["k"], essential=True),
+    Column("tokens", LABELS["tokens"], rank=3),
+    Column("cycle", LABELS["cycle"], rank=4),
+    Column("decode", LABELS["decode"], essential=True),
+    Column("decode_interval", LABELS["decode_interval"], rank=2),
+    Column("speedup", LABELS["speedup"], essential=True),
+    Column("speedup_interval", LABELS["speedup_interval"], rank=1),
+    Column("break_even", LABELS["break_even"], essential=True),
+    # "best" always shows, at worst cut to "bes…"
+    Column("notes", LABELS["notes"], essential=True, min_width=4),
+    # What to launch with: first of the rest where it fits whole (60 cells for EAGLE's two flags).
+    Column("flag", LABELS["flag"], rank=0),
+)
 
 
 class WhatIfScreen(ModalScreen[None]):
@@ -25,24 +47,25 @@ class WhatIfScreen(ModalScreen[None]):
         """
         super().__init__()
         self.view = view
+        self.cells: list[dict[str, str]] = []
+        """Each row's full texts, by column key."""
+        self._widths: list[int] = []
 
     def compose(self) -> ComposeResult:
-        """Title, table, the lines under it, the findings."""
+        """Title, table, the highlighted row's other columns, the lines under it, the findings."""
         with Vertical(id="whatif"):
             yield Static("What-if: other draft lengths, from the recent probes", id="whatif-title")
             yield DataTable(id="whatif-table", zebra_stripes=True, cursor_type="row")
+            yield Static(id="whatif-row")
             yield Static(id="whatif-notes")
             yield Static("Esc: close", id="whatif-status")
 
     def on_mount(self) -> None:
-        """Fill the table and the notes."""
+        """The rows' texts and the notes; the table is filled once its width is known."""
         view, lines = self.view, []
         result = view.answer.result
         if view.info is not None and result is not None:
-            table = self.query_one(DataTable)
-            table.add_columns(*HEADERS)
-            for p in result.predictions:
-                table.add_row(*(Text(c) for c in row(view.info, p, result.best.draft_tokens)))
+            self.cells = [row(view.info, p, result.best.draft_tokens) for p in result.predictions]
             lines += summary(view.info, result)
         else:
             self.query_one(DataTable).display = False
@@ -56,3 +79,48 @@ class WhatIfScreen(ModalScreen[None]):
         if not view.advice:
             lines.append("advisor: nothing to change on this evidence")
         self.query_one("#whatif-notes", Static).update(escape("\n".join(lines)))
+
+    def on_resize(self) -> None:
+        """Choose the columns for the new width."""
+        self.call_after_refresh(self._fill)
+
+    def _fill(self) -> None:
+        """The essential columns always, the others while they fit."""
+        if not self.cells:
+            return
+        table = self.query_one(DataTable)
+        available = table.content_size.width - table.styles.scrollbar_size_vertical
+        texts = [[cells[c.key] for c in COLUMNS] for cells in self.cells]
+        widths = fit(COLUMNS, texts, available)
+        if widths == self._widths:
+            return
+        self._widths = widths
+        cursor = table.cursor_row
+        table.clear(columns=True)
+        shown = [(column, width) for column, width in zip(COLUMNS, widths, strict=True) if width]
+        for column, width in shown:
+            table.add_column(column.label, width=width, key=column.key)
+        for cells in self.cells:
+            table.add_row(*(Text(cut(cells[column.key], width)) for column, width in shown))
+        hidden = len(shown) < len(COLUMNS)
+        status = "↑↓: the row's other columns are under the table · Esc: close"
+        status = status if hidden else "Esc: close"
+        quiet.show(self.query_one("#whatif-status", Static), status)
+        table.move_cursor(row=min(cursor, len(self.cells) - 1))
+        self._show_row(table.cursor_row)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """Follow the cursor."""
+        self._show_row(event.cursor_row)
+
+    def _show_row(self, index: int) -> None:
+        """The highlighted row's columns that the table left out or cut, in full."""
+        if not 0 <= index < len(self.cells):
+            return
+        cells = self.cells[index]
+        rest = [f"{column.label} {cells[column.key]}".strip()
+                for column, width in zip(COLUMNS, self._widths, strict=True)
+                if width < len(cells[column.key])]  # fmt: skip
+        line = self.query_one("#whatif-row", Static)
+        line.display = bool(rest)
+        quiet.show(line, escape(f"k = {cells['k']}: " + " · ".join(rest)))
