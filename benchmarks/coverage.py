@@ -1,5 +1,6 @@
 """Coverage in simulation: how often the 95% intervals of `check` and `ab` hold the true speedup,
-and how often `check`'s sequential rule calls a server with no speedup winning or losing.
+how often `check`'s sequential rule calls a server with no speedup winning or losing, and how
+often the what-if's interval holds the true decode speed at another draft length.
 
 Pure Python over the real analysis functions (`pool`, `compare`, `round_spread`,
 `SequentialRule`): runs are made to measure, each run's decode tok/s the server's true speed
@@ -21,11 +22,14 @@ import math
 import random
 import statistics
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
+from specmon.analysis.acceptance import from_histogram
 from specmon.analysis.comparison import Speedup, Verdict, compare, round_spread
+from specmon.analysis.cycle_model import CyclePoint, fit_cycle
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.sequential import SequentialRule
+from specmon.analysis.whatif import what_if
 from specmon.model import RunFigures
 
 BASE_TOK_S = 300.0
@@ -155,6 +159,51 @@ def ab_rounds(
     return Row("ab, 95% interval", setting, cases, hits / cases)
 
 
+RATES = (0.8, 0.6, 0.45, 0.3375, 0.253125)
+"""True acceptance by position: a_0 = 0.8, then each position kept with 3/4 the last's (what
+the what-if extrapolates past the measured positions, r = a_2 / a_1)."""
+
+
+def what_if_check(
+    rng: random.Random, cases: int, draft: int, sigma: float, base_ms: float = 10.0
+) -> Row:
+    """`what_if` from runs at K = 3 (draft model, one cycle, a baseline) predicting `draft`:
+    the true T(k) = T₀ + f·D + (1 − f)·D·k/K, D = T(K) − T₀, f uniform in [0, 1] (anywhere
+    between the per-draft and fixed extremes the model spans), acceptance independent by
+    position (`RATES`)."""
+    k_now, cycle_now = 3, 16.0
+    steps_total = 1000
+    reached = [round(steps_total * r) for r in RATES[:k_now]]
+    histogram = [steps_total - reached[0]]
+    histogram += [reached[i] - reached[i + 1] for i in range(k_now - 1)] + [reached[-1]]
+    positions = from_histogram(histogram)
+    assert positions is not None
+    accept = 1 + sum(RATES[:k_now])
+    hits = 0
+    for _ in range(cases):
+        f = rng.random()
+        extra = cycle_now - base_ms
+        true_cycle = base_ms + f * extra + (1 - f) * extra * draft / k_now
+        truth = 1000 * (1 + sum(RATES[:draft])) / true_cycle
+        base = pool(runs_at(rng, 1000 / base_ms, 5, sigma))
+        runs = [
+            replace(run, accept_length=accept, decode_steps=TOKENS / accept)
+            for run in runs_at(rng, 1000 * accept / cycle_now, 3, sigma)
+        ]
+        now = pool(runs)
+        assert now.cycle_ms is not None
+        cycle = fit_cycle([CyclePoint(k_now, now.cycle_ms, "now")], base.ms_per_token,
+                          model_drafts=True)  # fmt: skip
+        assert cycle is not None
+        found = what_if(now, positions, k_now, cycle, base)
+        assert found is not None
+        p = found.at(draft)
+        assert p is not None and p.decode_low is not None and p.decode_high is not None
+        hits += p.decode_low <= truth <= p.decode_high
+    setting = f"k = {draft} from runs at k = 3 (3 runs, σ {sigma:.0%}), true T(k) anywhere in range"
+    return Row("what-if, 95% interval", setting, cases, hits / cases)
+
+
 def simulate(cases: int, seed: int, speedup: float) -> list[Row]:
     """Every setting of the table, each with `cases` cases from its own seeded stream."""
     rows = []
@@ -170,6 +219,8 @@ def simulate(cases: int, seed: int, speedup: float) -> list[Row]:
         lambda rng: ab_rounds(rng, cases, 2, 3, speedup, 0.02, 0.15),
         lambda rng: ab_rounds(rng, cases, 3, 3, speedup, 0.02, 0.0),
         lambda rng: ab_rounds(rng, cases, 3, 3, speedup, 0.02, 0.15),
+        lambda rng: what_if_check(rng, cases, 1, 0.02),
+        lambda rng: what_if_check(rng, cases, 5, 0.02),
     ]
     for index, run in enumerate(settings):
         rows.append(run(random.Random(seed * 1000 + index)))

@@ -4,6 +4,7 @@ around it and the `whatif --json` object (the CLI and the dashboard's `w` screen
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from specmon.analysis.acceptance import PositionAcceptance
@@ -22,12 +23,25 @@ def draft_flag(info: ServerInfo, k: int) -> str:
     """The launch flag that sets draft length k on this server."""
     spec = info.speculative
     if info.backend == "vllm":
-        return f"--speculative-config '{{…\"num_speculative_tokens\": {k}}}'"
+        return f"--speculative-config '{json.dumps(_vllm_config(info, k))}'"
     if info.backend == "llamacpp":
         return f"--spec-draft-n-max {k}"
     if spec is not None and spec.algorithm.upper() in ("EAGLE", "EAGLE3"):
         return f"--speculative-num-steps {k} --speculative-num-draft-tokens {k + 1}"
     return f"--speculative-num-draft-tokens {k + 1}"
+
+
+def _vllm_config(info: ServerInfo, k: int) -> dict[str, object]:
+    """vLLM's `--speculative-config` at draft length k: every key the server exposes (its
+    dev-mode config: method, draft model, lookup sizes), with `num_speculative_tokens` k. Outside
+    dev mode vLLM names no method, and the JSON holds what is known."""
+    prefix = "speculative_"
+    config = {
+        name.removeprefix(prefix): value
+        for name, value in info.args.items()
+        if name.startswith(prefix) and name != f"{prefix}num_speculative_tokens"
+    }
+    return {**config, "num_speculative_tokens": k}
 
 
 def speculation_off_flag(info: ServerInfo) -> str:
@@ -79,7 +93,8 @@ def row(info: ServerInfo, p: Prediction, best: int) -> dict[str, str]:
 
 
 def summary(info: ServerInfo, w: WhatIf) -> list[str]:
-    """The lines under the table: acceptance, the cycle model and its assumption, the best k."""
+    """The lines under the table: acceptance, the cycle model and its assumption, the best k
+    (`WhatIf.faster`, as the advisor names it, or the current one)."""
     best = w.best
     lines = [
         f"acceptance by position ({w.positions.source.value}, {w.positions.steps:.0f} drafting "
@@ -88,13 +103,23 @@ def summary(info: ServerInfo, w: WhatIf) -> list[str]:
     ]
     if w.cycle.base_ms is not None:
         lines.append(f"T₀ = baseline {w.cycle.base_ms:.2f} ms/token")
-    current = w.current
-    gain = best.decode_tok_s / current.decode_tok_s - 1
-    lines.append(
-        f"best: k = {best.draft_tokens} ({draft_flag(info, best.draft_tokens)}), "
-        f"{best.decode_tok_s:.1f} tok/s predicted, {pct(gain, signed=True)} vs k = "
-        f"{w.draft_tokens} now"
-    )
+    current, faster = w.current, w.faster
+    if faster is not None:
+        gain = faster.decode_tok_s / current.decode_tok_s - 1
+        lines.append(
+            f"best: k = {faster.draft_tokens} ({draft_flag(info, faster.draft_tokens)}), "
+            f"{faster.decode_tok_s:.1f} tok/s predicted, {pct(gain, signed=True)} vs k = "
+            f"{w.draft_tokens} now, beyond its interval"
+        )
+    else:
+        text = f"best: k = {w.draft_tokens} (now): no other draft length is predicted faster"
+        if best.draft_tokens != current.draft_tokens:
+            gain = best.decode_tok_s / current.decode_tok_s - 1
+            why = "within its interval" if w.bounded else "unbounded: one cycle, no baseline"
+            text += (
+                f" beyond its interval (k = {best.draft_tokens}: {pct(gain, signed=True)}, {why})"
+            )
+        lines.append(text)
     return lines
 
 
@@ -124,7 +149,7 @@ def whatif_to_dict(info: ServerInfo, w: WhatIf) -> dict[str, Any]:
     return {
         "predictions": [prediction_to_dict(info, p) for p in w.predictions],
         "draft_tokens_now": w.draft_tokens,
-        "best_draft_tokens": w.best.draft_tokens,
+        "best_draft_tokens": w.choice.draft_tokens,
         "acceptance_by_position": list(w.positions.rates),
         "acceptance_source": w.positions.source.value,
         "non_drafting_share": w.non_drafting,

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from specmon.analysis.comparison import Comparison, Verdict
-from specmon.analysis.cycle_model import CycleFit
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.validity import fingerprint, protocol_differences
 from specmon.analysis.whatif import WhatIf
@@ -197,26 +196,21 @@ def _low(comparison: Comparison) -> float:
 
 
 def _better_draft_length(whatif: WhatIf | None, flag_for: Callable[[int], str]) -> list[Advice]:
-    if whatif is None:
+    faster = whatif.faster if whatif is not None else None
+    if whatif is None or faster is None:
         return []
-    best, current = whatif.best, whatif.current
-    if best.draft_tokens == current.draft_tokens or best.decode_low is None:
-        return []
-    if whatif.cycle.fit != CycleFit.LINE and whatif.cycle.other is None:
-        return []  # one cycle and no baseline: nothing bounds what another length costs
-    if best.decode_low <= current.decode_tok_s:
-        return []  # within the interval: not worth a relaunch on this evidence
-    word = "shorter" if best.draft_tokens < current.draft_tokens else "longer"
+    current = whatif.current
+    word = "shorter" if faster.draft_tokens < current.draft_tokens else "longer"
     evidence = (
-        f"k = {best.draft_tokens}: {best.decode_tok_s:.1f} tok/s predicted "
-        f"[{best.decode_low:.1f}, {best.decode_high or best.decode_tok_s:.1f}] vs "
+        f"k = {faster.draft_tokens}: {faster.decode_tok_s:.1f} tok/s predicted "
+        f"[{faster.decode_low:.1f}, {faster.decode_high or faster.decode_tok_s:.1f}] vs "
         f"{current.decode_tok_s:.1f} at k = {current.draft_tokens}"
     )
     return [
         Advice(
             "info",
-            f"a {word} draft is predicted faster: k = {best.draft_tokens}",
-            flag_for(best.draft_tokens),
+            f"a {word} draft is predicted faster: k = {faster.draft_tokens}",
+            flag_for(faster.draft_tokens),
             evidence,
         )
     ]

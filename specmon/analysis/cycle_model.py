@@ -14,7 +14,15 @@ What it is fitted from, best first (`fit_cycle`):
      all per draft;
    - n-gram / prompt lookup drafts without a model and verifies k + 1 tokens in one target
      pass, which costs about the same for any small k: all fixed.
-3. One measured cycle and no baseline: all fixed (T(k) = T(K)), and no interval to give.
+3. One measured cycle and no baseline: all fixed (T(k) = T(K)), and no interval to give. For a
+   draft model that assumption would make drafting free, so `predict` refuses to rank other
+   draft lengths instead (analysis/whatif_inputs.py).
+
+Bounds: a cycle is positive and never cheaper with more drafts. A line through measured cycles
+that falls as k grows (noise, or a server that changed between the snapshots), or reaches 0 at
+k = 1, is set aside for the one-cycle model of the current point, with a note saying why; a
+single cycle under the baseline's step cannot be split into fixed and per-draft costs (the
+per-draft extreme would make each draft save time), so it is taken as fixed, with a note.
 """
 
 from __future__ import annotations
@@ -83,6 +91,8 @@ class CycleModel:
     """(α, β) of the other extreme of the assumption (case 2); None when the fit is measured
     or nothing bounds it."""
     points: tuple[CyclePoint, ...]
+    note: str | None = None
+    """Why the fit is not what the points alone would give (a line set aside), or None."""
 
     def cycle_ms(self, k: int) -> float:
         """T(k) in ms."""
@@ -106,8 +116,10 @@ class CycleModel:
         if self.other is not None:
             other = "T(K)" if self.fit == CycleFit.PER_DRAFT else "T₀ + k·(T(K) − T₀)/K"
             text += BOUNDED.format(other=other)
-        elif self.fit == CycleFit.FIXED:
+        elif self.fit == CycleFit.FIXED and self.base_ms is None:
             text += "; no baseline to bound it"
+        if self.note is not None:
+            text += f" ({self.note})"
         return text
 
 
@@ -132,17 +144,37 @@ def fit_cycle(
         return None
     mean = {k: sum(v) / len(v) for k, v in by_k.items()}
     kept = tuple(p for p in points if p.draft_tokens in by_k)
-    if len(mean) >= 2:
-        alpha, beta = _least_squares(mean)
+    if len(mean) < 2:
+        return _one_cycle(kept, base_ms, model_drafts, None)
+    alpha, beta = _least_squares(mean)
+    if beta >= 0 and alpha + beta > 0:
         return CycleModel(CycleFit.LINE, base_ms, alpha, beta, None, kept)
-    ((k, t),) = mean.items()
+    measured = ", ".join(f"{mean[k]:.1f} ms at k = {k}" for k in sorted(mean))
+    why = "falls as k grows" if beta < 0 else f"reaches T(1) = {alpha + beta:.1f} ms"
+    current = kept[0]  # the current point comes first
+    note = f"the line through {measured} {why}, which a cycle cannot: set aside"
+    return _one_cycle((current,), base_ms, model_drafts, note)
+
+
+def _one_cycle(
+    kept: tuple[CyclePoint, ...], base_ms: float | None, model_drafts: bool, note: str | None
+) -> CycleModel:
+    """Cases 2 and 3 from the first point (module docstring), bounded."""
+    k, t = kept[0].draft_tokens, kept[0].cycle_ms
     if base_ms is None:
-        return CycleModel(CycleFit.FIXED, None, t, 0.0, None, kept)
+        return CycleModel(CycleFit.FIXED, None, t, 0.0, None, kept, note)
+    if t <= base_ms:
+        under = (
+            f"the cycle, {t:.1f} ms, is no longer than the baseline's step, {base_ms:.1f} ms: "
+            "no cost per draft to tell apart"
+        )
+        note = f"{note}; {under}" if note else under
+        return CycleModel(CycleFit.FIXED, base_ms, t, 0.0, None, kept, note)
     per_draft = (base_ms, (t - base_ms) / k)
     fixed = (t, 0.0)
     chosen, other = (per_draft, fixed) if model_drafts else (fixed, per_draft)
     fit = CycleFit.PER_DRAFT if model_drafts else CycleFit.FIXED
-    return CycleModel(fit, base_ms, chosen[0], chosen[1], other, kept)
+    return CycleModel(fit, base_ms, chosen[0], chosen[1], other, kept, note)
 
 
 def _least_squares(mean: dict[int, float]) -> tuple[float, float]:

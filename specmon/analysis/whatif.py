@@ -9,18 +9,26 @@ their acceptance by position a_i, docs/metrics.md) and the cycle model T(k):
     speedup   = decode(k) / baseline decode − 1, break-even(k) = T(k) / baseline ms per token
 
 Speedup, break-even and the margin come from `analysis.comparison.compare` of the predicted
-figures against the baseline, like any other comparison; the interval joins the runs' noise with
-the ranges the two models leave.
+figures against the baseline, like any other comparison.
+
+The interval: the models' assumptions are not random draws but a range (tokens per step between
+the independent and correlated readings, T(k) between the cycle model's extremes), so the
+prediction's range is [decode_min, decode_max] = [1000 · AL_low / T_high, 1000 · AL_high / T_low],
+and its 95% interval is that range widened by the runs' own 95% interval:
+[decode_min · exp(−t · s), decode_max · exp(t · s)], s the runs' relative standard error,
+t = t(0.975, runs − 1). It holds the truth at least 95% of the time when the truth lies within
+the models' range (benchmarks/coverage.py); the speedup's interval is built the same way, from
+`compare` at each end of the range.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from specmon.analysis.acceptance import PositionAcceptance
-from specmon.analysis.comparison import Comparison, compare
-from specmon.analysis.cycle_model import CycleModel
+from specmon.analysis.comparison import Comparison, compare, verdict
+from specmon.analysis.cycle_model import CycleFit, CycleModel
 from specmon.analysis.pooled import Pooled
 from specmon.analysis.stats import t975
 from specmon.analysis.step_yield import step_yield
@@ -38,8 +46,8 @@ class Prediction:
     cycle_ms: float
     decode_tok_s: float
     decode_low: float | None
-    """95% interval of the prediction: the runs' noise and the range the model's assumptions
-    leave (None when neither is known)."""
+    """95% interval of the prediction: the models' range widened by the runs' own interval
+    (module docstring; None when neither is known)."""
     decode_high: float | None
     comparison: Comparison | None
     """Against the valid baseline: speedup and its interval, break-even, margin; None without."""
@@ -70,6 +78,30 @@ class WhatIf:
     def best(self) -> Prediction:
         """The draft length with the highest predicted decode tok/s."""
         return max(self.predictions, key=lambda p: p.decode_tok_s)
+
+    @property
+    def faster(self) -> Prediction | None:
+        """The draft length worth a relaunch: the best one, when it is not the current one, its
+        interval's low end lies above the decode measured now, and something bounds what
+        another length costs (a fitted line, or a baseline); None: keep the current length.
+        The advisor and every what-if surface name this one, so they never disagree."""
+        best, current = self.best, self.current
+        if best.draft_tokens == current.draft_tokens or best.decode_low is None:
+            return None
+        if not self.bounded:
+            return None
+        return best if best.decode_low > current.decode_tok_s else None
+
+    @property
+    def bounded(self) -> bool:
+        """Whether something bounds what another draft length costs: a line through measured
+        cycles, or a baseline (one cycle without either: nothing does)."""
+        return self.cycle.fit == CycleFit.LINE or self.cycle.other is not None
+
+    @property
+    def choice(self) -> Prediction:
+        """The draft length every surface names best: `faster`, else the current one."""
+        return self.faster or self.current
 
     @property
     def current(self) -> Prediction:
@@ -117,15 +149,13 @@ def what_if(
         t = cycle.cycle_ms(k)
         t_low, t_high = cycle.cycle_range(k)
         decode = 1000 * tokens / t
-        model_rel = math.log((tokens_high / t_low) / (tokens_low / t_high)) / (2 * 1.96)
-        rel_se = _combined(noise, model_rel)
+        lowest, highest = 1000 * tokens_low / t_high, 1000 * tokens_high / t_low
         low = high = None
-        if rel_se is not None:
-            half = (t975(now.runs - 1) if now.runs >= 2 else 1.96) * rel_se
-            low, high = decode * math.exp(-half), decode * math.exp(half)
-        # A single run has no noise estimate: the comparison then takes the baseline's (as for
-        # any one-run comparison); the model's range stays in `decode_low`/`decode_high`.
-        predicted = Pooled(now.runs, decode, rel_se if noise is not None else None, tokens, t)
+        if noise is not None:
+            half = t975(now.runs - 1) * noise
+            low, high = lowest * math.exp(-half), highest * math.exp(half)
+        elif lowest < highest:
+            low, high = lowest, highest  # one run: the models' range alone
         predictions.append(
             Prediction(
                 draft_tokens=k,
@@ -134,7 +164,11 @@ def what_if(
                 decode_tok_s=decode,
                 decode_low=low,
                 decode_high=high,
-                comparison=compare(predicted, base) if base is not None else None,
+                comparison=(
+                    _predicted_comparison(now, tokens, t, (lowest, decode, highest), base)
+                    if base is not None
+                    else None
+                ),
                 measured=k == draft_tokens,
                 extrapolated=extra > 0,
             )
@@ -142,8 +176,20 @@ def what_if(
     return WhatIf(draft_tokens, positions, cycle, tuple(predictions), steps.non_drafting)
 
 
-def _combined(noise: float | None, model_rel: float) -> float | None:
-    """The runs' relative standard error and the model's, independent; None if neither."""
-    if noise is None and model_rel == 0:
+def _predicted_comparison(
+    now: Pooled, tokens: float, cycle_ms: float, speeds: tuple[float, float, float], base: Pooled
+) -> Comparison | None:
+    """`compare` of the predicted figures against the baseline, its interval from the low end
+    of the lowest speed's interval to the high end of the highest's (module docstring)."""
+    lowest, decode, highest = (
+        compare(Pooled(now.runs, speed, now.rel_se, tokens, cycle_ms), base) for speed in speeds
+    )
+    if decode is None or lowest is None or highest is None:
         return None
-    return math.hypot(noise or 0.0, model_rel)
+    low, high = lowest.speedup.low, highest.speedup.high
+    if low is None or high is None:  # no noise estimate on either side: the models' range
+        if lowest.speedup.value == highest.speedup.value:
+            return decode
+        low, high = lowest.speedup.value, highest.speedup.value
+    gain = replace(decode.speedup, low=low, high=high)
+    return replace(decode, speedup=gain, verdict=verdict(gain))

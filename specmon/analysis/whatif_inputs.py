@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from specmon.analysis.acceptance import draft_length, pooled_positions
-from specmon.analysis.cycle_model import CyclePoint, drafts_without_model, fit_cycle
+from specmon.analysis.cycle_model import CycleFit, CyclePoint, drafts_without_model, fit_cycle
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.validity import fingerprint, protocol_differences
 from specmon.analysis.whatif import WhatIf, what_if
@@ -163,6 +163,15 @@ def predict(
     n0 = non_drafting_share(runs)
     model_drafts = _drafts_with_model(info.speculative.algorithm, n0)
     cycle = fit_cycle(points, base.ms_per_token if base else None, model_drafts=model_drafts)
+    if cycle is not None and model_drafts and cycle.fit == CycleFit.FIXED:
+        # A draft model runs at every draft: taking its cost as the same at any k would make
+        # longer drafts free, and rank them first.
+        why = cycle.note or "no valid baseline to split the cycle into fixed and per-draft costs"
+        return WhatIfAnswer(
+            None,
+            f"other draft lengths are not ranked: one cycle measured with a draft model, and {why}"
+            "; bench the server without speculation (a baseline) or at another draft length",
+        )
     longest = max(p.draft_tokens for p in points)
     result = None
     if cycle is not None:

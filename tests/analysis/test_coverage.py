@@ -22,12 +22,19 @@ def _coverage() -> ModuleType:
 
 def test_intervals_cover_the_true_speedup_about_95_percent_of_the_time() -> None:
     rows = _coverage().simulate(cases=300, seed=1, speedup=0.25)
-    fixed = [r for r in rows if r.what.endswith("95% interval")]
-    assert {r.what for r in fixed} == {"check, 95% interval", "ab, 95% interval"}
+    fixed = [r for r in rows if r.what in ("check, 95% interval", "ab, 95% interval")]
     assert any("1 probe," in r.setting for r in fixed)  # one probe against the baseline
     assert any(r.setting.startswith("2 rounds") for r in fixed)
     for row in fixed:
         assert 0.91 <= row.coverage <= 0.99, row
+
+
+def test_the_what_if_interval_holds_the_truth_anywhere_in_the_models_range() -> None:
+    rows = [r for r in _coverage().simulate(cases=300, seed=1, speedup=0.25)
+            if r.what.startswith("what-if")]  # fmt: skip
+    assert len(rows) == 2
+    for row in rows:
+        assert row.coverage >= 0.95, row  # a range widened by the runs' interval: conservative
 
 
 def test_the_sequential_rule_keeps_its_error_rate_and_finds_a_real_speedup() -> None:

@@ -3,7 +3,11 @@ the real captures' numbers where they exist."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from specmon.analysis.acceptance import (
     extended_rates,
@@ -14,6 +18,7 @@ from specmon.analysis.acceptance import (
 )
 from specmon.analysis.cycle_model import CycleFit, CyclePoint, drafts_without_model, fit_cycle
 from specmon.analysis.pooled import Pooled
+from specmon.analysis.stats import t975
 from specmon.analysis.step_yield import step_yield
 from specmon.analysis.whatif import what_if
 from specmon.model import PositionSource, ProbeChunk, RunFigures
@@ -186,3 +191,91 @@ def test_independent_draws_match_vllms_formula() -> None:
     point, low, high = steps.tokens(5)  # past the known positions: a range
     assert low == pytest.approx(1 + sum(rates)) and high == pytest.approx(1 + sum(rates) + 1.0)
     assert low < point < high
+
+
+def test_a_line_that_falls_with_k_is_set_aside_for_the_one_cycle_model() -> None:
+    # Issue 24: T(2) = 30 ms and T(3) = 12 ms made the line predict T(4) = −6 ms and negative
+    # tok/s (a line reaching 0 divided by zero).
+    falling = fit_cycle([CyclePoint(3, 12.0, "now"), CyclePoint(2, 30.0, "#1")], 10.0,
+                        model_drafts=False)  # fmt: skip
+    assert falling is not None and falling.fit == CycleFit.FIXED
+    assert falling.cycle_ms(4) == 12.0 and falling.cycle_ms(3) == 12.0  # the current point
+    assert falling.note is not None and "falls as k grows" in falling.note
+    assert "30.0 ms at k = 2, 12.0 ms at k = 3" in falling.assumption
+    steep = fit_cycle([CyclePoint(3, 10.0, "now"), CyclePoint(4, 20.0, "#1")], 5.0,
+                      model_drafts=True)  # fmt: skip
+    assert steep is not None and steep.fit == CycleFit.PER_DRAFT
+    assert steep.note is not None and "reaches T(1) = -10.0 ms" in steep.note
+    assert all(steep.cycle_range(k)[0] > 0 for k in range(1, 7))
+
+
+def test_a_cycle_under_the_baselines_step_is_not_split() -> None:
+    # 8 ms against a 10 ms plain step: the per-draft extreme would make every draft save 0.7 ms.
+    under = fit_cycle([CyclePoint(3, 8.0, "now")], 10.0, model_drafts=True)
+    assert under is not None and under.fit == CycleFit.FIXED and under.other is None
+    assert under.note is not None and "no longer than the baseline's step" in under.note
+
+
+points = st.lists(st.tuples(st.integers(1, 8), st.floats(0.5, 200.0)), min_size=1, max_size=5).map(
+    lambda found: [CyclePoint(k, t, f"#{i}") for i, (k, t) in enumerate(found)]
+)
+
+
+@given(found=points, base=st.one_of(st.none(), st.floats(0.5, 100.0)), model=st.booleans())
+def test_every_cycle_is_positive_and_never_falls_with_k(
+    found: list[CyclePoint], base: float | None, model: bool
+) -> None:
+    cycle = fit_cycle(found, base, model_drafts=model)
+    assert cycle is not None
+    for k in range(1, 10):
+        low, high = cycle.cycle_range(k)
+        assert 0 < low <= cycle.cycle_ms(k) <= high
+        assert cycle.cycle_ms(k + 1) >= cycle.cycle_ms(k)
+    positions = from_histogram([10, 20, 30, 40])
+    assert positions is not None
+    k_now = found[0].draft_tokens
+    now = Pooled(3, 1000 * 2.0 / found[0].cycle_ms, 0.02, 2.0, found[0].cycle_ms)
+    result = what_if(now, positions, k_now, cycle, None)
+    assert result is not None
+    for p in result.predictions:
+        assert p.decode_tok_s > 0 and p.decode_low is not None and p.decode_low > 0
+
+
+def test_the_interval_is_the_models_range_widened_by_the_runs() -> None:
+    """[1000 · AL_low / T_high · exp(−t·s), 1000 · AL_high / T_low · exp(t·s)]: the models'
+    range is a range, not a ±1.96σ spread to multiply by t."""
+    positions = from_histogram([10, 10, 10, 70])
+    assert positions is not None
+    now = Pooled(runs=3, decode_tok_s=160.0, rel_se=0.01, accept_length=3.2, cycle_ms=20.0)
+    base = Pooled(runs=3, decode_tok_s=100.0, rel_se=0.01, accept_length=None, cycle_ms=None)
+    cycle = fit_cycle([CyclePoint(3, 20.0, "now")], base.ms_per_token, model_drafts=True)
+    assert cycle is not None
+    result = what_if(now, positions, 3, cycle, base)
+    assert result is not None
+    steps = step_yield(3.2, positions.rates[:3], 3, 0.0, 5)
+    half = t975(2) * 0.01
+    for p in result.predictions:
+        _, al_low, al_high = steps.tokens(p.draft_tokens)
+        t_low, t_high = cycle.cycle_range(p.draft_tokens)
+        assert p.decode_low == pytest.approx(1000 * al_low / t_high * math.exp(-half))
+        assert p.decode_high == pytest.approx(1000 * al_high / t_low * math.exp(half))
+        assert p.comparison is not None and p.comparison.speedup.low is not None
+        # The speedup's interval spans the same range, widened by both sides' noise.
+        assert p.comparison.speedup.low < 1000 * al_low / t_high / 100.0 - 1
+        assert p.comparison.speedup.high is not None
+        assert p.comparison.speedup.high > 1000 * al_high / t_low / 100.0 - 1
+
+
+def test_the_best_named_is_the_one_the_advisor_would_name() -> None:
+    """k = 2's point estimate beats k = 3's but its interval does not: "best" stays k = 3."""
+    positions = from_histogram([10, 10, 10, 70])
+    assert positions is not None
+    now = Pooled(runs=3, decode_tok_s=160.0, rel_se=0.05, accept_length=3.2, cycle_ms=20.0)
+    base = Pooled(runs=3, decode_tok_s=100.0, rel_se=0.01, accept_length=None, cycle_ms=None)
+    cycle = fit_cycle([CyclePoint(3, 20.0, "now"), CyclePoint(1, 10.5, "#2")], 10.0,
+                      model_drafts=True)  # fmt: skip
+    assert cycle is not None
+    result = what_if(now, positions, 3, cycle, base)
+    assert result is not None
+    assert result.best.draft_tokens != 3
+    assert result.faster is None and result.choice.draft_tokens == 3

@@ -131,13 +131,28 @@ def test_per_position_counters_of_the_vllm_and_llamacpp_shapes(
 ) -> None:
     """Their acceptance by position comes from `spec_decode_num_accepted_tokens_per_pos`."""
     config = _config(4, 5.0, backend=backend, accept_by_position=RATES)
+    with SimThread(replace(config, speculative_algorithm=None)) as plain:
+        _json(capsys, "bench", plain.url, *RUNS, "--db", db)
     with SimThread(config) as sim:
         body = _json(capsys, "whatif", sim.url, *RUNS, "--db", db)
     assert body["acceptance_source"] == "counters"
     assert body["acceptance_by_position"] == pytest.approx(RATES, abs=0.05)
-    assert body["baseline"] is None
-    assert all(p["speedup"] is None for p in body["predictions"])  # no baseline: no speedup
-    assert body["cycle_model"]["fit"] == "fixed"  # one cycle, no baseline: nothing to split
+    assert body["baseline"] is not None
+    assert body["cycle_model"]["fit"] == "per_draft"  # a draft model, one cycle, the baseline
+    assert all(p["speedup"] is not None for p in body["predictions"])
+
+
+def test_a_draft_model_without_a_baseline_is_never_taken_as_free(
+    db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One cycle and no baseline: the fixed-cost assumption would make longer drafts free for
+    a draft model (EAGLE3 once picked k = 4 so); other lengths are not ranked, and it says so."""
+    with SimThread(_config(3, BASE_MS + 0.75 * 3)) as sim:
+        code = main(["whatif", sim.url, *RUNS, "--db", db])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "other draft lengths are not ranked: one cycle measured with a draft model" in out
+    assert "bench the server without speculation" in out
 
 
 def test_tree_drafts_are_refused_with_the_reason(

@@ -65,7 +65,7 @@ class WhatIfScreen(ModalScreen[None]):
         view, lines = self.view, []
         result = view.answer.result
         if view.info is not None and result is not None:
-            self.cells = [row(view.info, p, result.best.draft_tokens) for p in result.predictions]
+            self.cells = [row(view.info, p, result.choice.draft_tokens) for p in result.predictions]
             lines += summary(view.info, result)
         else:
             self.query_one(DataTable).display = False
