@@ -282,3 +282,51 @@ async def test_live_fleet_and_b_on_a_chosen_server(tmp_path: Path) -> None:
         emitted = [r for r in b_plain.server.emitted if r.max_new_tokens == 120]
         assert len(emitted) == 4  # the warm-up and three runs, at b's own baseline server
         assert not [r for r in a.server.emitted if r.max_new_tokens != 120]
+
+
+async def test_at_80x24_the_columns_the_docs_promise_fit_beside_long_names() -> None:
+    """Issue 25: servers named by their address (`127.0.0.1:37383`) running EAGLE3 lost the
+    cycle column at 80x24 (the GPUs' "—" took its room, and "cycle ms" was 3 cells too many)."""
+    targets = tuple(FleetTarget(f"http://127.0.0.1:{37383 + i}") for i in range(8))
+    config = MonitorConfig(url=targets[0].url, probe_tokens=256, fleet=targets)
+    sessions = [TargetSession(t, Target(t.url), config, None, wall=lambda: NOW) for t in targets]
+    app = FleetApp(config, Fleet(sessions), None, start_workers=False, wall=lambda: NOW)
+    eagle = server_info("spec", speculative_algorithm="EAGLE3", speculative_num_steps=2,
+                        speculative_eagle_topk=1, speculative_num_draft_tokens=3)  # fmt: skip
+    async with app.run_test(size=(80, 24)) as pilot:
+        for session in sessions:
+            session.sample(sample(1.0, eagle, server_metrics("spec/metrics")))
+            session.sample(sample(2.0, eagle, server_metrics("spec/metrics_after"), seq=2))
+            result = await replay_probe("spec/generate_stream_0.json")
+            session.probe_done(ProbeOutcome(NOW, 1.0, run_figures(result), result))
+        app.tick()
+        await pilot.pause()
+        table = app.screen.query_one(DataTable)
+        assert screen_rows(table)[0][:3] == ["127.0.0.1:37383", "live", "EAGLE3 2/1/3"]
+        assert _labels(table) == ["server", "state", "spec", "tok/s", "accept", "cycle",
+                                  "speedup", "baseline"]  # fmt: skip
+
+
+def screen_rows(table: DataTable[object]) -> list[list[str]]:
+    return [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+async def test_a_server_gone_down_shows_its_last_figures_dimmed() -> None:
+    app = _app(8)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _shown(8)(pilot)
+        screen = app.screen
+        assert isinstance(screen, FleetScreen)
+        table = screen.query_one(DataTable)
+        session = app.fleet.sessions[4]
+        session.sample(sample(9.0, None, None, info_error=REFUSED, metrics_error=REFUSED))
+        app.tick()
+        await pilot.pause()
+        index = [row.url for row in screen.rows].index(session.url)
+        cells = dict(zip(_labels(table), table.get_row_at(index), strict=True))
+        assert str(cells["state"]) == "DOWN" and str(cells["tok/s"]) == "824.4"
+        dimmed = {label for label, cell in cells.items() if cell.style == "dim"}
+        assert dimmed == {"software", "spec", "tok/s", "accept", "cycle", "speedup", "baseline",
+                          "GPUs"}  # fmt: skip
+        live = [row.state for row in screen.rows].index("live")
+        assert not any(cell.style for cell in table.get_row_at(live))

@@ -30,16 +30,21 @@ COLUMNS = (
     Column("speculation", "spec", rank=1),
     Column("decode", "tok/s", essential=True),
     Column("accept", "accept", rank=0),
-    Column("cycle", "cycle ms", rank=3),
+    Column("cycle", "cycle", rank=2),  # in ms (the title says so): "cycle ms" missed 80x24
     Column("speedup", "speedup", essential=True),
     Column("baseline", "baseline", essential=True),
-    Column("gpu", "GPUs", rank=2),
+    Column("gpu", "GPUs", rank=3),
     Column("why", "why", rank=5, min_width=12),
 )
 """Table order. Always there: which server (grown to its full name first), whether it is up,
 its speed, the speedup and whether its baseline holds; then, while they fit, accept length,
-spec config, the worst GPU, cycle time, software and why the row ranks where it does (the
+spec config, cycle time, the worst GPU, software and why the row ranks where it does (the
 highlighted row's reason and GPUs are written out in full under the table)."""
+FROM_READINGS = frozenset(
+    {"software", "speculation", "decode", "accept", "cycle", "speedup", "baseline", "gpu"}
+)
+"""The columns a server that is down, or whose readings are stale, shows its last values in,
+dimmed: what it was doing, not what it does."""
 
 
 def _cells(row: FleetRow) -> tuple[str, ...]:
@@ -60,6 +65,20 @@ def _cells(row: FleetRow) -> tuple[str, ...]:
     )
 
 
+def _shown_cells(
+    row: FleetRow, cells: tuple[str, ...], shown: list[tuple[int, int]]
+) -> tuple[tuple[str, str], ...]:
+    """(text, style) of each shown column (index, width): cut to its width, dimmed where it is
+    the last value of a server that is down or whose readings are stale."""
+    old = row.state in ("down", "stale")
+    out = []
+    for i, width in shown:
+        key = COLUMNS[i].key
+        text = (cut_middle if key == "server" else cut)(cells[i], width)
+        out.append((text, "dim" if old and key in FROM_READINGS else ""))
+    return tuple(out)
+
+
 class FleetScreen(Screen[str]):
     """Every server's row; dismisses with the URL of the one to open."""
 
@@ -73,17 +92,18 @@ class FleetScreen(Screen[str]):
         self.count = count
         self.rows: tuple[FleetRow, ...] = ()
         self.cells: list[tuple[str, ...]] = []
-        self._shown: tuple[list[int], list[str], list[tuple[str, ...]]] = ([], [], [])
-        """The column widths, the servers in order and the texts the table holds."""
+        self._shown: tuple[list[int], list[str], list[tuple[tuple[str, str], ...]]] = ([], [], [])
+        """The column widths, the servers in order and the texts (with their styles) the table
+        holds."""
 
     def compose(self) -> ComposeResult:
         """Title, table, the highlighted row's reason, keys."""
         # The window of tok/s, accept, cycle and speedup: one for all four, as the exporter's.
         yield Static(f"specmon · {self.count} servers, worst first · last {RECENT_PROBES} "
-                     "probes pooled", id="fleet-title")  # fmt: skip
+                     "probes pooled · cycle in ms", id="fleet-title")  # fmt: skip
         yield DataTable(id="fleet-table", zebra_stripes=True, cursor_type="row")
         yield Static(id="fleet-row")
-        yield Static("↑↓: choose · Enter: open its dashboard (Esc there: back) · q: quit",
+        yield Static("↑↓: choose · Enter: open (Esc there: back) · q: quit",  # fits 60 columns
                      id="fleet-keys")  # fmt: skip
 
     @on(FleetRowsReady)
@@ -105,13 +125,15 @@ class FleetScreen(Screen[str]):
         the same servers in the same order, only the cells that changed are written (the table
         is rebuilt when the columns or the order change)."""
         table = self.query_one(DataTable)
-        available = table.content_size.width - table.styles.scrollbar_size_vertical
+        available = table.content_size.width
+        if len(self.cells) + 1 > table.content_size.height:  # the header and the rows overflow
+            available -= table.styles.scrollbar_size_vertical
         if available <= 0:
             return
         widths = fit(COLUMNS, self.cells, available)
         shown = [(i, w) for i, w in enumerate(widths) if w]
-        texts = [tuple((cut_middle if COLUMNS[i].key == "server" else cut)(cells[i], width)
-                       for i, width in shown) for cells in self.cells]  # fmt: skip
+        texts = [_shown_cells(row, cells, shown)
+                 for row, cells in zip(self.rows, self.cells, strict=True)]  # fmt: skip
         urls = [row.url for row in self.rows]
         before_widths, before_urls, before_texts = self._shown
         self._shown = (widths, urls, texts)
@@ -119,7 +141,7 @@ class FleetScreen(Screen[str]):
             for url, now, before in zip(urls, texts, before_texts, strict=True):
                 for (i, _), text, old in zip(shown, now, before, strict=True):
                     if text != old:
-                        table.update_cell(url, COLUMNS[i].key, Text(text))
+                        table.update_cell(url, COLUMNS[i].key, Text(*text))
         else:
             highlighted = self._highlighted()
             if widths != before_widths:
@@ -129,7 +151,7 @@ class FleetScreen(Screen[str]):
             else:
                 table.clear()
             for url, row_texts in zip(urls, texts, strict=True):
-                table.add_row(*(Text(t) for t in row_texts), key=url)
+                table.add_row(*(Text(*t) for t in row_texts), key=url)
             if urls:
                 table.move_cursor(row=urls.index(highlighted) if highlighted in urls else 0)
         if urls:
