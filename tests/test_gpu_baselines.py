@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from dataclasses import replace
-from pathlib import Path
 
 import httpx
 import pytest
@@ -133,7 +132,7 @@ async def test_check_says_no_nvml_and_stays_healthy(
 
 
 def test_cli_check_on_a_machine_without_nvml(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    empty_db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pynvml = pytest.importorskip("pynvml")
     try:
@@ -146,7 +145,7 @@ def test_cli_check_on_a_machine_without_nvml(
     from specmon.sim import SimThread
 
     with SimThread(FAST) as thread:
-        code = main(["check", thread.url, "--db", str(tmp_path / "db"), "--probe-tokens", "20"])
+        code = main(["check", thread.url, "--db", empty_db, "--probe-tokens", "20"])
     lines = capsys.readouterr().out.splitlines()
     assert code == 0, lines
     (gpu_line,) = [line for line in lines if "GPUs:" in line]

@@ -29,7 +29,6 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
 from specmon.analysis.figures import run_step_cycles
-from specmon.analysis.validity import ValidityState
 from specmon.session.fleet import TargetSession
 from specmon.session.watch import ProbeOutcome
 
@@ -161,10 +160,9 @@ class Families:
             return
         self.gauge("specmon_baseline_decode_tokens_per_second", url, baseline.tok_s)
         self.gauge("specmon_baseline_age_seconds", url, baseline.age_s)
-        if up and baseline.validity is not None:
-            now = baseline.validity.state
-            for state in ValidityState:
-                self.baseline_state.add_metric([url, state.value], 1.0 if state == now else 0.0)
+        if up:
+            for state, holds in baseline.states:
+                self.baseline_state.add_metric([url, state], 1.0 if holds else 0.0)
         if current and baseline.applies and baseline.comparison is not None:
             gain = baseline.comparison.speedup
             self.gauge("specmon_speedup_ratio", url, gain.value)

@@ -11,7 +11,7 @@ from typing import Literal
 
 from specmon.analysis.acceptance import PositionAcceptance
 from specmon.analysis.comparison import Comparison, Verdict
-from specmon.analysis.validity import Validity
+from specmon.analysis.validity import Validity, ValidityState
 from specmon.wording import DASH
 
 Level = Literal["info", "warn", "error"]
@@ -150,6 +150,15 @@ class BaselineView:
         """The comparison counts: there is one, against a baseline that applies (as far as is
         known: an unverified one does; a stale one's speedup is shown greyed, never used)."""
         return self.comparison is not None and self.validity is not None and self.validity.valid
+
+    @property
+    def states(self) -> tuple[tuple[str, bool], ...]:
+        """(state, whether the baseline is in it) for every `ValidityState`, as the exporter's
+        `specmon_baseline_state` serves them; none until the server's info is known."""
+        if self.validity is None:
+            return ()
+        now = self.validity.state
+        return tuple((state.value, state == now) for state in ValidityState)
 
 
 @dataclass(frozen=True, slots=True)
