@@ -29,15 +29,15 @@ def num(value: float | None, spec: str = ".1f", unit: str = "") -> str:
     return f"{format(value, spec)}{(' ' + unit) if unit else ''}"
 
 
-def pct(value: float | None, signed: bool = False) -> str:
-    """A fraction as a percentage: +21.0% (signed; a value that rounds to zero is +0.0%, never
-    -0.0%) or 46%."""
+def pct(value: float | None, signed: bool = False, places: int = 1) -> str:
+    """A fraction as a percentage: +21.0% (signed, `places` decimals; a value that rounds to
+    zero is +0.0%, never -0.0%) or 46%."""
     if value is None:
         return DASH
     if not signed:
         return f"{value:.0%}"
-    text = f"{value:+.1%}"
-    return "+0.0%" if text == "-0.0%" else text
+    text = f"{value:+.{places}%}"
+    return "+" + text[1:] if text.startswith("-") and not text.strip("-0.%") else text
 
 
 def streams(n: int, width: int = 0) -> str:
@@ -81,19 +81,32 @@ def brief_config(speculative: SpecConfig | None) -> str:
 
 def speedup_text(gain: Speedup | None, interval: bool = True) -> str | None:
     """ "+21.0% [+18.2%, +23.9%]" (the interval only when there is one and `interval`), or
-    None."""
+    None; to the decimal that tells the interval's ends from the value (`_places`)."""
     if gain is None:
         return None
-    text = pct(gain.value, signed=True)
+    text = pct(gain.value, signed=True, places=_places(gain))
     bounds = interval_text(gain) if interval else None
     return f"{text} {bounds}" if bounds else text
 
 
 def interval_text(gain: Speedup | None) -> str | None:
-    """ "[+18.2%, +23.9%]", or None without an interval."""
+    """ "[+18.2%, +23.9%]", or None without an interval; to the speedup's decimals."""
     if gain is None or gain.low is None or gain.high is None:
         return None
-    return f"[{pct(gain.low, signed=True)}, {pct(gain.high, signed=True)}]"
+    low, high = (pct(end, signed=True, places=_places(gain)) for end in (gain.low, gain.high))
+    return f"[{low}, {high}]"
+
+
+def _places(gain: Speedup) -> int:
+    """One decimal, or up to three where an end of the interval would otherwise read the same
+    as a value it differs from (a plain server against its own baseline read "+0.0% [-0.1%,
+    +0.0%]": now "-0.02% [-0.09%, +0.04%]")."""
+    ends = [end for end in (gain.low, gain.high) if end is not None]
+    for places in (1, 2):
+        shown = pct(gain.value, signed=True, places=places)
+        if all(end == gain.value or pct(end, signed=True, places=places) != shown for end in ends):
+            return places
+    return 3
 
 
 def verdict_text(comparison: Comparison) -> str:

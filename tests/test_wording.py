@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from specmon.analysis.comparison import Speedup
-from specmon.wording import pct, speedup_text
+from specmon.wording import interval_text, pct, speedup_text
 
 
 def test_a_speedup_that_rounds_to_zero_has_no_minus_sign() -> None:
     # A plain server against its own baseline: -0.0% read as a (tiny) loss.
     assert pct(-0.00001, signed=True) == "+0.0%"
     assert pct(-0.0006, signed=True) == "-0.1%"
-    assert speedup_text(Speedup(-0.00001, -0.0002, 0.0002)) == "+0.0% [+0.0%, +0.0%]"
+    # To the decimal that tells the interval's ends from the value: "+0.0% [+0.0%, +0.0%]" and
+    # "+0.0% [-0.1%, +0.0%]" read as no interval, or one that leaves out its own value.
+    assert speedup_text(Speedup(-0.00001, -0.0002, 0.0002)) == "+0.00% [-0.02%, +0.02%]"
+    assert speedup_text(Speedup(-0.0002, -0.0009, 0.0004)) == "-0.02% [-0.09%, +0.04%]"
+    assert speedup_text(Speedup(0.00001, 0.000004, 0.000016)) == "+0.001% [+0.000%, +0.002%]"
+    assert interval_text(Speedup(-0.0002, -0.0009, 0.0004)) == "[-0.09%, +0.04%]"
+    assert speedup_text(Speedup(0.0, 0.0, 0.0)) == "+0.0% [+0.0%, +0.0%]"  # no spread at all
     assert speedup_text(Speedup(0.214, 0.075, 0.371)) == "+21.4% [+7.5%, +37.1%]"
     assert pct(0.46) == "46%"
