@@ -351,3 +351,24 @@ async def test_a_narrow_stale_baseline_says_why(make_app: Callable[..., SpecmonA
         assert "✗ STALE" in shown
         for reason in view.validity.reasons:
             assert " ".join(reason.split()) in shown, shown
+
+
+async def test_the_decode_sparkline_says_whose_rate_it_is(
+    make_app: Callable[..., SpecmonApp],
+) -> None:
+    """Issue 25: "server decode tok/s … 21–43" under a 79 tok/s headline read as a contradiction.
+    The headline is one probe stream's speed; the sparkline the server's output over all its
+    requests (idle time included); the caption says so, its range before its source."""
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await healthy()(pilot)
+        after = server_metrics("spec/metrics_after")
+        app.post_message(SampleReady(sample(6.0, server_info(), after, seq=3, telemetry=gpus())))
+        await pilot.pause()
+        decode = app.query_one(DecodePanel)
+        spark = decode.query_one(HistorySpark)
+        caption = app.screen._compositor.render_strips()[spark.region.y]
+        text = caption.crop(spark.region.x, spark.region.right).text.strip()
+        assert text.startswith("server tok/s, all requests, 5 min · "), text
+        assert text.endswith(f"({decode.view.history_source})")  # type: ignore[union-attr]
+        assert "(probe)" in str(decode.border_title)

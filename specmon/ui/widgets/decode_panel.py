@@ -45,8 +45,11 @@ class DecodePanel(Vertical):
             self.query_one("#decode-detail", Static),
             f"{num(view.ms_per_token, '.1f', 'ms/token')} · TTFT {num(view.ttft_ms, '.0f', 'ms')}",
         )
-        what = f"server decode tok/s, last 5 min ({view.history_source or DASH})"
-        self.query_one(HistorySpark).plot(view.history, view.history_points, what)
+        # Not the probe's rate above it: the server's output over all its requests, idle time
+        # included, so an idle server's sparkline sits below one stream's decode speed.
+        what = "server tok/s, all requests, 5 min"
+        source = view.history_source or DASH
+        self.query_one(HistorySpark).plot(view.history, view.history_points, what, source=source)
         status = f"probe {escape(view.probe_state)}"
         if view.probe_age_s is not None:
             status += f" · last {age(view.probe_age_s)} ago"

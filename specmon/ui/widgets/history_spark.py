@@ -93,15 +93,20 @@ class HistorySpark(Widget):
         self._looks: tuple[Style, Style, Style | None] | None = None
         """Blank, bars and caption (None: hidden) styles, found once a repaint."""
 
-    def plot(self, data: tuple[float, ...], capacity: int, what: str = "", digits: int = 0) -> None:
+    def plot(
+        self, data: tuple[float, ...], capacity: int, what: str = "", digits: int = 0,
+        source: str = "",
+    ) -> None:  # fmt: skip
         """Show `data` (oldest first) of a history that holds at most `capacity` points, under
-        its caption: `what` it plots and the range, to `digits` decimals (kept from the last
-        call when `what` is empty)."""
+        its caption: `what` it plots, the range, to `digits` decimals, then where it comes from
+        (`source`, the first to be cut off a narrow caption); kept from the last call when
+        `what` is empty."""
         self._data, self._capacity = data, capacity
         if what:
             span = f" · {min(data):.{digits}f}–{max(data):.{digits}f}" if data else ""
-            if self._caption != what + span:
-                self._caption = what + span
+            caption = what + span + (f" ({source})" if source else "")
+            if self._caption != caption:
+                self._caption = caption
                 self.refresh()
             quiet.tooltip(self, self._caption)
         width = self.content_size.width
