@@ -3,7 +3,9 @@
 textual-serve runs one dashboard process per browser tab (`specmon.cli.web_tab`). They all
 read one hub (`specmon.session.hub`) that this process runs: one sampler, one probe stream and
 one bench at a time however many tabs are open. Bound to 127.0.0.1 unless `--bind` says
-otherwise; bound elsewhere, every request needs the token.
+otherwise; bound elsewhere, every request needs the token. Whatever the address, a request
+must name one of this machine's hosts (`specmon.web_hosts`), and at most `--max-tabs` tabs are
+open at once.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import errno
-import ipaddress
 import secrets
 import shlex
 import socket
@@ -21,15 +22,17 @@ from pathlib import Path
 from typing import Any
 
 from specmon.cli import monitor
-from specmon.cli.common import count, refuse_on_command_line, takes
+from specmon.cli.common import count, positive_int, refuse_on_command_line, takes
 from specmon.errors import SpecmonError, TargetError
 from specmon.session.feed import LocalFeed
 from specmon.session.hub import Hub
 from specmon.sources.http import ApiKey, load_secret
+from specmon.web_hosts import allowed_hosts, is_loopback, plain_name
 
 DEFAULT_BIND = "127.0.0.1"
 DEFAULT_WEB_PORT = 8765
 DEFAULT_TOKEN_ENV = "SPECMON_WEB_TOKEN"
+DEFAULT_MAX_TABS = 4
 NEW_TOKEN = "new"  # the origin of a token made here: the only one ever printed
 
 
@@ -59,9 +62,25 @@ def register(commands: Any) -> None:
                        help=f"environment variable holding the token (default "
                        f"{DEFAULT_TOKEN_ENV})")  # fmt: skip
     group.add_argument("--token-file", metavar="PATH", help="file holding the token")
+    group.add_argument("--allow-host", metavar="NAME", type=allowed_name, action="append",
+                       default=[], help="another name browsers reach it by (a reverse "
+                       "proxy's, a DNS name); a request naming any host but these, localhost, "
+                       "127.0.0.1, [::1] and the --bind address is refused (repeatable)",
+                       )  # fmt: skip
+    group.add_argument("--max-tabs", type=positive_int, metavar="N", default=DEFAULT_MAX_TABS,
+                       help=f"most tabs open at once, each a dashboard process (default "
+                       f"{DEFAULT_MAX_TABS}); one more gets a page saying so")  # fmt: skip
     refuse_on_command_line(group, "--token", f"{DEFAULT_TOKEN_ENV}=…, --token-env NAME or "
                            "--token-file PATH")  # fmt: skip
     web.set_defaults(run=run)
+
+
+def allowed_name(text: str) -> str:
+    """A host name or address for `--allow-host`, without a port."""
+    name = plain_name(text.removeprefix("[").removesuffix("]"))
+    if name is None:
+        raise argparse.ArgumentTypeError(f"not a host name (no scheme, port or path): {text!r}")
+    return name
 
 
 def port_number(text: str) -> int:
@@ -101,7 +120,9 @@ def run(args: argparse.Namespace) -> int:
             tab = (
                 f"{shlex.quote(sys.executable)} -m specmon.cli.web_tab {shlex.quote(str(hub.path))}"
             )
-            asyncio.run(serve(hub, tab, listening, token.value if token else None))
+            hosts = allowed_hosts(args.bind, args.allow_host)
+            asyncio.run(serve(hub, tab, listening, token.value if token else None, hosts=hosts,
+                              max_tabs=args.max_tabs))  # fmt: skip
     finally:
         listening.close()
         if store is not None:
@@ -115,18 +136,9 @@ def _token(args: argparse.Namespace) -> ApiKey | None:
                                   what="token", env_flag="--token-env")  # fmt: skip
     for warning in warnings:
         print(f"specmon: warning: {warning}", file=sys.stderr)
-    if found is not None or _is_loopback(args.bind):
+    if found is not None or is_loopback(args.bind):
         return found
     return ApiKey(secrets.token_urlsafe(24), NEW_TOKEN)
-
-
-def _is_loopback(bind: str) -> bool:
-    if bind == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(bind).is_loopback
-    except ValueError:
-        return False  # a host name: whoever resolves it may reach it
 
 
 def listen(bind: str, port: int) -> socket.socket:

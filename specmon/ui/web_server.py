@@ -2,14 +2,17 @@
 
 textual-serve (Textual's own project) serves the page, the terminal in it (xterm.js) and one
 websocket per tab, and starts one dashboard process per websocket. Its `Server` is extended in
-two places: a middleware that asks for the token (and refuses cross-site websockets), and an
-index page whose addresses follow the Host the browser used, not the bind address (0.0.0.0 is
-no address a browser can open).
+three places: a middleware that refuses a Host that is not this machine's (DNS rebinding: a page
+on a name its owner points at 127.0.0.1 is same-origin with itself, so only the Host header
+tells it apart), cross-site websockets and a request without the token; a cap on open tabs
+(each one is a process); and an index page whose addresses follow the Host the browser used,
+not the bind address (0.0.0.0 is no address a browser can open).
 """
 
 from __future__ import annotations
 
 import hmac
+import html
 import socket
 from typing import Any
 from urllib.parse import urlsplit
@@ -19,6 +22,7 @@ from aiohttp import web
 from textual_serve.server import Server, to_int
 
 from specmon.session.hub import Hub
+from specmon.web_hosts import host_name
 
 TOKEN_COOKIE = "specmon_web_token"
 _REFUSED = """<!DOCTYPE html>
@@ -30,18 +34,43 @@ _REFUSED = """<!DOCTYPE html>
 <code>/?token=…</code> (the token is in the file or environment variable it was given).</p>
 </body></html>
 """
+_FOREIGN = """<!DOCTYPE html>
+<html><head><title>specmon web: unknown host</title></head>
+<body style="font-family: monospace; max-width: 46em; margin: 3em auto">
+<h1>specmon web: not served under this name</h1>
+<p>This dashboard answers to {allowed}; this request named {host}.
+Start it with <code>--allow-host NAME</code> to add a name it is reached by.</p>
+</body></html>
+"""
+_FULL = """<!DOCTYPE html>
+<html><head><title>specmon web: all tabs in use</title></head>
+<body style="font-family: monospace; max-width: 46em; margin: 3em auto">
+<h1>specmon web: tab limit reached ({limit} open)</h1>
+<p>Each tab runs its own dashboard process, and this server runs at most {limit} at once
+(<code>--max-tabs</code>). Close a tab on it, then reload this one.</p>
+</body></html>
+"""
 
 
 class DashboardServer(Server):
-    """textual-serve's server, with an optional token and same-origin websockets."""
+    """textual-serve's server: this machine's Host only, an optional token, same-origin
+    websockets and at most `max_tabs` tabs."""
 
-    def __init__(self, command: str, *, token: str | None) -> None:
+    def __init__(
+        self, command: str, *, token: str | None, hosts: frozenset[str], max_tabs: int
+    ) -> None:
         """Args:
         command: The shell command that runs one tab's dashboard.
         token: Required of every request when not None (query `?token=` once, then a cookie).
+        hosts: The host names (lower case, IPv6 without brackets) a request may name, at any
+            port.
+        max_tabs: The most websockets (dashboard processes) open at once.
         """
         super().__init__(command, title="specmon")
         self.token = token
+        self.hosts = hosts
+        self.max_tabs = max_tabs
+        self.open_tabs = 0
 
     async def _make_app(self) -> web.Application:
         # textual-serve's own hook for its aiohttp app (1.x: the `<2` range in pyproject).
@@ -51,14 +80,29 @@ class DashboardServer(Server):
 
     @web.middleware
     async def _guard(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        answer = self._refusal(request)
+        if answer is not None:
+            return answer
+        if request.path in ("/", "/ws") and self.open_tabs >= self.max_tabs:
+            return _page(_FULL.format(limit=self.max_tabs), 503)
+        # `handle_websocket` counts the tab before its first await: no other request can pass
+        # this check in between.
+        response: web.StreamResponse = await handler(request)
+        return response
+
+    def _refusal(self, request: web.Request) -> web.Response | None:
+        """What answers `request` in place of the dashboard: a refusal, or the redirect that
+        turns a token in the address into a cookie; None to let it through."""
+        if host_name(request.headers.get("Host", "")) not in self.hosts:
+            named = html.escape(request.headers.get("Host", "no Host"))
+            return _page(_FOREIGN.format(allowed=", ".join(sorted(self.hosts)), host=named), 403)
         origin = request.headers.get("Origin")
         if request.path == "/ws" and origin and urlsplit(origin).netloc != request.host:
             # A page elsewhere must not drive the dashboard through this user's browser.
-            return _refused(f"a page at {origin} may not open this dashboard", 403)
+            return _refused(f"a page at {html.escape(origin)} may not open this dashboard", 403)
         token = self.token
         if token is None:
-            response: web.StreamResponse = await handler(request)
-            return response
+            return None
         given = request.query.get("token")
         if given is not None:
             if not hmac.compare_digest(given.encode(), token.encode()):
@@ -74,8 +118,15 @@ class DashboardServer(Server):
         cookie = request.cookies.get(TOKEN_COOKIE, "")
         if not hmac.compare_digest(cookie.encode(), token.encode()):
             return _refused("It asks every visitor for its token; none came with this.", 401)
-        response = await handler(request)
-        return response
+        return None
+
+    async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
+        """textual-serve's websocket, which runs one tab's dashboard process, counted."""
+        self.open_tabs += 1
+        try:
+            return await super().handle_websocket(request)
+        finally:
+            self.open_tabs -= 1
 
     async def handle_index(self, request: web.Request) -> web.Response:
         """The page: textual-serve's, with addresses built from the request's Host."""
@@ -94,11 +145,22 @@ class DashboardServer(Server):
 
 
 def _refused(reason: str, status: int) -> web.Response:
-    return web.Response(status=status, text=_REFUSED.format(reason=reason),
-                        content_type="text/html")  # fmt: skip
+    return _page(_REFUSED.format(reason=reason), status)
 
 
-async def serve(hub: Hub, command: str, listening: socket.socket, token: str | None) -> None:
+def _page(text: str, status: int) -> web.Response:
+    return web.Response(status=status, text=text, content_type="text/html")
+
+
+async def serve(
+    hub: Hub,
+    command: str,
+    listening: socket.socket,
+    token: str | None,
+    *,
+    hosts: frozenset[str],
+    max_tabs: int,
+) -> None:
     """Serve the dashboard on `listening` and run the hub every tab reads, until cancelled.
 
     Args:
@@ -106,8 +168,10 @@ async def serve(hub: Hub, command: str, listening: socket.socket, token: str | N
         command: The shell command that runs one tab's dashboard against the hub.
         listening: The bound socket (bound by the caller, which reports a taken port).
         token: Asked of every request when not None.
+        hosts: The host names a request may name (`DashboardServer`).
+        max_tabs: The most tabs open at once.
     """
-    server = DashboardServer(command, token=token)
+    server = DashboardServer(command, token=token, hosts=hosts, max_tabs=max_tabs)
     runner = web.AppRunner(await server._make_app(), handle_signals=False)
     await runner.setup()
     try:

@@ -7,11 +7,13 @@ import re
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import psutil
 import pytest
 
 from specmon.cli import main
@@ -29,6 +31,15 @@ def sim() -> Iterator[SimThread]:
 @contextmanager
 def serving(*args: str, env: dict[str, str] | None = None) -> Iterator[tuple[str, str]]:
     """`specmon web ARGS` on a free port: (its address, what it printed up to that)."""
+    with web_process(*args, env=env) as (_, address, said):
+        yield address, said
+
+
+@contextmanager
+def web_process(
+    *args: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[subprocess.Popen[str], str, str]]:
+    """`specmon web ARGS` on a free port: (the process, its address, what it printed)."""
     process = subprocess.Popen(
         [sys.executable, "-m", "specmon", "web", "--web-port", "0", "--no-probe", *args],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -40,7 +51,7 @@ def serving(*args: str, env: dict[str, str] | None = None) -> Iterator[tuple[str
         while not (found := re.search(r" on (http://[^/]+)/", said[-1] if said else "")):
             said.append(process.stdout.readline().strip())
             assert said[-1], said  # it exited
-        yield found.group(1), "\n".join(said)
+        yield process, found.group(1), "\n".join(said)
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -88,6 +99,98 @@ def test_on_loopback_no_token_but_no_page_elsewhere_drives_it(
             cross_site = client.get("/ws", headers={"Origin": "http://evil.example"})
             assert cross_site.status_code == 403
             assert "a page at http://evil.example may not open this dashboard" in cross_site.text
+
+
+def _websocket(address: str, host: str, origin: str | None = None) -> tuple[socket.socket, str]:
+    """A raw websocket handshake at `address` naming `host`: the socket (left open: the tab
+    lives while it is) and the status line of the answer."""
+    hostname, port = address.removeprefix("http://").rsplit(":", 1)
+    connection = socket.create_connection((hostname, int(port)), timeout=30)
+    headers = ["GET /ws?width=80&height=24 HTTP/1.1", f"Host: {host}", "Upgrade: websocket",
+               "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+               "Sec-WebSocket-Version: 13", *([f"Origin: {origin}"] if origin else [])]  # fmt: skip
+    connection.sendall(("\r\n".join(headers) + "\r\n\r\n").encode())
+    answer = b""
+    while b"\r\n" not in answer:
+        answer += connection.recv(4096)
+    return connection, answer.split(b"\r\n", 1)[0].decode()
+
+
+def _tabs(process: subprocess.Popen[str]) -> list[psutil.Process]:
+    """The dashboard processes `specmon web` runs, one per open websocket."""
+    children = psutil.Process(process.pid).children(recursive=True)
+    return [child for child in children if "specmon.cli.web_tab" in child.cmdline()]
+
+
+def _until(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 60
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.05)
+
+
+def test_a_foreign_host_is_refused_and_starts_nothing(sim: SimThread, tmp_path: Path) -> None:
+    """DNS rebinding: a page on rebind.example, pointed at 127.0.0.1, sends its own name as
+    Host (and as Origin, so the same-origin check alone lets it through)."""
+    with web_process("--url", sim.url, "--db", str(tmp_path / "db"),
+                     "--allow-host", "Dash.Example") as (process, address, _):  # fmt: skip
+        port = address.rsplit(":", 1)[1]
+        foreign = f"rebind.example:{port}"
+        with httpx.Client(base_url=address) as client:
+            page = client.get("/", headers={"Host": foreign})
+            assert page.status_code == 403
+            assert f"this request named {foreign}" in page.text
+            assert "127.0.0.1, ::1, dash.example, localhost" in page.text
+            assert client.get("/static/js/textual.js", headers={"Host": foreign}).status_code == 403
+            for host in (f"localhost:{port}", f"[::1]:{port}", f"dash.example:{port}",
+                         f"DASH.example:{port}", "127.0.0.1"):  # fmt: skip
+                assert client.get("/", headers={"Host": host}).status_code == 200, host
+            for host in ("evil@127.0.0.1", "127.0.0.1/x", ""):
+                assert client.get("/", headers={"Host": host}).status_code == 403, host
+        refused, status = _websocket(address, foreign, origin=f"http://{foreign}")
+        with refused:
+            assert status == "HTTP/1.1 403 Forbidden"
+        assert _tabs(process) == []
+        # The same handshake naming this machine starts a tab: the refusal was the Host's.
+        allowed, status = _websocket(address, f"127.0.0.1:{port}", origin=address)
+        with allowed:
+            assert status == "HTTP/1.1 101 Switching Protocols"
+            _until(lambda: len(_tabs(process)) == 1)
+
+
+def test_a_tab_beyond_the_limit_gets_the_limit_page(sim: SimThread, tmp_path: Path) -> None:
+    with web_process("--url", sim.url, "--db", str(tmp_path / "db"), "--max-tabs", "2") as (
+        process,
+        address,
+        _,
+    ):
+        host = address.removeprefix("http://")
+        first, status = _websocket(address, host)
+        assert status.endswith(" 101 Switching Protocols")
+        second, status = _websocket(address, host)
+        assert status.endswith(" 101 Switching Protocols")
+        with httpx.Client(base_url=address) as client:
+            full = client.get("/")
+            assert full.status_code == 503
+            assert "tab limit reached (2 open)" in full.text and "--max-tabs" in full.text
+            third, status = _websocket(address, host)
+            with third:
+                assert status == "HTTP/1.1 503 Service Unavailable"
+            _until(lambda: len(_tabs(process)) == 2)  # the third started none
+            first.close()  # a tab closed: room for another
+            _until(lambda: client.get("/").status_code == 200)
+        second.close()
+
+
+@pytest.mark.parametrize("name", ["http://dash.example", "dash.example:80", "dash/x", "a b"])
+def test_a_bad_allowed_host_is_one_line(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["web", "--allow-host", name])
+    assert exited.value.code == 2
+    assert (
+        f"argument --allow-host: not a host name (no scheme, port or path): {name!r}"
+        in capsys.readouterr().err
+    )
 
 
 def test_a_taken_port_is_one_line(

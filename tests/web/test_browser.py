@@ -74,3 +74,15 @@ def test_two_tabs_make_one_probe_stream_and_share_the_baseline(
 
     assert talks_to_the_server(psutil.Process(web.process.pid))
     assert not any(talks_to_the_server(tab) for tab in tabs)
+
+
+def test_a_fifth_tab_gets_the_limit_page(browser: object, web: Web) -> None:
+    tabs = [web.tab(browser) for _ in range(4)]  # --max-tabs' default
+    for tab in tabs:
+        tab.wait_for(LIVE)
+    fifth = web.tab(browser)
+    fifth.page.wait_for_selector("text=tab limit reached (4 open)")
+    assert "Close a tab on it, then reload this one" in fifth.page.content()
+    tabs[0].page.close()  # its dashboard stops, and a reload finds room
+    fifth.wait_until(lambda: fifth.page.reload().status == 200)
+    fifth.wait_for(LIVE)
