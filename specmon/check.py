@@ -33,7 +33,7 @@ from specmon.model import (
     Telemetry,
 )
 from specmon.render import cycle_text
-from specmon.session.baselines import BaselineLookup, describe_nearest
+from specmon.session.baselines import BaselineLookup
 from specmon.sources.backend import Backend, connect
 from specmon.sources.probe import DEFAULT_PROMPT
 from specmon.whatif_text import draft_flag, speculation_off_flag
@@ -170,9 +170,8 @@ async def run_check(
     if baseline is None:
         report.add(
             "info",
-            "no baseline for this configuration in the store "
-            f"({describe_nearest(lookup.nearest)}): run `specmon bench` against the same server "
-            "without speculative flags to get speedup and break-even",
+            f"{lookup.why_none()}: run `specmon bench` against the same server without "
+            "speculative flags to get speedup and break-even",
         )
     else:
         validity = _validity(report, probe, baseline, await check_lifetime(baseline), max_age_s,

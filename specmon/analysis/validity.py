@@ -347,13 +347,16 @@ class Nearest:
 
     snapshot: Snapshot
     differences: tuple[str, ...]
+    """Of its configuration: "model …", "flag …"."""
+    protocol: tuple[str, ...] = ()
+    """Of its protocol, with both values: "max_tokens 500, the probe uses 256"."""
 
 
 def nearest_baseline(
     candidates: Sequence[Snapshot], server: ServerInfo, protocol: Protocol | None = None
 ) -> Nearest | None:
-    """Among plain snapshots, the one with the fewest differences from `server` (newest first
-    among equals): its differing flags, model and protocol fields, named."""
+    """Among plain snapshots, the one with the fewest differences from `server` and the probe's
+    `protocol` (newest first among equals): its differing flags, model and protocol, named."""
     best: tuple[int, float, Nearest] | None = None
     for snapshot in candidates:
         if snapshot.server.speculative is not None:
@@ -361,11 +364,18 @@ def nearest_baseline(
         differences = [f"flag {key}" for key in differing_keys(snapshot.server.args, server.args)]
         if snapshot.server.model != server.model:
             differences.insert(0, f"model {snapshot.server.model}")
+        protocols = []
         if protocol is not None:
-            differences += [
-                f"protocol {name}" for name in protocol_differences(snapshot.protocol, protocol)
-            ]
-        rank = (len(differences), -snapshot.created_at)
+            protocols = [_protocol_difference(name, snapshot.protocol, protocol)
+                         for name in protocol_differences(snapshot.protocol, protocol)]  # fmt: skip
+        rank = (len(differences) + len(protocols), -snapshot.created_at)
         if best is None or rank < best[:2]:
-            best = (*rank, Nearest(snapshot, tuple(differences)))
+            best = (*rank, Nearest(snapshot, tuple(differences), tuple(protocols)))
     return None if best is None else best[2]
+
+
+def _protocol_difference(name: str, theirs: Protocol, probe: Protocol) -> str:
+    """ "max_tokens 500, the probe uses 256" ("another prompt than the probe's" for the text)."""
+    if name == "prompt":
+        return "another prompt than the probe's"
+    return f"{name} {getattr(theirs, name):g}, the probe uses {getattr(probe, name):g}"

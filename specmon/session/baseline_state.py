@@ -178,12 +178,14 @@ class BaselineState:
         recent: Pooled,
         validity: Validity | None,
         progress: BenchView | None,
+        why_none: str | None = None,
     ) -> BaselineView:
-        """The Baseline panel's values: base and now pooled, the comparison of those two."""
+        """The Baseline panel's values: base and now pooled, the comparison of those two (or
+        `why_none`: why the store has none)."""
         snapshot = self.snapshot
         if snapshot is None:
             return BaselineView(False, None, None, None, None, None, 0, None, None, None, 0,
-                                None, None, progress, self.waiting)  # fmt: skip
+                                None, None, progress, self.waiting, why_none)  # fmt: skip
         base = pool(snapshot.runs)
         speeds: Sequence[float] = [r.decode_tok_s for r in snapshot.runs if r.decode_tok_s]
         return BaselineView(

@@ -49,9 +49,25 @@ class BaselineLookup:
     nearest: Nearest | None = None
     """When none matches: the closest plain snapshot and what differs."""
 
+    def why_none(self) -> str:
+        """ "no baseline applies: #1 (http://…) was taken with max_tokens 500, the probe uses
+        256", or "no baseline in the store": one line, what every surface says."""
+        if self.nearest is None:
+            return "no baseline in the store"
+        return f"no baseline applies: {_nearest_text(self.nearest)}"
+
 
 def lookup_baseline(store: Store, info: ServerInfo, protocol: Protocol | None) -> BaselineLookup:
-    """The newest baseline of this configuration (and protocol, when given), or the nearest.
+    """The newest baseline of this configuration taken with the probe's protocol, or the
+    nearest: the one lookup of every surface (the dashboard, the fleet, the exporter, `check`,
+    `whatif`).
+
+    Args:
+        store: The snapshot store.
+        info: The speculative server's info (its configuration apart from speculation).
+        protocol: The probe's protocol: a baseline applies only under the same max tokens,
+            temperature and prompt (DESIGN.md §5). None where the probe is yet to be sized and
+            takes the baseline's protocol (`check`, `whatif`: one bench each).
 
     Raises:
         StoreError: The store could not be read.
@@ -63,12 +79,16 @@ def lookup_baseline(store: Store, info: ServerInfo, protocol: Protocol | None) -
     return BaselineLookup(None, nearest_baseline(plain, info, protocol))
 
 
-def describe_nearest(nearest: Nearest | None) -> str:
-    """ "nearest: #3 (http://…), differs in flag mem_fraction_static", or that there is none."""
-    if nearest is None:
-        return "the store holds no baseline (a snapshot taken with speculation off)"
-    what = ", ".join(nearest.differences) or "nothing but its protocol"
-    return f"nearest: #{nearest.snapshot.id} ({nearest.snapshot.url}), differs in {what}"
+def _nearest_text(nearest: Nearest) -> str:
+    """ "#3 (http://…) differs in flag mem_fraction_static", "#1 (http://…) was taken with
+    max_tokens 500, the probe uses 256"."""
+    parts = []
+    if nearest.differences:
+        parts.append("differs in " + ", ".join(nearest.differences))
+    if nearest.protocol:
+        parts.append("was taken with " + "; ".join(nearest.protocol))
+    what = " and ".join(parts) or "differs in nothing named"
+    return f"#{nearest.snapshot.id} ({nearest.snapshot.url}) {what}"
 
 
 async def observe_lifetime(target: Target) -> Lifetime:

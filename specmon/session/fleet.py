@@ -18,18 +18,16 @@ from dataclasses import replace
 from specmon.config import FleetTarget, MonitorConfig, Targets
 from specmon.errors import SpecmonError
 from specmon.model import Sample, Snapshot
-from specmon.session.baselines import BaselineOrigin, lookup_baseline
+from specmon.session.baselines import BaselineOrigin
 from specmon.session.feed import FeedSink, LocalFeed
 from specmon.session.live import LiveState
 from specmon.session.snapshot import SnapshotKind, default_protocol
+from specmon.session.store_baseline import StoreBaseline
 from specmon.session.view import BenchView, View
 from specmon.session.watch import ProbeOutcome, Watch
 from specmon.sources.http import Target
 from specmon.store import Store
 
-STORE_LOOKUP_EVERY_S = 60.0
-"""While no baseline applies, the store is asked again this often (a `specmon bench` of the
-baseline server elsewhere saves one)."""
 RETAKE_AFTER_S = 300.0
 """With `take_baselines`, a target gets at most one baseline attempt this often."""
 
@@ -97,7 +95,7 @@ class TargetSession:
         a target whose figures were withdrawn from one never measured)."""
         self.dashboard: FeedSink | None = None
         """The dashboard showing this server: it gets the bench reports (`attach`)."""
-        self._looked_up_at: float | None = None
+        self.store_baseline = StoreBaseline(store, self.live)
         self._tried_baseline_at: float | None = None
         self.benching: set[str] = set()
         """Baseline servers a baseline bench runs on now, shared by the fleet's sessions
@@ -215,28 +213,14 @@ class TargetSession:
             self.probe_done(outcome)
 
     def _find_baseline(self, t: float) -> None:
-        """Look a baseline up in the store, at first and then while none applies; take one from
-        the baseline server when asked to and the store has none."""
-        info = self.live.server.info
-        if info is None or self.store is None or self.live.bench is not None:
+        """Look a baseline up in the store (`StoreBaseline`: the dashboard's rule); take one
+        from the baseline server when asked to and the store has none that applies."""
+        lookup = self.store_baseline.update(t, self.wall())
+        if lookup is None:
             return
-        if self._looked_up_at is not None:
-            validity = self.live.baseline.validity(info, self.wall())
-            if validity is not None and validity.valid:
-                return
-            if t - self._looked_up_at < STORE_LOOKUP_EVERY_S:
-                return
-        self._looked_up_at = t
-        try:
-            found = lookup_baseline(self.store, info, self.probe_protocol).baseline
-        except SpecmonError as exc:
-            self.live.log(self.wall(), "error", f"store: {exc}")
-            return
-        current = self.live.baseline.snapshot
-        if found is not None and (current is None or found.id != current.id):
-            self.live.set_baseline(self.wall(), found, BaselineOrigin.STORE)
+        if lookup.baseline is not None:
             self.follow_baseline_server()
-            return
+        info = self.live.server.info
         validity = self.live.baseline.validity(info, self.wall())
         if validity is not None and validity.valid:
             return
@@ -246,7 +230,7 @@ class TargetSession:
             if self.target.baseline_url in self.benching:
                 # Another target's baseline bench runs on the same server: two at once would
                 # each measure the other's load. Its baseline is looked up at the next tick.
-                self._looked_up_at = None
+                self.store_baseline.again()
                 return
             self._tried_baseline_at = t
             self.start_baseline()

@@ -13,7 +13,7 @@ from enum import IntEnum
 from specmon.analysis.comparison import Verdict
 from specmon.config import FleetTarget
 from specmon.session.view import StateName, View
-from specmon.wording import SPECULATION_OFF, validity_mark
+from specmon.wording import FLEET_TAKE_BASELINE, SPECULATION_OFF, TAKE_BASELINE, validity_mark
 
 
 class Rank(IntEnum):
@@ -92,6 +92,8 @@ def fleet_row(label: str, view: View) -> FleetRow:
     short = {"✓": "✓", "?": "? unverified", "✗": "✗ stale"}.get(mark[0]) if mark else None
     probe_failing = view.decode.probe_state.startswith("failing: ")
     rank, reason = _rank(view, probe_failing)
+    # The table has no `b`: the server's dashboard does.
+    reason = reason.replace(TAKE_BASELINE, FLEET_TAKE_BASELINE)
     return FleetRow(
         url=identity.url,
         label=label,

@@ -46,7 +46,13 @@ from specmon.session.view import (
     View,
 )
 from specmon.session.window import HISTORY_S
-from specmon.wording import BUFFERED_STREAM, SPECULATION_OFF, brief_config, describe_config
+from specmon.wording import (
+    BUFFERED_STREAM,
+    SPECULATION_OFF,
+    TAKE_BASELINE,
+    brief_config,
+    describe_config,
+)
 
 RATE_SPAN_S = 10.0  # server figures are averaged over about this long
 MEAN_SPAN_S = 6 * RATE_SPAN_S  # accept length, TTFT, ITL: means over enough requests
@@ -94,6 +100,8 @@ class LiveState:
         self._telemetry_seq = 0
         self._said_restarted = False
         """The events log said the baseline's server restarted (`_say_if_baseline_restarted`)."""
+        self.why_no_baseline: str | None = None
+        """Why the store has no baseline for this server (`no_baseline`); None: not asked."""
 
     def log(self, wall: float, level: Level, text: str) -> None:
         """Add an event."""
@@ -164,7 +172,9 @@ class LiveState:
         check = self.baseline.lifetime(self.server.info)
         restarted = check.state == LifetimeState.RESTARTED
         if restarted and not self._said_restarted:
-            self.log(wall, "error", f"the baseline no longer applies: {check.detail}; press b")
+            self.log(
+                wall, "error", f"the baseline no longer applies: {check.detail}; {TAKE_BASELINE}"
+            )
         self._said_restarted = restarted
 
     def on_probe(self, wall: float, t: float, figures: RunFigures, result: ProbeResult) -> None:
@@ -188,12 +198,23 @@ class LiveState:
         """A baseline was taken (or loaded from the store)."""
         self.baseline.set(snapshot, origin)
         self._said_restarted = False
+        self.why_no_baseline = None
         if self.bench is not None and self.bench.kind == "baseline":
             self.bench = None
         tok_s = pool(snapshot.runs).decode_tok_s
         speed = f"{tok_s:.1f} tok/s" if tok_s else "no decode figure"
         self.log(wall, "info", f"baseline #{snapshot.id} ({snapshot.url}): {speed}, "
                  f"{origin.value}")  # fmt: skip
+
+    def no_baseline(self, wall: float, why: str, *, say: bool = True) -> None:
+        """The store has no baseline that applies (`StoreBaseline`): why, for the View, and
+        (`say`) once in the events log while the server runs with speculation and has none."""
+        info = self.server.info
+        speculative = info is not None and info.speculative is not None
+        new = why != self.why_no_baseline
+        if say and new and self.baseline.snapshot is None and speculative:
+            self.log(wall, "info", f"{why} — {TAKE_BASELINE}")
+        self.why_no_baseline = why
 
     def gpus_now(self) -> GpuState | None:
         """The GPUs' state over the recent readings, to compare with a baseline's."""
@@ -209,9 +230,10 @@ class LiveState:
         recent = self.recent()
         validity = self.baseline.validity(self.server.info, now_wall, self.gpus_now)
         progress = self.bench if self.bench and self.bench.kind == "baseline" else None
-        baseline = self.baseline.view(now_wall, recent, validity, progress)
+        baseline = self.baseline.view(now_wall, recent, validity, progress, self.why_no_baseline)
         if not baseline.present:
-            missing.append(("speedup", "no baseline yet: press b"))
+            why = self.why_no_baseline or "no baseline yet"
+            missing.append(("speedup", f"{why} — {TAKE_BASELINE}"))
         elif baseline.comparison is None:
             missing.append(("speedup", "no timed probe of this server yet"))
         spec = self._spec(recent, baseline, missing)

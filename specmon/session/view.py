@@ -144,6 +144,9 @@ class BaselineView:
     """A baseline being taken."""
     waiting: bool
     """Watching for the server to come back without speculation to take the baseline."""
+    why_none: str | None = None
+    """Without a baseline: why the store has none that applies, naming the nearest ("no
+    baseline applies: #1 (…) was taken with max_tokens 500, the probe uses 256")."""
 
     @property
     def applies(self) -> bool:

@@ -15,7 +15,6 @@ from specmon.model import Protocol, ServerInfo, Snapshot
 from specmon.session.baselines import (
     BaselineLookup,
     check_lifetime,
-    describe_nearest,
     lookup_baseline,
 )
 from specmon.session.snapshot import SnapshotKind, take_snapshot
@@ -48,7 +47,7 @@ def baseline_for(
     be verified), why (one line)."""
     baseline = lookup.baseline
     if baseline is None:
-        return None, f"no baseline for this configuration ({describe_nearest(lookup.nearest)})"
+        return None, lookup.why_none()
     if validity is not None and not validity.valid:
         return None, f"baseline #{baseline.id} is stale: " + "; ".join(validity.reasons)
     if validity is not None and validity.unverified:

@@ -14,6 +14,7 @@ from specmon.analysis.whatif_inputs import WhatIfAnswer, predict
 from specmon.model import ServerInfo, Snapshot
 from specmon.session.live import LiveState
 from specmon.whatif_text import draft_flag, speculation_off_flag
+from specmon.wording import TAKE_BASELINE
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +45,9 @@ def live_what_if(live: LiveState, now_wall: float, earlier: Sequence[Snapshot]) 
     baseline = live.baseline.snapshot
     validity = live.baseline.validity(info, now_wall, live.gpus_now)
     base = None
-    note = "no baseline: press b" if baseline is None else None
+    note = None
+    if baseline is None:
+        note = f"{live.why_no_baseline or 'no baseline yet'} — {TAKE_BASELINE}"
     if baseline is not None and validity is not None and not validity.valid:
         note = f"baseline #{baseline.id} does not apply: " + "; ".join(validity.reasons)
     elif baseline is not None:

@@ -27,11 +27,12 @@ from specmon.config import MonitorConfig, Targets
 from specmon.errors import SpecmonError
 from specmon.heap import freeze_long_lived, thaw
 from specmon.model import ServerInfo
-from specmon.session.baselines import BaselineOrigin, describe_nearest, lookup_baseline
+from specmon.session.baselines import BaselineOrigin
 from specmon.session.feed import Feed, LocalFeed, bench_protocol
 from specmon.session.live import LiveState
 from specmon.session.relaunch import ManagedServer
 from specmon.session.snapshot import SnapshotKind, default_protocol
+from specmon.session.store_baseline import StoreBaseline
 from specmon.session.view import BenchView, View
 from specmon.session.whatif_view import live_what_if
 from specmon.store import Store
@@ -159,7 +160,8 @@ class SpecmonApp(App[None]):
                 raise ValueError("the dashboard needs its targets or a feed")
             feed = LocalFeed(config, targets, store, wall=wall, managed=managed)
         self.feed = feed
-        self._looked_up_baseline = False
+        self.store_baseline: StoreBaseline | None = StoreBaseline(store, self.live)
+        """Looks the baseline up in the store; None where another does (the fleet's sessions)."""
         self.heap = HeapKeeper()
         self._theme_names: list[str] = []
         self._parsing_ahead = False
@@ -304,7 +306,7 @@ class SpecmonApp(App[None]):
         self.live.on_sample(message.sample)
         info = self.live.server.info
         if info is not None:
-            self._maybe_load_baseline(info)
+            self._look_up_baseline(message.sample.t)
             self._maybe_take_waited_baseline(info)
         self.refresh_view()
 
@@ -364,23 +366,19 @@ class SpecmonApp(App[None]):
         self.live.log(self.wall(), "error", f"{message.kind.value} failed: {message.error}")
         self.refresh_view()
 
-    def _maybe_load_baseline(self, info: ServerInfo) -> None:
-        if self._looked_up_baseline or self.store is None or self.live.baseline.snapshot:
+    def _look_up_baseline(self, t: float) -> None:
+        """The store's baseline for the server, when due (`StoreBaseline`: the fleet's rule);
+        with `auto_baseline` (the demo), one is taken at once when the store has none."""
+        if self.store_baseline is None:
             return
-        self._looked_up_baseline = True
-        try:
-            lookup = lookup_baseline(self.store, info, self.probe_protocol)
-        except SpecmonError as exc:
-            self.live.log(self.wall(), "error", f"store: {exc}")
+        lookup = self.store_baseline.update(t, self.wall(), say=not self.auto_baseline)
+        if lookup is None:
             return
         if lookup.baseline is not None:
-            self.live.set_baseline(self.wall(), lookup.baseline, BaselineOrigin.STORE)
             self._follow_baseline_server()
-        elif self.auto_baseline:
+        elif self.auto_baseline and self.live.baseline.snapshot is None:
+            self.auto_baseline = False
             self.action_baseline()
-        elif info.speculative is not None:
-            self.live.log(self.wall(), "info", "no baseline for this configuration in the "
-                          f"store ({describe_nearest(lookup.nearest)}): press b")  # fmt: skip
 
     def _maybe_take_waited_baseline(self, info: ServerInfo) -> None:
         if not self.live.baseline.waiting or info.speculative is not None:

@@ -64,7 +64,7 @@ class FleetApp(SpecmonApp):
         self.live = session.live
         self.feed = session.feed
         session.attach(self._sink)
-        self._looked_up_baseline = True  # the session looks its baselines up itself
+        self.store_baseline = None  # the session looks its baselines up itself
         self._last_view = None
 
     def on_mount(self) -> None:

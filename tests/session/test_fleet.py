@@ -15,9 +15,10 @@ from replay import FIXTURES, replay_probe
 from specmon.analysis.figures import run_figures
 from specmon.config import FleetTarget, MonitorConfig
 from specmon.model import Protocol, Reading, Sample, ServerInfo, Snapshot
-from specmon.session.baselines import BaselineOrigin
-from specmon.session.fleet import STORE_LOOKUP_EVERY_S, Fleet, TargetSession
+from specmon.session.baselines import BaselineOrigin, lookup_baseline
+from specmon.session.fleet import Fleet, TargetSession
 from specmon.session.fleet_row import Rank, fleet_row, server_label, worst_first
+from specmon.session.store_baseline import STORE_LOOKUP_EVERY_S
 from specmon.session.view import View
 from specmon.sim import SimConfig, SimThread
 from specmon.sources.http import Target
@@ -77,7 +78,9 @@ def test_a_down_server_sorts_on_top_with_its_reason() -> None:
     assert spec.title is not None and spec.title.startswith("SGLang")
     assert spec.speculation == view.identity.speculation_brief == "EAGLE3 2/1/3"
     assert spec.baseline == "none" and spec.rank == Rank.NO_COMPARISON
-    assert "press b" in spec.reason
+    # The table has no `b` (issue 25): the way to a baseline from there is its dashboard.
+    assert spec.reason == "no baseline yet — Enter, then b"
+    assert "press b" in dict(view.missing)["speedup"]  # the dashboard's own words
     # A plain server has no speedup to show, and sorts last: nothing of speculation to look at.
     assert base.speculation == "no spec" and base.speculative is False
     assert base.speedup is None and base.baseline == "—" and base.rank == Rank.NO_SPECULATION
@@ -187,3 +190,27 @@ def test_targets_sharing_a_baseline_server_take_one_baseline_not_two_at_once(
         }
         assert len(store.list()) == 1
         assert all(not s.benching for s in sessions)
+
+
+def test_no_baseline_applies_names_the_nearest_the_same_on_every_surface(tmp_path: Path) -> None:
+    """Issue 24 §6: baseline #1 taken with 500 tokens, the probe uses 256. The fleet row, the
+    dashboard's View (its panel and log) and the lookup `check` makes agree, from one lookup:
+    #1 is named with what keeps it from applying; the table says how to get one from there."""
+    info = _info("spec")
+    runs = tuple(run_figures(asyncio.run(replay_probe(f"plain/generate_stream_{i}.json")))
+                 for i in range(3))  # fmt: skip
+    with Store(tmp_path / "db") as store:
+        saved = store.save(Snapshot(NOW - 60, "http://10.1.230.174:8001", None, _info("plain"),
+                                    Protocol(3, 1, 500, 0.0, DEFAULT_PROMPT), runs))  # fmt: skip
+        config = replace(CONFIG, probe_tokens=256)
+        session = TargetSession(FleetTarget(URL), Target(URL), config, store, wall=lambda: NOW)
+        session.sample(_sample(1.0, info))
+        assert lookup_baseline(store, info, None).baseline is not None  # check adopts its protocol
+    why = (f"no baseline applies: #{saved} (http://10.1.230.174:8001) was taken with max_tokens "
+           "500, the probe uses 256")  # fmt: skip
+    view = session.view()
+    assert session.live.baseline.snapshot is None
+    assert view.baseline.why_none == why
+    assert dict(view.missing)["speedup"] == f"{why} — press b"
+    assert [e.text for e in view.events if e.text.startswith("no baseline")] == [f"{why} — press b"]
+    assert fleet_row("x", view).reason == f"{why} — Enter, then b"

@@ -93,7 +93,7 @@ def test_no_baseline_says_how_to_get_one() -> None:
     live.on_sample(_sample(1, _info(), None, 1))
     view = live.view(1001, 3)
     assert not view.baseline.present
-    assert ("speedup", "no baseline yet: press b") in view.missing
+    assert ("speedup", "no baseline yet — press b") in view.missing
 
 
 def test_baseline_server_restart_invalidates_once() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 import pytest
 from conftest import (
@@ -27,6 +28,7 @@ from textual.widgets import DataTable, ProgressBar, Static
 from specmon.analysis.figures import run_figures
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.snapshot import SnapshotKind
+from specmon.session.store_baseline import STORE_LOOKUP_EVERY_S
 from specmon.session.view import BenchView
 from specmon.session.watch import ProbeOutcome
 from specmon.ui.app import SpecmonApp
@@ -448,3 +450,31 @@ async def test_whatif_screen_predicts_other_draft_lengths(
         assert "cycle model (fixed)" in notes  # NGRAM: one cycle, the lookup assumption
         await pilot.press("escape")
         assert not isinstance(app.screen, WhatIfScreen)
+
+
+async def test_no_baseline_applies_names_the_nearest_and_a_later_one_is_found(
+    make_app: Callable[..., SpecmonApp],
+) -> None:
+    """Issue 24 §6: the dashboard looks its baseline up as the fleet does (`StoreBaseline`):
+    the panel names #1 and why it does not apply (the probe's protocol), and a baseline saved
+    later is found a minute on (it was looked up once only)."""
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert app.store is not None
+        plain = await baseline_snapshot(NOW - 60)
+        long = replace(plain, protocol=replace(plain.protocol, max_tokens=500), id=None)
+        first = app.store.save(long)
+        app.post_message(SampleReady(sample(1.0, server_info(), None)))
+        await pilot.pause()
+        why = (f"no baseline applies: #{first} ({plain.url}) was taken with max_tokens 500, the "
+               "probe uses 256")  # fmt: skip
+        assert app.live.baseline.snapshot is None
+        assert app.query_one(BaselinePanel).view.why_none == why
+        body = app.query_one(BaselinePanel).query_one("#baseline-body").render()
+        assert why in " ".join(str(body).split())
+        found = app.store.save(replace(plain, id=None))
+        app.post_message(SampleReady(sample(1.0 + STORE_LOOKUP_EVERY_S, server_info(), None,
+                                            seq=2)))  # fmt: skip
+        await pilot.pause()
+        baseline = app.live.baseline.snapshot
+        assert baseline is not None and baseline.id == found

@@ -85,6 +85,8 @@ def _body(view: BaselineView, width: int, height: int) -> str:
             )
         if view.progress is not None:
             return "taking a baseline… (Esc cancels, nothing is saved)"
+        if view.why_none is not None and height >= SHORT_BELOW:  # short: the key comes first
+            return f"{escape(view.why_none)} — press [bold]b[/] to take one"
         return "no baseline — press [bold]b[/] to take one"
     validity = view.validity
     spread = f"[{num(view.tok_s_min)}–{num(view.tok_s_max)}]"

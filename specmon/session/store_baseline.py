@@ -1,0 +1,72 @@
+"""When a watched server's baseline is looked up in the store, for the dashboard and every
+session of a fleet (and so the exporter) alike: one rule, the UI only renders what it finds.
+
+The lookup itself is `lookup_baseline` under the probe's protocol, as `check` and `whatif` make
+it; what keeps the nearest baseline from applying goes to the View (`LiveState.no_baseline`).
+"""
+
+from __future__ import annotations
+
+from specmon.errors import SpecmonError
+from specmon.session.baselines import BaselineLookup, BaselineOrigin, lookup_baseline
+from specmon.session.live import LiveState
+from specmon.store import Store
+
+STORE_LOOKUP_EVERY_S = 60.0
+"""While no baseline applies, the store is asked again this often (a `specmon bench` of the
+baseline server elsewhere saves one)."""
+
+
+class StoreBaseline:
+    """Looks the watched server's baseline up: at its first server info, then every
+    STORE_LOOKUP_EVERY_S of sample time while none applies; a newer one that matches replaces a
+    baseline that no longer applies."""
+
+    def __init__(self, store: Store | None, live: LiveState) -> None:
+        """Args:
+        store: Where baselines are saved; None: nothing is looked up.
+        live: The watched server's state: its info, protocol and baseline.
+        """
+        self.store = store
+        self.live = live
+        self._looked_up_at: float | None = None
+
+    def update(self, t: float, wall: float, *, say: bool = True) -> BaselineLookup | None:
+        """Look the baseline up when it is due (at every sample of the watched server).
+
+        A baseline found that is not the current one is set (`BaselineOrigin.STORE`); when none
+        is, the View says why (`LiveState.no_baseline`).
+
+        Args:
+            t: The sample's monotonic time (the cadence).
+            wall: The wall clock now.
+            say: Say in the events log why there is none (not when one is taken at once).
+
+        Returns:
+            The lookup made; None when none was due, or the store failed (said in the log).
+        """
+        info = self.live.server.info
+        if info is None or self.store is None or self.live.bench is not None:
+            return None
+        if self._looked_up_at is not None:
+            validity = self.live.baseline.validity(info, wall)
+            if validity is not None and validity.valid:
+                return None
+            if t - self._looked_up_at < STORE_LOOKUP_EVERY_S:
+                return None
+        self._looked_up_at = t
+        try:
+            lookup = lookup_baseline(self.store, info, self.live.protocol)
+        except SpecmonError as exc:
+            self.live.log(wall, "error", f"store: {exc}")
+            return None
+        found, current = lookup.baseline, self.live.baseline.snapshot
+        if found is None:
+            self.live.no_baseline(wall, lookup.why_none(), say=say)
+        elif current is None or found.id != current.id:
+            self.live.set_baseline(wall, found, BaselineOrigin.STORE)
+        return lookup
+
+    def again(self) -> None:
+        """Look up at the next sample (another target's baseline is being taken)."""
+        self._looked_up_at = None
