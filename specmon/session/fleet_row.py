@@ -58,6 +58,8 @@ class FleetRow:
     """now / base − 1 of the comparison, whether or not its baseline applies (`baseline`);
     None on a plain server."""
     verdict: Verdict | None
+    """The View's verdict (`SpecView.verdict`): only against a baseline that applies, as the
+    dashboard, `check` and the exporter give one; None against a stale one."""
     baseline: str
     """"none", "✓", "? unverified" or "✗ stale" (the reasons are in `reason`); "—" on a plain
     server."""
@@ -106,7 +108,7 @@ def fleet_row(label: str, view: View) -> FleetRow:
         accept_length=spec.accept_length,
         cycle_ms=spec.cycle_ms,
         speedup=comparison.speedup.value if comparison else None,
-        verdict=comparison.verdict if comparison else None,
+        verdict=spec.verdict if comparison else None,
         baseline=short or ("—" if present or speculative is False else "none"),
         baseline_valid=validity.valid if validity is not None and present else None,
         gpu=view.gpus.worst,

@@ -1,0 +1,420 @@
+"""One verdict on every surface (issue 24): random histories of a speculative server and its
+baseline go through the dashboard's View, the fleet row, the exporter's text, `check --json`,
+`snapshots export --format json` and `ab --json`, and the same pair reads the same everywhere.
+
+Each surface's figures are read from its machine format (the View's and the row's values, the
+exposition text, the JSON documents) as (speedup, low, high, validity state, verdict). Where
+surfaces differ by design, the rule is written here, in `live_expected`, and in docs/metrics.md
+("One pair, every surface"):
+
+- A live surface judges the baseline's age now; a stored pair (export, `ab`) at its run's time.
+  The histories' stored run is taken now, so both judge the same age.
+- A speedup against a stale baseline is shown (struck through on the dashboard, beside "✗" in
+  the fleet table, exports and `ab`); its verdict is given by the stored tables only, beside
+  their validity, never by a live surface (the dashboard, the fleet row, `check`, the exporter).
+- The exporter serves the speedup only while it holds now: the target up, its latest probe
+  successful, the baseline applying; the dashboard and the fleet row keep a down target's last
+  figures (marked down), and a failed probe's predecessors.
+- `check` judges after its looks at 1 − α / looks (`speedup_level`); with one look it is the 95%
+  of every other surface, which is what is compared here.
+
+No sleeps and no network: fake clocks, a store on disk, a mock transport for `check`'s server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import random
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Literal
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from runs import run
+
+from specmon.analysis.comparison import Speedup, verdict
+from specmon.analysis.load import best_per_concurrency, crossover, level
+from specmon.analysis.sequential import SequentialRule
+from specmon.analysis.validity import (
+    LifetimeCheck,
+    ValidityState,
+    lifetime_check,
+    lifetime_of,
+    relaunched_for_speculation,
+)
+from specmon.check import report_to_dict, run_check
+from specmon.cli.ab_report import report_to_dict as ab_report_to_dict
+from specmon.config import FleetTarget, MonitorConfig
+from specmon.exporter.metrics import ExportedTarget, render
+from specmon.exports import comparison_rows, export
+from specmon.launch.split import split_command
+from specmon.model import (
+    ProbeChunk,
+    ProbeResult,
+    Protocol,
+    Reading,
+    RunFigures,
+    Sample,
+    ServerInfo,
+    Snapshot,
+)
+from specmon.session.baselines import BaselineLookup
+from specmon.session.fleet import TargetSession
+from specmon.session.fleet_row import fleet_row
+from specmon.session.snapshot import default_protocol
+from specmon.session.watch import ProbeOutcome
+from specmon.sources.http import Target
+from specmon.sources.metrics import metrics_from_text
+from specmon.sources.sglang import parse_server_info
+from specmon.store import Store
+
+FIXTURES = Path(__file__).parent / "fixtures" / "sglang-0.5.17"
+NOW = 1_796_023_200.0
+HERE = "http://10.1.230.174:8000"
+THERE = "http://10.1.230.174:8001"
+MAX_AGE_S = 1800.0
+CONFIG = MonitorConfig(url=HERE, interval=1.0, probe_every=10.0, probe_tokens=256,
+                       max_age=MAX_AGE_S)  # fmt: skip
+PROTOCOL = default_protocol(5, 0, CONFIG.probe_tokens)
+SPEC = parse_server_info(json.loads((FIXTURES / "spec" / "server_info").read_text()))
+PLAIN = parse_server_info(json.loads((FIXTURES / "plain" / "server_info").read_text()))
+AT_BENCH = "plain/metrics"
+LATER = {"same": "plain/metrics_after", "restarted": "plain_metrics_after_restart.txt"}
+"""What the baseline server's /metrics serves after the bench, by what became of it."""
+
+BaselineServer = Literal["relaunched here", "same", "restarted", "down"]
+TargetFate = Literal["up", "probe failed", "down"]
+
+
+@dataclass(frozen=True, slots=True)
+class Figures:
+    """One surface's reading of one pair; None where the surface says nothing."""
+
+    value: float | None
+    low: float | None
+    high: float | None
+    state: ValidityState | None
+    verdict: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    """A baseline in the store, what became of its server, the probes since, the target's end."""
+
+    base: Snapshot
+    server: BaselineServer
+    probes: tuple[RunFigures, ...]
+    target: TargetFate
+
+
+def _metrics(name: str) -> object:
+    return metrics_from_text((FIXTURES / name).read_text())
+
+
+def history(seed: int) -> History:
+    """A random history: baseline runs, its age (some too old), its server's fate, probes at a
+    random true speedup (some losing, some within noise), the target's end."""
+    rng = random.Random(seed)
+    base_tok_s = rng.uniform(150, 400)
+    base_runs = tuple(run(base_tok_s * rng.gauss(1, 0.03)) for _ in range(rng.randint(1, 5)))
+    server: BaselineServer = rng.choice(["relaunched here", "same", "restarted", "down"])
+    base = Snapshot(NOW - rng.uniform(60, 2 * MAX_AGE_S),
+                    HERE if server == "relaunched here" else THERE, None, PLAIN,
+                    replace(PROTOCOL, runs=len(base_runs)), base_runs,
+                    lifetime=lifetime_of(PLAIN, _metrics(AT_BENCH)))  # fmt: skip
+    gain = rng.choice([-0.3, -0.02, 0.0, 0.03, 0.25, 0.8])
+    spread = rng.choice([0.005, 0.03, 0.1])
+    probes = tuple(
+        run(base_tok_s * (1 + gain) * rng.gauss(1, spread), rng.uniform(1.5, 3.5))
+        for _ in range(rng.randint(1, 5))
+    )
+    target: TargetFate = rng.choice(["up", "up", "probe failed", "down"])
+    return History(base, server, probes, target)
+
+
+def _sample(t: float, wall: float, info: ServerInfo, metrics: object, seq: int,
+            error: str | None = None) -> Sample:  # fmt: skip
+    readings = {
+        "info": Reading(info, t, seq, error, t if error else None),
+        "metrics": Reading(metrics, t if metrics else None, seq, error, t if error else None),
+    }
+    return Sample(t, wall, MappingProxyType(readings))
+
+
+def check_lifetime(h: History) -> LifetimeCheck:
+    """What `check` finds reading the baseline server afresh (`session.baselines.check_lifetime`
+    over the network): relaunched here by design, its counters, or that it cannot be read."""
+    if h.server == "relaunched here":
+        return relaunched_for_speculation()
+    if h.server == "down":
+        return lifetime_check(h.base.lifetime, None, unreachable="connection refused")
+    return lifetime_check(h.base.lifetime, lifetime_of(PLAIN, _metrics(LATER[h.server])))
+
+
+def live_session(h: History, store: Store) -> TargetSession:
+    """The fleet's (and the exporter's) session of the target, fed the history: it finds the
+    baseline in the store itself, samples the baseline server, takes the probes."""
+    target = FleetTarget(HERE, None if h.server == "relaunched here" else THERE)
+    session = TargetSession(target, Target(HERE), CONFIG, store, wall=lambda: NOW)
+    session.sample(_sample(100.0, NOW - 60, SPEC, _metrics("spec/metrics"), 1))
+    found = session.live.baseline.snapshot
+    assert found is not None and found.id == h.base.id, "the store's baseline was not found"
+    if h.server != "relaunched here":
+        later = LATER.get(h.server, LATER["same"])
+        session.baseline_sample(_sample(101.0, NOW - 59, PLAIN, _metrics(later), 1))
+        if h.server == "down":
+            session.baseline_sample(_sample(102.0, NOW - 58, PLAIN, _metrics(later), 1,
+                                            error="connection refused"))  # fmt: skip
+    for i, figures in enumerate(h.probes):
+        wall = NOW - 10 * (len(h.probes) - i)
+        result = _probe_result(wall, figures)
+        session.probe_done(ProbeOutcome(wall, 100.0 + i, figures, result))
+    if h.target == "probe failed":
+        session.probe_failed(NOW, "probe: timed out after 30 s")
+    if h.target == "down":  # no answer since the first sample's
+        session.sample(_sample(110.0, NOW, SPEC, _metrics("spec/metrics"), 1,
+                               error="connection refused"))  # fmt: skip
+    else:
+        session.sample(_sample(110.0, NOW, SPEC, _metrics("spec/metrics_after"), 2))
+    return session
+
+
+def _probe_result(sent_at: float, figures: RunFigures) -> ProbeResult:
+    """A probe's stream as two chunks, its first token and its last (its steps are not timed:
+    the cycle percentiles are not what this test compares)."""
+    first = figures.ttft_ms / 1000
+    chunks = (ProbeChunk(first, 1), ProbeChunk(first + (figures.decode_s or 0.0),
+                                               figures.completion_tokens))  # fmt: skip
+    return ProbeResult(sent_at, chunks, figures.prompt_tokens, figures.verify_ct, None, "length",
+                       chunks_are_steps=False)  # fmt: skip
+
+
+def dashboard_figures(session: TargetSession) -> Figures:
+    view = session.view()
+    c, validity = view.baseline.comparison, view.baseline.validity
+    gain = c.speedup if c else None
+    return Figures(gain.value if gain else None, gain.low if gain else None,
+                   gain.high if gain else None, validity.state if validity else None,
+                   view.spec.verdict.value if view.spec.verdict else None)  # fmt: skip
+
+
+def fleet_figures(session: TargetSession) -> Figures:
+    row = fleet_row("t", session.view())
+    state = {"✓": ValidityState.VALID, "? unverified": ValidityState.UNVERIFIED,
+             "✗ stale": ValidityState.STALE}.get(row.baseline)  # fmt: skip
+    # The fleet row's interval is its View's: the table shows the value alone.
+    c = session.view().baseline.comparison
+    return Figures(row.speedup, c.speedup.low if c else None, c.speedup.high if c else None,
+                   state, row.verdict.value if row.verdict else None)  # fmt: skip
+
+
+def exporter_figures(session: TargetSession) -> Figures:
+    text = render([ExportedTarget(session)]).decode()
+    samples = {
+        (s.name, s.labels.get("state")): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+        if s.labels.get("target") == HERE
+    }
+    value = samples.get(("specmon_speedup_ratio", None))
+    low = samples.get(("specmon_speedup_ratio_low", None))
+    high = samples.get(("specmon_speedup_ratio_high", None))
+    states = [ValidityState(k[1]) for k, v in samples.items()
+              if k[0] == "specmon_baseline_state" and v == 1.0]  # fmt: skip
+    assert len(states) <= 1
+    # No verdict series: Prometheus (and the alert rules) read it off the interval.
+    said = verdict(Speedup(value, low, high)).value if value is not None else None
+    return Figures(value, low, high, states[0] if states else None, said)
+
+
+def _server_transport() -> httpx.MockTransport:
+    def handler(request: httpx.Request) -> httpx.Response:
+        name = {"/server_info": "spec/server_info", "/get_server_info": "spec/server_info",
+                "/metrics": "spec/metrics_after"}.get(request.url.path)  # fmt: skip
+        if name is None:
+            return httpx.Response(404, json={"detail": "Not Found"})
+        return httpx.Response(200, content=(FIXTURES / name).read_bytes())
+
+    return httpx.MockTransport(handler)
+
+
+def check_figures(h: History) -> tuple[Figures, dict[str, object]]:
+    """`check --json` against the baseline, probing the history's probes on a clock that does
+    not move, with one look after them all (at 95%)."""
+    probes = iter(h.probes)
+
+    async def run_probe(protocol: Protocol) -> Snapshot:
+        return Snapshot(NOW, HERE, None, SPEC, protocol, (next(probes),))
+
+    async def lifetime(_baseline: Snapshot) -> LifetimeCheck:
+        return check_lifetime(h)
+
+    async def go() -> dict[str, object]:
+        async with httpx.AsyncClient(base_url=HERE, transport=_server_transport()) as client:
+            report = await run_check(
+                client, HERE, run_probe=run_probe, check_lifetime=lifetime,
+                find_baseline=lambda _info: BaselineLookup(h.base), max_age_s=MAX_AGE_S,
+                wall=lambda: NOW, clock=lambda: 0.0,
+                rule=SequentialRule(looks=(len(h.probes),)),
+            )  # fmt: skip
+        return report_to_dict(report)
+
+    body = asyncio.run(go())
+    baseline = body["baseline"]
+    assert isinstance(baseline, dict)
+    state = _state(baseline["valid"], baseline["confirmed"])
+    said = body["verdict"]
+    return Figures(body["speedup"], body["speedup_low"], body["speedup_high"], state,
+                   str(said) if said is not None else None), body  # fmt: skip
+
+
+def _state(valid: object, confirmed: object) -> ValidityState | None:
+    if valid is None:
+        return None
+    if not valid:
+        return ValidityState.STALE
+    return ValidityState.VALID if confirmed else ValidityState.UNVERIFIED
+
+
+def export_figures(h: History, store: Store) -> Figures:
+    """`snapshots export --format json` of the probes saved as one run, now: paired with the
+    store's baseline, judged at the run's time, the baseline server as `check` found it."""
+    spec_id = store.save(Snapshot(NOW, HERE, None, SPEC, replace(PROTOCOL, runs=len(h.probes)),
+                                  h.probes))  # fmt: skip
+    every = store.list()
+    spec = next(s for s in every if s.id == spec_id)
+    assert h.base.id is not None
+    rows = comparison_rows([spec], candidates=every, max_age_s=MAX_AGE_S,
+                           lifetimes={h.base.id: check_lifetime(h)})  # fmt: skip
+    (record,) = json.loads(export(rows, "json"))["rows"]
+    assert record["baseline_id"] == h.base.id
+    return Figures(record["speedup_ratio"], record["speedup_ratio_low"],
+                   record["speedup_ratio_high"],
+                   _state(record["baseline_valid"], record["baseline_confirmed"]),
+                   record["verdict"])  # fmt: skip
+
+
+def live_expected(stored: Figures, h: History, surface: str) -> Figures:
+    """What a live surface says of a pair the stored tables read as `stored` (module docstring:
+    the rules where surfaces differ by design)."""
+    applies = stored.state in (ValidityState.VALID, ValidityState.UNVERIFIED)
+    said = stored.verdict if applies else None
+    if surface == "exporter":
+        if h.target != "up" or not applies:
+            up = h.target != "down"
+            return Figures(None, None, None, stored.state if up else None, None)
+        return replace(stored, verdict=said)
+    if surface == "check" and not applies:
+        return Figures(None, None, None, stored.state, None)
+    return replace(stored, verdict=said)
+
+
+def _close(a: Figures, b: Figures) -> bool:
+    def same(x: float | None, y: float | None) -> bool:
+        if x is None or y is None:
+            return x is None and y is None
+        return math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12)
+
+    return (same(a.value, b.value) and same(a.low, b.low) and same(a.high, b.high)
+            and a.state == b.state and a.verdict == b.verdict)  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_one_pair_reads_the_same_on_every_surface(seed: int, tmp_path: Path) -> None:
+    h = history(seed)
+    with Store(tmp_path / "db") as store:
+        base_id = store.save(h.base)
+        h = replace(h, base=next(s for s in store.list() if s.id == base_id))  # as stored
+        session = live_session(h, store)
+        stored = export_figures(h, store)
+    check, body = check_figures(h)
+    assert body["speedup_level"] in (None, 0.95)
+    read = {
+        "dashboard": dashboard_figures(session),
+        "fleet row": fleet_figures(session),
+        "exporter": exporter_figures(session),
+        "check --json": check,
+    }
+    rule = {"dashboard": "dashboard", "fleet row": "fleet", "exporter": "exporter",
+            "check --json": "check"}  # fmt: skip
+    wrong = {
+        name: (figures, live_expected(stored, h, rule[name]))
+        for name, figures in read.items()
+        if not _close(figures, live_expected(stored, h, rule[name]))
+    }
+    assert not wrong, f"{h.server=} {h.target=} export={stored}: {wrong}"
+
+
+# `ab`: several rounds, each its own relaunched pair; the A/B's JSON against the export of the
+# same snapshots.
+
+AB_COMMAND = [sys.executable, "-m", "specmon.sim", "--speculative-algorithm", "NGRAM",
+              "--port", "30000"]  # fmt: skip
+
+
+def ab_history(seed: int) -> list[tuple[Snapshot, Snapshot]]:
+    """Rounds of (baseline, speculative) at one address, each round a few minutes, the whole A/B
+    up to an hour (longer than the age limit); one round's gap sometimes too long."""
+    rng = random.Random(seed)
+    split = split_command(AB_COMMAND, {})
+    url = f"http://127.0.0.1:{30000}"
+    assert split.kind is not None
+    at, pairs = NOW - 3600, []
+    base_tok_s, gain = rng.uniform(150, 400), rng.choice([-0.2, 0.0, 0.1, 0.5])
+    protocol = replace(PROTOCOL, runs=3)
+    for _ in range(rng.randint(1, 4)):
+        launch = rng.uniform(0.8, 1.2)  # a launch's own speed
+        base_runs = tuple(run(base_tok_s * launch * rng.gauss(1, 0.02)) for _ in range(3))
+        spec_runs = tuple(run(base_tok_s * launch * (1 + gain) * rng.gauss(1, 0.02), 2.5)
+                          for _ in range(3))  # fmt: skip
+        gap = rng.choice([240.0, 600.0, 900.0, 600.0, MAX_AGE_S + 300])
+        pairs.append((Snapshot(at, url, None, PLAIN, protocol, base_runs),
+                      Snapshot(at + gap, url, None, SPEC, protocol, spec_runs)))  # fmt: skip
+        at += gap + rng.uniform(60, 900)
+    return pairs
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_ab_reads_as_the_export_of_its_snapshots(seed: int, tmp_path: Path) -> None:
+    pairs = ab_history(seed)
+    with Store(tmp_path / "db") as store:
+        saved = [(replace(b, id=store.save(b)), replace(s, id=store.save(s))) for b, s in pairs]
+        every = store.list()
+    lv = level(1, saved, max_age_s=MAX_AGE_S)
+    split = split_command(AB_COMMAND, {})
+    body = json.loads(json.dumps(ab_report_to_dict(
+        split, [(None, [lv], crossover([lv]))], best_per_concurrency([("x", [lv])]),
+        [s.id for pair in saved for s in pair if s.id is not None],
+    )))  # fmt: skip
+    (level_json,) = body["configs"][0]["levels"]
+    rows = json.loads(export(comparison_rows([s for _, s in saved], candidates=every,
+                                             max_age_s=MAX_AGE_S), "json"))["rows"]  # fmt: skip
+    # Each round's speculative run is exported with its own round's baseline, judged as `ab`
+    # judged that round.
+    assert [r["baseline_id"] for r in rows] == [b.id for b, _ in saved]
+    assert level_json["valid"] == all(r["baseline_valid"] for r in rows)
+    assert all(r["baseline_confirmed"] == r["baseline_valid"] for r in rows)
+    assert (
+        sorted({reason for r in rows for reason in r["baseline_reasons"]})
+        == (level_json["reasons"])
+    )
+    # The rounds' speedups, the A/B's interval rests on, are the exported rows'.
+    assert level_json["round_spread"]["speedups"] == pytest.approx(
+        [r["speedup_ratio"] for r in rows], rel=1e-12
+    )
+    comparison = level_json["comparison"]
+    if len(rows) == 1:  # one round: the A/B's pair is the exported row
+        (row,) = rows
+        assert (comparison["speedup"]["value"], comparison["speedup"]["low"],
+                comparison["speedup"]["high"], comparison["verdict"]) == pytest.approx(
+            (row["speedup_ratio"], row["speedup_ratio_low"], row["speedup_ratio_high"],
+             row["verdict"]), rel=1e-12)  # fmt: skip
+    # An A/B longer than the age limit still names its best, when every round is in time.
+    best = body["best"]
+    assert (len(best) == 1) == level_json["valid"]
