@@ -25,6 +25,7 @@ import platformdirs
 from specmon.analysis.validity import fingerprint, protocol_differences
 from specmon.errors import SpecmonError
 from specmon.model import Protocol, Snapshot
+from specmon.private_files import open_private, private_dir
 from specmon.serialize import RecordError, snapshot_from_record, snapshot_to_record
 
 DEFAULT_TIMEOUT_S = 5.0
@@ -135,10 +136,13 @@ class Store:
             raise StoreMissing(f"no snapshot store at {self.path} ({why})")
         if str(path) != ":memory:":
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                private_dir(self.path.parent)
+                if not self.path.exists():
+                    # Made here, 0600: SQLite gives its -wal and -shm the database's mode.
+                    open_private(self.path, "a").close()
             except OSError as error:
                 raise StoreUnavailable(
-                    f"cannot create {self.path.parent}: {error.strerror or error}"
+                    f"cannot create {self.path}: {error.strerror or error}"
                 ) from None
         try:
             # isolation_level=None: we issue BEGIN/COMMIT ourselves, so every transaction's

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 import platformdirs
 
+from specmon.private_files import open_private
+
 if TYPE_CHECKING:  # Textual loads only for the dashboard
     from specmon.ui.app import SpecmonApp
 
@@ -52,6 +54,6 @@ def write_crash_log(text: str) -> Path:
 
 def _write_new(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as file:
+    with open_private(path, "x") as file:
         file.write(text)
     return path

@@ -32,6 +32,7 @@ from specmon.exports import (
     match_baseline,
 )
 from specmon.model import Snapshot
+from specmon.private_files import write_private
 from specmon.render import run_line, summary_lines, target_line
 from specmon.serialize import snapshot_to_dict
 from specmon.session.baselines import check_lifetimes
@@ -140,7 +141,7 @@ def _snapshots(args: argparse.Namespace, store: Store) -> int:
     if args.output:
         path = Path(args.output).expanduser()
         try:
-            path.write_text(text, encoding="utf-8")
+            write_private(path, text)
         except OSError as exc:
             raise SpecmonError(f"cannot write {path}: {exc.strerror}") from None
         print(f"Wrote {len(rows)} rows to {path.resolve()}")

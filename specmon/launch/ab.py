@@ -23,6 +23,7 @@ from specmon.launch.process import LaunchFailed, ServerProcess, port_free
 from specmon.launch.split import Launch, Split, address
 from specmon.launch.sweep import Variant
 from specmon.model import Protocol, Snapshot
+from specmon.private_files import private_dir
 from specmon.session.snapshot import SnapshotKind, take_snapshot
 from specmon.sources.http import Target
 
@@ -115,7 +116,7 @@ async def run_ab(
     """
     events = events or AbEvents()
     logs = plan.logs or Path(tempfile.mkdtemp(prefix="specmon-ab-"))
-    logs.mkdir(parents=True, exist_ok=True)
+    private_dir(logs)
     host, port = address(plan.split.speculative, plan.split.kind)
     runs: list[AbRun] = []
     for round_ in range(1, plan.rounds + 1):

@@ -18,6 +18,7 @@ import httpx
 
 from specmon.errors import SpecmonError
 from specmon.launch.split import Launch
+from specmon.private_files import open_private
 
 HEALTH_EVERY_S = 0.25
 STOP_GRACE_S = 15.0
@@ -75,7 +76,7 @@ class ServerProcess:
         Raises:
             LaunchFailed: The program cannot be run.
         """
-        with self.log.open("ab") as out:
+        with open_private(self.log, "ab") as out:
             try:
                 self._popen = subprocess.Popen(
                     self.launch.argv,

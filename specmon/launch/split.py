@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 from specmon.errors import TargetError
 from specmon.launch.flags import LLAMACPP, SGLANG, VARIABLE, VLLM, FlagRules, is_flag
+from specmon.sources.secrets import shown_command
 
 
 class ServerKind(StrEnum):
@@ -63,11 +63,11 @@ class Launch:
     unset: tuple[str, ...] = ()
 
     def shell(self) -> str:
-        """The launch as one shell command line."""
+        """The launch as one shell command line, credentials masked (`shown_command`): what
+        specmon shows and saves, never what it runs (that is `argv`, `environ`)."""
         prefix = [w for name in self.unset for w in ("-u", name)]
         prefix += [f"{name}={value}" for name, value in self.env]
-        words = (["env", *prefix] if prefix else []) + list(self.argv)
-        return shlex.join(words)
+        return shown_command((["env", *prefix] if prefix else []) + list(self.argv))
 
     def environ(self, inherited: Mapping[str, str]) -> dict[str, str]:
         """The environment it runs with, from the one it inherits."""
@@ -129,7 +129,7 @@ def server_kind(command: Sequence[str]) -> ServerKind:
     if program.startswith("llama-server"):
         return ServerKind.LLAMACPP
     raise TargetError(
-        f"cannot tell which server `{shlex.join(argv[:3])}` starts: give an SGLang "
+        f"cannot tell which server `{shown_command(argv[:3])}` starts: give an SGLang "
         "(python -m sglang.launch_server), vLLM (vllm serve), llama-server or "
         "python -m specmon.sim command"
     )

@@ -17,6 +17,7 @@ from specmon.bench import Progress
 from specmon.launch.process import LaunchFailed, ServerProcess, port_free
 from specmon.launch.split import Launch, Split, address
 from specmon.model import Protocol, Snapshot
+from specmon.private_files import private_dir
 from specmon.session.snapshot import SnapshotKind, take_snapshot
 from specmon.sources.http import Target
 
@@ -37,7 +38,7 @@ class ManagedServer:
         self.split = split
         self.target = target
         self.health_timeout_s = health_timeout_s
-        self.logs = logs or Path(tempfile.mkdtemp(prefix="specmon-launch-"))
+        self.logs = private_dir(logs) if logs else Path(tempfile.mkdtemp(prefix="specmon-launch-"))
         self._server: ServerProcess | None = None
         self._launches = 0
 

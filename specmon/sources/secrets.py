@@ -1,21 +1,24 @@
-"""Masking of secrets that servers echo back (SGLang returns `api_key` in plain text)."""
+"""Masking of credentials: in server args that servers echo back (SGLang returns `api_key` in
+plain text) and in every command line specmon shows or saves (`shown_command`: `ab`, `launch`,
+server info's launch command, and what is stored or exported from them)."""
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+import shlex
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 MASK = "***"
 
 # Server-arg names whose values are credentials.
 _SECRET_KEY = re.compile(r"(api_key|password|secret|token$|^hf_token)", re.IGNORECASE)
-# `--api-key X`, `--admin-api-key=X`, `--ssl-keyfile-password X` … inside a launch command.
-_SECRET_FLAG = re.compile(
-    r"(--[\w-]*(?:api-key|api_key|password|secret|token)[\w-]*)(=|\s+)(\"[^\"]*\"|'[^']*'|\S+)",
-    re.IGNORECASE,
-)
+# `--api-key`, `--admin-api-key`, `--ssl-keyfile-password` … inside a command.
+_SECRET_FLAG = re.compile(r"--[\w-]*(api-key|api_key|password|secret|token)[\w-]*",
+                          re.IGNORECASE)  # fmt: skip
+# `HF_TOKEN=`, `OPENAI_API_KEY=` … a command's leading environment assignments.
+_SECRET_ENV = re.compile(r"[A-Za-z_]\w*(API_KEY|PASSWORD|SECRET|TOKEN)\w*", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=4096)  # a server's ~450 arg names, read at every server info
@@ -24,9 +27,45 @@ def is_secret_key(name: str) -> bool:
     return bool(_SECRET_KEY.search(name))
 
 
+def mask_words(words: Sequence[str]) -> list[str]:
+    """The words of a command with every credential replaced by `MASK`: the value after a
+    secret flag (`--api-key K`, `--api-key=K`) and a secret variable's (`HF_TOKEN=K`)."""
+    masked: list[str] = []
+    after_flag = False
+    for word in words:
+        name, equals, _ = word.partition("=")
+        if after_flag and not word.startswith("--"):
+            masked.append(MASK)
+        elif equals and (_SECRET_FLAG.fullmatch(name) or _SECRET_ENV.fullmatch(name)):
+            masked.append(f"{name}={MASK}")
+        else:
+            masked.append(word)
+        after_flag = not equals and bool(_SECRET_FLAG.fullmatch(word))
+    return masked
+
+
+def shown_command(words: Sequence[str]) -> str:
+    """A command as one shell line, credentials masked: the one form in which specmon shows or
+    saves a command line."""
+    return " ".join(_quote(shown, word) for shown, word in zip(mask_words(words), words,
+                                                               strict=True))  # fmt: skip
+
+
+def _quote(shown: str, word: str) -> str:
+    if shown == word:
+        return shlex.quote(word)
+    name = shown.removesuffix(MASK)  # `--api-key=` or nothing
+    return (shlex.quote(name) if name else "") + MASK  # `***` bare, not `'***'`
+
+
 def mask_command(command: str) -> str:
-    """Replace the value of every secret-bearing flag in a command line."""
-    return _SECRET_FLAG.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", command)
+    """`shown_command` of a command line given as text (a server's own launch command); the
+    text unchanged when it holds no credential."""
+    try:
+        words = shlex.split(command)
+    except ValueError:  # unbalanced quotes: words as the spaces cut them, masked the same
+        words = command.split()
+    return shown_command(words) if mask_words(words) != words else command
 
 
 def mask_args(args: Mapping[str, Any]) -> dict[str, Any]:

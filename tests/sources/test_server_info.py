@@ -14,7 +14,7 @@ from strategies import json_values
 
 from specmon.errors import AuthFailed, MalformedResponse, NotSGLang, SpecmonError
 from specmon.model import SpecConfig
-from specmon.sources.secrets import MASK, mask_command
+from specmon.sources.secrets import MASK, mask_command, shown_command
 from specmon.sources.sglang import fetch_server_info, parse_server_info
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "sglang-0.5.17"
@@ -99,6 +99,16 @@ def test_mask_command_variants() -> None:
     cmd = "x --api-key 'a b' --admin-api-key=z --ssl-keyfile-password p --port 1"
     masked = mask_command(cmd)
     assert masked == "x --api-key *** --admin-api-key=*** --ssl-keyfile-password *** --port 1"
+    assert mask_command("python -m m --port 1") == "python -m m --port 1"  # left as it was
+
+
+def test_shown_command_masks_every_form_and_quotes_the_rest() -> None:
+    words = ["env", "HF_TOKEN=k1", "OPENAI_API_KEY=k2", "PATH=/bin", "python", "--api-key", "k3",
+             "--api-key=k4", "--note", "a b", "--hf-token", "--port", "1"]  # fmt: skip
+    assert shown_command(words) == (
+        "env HF_TOKEN=*** OPENAI_API_KEY=*** PATH=/bin python --api-key *** --api-key=*** "
+        "--note 'a b' --hf-token --port 1"  # a secret flag with no value masks nothing after
+    )
 
 
 def _client(routes: dict[str, tuple[int, bytes]]) -> httpx.AsyncClient:

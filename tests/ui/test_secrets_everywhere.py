@@ -7,11 +7,16 @@ and a crash report (the process list: tests/faults/test_fault_process.py)."""
 from __future__ import annotations
 
 import asyncio
+import os
+import stat
+import sys
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import httpx
 import pytest
+from ab_helpers import free_port
 from fault_cases import FAST
 from live_helpers import until
 from textual.screen import Screen
@@ -145,3 +150,66 @@ async def test_a_crash_report_does_not_show_the_key(
     assert "RuntimeError: a bug" in report.err
     assert "Reading(" in report.err  # the frames' locals were printed
     assert KEY not in report.out + report.err
+
+
+def _sim_command(port: int, *key_words: str) -> list[str]:
+    """A speculative simulator's launch command holding the key in `key_words` and in a
+    variable before it (`env HF_TOKEN=KEY`)."""
+    return ["env", f"HF_TOKEN={KEY}", sys.executable, "-m", "specmon.sim", "--plain-step-ms", "6",
+            "--cycle-ms", "9", "--ttft-ms", "5", "--speculative-algorithm", "NGRAM",
+            *key_words, "--port", str(port)]  # fmt: skip
+
+
+@pytest.fixture
+def no_umask() -> Iterator[None]:
+    """umask 0: files get the mode they are created with, nothing taken off."""
+    before = os.umask(0)
+    yield
+    os.umask(before)
+
+
+@pytest.mark.usefixtures("no_umask")
+def test_ab_and_launch_never_show_a_key_in_the_server_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The key in every form a command holds it: `--api-key K`, `--api-key=K`, a variable set
+    for the server, and specmon's own SPECMON_API_KEY (which reaches the servers). What it
+    writes is its owner's alone (0600) even under umask 0."""
+    monkeypatch.setenv("SPECMON_API_KEY", KEY)
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "ab.db"
+    printed: list[str] = []
+    runs = (
+        ["ab", "--dry-run", "--", *_sim_command(free_port(), "--api-key", KEY)],
+        ["ab", "--json", "--db", str(db), "--runs", "2", "--max-tokens", "32", "--rounds", "1",
+         "--concurrency", "1", "--logs", str(tmp_path / "ab-logs"), "--",
+         *_sim_command(free_port(), f"--api-key={KEY}")],
+        *(["snapshots", "--db", str(db), "export", "--format", fmt, "-o", f"ab.{fmt}"]
+          for fmt in ("md", "csv", "json")),
+        ["snapshots", "--db", str(db), "show", "2", "--json"],
+    )  # fmt: skip
+    for args in runs:
+        assert main(args) == 0, (args, capsys.readouterr())
+        out = capsys.readouterr()
+        printed += [out.out, out.err]
+    assert '"speculative_command": "env HF_TOKEN=*** ' in printed[2]
+    assert "--api-key=*** --port" in printed[2] and "--api-key *** --port" in printed[0]
+
+    # `launch` says the same plan, starts the server (its log kept) and opens the dashboard,
+    # which test_no_surface_shows_the_key covers: here it returns at once.
+    monkeypatch.setattr("specmon.cli.launch.run_dashboard", lambda app: 0)
+    logs = tmp_path / "launch-logs"
+    assert main(["launch", "--db", str(db), "--logs", str(logs), "--",
+                 *_sim_command(free_port(), "--api-key", KEY)]) == 0  # fmt: skip
+    out = capsys.readouterr()
+    printed += [out.out, out.err]
+    assert "Speculative: env HF_TOKEN=*** " in out.out and "the speculative server is up" in out.out
+    assert list(logs.glob("*.log"))
+    for text in printed:
+        assert KEY not in text
+    assert _leaks(tmp_path) == []
+    written = [db, *tmp_path.glob("ab.[mcj]*"), *tmp_path.glob("*-logs/*.log")]
+    assert len(written) == 1 + 3 + 3  # the store, 3 exports, 3 servers' logs
+    modes = {str(path): stat.S_IMODE(path.stat().st_mode) for path in written}
+    assert modes == {str(path): 0o600 for path in written}
+    assert {stat.S_IMODE(p.stat().st_mode) for p in tmp_path.glob("*-logs")} == {0o700}

@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Static
 from specmon.analysis.validity import LifetimeCheck
 from specmon.errors import SpecmonError
 from specmon.exports import ComparisonRow, ExportFormat, comparison_rows, export
+from specmon.private_files import write_private
 from specmon.store import Store
 from specmon.ui.columns import Column, cut, fit
 from specmon.ui.format import DASH, escape, num
@@ -177,7 +178,7 @@ class ComparisonScreen(ModalScreen[None]):
         stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(self.wall()))
         path = Path.cwd() / f"specmon-comparison-{stamp}.{fmt}"
         try:
-            path.write_text(export(self.rows, cast(ExportFormat, fmt)), encoding="utf-8")
+            write_private(path, export(self.rows, cast(ExportFormat, fmt)))
         except OSError as exc:
             self._status(f"cannot write {path}: {exc.strerror}")
             return
