@@ -159,6 +159,23 @@ def test_bad_address_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> Non
 
 
 @pytest.mark.parametrize(
+    ("budget", "said"),
+    [
+        ("0", "must be more than 0 and at most 3600 seconds: 0"),
+        ("soon", "not a number of seconds: 'soon'"),
+    ],
+)
+def test_a_bad_budget_is_a_usage_error(
+    budget: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["check", "http://127.0.0.1:9", "--budget", budget])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == f"specmon check: error: argument --budget: {said}"
+
+
+@pytest.mark.parametrize(
     "sim", [replace(FAST, extra_args={"num_continuous_decode_steps": 3})], indirect=True
 )
 def test_advice_names_a_flag_that_does_nothing(
