@@ -9,6 +9,8 @@ surfaces differ by design, the rule is written here, in `live_expected`, and in 
 
 - A live surface judges the baseline's age now; a stored pair (export, `ab`) at its run's time.
   The histories' stored run is taken now, so both judge the same age.
+- The session that saw its baseline server unreachable and back counts it restarted; `check`
+  and the exports read it once and judge by its markers.
 - A speedup against a stale baseline is shown (struck through on the dashboard, beside "✗" in
   the fleet table, exports and `ab`); its verdict is given by the stored tables only, beside
   their validity, never by a live surface (the dashboard, the fleet row, `check`, the exporter).
@@ -85,10 +87,11 @@ PROTOCOL = default_protocol(5, 0, CONFIG.probe_tokens)
 SPEC = parse_server_info(json.loads((FIXTURES / "spec" / "server_info").read_text()))
 PLAIN = parse_server_info(json.loads((FIXTURES / "plain" / "server_info").read_text()))
 AT_BENCH = "plain/metrics"
-LATER = {"same": "plain/metrics_after", "restarted": "plain_metrics_after_restart.txt"}
+LATER = {"same": "plain/metrics_after", "restarted": "plain_metrics_after_restart.txt",
+         "down and back": "plain/metrics_after"}  # fmt: skip
 """What the baseline server's /metrics serves after the bench, by what became of it."""
 
-BaselineServer = Literal["relaunched here", "same", "restarted", "down"]
+BaselineServer = Literal["relaunched here", "same", "restarted", "down", "down and back"]
 TargetFate = Literal["up", "probe failed", "down"]
 
 
@@ -125,7 +128,9 @@ def history(seed: int) -> History:
     rng = random.Random(seed)
     base_tok_s = rng.uniform(150, 400)
     base_runs = tuple(run(base_tok_s * rng.gauss(1, 0.03)) for _ in range(rng.randint(1, 5)))
-    server: BaselineServer = rng.choice(["relaunched here", "same", "restarted", "down"])
+    server: BaselineServer = rng.choice(
+        ["relaunched here", "same", "restarted", "down", "down and back"]
+    )
     base = Snapshot(NOW - rng.uniform(60, 2 * MAX_AGE_S),
                     HERE if server == "relaunched here" else THERE, None, PLAIN,
                     replace(PROTOCOL, runs=len(base_runs)), base_runs,
@@ -179,9 +184,11 @@ def live_session(h: History, store: Store) -> TargetSession:
     if h.server != "relaunched here":
         later = LATER.get(h.server, LATER["same"])
         session.baseline_sample(_sample(101.0, NOW - 59, PLAIN, _metrics(later), 1))
-        if h.server == "down":
+        if h.server in ("down", "down and back"):
             session.baseline_sample(_sample(102.0, NOW - 58, PLAIN, _metrics(later), 1,
                                             error="connection refused"))  # fmt: skip
+        if h.server == "down and back":  # the same process, its counters grown
+            session.baseline_sample(_sample(103.0, NOW - 57, PLAIN, _metrics(later), 2))
     for i, figures in enumerate(h.probes):
         wall = NOW - 10 * (len(h.probes) - i)
         result = _probe_result(wall, figures)
@@ -318,6 +325,10 @@ def export_figures(h: History, store: Store) -> Figures:
 def live_expected(stored: Figures, h: History, surface: str) -> Figures:
     """What a live surface says of a pair the stored tables read as `stored` (module docstring:
     the rules where surfaces differ by design)."""
+    if h.server == "down and back" and surface != "check":
+        # The session saw its baseline server unreachable, then back: it may have restarted
+        # unseen, so it counts as restarted; `check` and the export read it once, by its markers.
+        stored = replace(stored, state=ValidityState.STALE)
     applies = stored.state in (ValidityState.VALID, ValidityState.UNVERIFIED)
     said = stored.verdict if applies else None
     if surface == "exporter":
