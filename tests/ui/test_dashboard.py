@@ -478,3 +478,20 @@ async def test_no_baseline_applies_names_the_nearest_and_a_later_one_is_found(
         await pilot.pause()
         baseline = app.live.baseline.snapshot
         assert baseline is not None and baseline.id == found
+
+
+@pytest.mark.parametrize("key", ["question_mark", "i", "c", "w", "b", "s"])
+async def test_every_dialog_says_how_to_close_it_at_60x15(
+    key: str, make_app: Callable[..., SpecmonApp]
+) -> None:
+    """Issue 25: at 60x15 help, `i`, what-if and the baseline choice had their way out under the
+    terminal's last line; now it is on their border or docked at their foot."""
+    app = make_app(None if key == "b" else BASE_URL)  # no baseline server: b explains the choices
+    async with app.run_test(size=(60, 15)) as pilot:
+        await push_server(pilot)
+        await pilot.pause()
+        await pilot.press(key)
+        await pilot.pause()
+        assert app.screen is not app.screen_stack[0]
+        text = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+        assert "Esc" in text, text

@@ -372,3 +372,22 @@ async def test_the_decode_sparkline_says_whose_rate_it_is(
         assert text.startswith("server tok/s, all requests, 5 min · "), text
         assert text.endswith(f"({decode.view.history_source})")  # type: ignore[union-attr]
         assert "(probe)" in str(decode.border_title)
+
+
+async def test_a_short_baseline_panel_grown_taller_shows_every_line(
+    make_app: Callable[..., SpecmonApp],
+) -> None:
+    """60x15 then 60x24 (a tmux pane dragged taller): the panel's lines wrap again and take the
+    height they need (the last, the baseline's origin, was left out: the body kept the height
+    of its unwrapped lines)."""
+    app = make_app()
+    async with app.run_test(size=(60, 15)) as pilot:
+        await healthy()(pilot)
+        await pilot.resize_terminal(60, 24)
+        await pilot.pause()
+        panel = app.query_one(BaselinePanel)
+        region = panel.content_region
+        strips = app.screen._compositor.render_strips()
+        shown = " ".join(strips[y].crop(region.x, region.right).text.strip()
+                         for y in range(region.y, region.bottom))  # fmt: skip
+        assert shown.strip().endswith("· the baseline server"), shown

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
@@ -20,7 +20,9 @@ class BaselineChoice(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         """The explanation and two buttons."""
-        with Vertical(id="dialog"):
+        with VerticalScroll(id="dialog") as dialog:
+            # On the border: the buttons are under a short terminal's last line (60x15).
+            dialog.border_subtitle = "w: wait for the restart · Esc: cancel"
             yield Static(
                 f"[bold]{self.url} runs with speculation[/], so it cannot be its own baseline.\n\n"
                 "Either:\n"

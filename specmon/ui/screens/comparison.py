@@ -171,7 +171,8 @@ class ComparisonScreen(ModalScreen[None]):
                        escape(f"#{cells[0]} · {verdict} · validity: {validity}"))  # fmt: skip
 
     def _status(self, text: str) -> None:
-        self.query_one("#comparison-status", Static).update(escape(text))
+        """`text` where the keys were, and still how to close."""
+        self.query_one("#comparison-status", Static).update(escape(f"{text} · Esc: close"))
 
     def action_export(self, fmt: str) -> None:
         """Write the table to a file in the current directory and show its path."""

@@ -43,7 +43,8 @@ class DiagnosticsScreen(ModalScreen[None]):
                 state = Text("ok")
             sources.append((f"{source.name:<8} {age(source.age_s):>5} ·", state))
         missing = [(f"{what}:", Text(why)) for what, why in self.view.missing]
-        with VerticalScroll(id="dialog"):
+        with VerticalScroll(id="dialog") as dialog:
+            dialog.border_subtitle = "Esc: close"  # on the border: in view at any height
             yield Static(
                 Group(
                     Text.assemble(
@@ -53,8 +54,6 @@ class DiagnosticsScreen(ModalScreen[None]):
                     Text(),
                     Text("Why values show —", style="bold"),
                     _pairs(missing) if missing else Text("  nothing is missing"),
-                    Text(),
-                    Text("Esc closes", style="dim"),
                 )
             )
 

@@ -93,7 +93,8 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         """The keys, then what every number means; scrollable."""
-        with VerticalScroll(id="help"):
+        with VerticalScroll(id="help") as page:
+            page.border_subtitle = "↑↓ PgUp PgDn: scroll · Esc: close"  # in view at any height
             yield Static(keys_table(), id="help-keys")
             yield RenderedPage(metrics_page, "loading what every number means…",
                                theme=PAGE_STYLES, id="help-page")  # fmt: skip

@@ -103,7 +103,7 @@ class WhatIfScreen(ModalScreen[None]):
         for cells in self.cells:
             table.add_row(*(Text(cut(cells[column.key], width)) for column, width in shown))
         hidden = len(shown) < len(COLUMNS)
-        status = "↑↓: the row's other columns are under the table · Esc: close"
+        status = "↑↓: a row in full below · Esc: close"
         status = status if hidden else "Esc: close"
         quiet.show(self.query_one("#whatif-status", Static), status)
         table.move_cursor(row=min(cursor, len(self.cells) - 1))

@@ -55,7 +55,10 @@ class BaselinePanel(Vertical):
         width = self.content_size.width or 36  # before the first layout, a 80x24 panel's
         height = self.content_size.height or 6
         body = self.query_one("#baseline-body", Static)
-        body.set_class(height < SHORT_BELOW, "-short")  # a line per figure: cut, not wrapped
+        short = height < SHORT_BELOW  # a line per figure: cut, not wrapped
+        if body.has_class("-short") != short:
+            body.set_class(short, "-short")
+            body.refresh(layout=True)  # wrapped or not, its lines take another height
         quiet.show(body, _body(view, width, height))
 
     def on_resize(self) -> None:
