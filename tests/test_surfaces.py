@@ -41,7 +41,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from runs import run
 
 from specmon.analysis.comparison import Speedup, verdict
-from specmon.analysis.load import best_per_concurrency, crossover, level
+from specmon.analysis.load import best_per_concurrency
 from specmon.analysis.sequential import SequentialRule
 from specmon.analysis.validity import (
     LifetimeCheck,
@@ -55,6 +55,7 @@ from specmon.cli.ab_report import report_to_dict as ab_report_to_dict
 from specmon.config import FleetTarget, MonitorConfig
 from specmon.exporter.metrics import ExportedTarget, render
 from specmon.exports import comparison_rows, export
+from specmon.launch.ab import AbRun, Side, judged
 from specmon.launch.split import split_command
 from specmon.model import (
     ProbeChunk,
@@ -381,70 +382,91 @@ def test_one_pair_reads_the_same_on_every_surface(seed: int, tmp_path: Path) -> 
     assert not wrong, f"{h.server=} {h.target=} export={stored}: {wrong}"
 
 
-# `ab`: several rounds, each its own relaunched pair; the A/B's JSON against the export of the
-# same snapshots.
+# `ab`: several rounds, each its own relaunched pair per concurrency and configuration; the
+# A/B's JSON against the export of the same snapshots.
 
 AB_COMMAND = [sys.executable, "-m", "specmon.sim", "--speculative-algorithm", "NGRAM",
               "--port", "30000"]  # fmt: skip
+AB_URL = "http://127.0.0.1:30000"
+CONCURRENCIES = (1, 4)
 
 
-def ab_history(seed: int) -> list[tuple[Snapshot, Snapshot]]:
-    """Rounds of (baseline, speculative) at one address, each round a few minutes, the whole A/B
-    up to an hour (longer than the age limit); one round's gap sometimes too long."""
+def ab_history(seed: int) -> list[AbRun]:
+    """The benches of an A/B as `run_ab` returns them: each round the baseline at every
+    concurrency, then each configuration at every concurrency, a bench taking minutes (now and
+    then longer than the age limit), the whole A/B up to hours; each launch its own speed."""
     rng = random.Random(seed)
-    split = split_command(AB_COMMAND, {})
-    url = f"http://127.0.0.1:{30000}"
-    assert split.kind is not None
-    at, pairs = NOW - 3600, []
-    base_tok_s, gain = rng.uniform(150, 400), rng.choice([-0.2, 0.0, 0.1, 0.5])
-    protocol = replace(PROTOCOL, runs=3)
-    for _ in range(rng.randint(1, 4)):
-        launch = rng.uniform(0.8, 1.2)  # a launch's own speed
-        base_runs = tuple(run(base_tok_s * launch * rng.gauss(1, 0.02)) for _ in range(3))
-        spec_runs = tuple(run(base_tok_s * launch * (1 + gain) * rng.gauss(1, 0.02), 2.5)
-                          for _ in range(3))  # fmt: skip
-        gap = rng.choice([240.0, 600.0, 900.0, 600.0, MAX_AGE_S + 300])
-        pairs.append((Snapshot(at, url, None, PLAIN, protocol, base_runs),
-                      Snapshot(at + gap, url, None, SPEC, protocol, spec_runs)))  # fmt: skip
-        at += gap + rng.uniform(60, 900)
-    return pairs
+    configs = rng.choice([(None,), ("k=2", "k=4")])
+    gains = {config: rng.choice([-0.2, 0.0, 0.1, 0.5]) for config in configs}
+    base_tok_s, at, runs = rng.uniform(150, 400), NOW - 4 * 3600, []
+    for round_ in range(1, rng.randint(1, 4) + 1):
+        sides = [(Side.BASELINE, None), *((Side.SPECULATIVE, c) for c in configs)]
+        for side, config in sides:
+            launch = base_tok_s * rng.uniform(0.8, 1.2)  # a launch's own speed
+            if side == Side.SPECULATIVE:
+                launch *= 1 + gains[config]
+            for concurrency in CONCURRENCIES:
+                at += rng.choice([120.0, 300.0, 600.0, MAX_AGE_S + 300])
+                figures = tuple(
+                    run(launch * rng.gauss(1, 0.02), 2.5 if side == Side.SPECULATIVE else None)
+                    for _ in range(3 * concurrency)
+                )
+                protocol = replace(PROTOCOL, runs=len(figures), concurrency=concurrency)
+                info = SPEC if side == Side.SPECULATIVE else PLAIN
+                snapshot = Snapshot(at, AB_URL, None, info, protocol, figures)
+                runs.append(AbRun(round_, side, snapshot, config))
+    return runs
+
+
+def _baseline_of(spec: AbRun, runs: list[AbRun]) -> int | None:
+    """The id of the baseline of a speculative bench's round, at its concurrency."""
+    concurrency = spec.snapshot.protocol.concurrency
+    return next(r.snapshot.id for r in runs if r.side == Side.BASELINE and r.round == spec.round
+                and r.snapshot.protocol.concurrency == concurrency)  # fmt: skip
 
 
 @pytest.mark.parametrize("seed", range(30))
 def test_ab_reads_as_the_export_of_its_snapshots(seed: int, tmp_path: Path) -> None:
-    pairs = ab_history(seed)
+    runs = ab_history(seed)
     with Store(tmp_path / "db") as store:
-        saved = [(replace(b, id=store.save(b)), replace(s, id=store.save(s))) for b, s in pairs]
+        ids = store.save_all([r.snapshot for r in runs])  # as `ab` saves them
         every = store.list()
-    lv = level(1, saved, max_age_s=MAX_AGE_S)
-    split = split_command(AB_COMMAND, {})
-    body = json.loads(json.dumps(ab_report_to_dict(
-        split, [(None, [lv], crossover([lv]))], best_per_concurrency([("x", [lv])]),
-        [s.id for pair in saved for s in pair if s.id is not None],
-    )))  # fmt: skip
-    (level_json,) = body["configs"][0]["levels"]
-    rows = json.loads(export(comparison_rows([s for _, s in saved], candidates=every,
-                                             max_age_s=MAX_AGE_S), "json"))["rows"]  # fmt: skip
-    # Each round's speculative run is exported with its own round's baseline, judged as `ab`
-    # judged that round.
-    assert [r["baseline_id"] for r in rows] == [b.id for b, _ in saved]
-    assert level_json["valid"] == all(r["baseline_valid"] for r in rows)
-    assert all(r["baseline_confirmed"] == r["baseline_valid"] for r in rows)
-    assert (
-        sorted({reason for r in rows for reason in r["baseline_reasons"]})
-        == (level_json["reasons"])
-    )
-    # The rounds' speedups, the A/B's interval rests on, are the exported rows'.
-    assert level_json["round_spread"]["speedups"] == pytest.approx(
-        [r["speedup_ratio"] for r in rows], rel=1e-12
-    )
-    comparison = level_json["comparison"]
-    if len(rows) == 1:  # one round: the A/B's pair is the exported row
-        (row,) = rows
-        assert (comparison["speedup"]["value"], comparison["speedup"]["low"],
-                comparison["speedup"]["high"], comparison["verdict"]) == pytest.approx(
-            (row["speedup_ratio"], row["speedup_ratio_low"], row["speedup_ratio_high"],
-             row["verdict"]), rel=1e-12)  # fmt: skip
-    # An A/B longer than the age limit still names its best, when every round is in time.
-    best = body["best"]
-    assert (len(best) == 1) == level_json["valid"]
+    runs = [replace(r, snapshot=replace(r.snapshot, id=i)) for r, i in zip(runs, ids, strict=True)]
+    per_config = judged(runs, max_age_s=MAX_AGE_S)
+    sweep = per_config[0][0] is not None
+    best = best_per_concurrency([(c or "", found) for c, found, _ in per_config]) if sweep else []
+    body = json.loads(json.dumps(ab_report_to_dict(split_command(AB_COMMAND, {}), per_config,
+                                                   best, ids)))  # fmt: skip
+    spec_ids = [r.snapshot.id for r in runs if r.side == Side.SPECULATIVE]
+    rows = {r["id"]: r for r in json.loads(export(comparison_rows(
+        [s for s in every if s.id in spec_ids], candidates=every, max_age_s=MAX_AGE_S), "json"
+    ))["rows"]}  # fmt: skip
+    for config_json in body["configs"]:
+        for level_json in config_json["levels"]:
+            mine = [r for r in runs if r.side == Side.SPECULATIVE
+                    and r.config == config_json["config"]
+                    and r.snapshot.protocol.concurrency == level_json["concurrency"]]  # fmt: skip
+            exported = [rows[r.snapshot.id] for r in mine]  # in round order
+            # Each round's run is exported with its own round's baseline at its concurrency,
+            # judged as `ab` judged that round.
+            assert [r["baseline_id"] for r in exported] == [_baseline_of(m, runs) for m in mine]
+            assert level_json["valid"] == all(r["baseline_valid"] for r in exported)
+            assert all(r["baseline_confirmed"] == r["baseline_valid"] for r in exported)
+            reasons = sorted({why for r in exported for why in r["baseline_reasons"]})
+            assert reasons == level_json["reasons"]
+            # The rounds' speedups, the A/B's interval rests on, are the exported rows'.
+            assert level_json["round_spread"]["speedups"] == pytest.approx(
+                [r["speedup_ratio"] for r in exported], rel=1e-12
+            )
+            if len(exported) == 1:  # one round: the A/B's pair is the exported row
+                (row,) = exported
+                gain = level_json["comparison"]["speedup"]
+                assert (gain["value"], gain["low"], gain["high"]) == pytest.approx(
+                    (row["speedup_ratio"], row["speedup_ratio_low"], row["speedup_ratio_high"]),
+                    rel=1e-12,
+                )
+                assert level_json["comparison"]["verdict"] == row["verdict"]
+    # However long the A/B ran, a concurrency whose every round is in time has a best.
+    if sweep:
+        valid = {lv["concurrency"] for c in body["configs"] for lv in c["levels"] if lv["valid"]}
+        assert {b["concurrency"] for b in body["best"]} == valid
