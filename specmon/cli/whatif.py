@@ -57,7 +57,7 @@ def register(commands: Any) -> None:
         help=f"tokens per run when no baseline sets them (default {DEFAULT_WHATIF_TOKENS})",
     )  # fmt: skip
     add_max_age(whatif)
-    whatif.add_argument("--json", action="store_true", help="print one JSON object")
+    whatif.add_argument("--json", action="store_true", help="print one JSON object (schema 2)")
     add_db(whatif)
     add_gpu_metrics(whatif)
     add_connection(whatif)
@@ -117,10 +117,10 @@ def report_lines(report: WhatIfReport) -> list[str]:
 
 
 def report_to_dict(report: WhatIfReport) -> dict[str, Any]:
-    """`whatif --json` (schema 1, as `check --json`): `predictions` (one object per draft
-    length) and what they rest on."""
+    """`whatif --json` (schema 2: `best_draft_tokens` is the length the advisor names, and the
+    flags are whole): `predictions` (one object per draft length) and what they rest on."""
     result = report.answer.result
-    body: dict[str, Any] = {"schema": 1, "predictions": []}
+    body: dict[str, Any] = {"schema": 2, "predictions": []}
     if result is not None:
         body.update(whatif_to_dict(report.server, result))
     body.update(
