@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import fnmatch
+import ipaddress
+import re
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from specmon.cli import monitor, stopping
 from specmon.cli.common import takes
@@ -13,6 +19,9 @@ from specmon.sources.http import Target
 from specmon.store import Store
 
 DEFAULT_LISTEN = "127.0.0.1:9835"
+# A host (name, IPv4, or [IPv6]) glob, then optionally `:` and a port glob.
+_ADDRESS_GLOB = re.compile(r"[\d.*?]+")
+_PATTERN = re.compile(r"(?P<host>[\w.*?-]+|\[[0-9a-fA-F:.*?]+\])(?::(?P<port>[\d*?]+))?", re.ASCII)
 
 
 def listen_address(text: str) -> tuple[str, int]:
@@ -22,6 +31,39 @@ def listen_address(text: str) -> tuple[str, int]:
     if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise argparse.ArgumentTypeError(f"not HOST:PORT: {text!r}")
     return host, int(port)
+
+
+def target_pattern(text: str) -> tuple[str, str]:
+    """An `--allow-target` pattern as (host glob, port glob): `*` for the port when none."""
+    found = _PATTERN.fullmatch(text)
+    if found is None:
+        raise argparse.ArgumentTypeError(
+            f"not a HOST or HOST:PORT pattern (no scheme or path; * and ? as wildcards): {text!r}"
+        )
+    return found["host"].strip("[]").lower(), found["port"] or "*"
+
+
+def target_matches(url: str, patterns: Sequence[tuple[str, str]]) -> bool:
+    """Whether a target's host and port match one of `target_pattern`'s patterns. A host
+    pattern of digits, dots and wildcards (`10.1.*`) matches addresses only, not a name that
+    starts like one (`10.1.example.com`)."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    port = str(parts.port or (443 if parts.scheme == "https" else 80))
+    is_address = _is_address(host)
+    return any(
+        fnmatch.fnmatchcase(host, host_glob) and fnmatch.fnmatchcase(port, port_glob)
+        and (is_address or not _ADDRESS_GLOB.fullmatch(host_glob))
+        for host_glob, port_glob in patterns
+    )  # fmt: skip
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def register(commands: Any) -> None:
@@ -56,10 +98,20 @@ def register(commands: Any) -> None:
         "probe cadence (no background probes); the targets are those configured",
     )
     exporter.add_argument(
+        "--allow-target",
+        action="append",
+        default=[],
+        type=target_pattern,
+        metavar="PATTERN",
+        help="with --multi-target, also accept a target whose HOST or HOST:PORT matches this "
+        "pattern (* and ? as in a shell: '10.1.*', '*.gpu.example:8000'); the API key is sent "
+        "to it (repeatable)",
+    )
+    exporter.add_argument(
         "--any-target",
         action="store_true",
-        help="with --multi-target, accept any target URL, not only those configured (the "
-        "API key, if any, is sent to each)",
+        help="with --multi-target, accept any target URL; the API key goes only to those "
+        "configured or matching --allow-target",
     )
     exporter.add_argument(
         "--take-baselines",
@@ -74,8 +126,9 @@ def register(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until interrupted (Ctrl-C or SIGTERM)."""
-    if args.any_target and not args.multi_target:
-        raise TargetError("--any-target is for /probe?target=URL: give --multi-target too")
+    for flag, given in (("--any-target", args.any_target), ("--allow-target", args.allow_target)):
+        if given and not args.multi_target:
+            raise TargetError(f"{flag} is for /probe?target=URL: give --multi-target too")
     config = monitor.config_from_args(args)
     credentials = monitor.targets_of(config).server
     store = monitor.open_store_or_warn(config.db)
@@ -96,9 +149,20 @@ async def _serve(
 
     probing = not args.multi_target
 
-    def session(target: FleetTarget) -> TargetSession:
-        return TargetSession(target, credentials, config, store, probing=probing,
+    def session(target: FleetTarget, server: Target = credentials) -> TargetSession:
+        return TargetSession(target, server, config, store, probing=probing,
                              take_baselines=args.take_baselines)  # fmt: skip
+
+    def new_session(url: str) -> TargetSession | None:
+        """A target a scraper names: with the key if a pattern vouches for it, without it if
+        only --any-target lets it in, else refused."""
+        if target_matches(url, args.allow_target):
+            return session(FleetTarget(url))
+        return (
+            session(FleetTarget(url), replace(credentials, api_key=None))
+            if args.any_target
+            else None
+        )
 
     fleet = Fleet([session(t) for t in config.targets])
     host, port = args.listen
@@ -107,7 +171,7 @@ async def _serve(
         host,
         port,
         multi_target=args.multi_target,
-        new_session=(lambda url: session(FleetTarget(url))) if args.any_target else None,
+        new_session=new_session,
         connect_timeout=config.connect_timeout,
     )
     await exporter.start()

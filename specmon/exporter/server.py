@@ -41,7 +41,7 @@ class Exporter:
         port: int,
         *,
         multi_target: bool = False,
-        new_session: Callable[[str], TargetSession] | None = None,
+        new_session: Callable[[str], TargetSession | None] | None = None,
         connect_timeout: float = 2.0,
     ) -> None:
         """Args:
@@ -50,7 +50,7 @@ class Exporter:
         port: TCP port (0 picks a free one).
         multi_target: Serve `/probe?target=URL` (one probe per scrape).
         new_session: With `multi_target`, builds the session of a target that is not one of
-            the fleet's (any URL is then accepted, as the blackbox exporter does); None
+            the fleet's, or returns None to refuse it (`--allow-target`, `--any-target`); None
             accepts the fleet's targets only.
         connect_timeout: How long a `/probe` of a target just added waits for its connection.
         """
@@ -105,13 +105,13 @@ class Exporter:
             return _plain(400, f"target: {exc}")
         exported = self.targets.get(url)
         if exported is None:
-            if self.new_session is None:
-                known = ", ".join(self.targets)
-                return _plain(403, f"{url} is not one of the exporter's targets ({known}); "
-                              "--any-target accepts any")  # fmt: skip
             if len(self.targets) >= MAX_TARGETS:
                 return _plain(400, f"already {MAX_TARGETS} targets")
-            session = self.new_session(url)
+            session = self.new_session(url) if self.new_session is not None else None
+            if session is None:
+                known = ", ".join(self.targets)
+                return _plain(403, f"{url} is not one of the exporter's targets ({known}); "
+                              "--allow-target PATTERN accepts more")  # fmt: skip
             self.fleet.add(session)
             exported = self.targets[url] = ExportedTarget(session)
         # One probe at a time per server: two scrapers at once must not measure each other.

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
+import subprocess
+import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
@@ -367,8 +371,37 @@ def test_probe_refuses_other_targets_and_needs_the_mode(
     refused = asyncio.run(_serving(fleet, Exporter(fleet, "127.0.0.1", 0, multi_target=True),
                                    scrape))  # fmt: skip
     assert isinstance(refused, httpx.Response)
-    assert refused.status_code == 403 and "--any-target" in refused.text
+    assert refused.status_code == 403 and "--allow-target PATTERN accepts more" in refused.text
     off = asyncio.run(_serving(fleet, Exporter(fleet, "127.0.0.1", 0), scrape))
     assert isinstance(off, httpx.Response)
     assert off.status_code == 404 and "--multi-target" in off.text
     assert not b.server.emitted
+
+
+def test_the_key_goes_only_to_targets_an_allow_pattern_vouches_for(tmp_path: Path) -> None:
+    """`--any-target` lets a scraper name any server; only those the user configured or
+    matched with `--allow-target` get the API key (both servers here need it)."""
+    key = "sk-exporter-7c1e"
+    with SimThread(replace(A, api_key=key)) as vouched, SimThread(replace(B, api_key=key)) as other:
+        command = [sys.executable, "-m", "specmon", "exporter", "--url", vouched.url,
+                   "--listen", "127.0.0.1:0", "--multi-target", "--any-target", "--allow-target",
+                   f"127.0.0.1:{vouched.url.rsplit(':', 1)[1]}", "--db", str(tmp_path / "db"),
+                   "--probe-tokens", str(TOKENS)]  # fmt: skip
+        exporter = subprocess.Popen(command, stdout=subprocess.PIPE, text=True,
+                                    env={**os.environ, "SPECMON_API_KEY": key})  # fmt: skip
+        assert exporter.stdout is not None
+        try:
+            first = exporter.stdout.readline()
+            address = re.search(r"serving (http://\S+)/metrics", first)
+            assert address, first
+            with httpx.Client(base_url=address.group(1), timeout=LIMIT_S) as client:
+                answers = {url: client.get("/probe", params={"target": url}).text
+                           for url in (vouched.url, other.url)}  # fmt: skip
+        finally:
+            exporter.terminate()
+            exporter.wait(timeout=30)
+            exporter.stdout.close()
+    assert _value(_families(answers[vouched.url]), "specmon_probe_success", vouched.url) == 1.0
+    # Let in by --any-target, without the key: the server refuses the probe.
+    assert _value(_families(answers[other.url]), "specmon_probe_success", other.url) == 0.0
+    assert not [r for r in other.server.emitted if r.max_new_tokens == TOKENS]

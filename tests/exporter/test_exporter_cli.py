@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from specmon.cli import main, parse_args
+from specmon.cli.exporter import target_matches, target_pattern
 from specmon.cli.monitor import config_from_args
 
 
@@ -33,6 +34,7 @@ def test_targets_from_the_config_file(tmp_path: Path) -> None:
         (["exporter", "--url", "a:1", "--url", "b:1", "--baseline-url", "c:1"],
          "--baseline-url names one server's baseline server: with several --url"),
         (["exporter", "--any-target"], "--any-target is for /probe?target=URL"),
+        (["exporter", "--allow-target", "a:1"], "--allow-target is for /probe?target=URL"),
         (["exporter", "--url", "a:1", "--port", "3"], "give either --url or --host/--port"),
         (["--url", "a:1", "--url", "b:1", "--baseline-url", "c:1"], "with several --url"),
         (["web", "--url", "a:1", "--url", "b:1"], "specmon web serves one server's dashboard"),
@@ -72,3 +74,31 @@ def _empty(tmp_path: Path) -> Path:
     path = tmp_path / "empty.toml"
     path.write_text("")
     return path
+
+
+def test_allow_target_patterns_match_hosts_and_ports() -> None:
+    patterns = [target_pattern(p) for p in ("10.1.*", "*.GPU.example:8000", "[::1]:30*")]
+    matched = {
+        "http://10.1.2.3:9": True,
+        "http://10.2.2.3:9": False,
+        "http://10.1.evil.example:9": False,  # an address pattern matches addresses only
+        "http://a.gpu.example:8000": True,
+        "http://a.gpu.example:8001": False,
+        "http://gpu.example.evil.example:8000": False,
+        "http://[::1]:30000": True,
+        "https://a.gpu.example": False,  # port 443
+    }
+    assert {url: target_matches(url, patterns) for url in matched} == matched
+
+
+@pytest.mark.parametrize("pattern", ["http://10.1.*", "10.1.*/metrics", "host:port", ""])
+def test_a_bad_allow_target_pattern_is_a_usage_error(
+    pattern: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        parse_args(["exporter", "--allow-target", pattern])
+    assert exited.value.code == 2
+    assert (
+        f"not a HOST or HOST:PORT pattern (no scheme or path; * and ? as wildcards): {pattern!r}"
+        in (capsys.readouterr().err)
+    )
