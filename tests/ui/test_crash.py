@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
+from specmon.cli import main
 from specmon.cli.crash import EXIT_CRASHED, run_dashboard, write_crash_log
 from specmon.ui.app import SpecmonApp
 from specmon.ui.widgets.baseline_panel import BaselinePanel
@@ -63,3 +64,23 @@ def test_the_traceback_goes_to_the_temp_dir_when_the_log_dir_cannot_be_made(
     path = write_crash_log("Traceback …")
     assert path.parent == tmp_path / "tmp" and path.name.startswith("specmon-crash-")
     assert path.read_text() == "Traceback …"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--url", "http://127.0.0.1:9"], ["--url", "http://127.0.0.1:9", "--url", "http://127.0.0.1:10"],
+     ["demo"]],
+    ids=["dashboard", "fleet", "demo"],
+)  # fmt: skip
+def test_the_commands_exit_70_when_their_dashboard_crashes(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """`specmon`, the fleet and `demo` return what the crash report says (they returned 0)."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setattr(SpecmonApp, "run_to_end", lambda self: ValueError(FORMAT_ERROR))
+    db = [] if argv == ["demo"] else ["--db", str(tmp_path / "s.db")]
+    assert main([*argv, *db]) == EXIT_CRASHED
+    assert capsys.readouterr().err.startswith(
+        f"specmon: error: the dashboard crashed: ValueError: {FORMAT_ERROR} (its traceback is in "
+    )
