@@ -347,6 +347,7 @@ def _judge(
     probes = f"{look.probes} probe{'s' if look.probes != 1 else ''} in {took:.1f} s"
     if comparison.verdict == Verdict.WITHIN_NOISE:
         probes += ", the cap" if look.probes >= rule.max_probes else f", the {budget_s:g} s budget"
+        probes += _noisy_baseline(pool(baseline.runs), pool(report.probes))
     text += f" — {verdict_text(comparison)} after {probes}"
     if validity.unverified:
         unverified = "; ".join(validity.unverified)
@@ -357,6 +358,18 @@ def _judge(
         report.add("info", text)
     else:
         report.add("ok", text)
+
+
+def _noisy_baseline(base: Pooled, now: Pooled) -> str:
+    """What to do when the baseline's own noise is most of the interval: more probes cannot
+    narrow it (an H200 baseline of 3 runs with an 11.7% standard error left a 1.9× speedup
+    undecided)."""
+    if base.rel_se is None or (now.rel_se is not None and now.rel_se >= base.rel_se):
+        return ""
+    return (
+        f"; most of the interval is the baseline's own noise ({base.runs} runs, "
+        f"±{base.rel_se:.1%} standard error): bench it again with more --runs"
+    )
 
 
 def report_to_dict(report: CheckReport) -> dict[str, object]:

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from runs import run
 
+from specmon.analysis.comparison import Verdict
 from specmon.analysis.validity import LifetimeCheck, LifetimeState
 from specmon.bench import BenchInvalid
 from specmon.check import EXIT_DEGRADED, CheckReport, run_check
@@ -212,9 +214,15 @@ class _Probes:
         return self.taken * self.each_s
 
 
-async def _sequential_check(probes: _Probes, url: str, plain_url: str) -> CheckReport:
+async def _sequential_check(
+    probes: _Probes, url: str, plain_url: str, base_tok_s: tuple[float, ...] = ()
+) -> CheckReport:
+    """`run_check` against a baseline of the plain server (its runs replaced by runs at
+    `base_tok_s`, when given)."""
     protocol = Protocol(3, 0, 40, 0.0, DEFAULT_PROMPT)
     baseline = await take_snapshot(Target(plain_url), protocol, kind=SnapshotKind.BASELINE)
+    if base_tok_s:
+        baseline = replace(baseline, runs=tuple(run(t, tokens=39) for t in base_tok_s))
 
     async def same(_baseline: Snapshot) -> LifetimeCheck:
         return LifetimeCheck(LifetimeState.SAME, "the same server process")
@@ -260,4 +268,17 @@ async def test_a_failing_probe_after_the_first_is_said_and_no_verdict_given() ->
     assert report.exit_code == EXIT_DEGRADED and report.comparison is None
     assert report.findings[-1].text == (
         "probe failed: the server restarted or changed its flags during the bench"
+    )
+
+
+async def test_a_baseline_too_noisy_to_decide_is_named_with_what_to_do() -> None:
+    # The H200's shape: three baseline runs far apart; ten probes cannot narrow its part.
+    async with _serving(FAST) as spec, _serving(PLAIN) as plain:
+        probes = _Probes(spec.url, each_s=0.5)
+        report = await _sequential_check(probes, spec.url, plain.url, (190.0, 310.0, 250.0))
+    assert report.comparison is not None and report.comparison.verdict == Verdict.WITHIN_NOISE
+    assert len(report.probes) == 10
+    assert report.findings[-1].text.endswith(
+        "— within noise after 10 probes in 5.0 s, the cap; most of the interval is the "
+        "baseline's own noise (3 runs, ±14.3% standard error): bench it again with more --runs"
     )
