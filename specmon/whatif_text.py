@@ -44,6 +44,16 @@ def _vllm_config(info: ServerInfo, k: int) -> dict[str, object]:
     return {**config, "num_speculative_tokens": k}
 
 
+def speculative_flags(info: ServerInfo) -> str:
+    """The launch flags that make this server speculative, as its backend names them: what a
+    relaunch for a baseline leaves out."""
+    if info.backend == "vllm":
+        return "--speculative-config"
+    if info.backend == "llamacpp":
+        return "-md and --spec-type"
+    return "--speculative-*"
+
+
 def speculation_off_flag(info: ServerInfo) -> str:
     """The launch flags that turn speculation off on this server."""
     if info.backend == "vllm":

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter, deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from specmon.analysis.acceptance import pooled_positions
 from specmon.analysis.figures import pooled_cycle_percentiles, run_step_cycles
@@ -46,6 +46,7 @@ from specmon.session.view import (
     View,
 )
 from specmon.session.window import HISTORY_S
+from specmon.whatif_text import speculative_flags
 from specmon.wording import (
     BUFFERED_STREAM,
     SPECULATION_OFF,
@@ -231,6 +232,8 @@ class LiveState:
         validity = self.baseline.validity(self.server.info, now_wall, self.gpus_now)
         progress = self.bench if self.bench and self.bench.kind == "baseline" else None
         baseline = self.baseline.view(now_wall, recent, validity, progress, self.why_no_baseline)
+        if self.server.info is not None:
+            baseline = replace(baseline, speculative_flags=speculative_flags(self.server.info))
         if not baseline.present:
             why = self.why_no_baseline or "no baseline yet"
             missing.append(("speedup", f"{why} — {TAKE_BASELINE}"))

@@ -147,6 +147,9 @@ class BaselineView:
     why_none: str | None = None
     """Without a baseline: why the store has none that applies, naming the nearest ("no
     baseline applies: #1 (…) was taken with max_tokens 500, the probe uses 256")."""
+    speculative_flags: str = "--speculative-*"
+    """The watched server's speculative launch flags as its backend names them (what a restart
+    for the baseline leaves out: vLLM's "--speculative-config")."""
 
     @property
     def applies(self) -> bool:

@@ -67,6 +67,7 @@ from specmon.ui.widgets.identity_bar import IdentityBar
 from specmon.ui.widgets.keys_line import KeysLine
 from specmon.ui.widgets.server_panel import ServerPanel
 from specmon.ui.widgets.spec_panel import SpecPanel
+from specmon.whatif_text import speculative_flags
 
 COMPACT_BELOW = 30  # rows: no big digits, one GPU line
 TINY_BELOW = 20  # rows: the events log to its newest line, so the panels keep three lines each
@@ -444,8 +445,14 @@ class SpecmonApp(App[None]):
         elif info.speculative is None:
             self._start_bench(SnapshotKind.BASELINE, self.config.url, BaselineOrigin.THIS_SERVER)
         else:
-            self.push_screen(BaselineChoice(self.config.url), self._on_choice)
+            choice = BaselineChoice(self.config.url, speculative_flags(info),
+                                    self.baseline_server_hint())  # fmt: skip
+            self.push_screen(choice, self._on_choice)
         self.refresh_view()
+
+    def baseline_server_hint(self) -> str:
+        """How to give specmon a baseline server, in the `b` dialog (markup)."""
+        return "quit and start specmon with [bold]--baseline-url URL[/]"
 
     def _on_choice(self, wait: bool | None) -> None:
         if wait:
@@ -488,12 +495,16 @@ class SpecmonApp(App[None]):
 
     def action_whatif(self) -> None:
         """w: the recent probes at other draft lengths, and the advisor's findings."""
+        self._open_what_if(self.live)
+
+    def _open_what_if(self, live: LiveState) -> None:
+        """The what-if screen of one server's state."""
         try:
             earlier = self.store.list() if self.store is not None else []
         except SpecmonError as exc:
-            self.live.log(self.wall(), "warn", f"what-if without earlier snapshots: {exc}")
+            live.log(self.wall(), "warn", f"what-if without earlier snapshots: {exc}")
             earlier = []
-        self.push_screen(WhatIfScreen(live_what_if(self.live, self.wall(), earlier)))
+        self.push_screen(WhatIfScreen(live_what_if(live, self.wall(), earlier)))
 
     def action_toggle_probe(self) -> None:
         """p: pause or resume the probe."""

@@ -22,6 +22,7 @@ from specmon.store import Store
 from specmon.ui.app import SpecmonApp
 from specmon.ui.messages import FleetRowsReady, PostingSink
 from specmon.ui.screens.fleet import FleetScreen
+from specmon.ui.screens.help import FLEET_KEYS, HelpScreen
 
 DASHBOARD_ACTIONS = frozenset(
     {"baseline", "snapshot", "compare", "toggle_probe", "diagnostics", "cancel_bench"}
@@ -31,6 +32,8 @@ DASHBOARD_ACTIONS = frozenset(
 
 class FleetApp(SpecmonApp):
     """specmon's dashboard of several servers."""
+
+    SCREENS = {**SpecmonApp.SCREENS, "fleet-help": lambda: HelpScreen(FLEET_KEYS)}
 
     def __init__(
         self,
@@ -107,6 +110,31 @@ class FleetApp(SpecmonApp):
             return
         self.push_screen(FleetScreen(len(self.fleet.sessions)), self._open)
         self.tick()
+
+    def action_whatif(self) -> None:
+        """w: on the table, the what-if of the highlighted server; else of the one shown."""
+        if isinstance(self.screen, FleetScreen):
+            session = self.fleet.get(self.screen.highlighted() or "")
+            if session is not None:
+                self._open_what_if(session.live)
+            return
+        super().action_whatif()
+
+    def action_help(self) -> None:
+        """?: on the table, its own keys; else the dashboard's."""
+        if isinstance(self.screen, FleetScreen):
+            self.push_screen("fleet-help")
+            return
+        super().action_help()
+
+    def baseline_server_hint(self) -> str:
+        """A fleet's targets name their baseline servers in the config file (--baseline-url is
+        one server's: refused with several --url)."""
+        return (
+            "give this target a [bold]baseline_url[/] in its \\[\\[targets]] table of the config "
+            "file (--baseline-url names one server's; with several --url it is refused) and "
+            "start specmon again: the URL"
+        )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """On the fleet table the keys of one server's dashboard do nothing."""

@@ -27,12 +27,17 @@ from specmon.config import FleetTarget, MonitorConfig
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.fleet import Fleet, TargetSession
 from specmon.session.fleet_row import Rank
+from specmon.session.live import LiveState
 from specmon.session.watch import ProbeOutcome
 from specmon.sim import SimConfig, SimThread
 from specmon.sources.http import Target
 from specmon.store import Store
+from specmon.ui import fleet_app as fleet_app_module
 from specmon.ui.fleet_app import FleetApp
+from specmon.ui.screens.baseline_choice import BaselineChoice
 from specmon.ui.screens.fleet import COLUMNS, FleetScreen
+from specmon.ui.screens.help import FLEET_KEYS, HelpScreen
+from specmon.ui.screens.whatif import WhatIfScreen
 from specmon.ui.widgets.identity_bar import IdentityBar
 
 REFUSED = "http://10.1.230.101:8000/server_info: connection refused (nothing listening?)"
@@ -330,3 +335,60 @@ async def test_a_server_gone_down_shows_its_last_figures_dimmed() -> None:
                           "GPUs"}  # fmt: skip
         live = [row.state for row in screen.rows].index("live")
         assert not any(cell.style for cell in table.get_row_at(live))
+
+
+async def test_w_and_help_on_the_table_act_on_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 25: `w` on the table opened the what-if of the server visited last, not the one
+    highlighted; `?` listed the single-server keys. Now `w` is the highlighted server's and `?`
+    lists the table's keys."""
+    app = _app(8)
+    asked: list[LiveState] = []
+    real = fleet_app_module.SpecmonApp._open_what_if
+
+    def spy(self: FleetApp, live: LiveState) -> None:
+        asked.append(live)
+        real(self, live)
+
+    monkeypatch.setattr(fleet_app_module.SpecmonApp, "_open_what_if", spy)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _shown(8)(pilot)
+        screen = app.screen
+        assert isinstance(screen, FleetScreen)
+        await pilot.press("down", "down", "down", "down", "enter")  # visit one server
+        await pilot.pause()
+        visited = app.live
+        await pilot.press("escape")
+        await pilot.pause()
+        table = app.screen
+        assert isinstance(table, FleetScreen)
+        await pilot.press("down")
+        highlighted = app.fleet.get(table.highlighted() or "")
+        assert highlighted is not None and highlighted.live is not visited
+        await pilot.press("w")
+        await pilot.pause()
+        assert isinstance(app.screen, WhatIfScreen)
+        assert asked == [highlighted.live]
+        await pilot.press("escape")
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen) and app.screen.keys == FLEET_KEYS
+
+
+async def test_b_in_a_fleet_names_the_config_file_and_the_backends_flags() -> None:
+    """Issue 25: the dialog suggested --baseline-url (refused with several --url) and SGLang's
+    flags on a vLLM server."""
+    app = _app(2)
+    async with app.run_test(size=(120, 40)) as pilot:
+        vllm = replace(server_info("spec"), backend="vllm")
+        for session in app.fleet.sessions:
+            session.sample(sample(1.0, vllm, None))
+        app.tick()
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("b")
+        await pilot.pause()
+        assert isinstance(app.screen, BaselineChoice)
+        text = " ".join(str(app.screen.query_one("#dialog-text", Static).render()).split())
+        assert "baseline_url in its [[targets]] table of the config file" in text
+        assert "minus --speculative-config." in text and "--speculative-*" not in text

@@ -12,11 +12,13 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 
 from specmon.ui.app import SpecmonApp
+from specmon.ui.fleet_app import DASHBOARD_ACTIONS, FleetApp
 from specmon.ui.screens.comparison import ComparisonScreen
-from specmon.ui.screens.help import COMPARISON_KEYS, KEYS
+from specmon.ui.screens.fleet import FleetScreen
+from specmon.ui.screens.help import COMPARISON_KEYS, FLEET_KEYS, KEYS
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-SHOWN = {"question_mark": "?", "escape": "Esc"}  # how the help writes Textual's key names
+SHOWN = {"question_mark": "?", "escape": "Esc", "enter": "Enter"}  # how the help writes them
 
 
 def _keys(bindings: list[BindingType]) -> set[str]:
@@ -79,3 +81,17 @@ async def test_help_opens_again_at_the_keys(make_app: Callable[..., SpecmonApp])
         assert scroll.scroll_y == 0  # before the help shows again
         await pilot.press("question_mark")
         assert app.screen.query_one("#help", VerticalScroll).scroll_y == 0
+
+
+def test_the_fleet_tables_help_lists_its_own_keys() -> None:
+    """Issue 25: the fleet's `?` listed b, s, c, p, i (which do nothing on the table) and not
+    ↑↓, Enter or Esc. It lists what works there, and no key the table refuses."""
+    listed = {key.strip() for keys, _ in FLEET_KEYS for key in keys.split(",")}
+    table = _keys(FleetScreen.BINDINGS) | {"↑", "↓"}  # the DataTable's cursor keys
+    working = _keys([b for b in FleetApp.BINDINGS
+                     if isinstance(b, Binding) and b.action not in DASHBOARD_ACTIONS])  # fmt: skip
+    assert listed == {"Esc"} | table | working
+    refused = _keys([b for b in FleetApp.BINDINGS
+                     if isinstance(b, Binding) and b.action in DASHBOARD_ACTIONS])  # fmt: skip
+    assert not (refused - {"Esc"}) & listed  # Esc: in a server's dashboard, said so
+    assert "dashboard" in dict(FLEET_KEYS)["Esc"]

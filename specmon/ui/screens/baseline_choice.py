@@ -8,15 +8,25 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from specmon.ui.format import escape
+
 
 class BaselineChoice(ModalScreen[bool]):
     """Explain how to get a baseline; dismiss(True) means "wait for the restart"."""
 
     BINDINGS = [Binding("escape", "dismiss(False)", "Cancel"), Binding("w", "wait", "Wait")]
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, speculative_flags: str, baseline_server_hint: str) -> None:
+        """Args:
+        url: The speculative server.
+        speculative_flags: Its speculative launch flags, as its backend names them.
+        baseline_server_hint: How to give specmon a baseline server (markup): a flag for one
+            server, the config file's `[[targets]]` in a fleet.
+        """
         super().__init__()
         self.url = url
+        self.speculative_flags = speculative_flags
+        self.baseline_server_hint = baseline_server_hint
 
     def compose(self) -> ComposeResult:
         """The explanation and two buttons."""
@@ -26,11 +36,12 @@ class BaselineChoice(ModalScreen[bool]):
             yield Static(
                 f"[bold]{self.url} runs with speculation[/], so it cannot be its own baseline.\n\n"
                 "Either:\n"
-                "  1. quit and start specmon with [bold]--baseline-url URL[/] of a server with the "
-                "same model and flags but no speculation; or\n"
-                "  2. [bold]wait[/]: restart this server with the same flags minus the "
-                "--speculative-* ones. specmon keeps watching, takes the baseline as soon as it "
-                "answers without speculation, then tells you to restart it with speculation.",
+                f"  1. {self.baseline_server_hint} of a server with the same model and flags but "
+                "no speculation; or\n"
+                "  2. [bold]wait[/]: restart this server with the same flags minus "
+                f"{escape(self.speculative_flags)}. specmon keeps watching, takes the baseline as "
+                "soon as it answers without speculation, then tells you to restart it with "
+                "speculation.",
                 id="dialog-text",
             )
             with Horizontal(id="dialog-buttons"):

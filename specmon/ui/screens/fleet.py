@@ -143,7 +143,7 @@ class FleetScreen(Screen[str]):
                     if text != old:
                         table.update_cell(url, COLUMNS[i].key, Text(*text))
         else:
-            highlighted = self._highlighted()
+            highlighted = self.highlighted()
             if widths != before_widths:
                 table.clear(columns=True)
                 for i, width in shown:
@@ -157,7 +157,8 @@ class FleetScreen(Screen[str]):
         if urls:
             self._show_row(table.cursor_row)
 
-    def _highlighted(self) -> str | None:
+    def highlighted(self) -> str | None:
+        """The URL of the server the cursor is on."""
         table = self.query_one(DataTable)
         if not table.row_count:
             return None
@@ -178,6 +179,6 @@ class FleetScreen(Screen[str]):
 
     def action_open(self) -> None:
         """Enter: that server's dashboard."""
-        url = self._highlighted()
+        url = self.highlighted()
         if url is not None:
             self.dismiss(url)

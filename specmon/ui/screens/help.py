@@ -43,6 +43,17 @@ KEYS = (
     ("?", "this help"),
     ("q", "quit"),
 )  # fmt: skip
+FLEET_KEYS = (
+    ("↑, ↓", "choose a server"),
+    ("Enter", "open its dashboard, where every key of one server works (b, s, c, p, i …; `?` "
+     "there lists them)"),
+    ("Esc", "in a server's dashboard, with nothing to cancel: back to this table"),
+    ("w", "what-if of the highlighted server (as `w` in its dashboard)"),
+    ("t", "next theme"),
+    ("?", "this help"),
+    ("q", "quit"),
+)  # fmt: skip
+"""The fleet table's keys: the single-server ones (b, s, c, p, i) act in a server's dashboard."""
 COMPARISON_KEYS = (
     ("e", "on the comparison screen: export the table as Markdown into the current directory "
      "(the path is shown)"),
@@ -60,13 +71,13 @@ def metrics_doc() -> str:
     return (Path(__file__).resolve().parents[3] / "docs" / "metrics.md").read_text("utf-8")
 
 
-def keys_table() -> Table:
+def keys_table(keys: tuple[tuple[str, str], ...] = (*KEYS, *COMPARISON_KEYS)) -> Table:
     """The keys and what each does."""
     table = Table(title="Keys", title_justify="left", title_style="bold", box=None,
                   padding=(0, 2, 0, 0), expand=True)  # fmt: skip
     table.add_column("key", style="bold", no_wrap=True)
     table.add_column("does", ratio=1)
-    for key, does in (*KEYS, *COMPARISON_KEYS):
+    for key, does in keys:
         table.add_row(key, does)
     return table
 
@@ -91,11 +102,18 @@ class HelpScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close")]
 
+    def __init__(self, keys: tuple[tuple[str, str], ...] = (*KEYS, *COMPARISON_KEYS)) -> None:
+        """Args:
+        keys: The keys of the screen it is opened from (the dashboard's, the fleet table's).
+        """
+        super().__init__()
+        self.keys = keys
+
     def compose(self) -> ComposeResult:
         """The keys, then what every number means; scrollable."""
         with VerticalScroll(id="help") as page:
             page.border_subtitle = "↑↓ PgUp PgDn: scroll · Esc: close"  # in view at any height
-            yield Static(keys_table(), id="help-keys")
+            yield Static(keys_table(self.keys), id="help-keys")
             yield RenderedPage(metrics_page, "loading what every number means…",
                                theme=PAGE_STYLES, id="help-page")  # fmt: skip
 

@@ -78,13 +78,13 @@ def _body(view: BaselineView, width: int, height: int) -> str:
     if not view.present:
         if view.waiting and height < SHORT_BELOW:
             return (
-                "[bold $stale]waiting[/] for a restart\nwithout --speculative-*\n"
-                "then a baseline is taken"
+                f"[bold $stale]waiting[/] for a restart\nwithout {escape(view.speculative_flags)}"
+                "\nthen a baseline is taken"
             )
         if view.waiting:
             return (
                 "[bold $stale]waiting[/] for the server to come back without speculation…\n"
-                "restart it without the --speculative-* flags; the baseline is taken then"
+                f"restart it without {escape(view.speculative_flags)}; the baseline is taken then"
             )
         if view.progress is not None:
             return "taking a baseline… (Esc cancels, nothing is saved)"
