@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
 from specmon.analysis.comparison import Speedup
 from specmon.wording import interval_text, pct, speedup_text
 
@@ -19,3 +24,20 @@ def test_a_speedup_that_rounds_to_zero_has_no_minus_sign() -> None:
     assert speedup_text(Speedup(0.0, 0.0, 0.0)) == "+0.0% [+0.0%, +0.0%]"  # no spread at all
     assert speedup_text(Speedup(0.214, 0.075, 0.371)) == "+21.4% [+7.5%, +37.1%]"
     assert pct(0.46) == "46%"
+
+
+@given(
+    value=st.floats(-0.5, 2.0),
+    below=st.floats(0.0, 0.3),
+    above=st.floats(0.0, 0.3),
+)
+def test_a_speedup_never_reads_outside_its_interval(
+    value: float, below: float, above: float
+) -> None:
+    text = speedup_text(Speedup(value, value - below, value + above))
+    assert text is not None
+    shown, low, high = (float(n) for n in re.findall(r"[-+]\d+\.\d+", text))
+    assert low <= shown <= high
+    if below >= 0.00001:  # an end that differs shows differently, to three decimals at most
+        assert low < shown
+    assert not re.search(r"-0\.0+%", text)  # a zero is never signed as a loss
