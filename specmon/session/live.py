@@ -31,6 +31,7 @@ from specmon.model import (
 from specmon.session.baseline_state import BaselineState, scraped_at
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.tracker import Change, ServerTracker
+from specmon.session.watch import INFO_EVERY_S
 from specmon.session.view import (
     BaselineView,
     BenchView,
@@ -278,16 +279,17 @@ class LiveState:
             up = max(0.0, sample.wall - started_at)
         elif sample is not None and self.server.first_seen is not None:
             up = sample.t - self.server.first_seen
-        ages = [
-            a
-            for name in (SourceName.INFO, SourceName.METRICS)
-            if sample and (a := sample.age(name)) is not None
-        ]
-        freshest = min(ages) if ages else None
+        # Each source ages by its own cadence: server info is read every INFO_EVERY_S, so with
+        # /metrics off or failing, info read 4 s ago is as fresh as a scrape read 1 s ago.
+        limits = {SourceName.INFO: stale_after + INFO_EVERY_S, SourceName.METRICS: stale_after}
+        ages = {
+            name: a for name in limits if sample and (a := sample.age(name)) is not None
+        }
+        freshest = min(ages.values()) if ages else None
         if self.server.down_since is not None:
             errors = [r.error for r in sample.readings.values() if r.error] if sample else []
             state, detail = "down", errors[0] if errors else "no answer"
-        elif freshest is None or freshest > stale_after:
+        elif all(age > limits[name] for name, age in ages.items()) or freshest is None:
             state, detail = "stale", f"last answer {freshest:.0f}s ago" if freshest else ""
         else:
             state, detail = "live", ""

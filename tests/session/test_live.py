@@ -226,3 +226,19 @@ def test_cycle_percentiles_are_of_the_pooled_steps_and_tok_s_of_the_pooled_windo
     assert decode.recent_runs == 3
     assert decode.recent_tok_s == pytest.approx(live.recent().decode_tok_s)
     assert decode.recent_tok_s != decode.decode_tok_s  # the latest probe alone is faster
+
+
+def test_a_server_with_metrics_off_stays_live_between_server_info_reads() -> None:
+    # With /metrics off, server info (read every INFO_EVERY_S = 5 s) is the only fresh answer:
+    # at 3 s stale_after it flapped live → stale → live every 5 s (the exporter's target_up too).
+    live = _live()
+    info = _info()
+    off = "http://h:1/metrics: 404 — metrics are off"
+    readings = {"info": Reading(info, 0.0, 1), "metrics": Reading(None, None, 0, off, 0.0)}
+
+    def state_at(t: float) -> str:
+        live.on_sample(Sample(t, 1000.0 + t, MappingProxyType(readings)))
+        return live.view(1000.0 + t, stale_after=3.0).identity.state
+
+    assert [state_at(t) for t in (1.0, 4.0, 5.0)] == ["live", "live", "live"]
+    assert state_at(9.0) == "stale"  # a missed info read and then some: no answer for 9 s
