@@ -31,7 +31,6 @@ from specmon.model import (
 from specmon.session.baseline_state import BaselineState, scraped_at
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.tracker import Change, ServerTracker
-from specmon.session.watch import INFO_EVERY_S
 from specmon.session.view import (
     BaselineView,
     BenchView,
@@ -46,6 +45,7 @@ from specmon.session.view import (
     StateName,
     View,
 )
+from specmon.session.watch import INFO_EVERY_S
 from specmon.session.window import HISTORY_S
 from specmon.whatif_text import speculative_flags
 from specmon.wording import (
@@ -282,9 +282,7 @@ class LiveState:
         # Each source ages by its own cadence: server info is read every INFO_EVERY_S, so with
         # /metrics off or failing, info read 4 s ago is as fresh as a scrape read 1 s ago.
         limits = {SourceName.INFO: stale_after + INFO_EVERY_S, SourceName.METRICS: stale_after}
-        ages = {
-            name: a for name in limits if sample and (a := sample.age(name)) is not None
-        }
+        ages = {name: a for name in limits if sample and (a := sample.age(name)) is not None}
         freshest = min(ages.values()) if ages else None
         if self.server.down_since is not None:
             errors = [r.error for r in sample.readings.values() if r.error] if sample else []
