@@ -17,6 +17,7 @@ surfaces differ by design, the rule is written here, in `live_expected`, and in 
 - The exporter serves the speedup only while it holds now: the target up, its latest probe
   successful, the baseline applying; the dashboard and the fleet row keep a down target's last
   figures (marked down), and a failed probe's predecessors.
+- A server without speculation has no pair (its baseline is of itself): no speedup, no verdict.
 - `check` judges after its looks at 1 − α / looks (`speedup_level`); with one look it is the 95%
   of every other surface, which is what is compared here.
 
@@ -117,6 +118,12 @@ class History:
     probes: tuple[RunFigures, ...]
     target: TargetFate
     earlier: tuple[Snapshot, Snapshot] | None
+    kind: Literal["spec", "plain"] = "spec"
+    """What the target runs: speculation, or none (the captures' folder)."""
+
+    @property
+    def info(self) -> ServerInfo:
+        return SPEC if self.kind == "spec" else PLAIN
 
 
 def _metrics(name: str) -> object:
@@ -179,7 +186,7 @@ def live_session(h: History, store: Store) -> TargetSession:
     baseline in the store itself, samples the baseline server, takes the probes."""
     target = FleetTarget(HERE, None if h.server == "relaunched here" else THERE)
     session = TargetSession(target, Target(HERE), CONFIG, store, wall=lambda: NOW)
-    session.sample(_sample(100.0, NOW - 60, SPEC, _metrics("spec/metrics"), 1))
+    session.sample(_sample(100.0, NOW - 60, h.info, _metrics(f"{h.kind}/metrics"), 1))
     found = session.live.baseline.snapshot
     assert found is not None and found.id == h.base.id, "the store's baseline was not found"
     if h.server != "relaunched here":
@@ -197,10 +204,10 @@ def live_session(h: History, store: Store) -> TargetSession:
     if h.target == "probe failed":
         session.probe_failed(NOW, "probe: timed out after 30 s")
     if h.target == "down":  # no answer since the first sample's
-        session.sample(_sample(110.0, NOW, SPEC, _metrics("spec/metrics"), 1,
+        session.sample(_sample(110.0, NOW, h.info, _metrics(f"{h.kind}/metrics"), 1,
                                error="connection refused"))  # fmt: skip
     else:
-        session.sample(_sample(110.0, NOW, SPEC, _metrics("spec/metrics_after"), 2))
+        session.sample(_sample(110.0, NOW, h.info, _metrics(f"{h.kind}/metrics_after"), 2))
     return session
 
 
@@ -250,10 +257,10 @@ def exporter_figures(session: TargetSession) -> Figures:
     return Figures(value, low, high, states[0] if states else None, said)
 
 
-def _server_transport() -> httpx.MockTransport:
+def _server_transport(kind: str) -> httpx.MockTransport:
     def handler(request: httpx.Request) -> httpx.Response:
-        name = {"/server_info": "spec/server_info", "/get_server_info": "spec/server_info",
-                "/metrics": "spec/metrics_after"}.get(request.url.path)  # fmt: skip
+        name = {"/server_info": f"{kind}/server_info", "/get_server_info": f"{kind}/server_info",
+                "/metrics": f"{kind}/metrics_after"}.get(request.url.path)  # fmt: skip
         if name is None:
             return httpx.Response(404, json={"detail": "Not Found"})
         return httpx.Response(200, content=(FIXTURES / name).read_bytes())
@@ -267,13 +274,13 @@ def check_figures(h: History, store: Store) -> tuple[Figures, dict[str, object]]
     probes = iter(h.probes)
 
     async def run_probe(protocol: Protocol) -> Snapshot:
-        return Snapshot(NOW, HERE, None, SPEC, protocol, (next(probes),))
+        return Snapshot(NOW, HERE, None, h.info, protocol, (next(probes),))
 
     async def lifetime(_baseline: Snapshot) -> LifetimeCheck:
         return check_lifetime(h)
 
     async def go() -> dict[str, object]:
-        async with httpx.AsyncClient(base_url=HERE, transport=_server_transport()) as client:
+        async with httpx.AsyncClient(base_url=HERE, transport=_server_transport(h.kind)) as client:
             report = await run_check(
                 client, HERE, run_probe=run_probe, check_lifetime=lifetime,
                 find_baseline=lambda info: lookup_baseline(store, info, None), max_age_s=MAX_AGE_S,
@@ -284,8 +291,8 @@ def check_figures(h: History, store: Store) -> tuple[Figures, dict[str, object]]
 
     body = asyncio.run(go())
     baseline = body["baseline"]
-    assert isinstance(baseline, dict)
-    state = _state(baseline["valid"], baseline["confirmed"])
+    assert baseline is None or isinstance(baseline, dict)
+    state = _state(baseline["valid"], baseline["confirmed"]) if baseline else None
     said = body["verdict"]
     return Figures(body["speedup"], body["speedup_low"], body["speedup_high"], state,
                    str(said) if said is not None else None), body  # fmt: skip
@@ -303,16 +310,16 @@ def export_figures(h: History, store: Store) -> Figures:
     """`snapshots export --format json` of the probes saved as one run, now: paired with the
     store's baseline, judged at the run's time, the baseline server as `check` found it; the
     earlier round's run with its own round's baseline."""
-    spec_id = store.save(Snapshot(NOW, HERE, None, SPEC, replace(PROTOCOL, runs=len(h.probes)),
-                                  h.probes))  # fmt: skip
+    spec_id = store.save(Snapshot(NOW, HERE, None, h.info,
+                                  replace(PROTOCOL, runs=len(h.probes)), h.probes))  # fmt: skip
     every = store.list()
-    runs = [s for s in every if s.server.speculative is not None]
+    runs = [s for s in every if s.server.speculative is not None or s.id == spec_id]
     assert h.base.id is not None
     rows = comparison_rows(runs, candidates=every, max_age_s=MAX_AGE_S,
                            lifetimes={h.base.id: check_lifetime(h)})  # fmt: skip
     records = {r["id"]: r for r in json.loads(export(rows, "json"))["rows"]}
     record = records.pop(spec_id)
-    assert record["baseline_id"] == h.base.id
+    assert record["baseline_id"] == (h.base.id if h.kind == "spec" else None)
     if h.earlier is not None:
         (earlier,) = records.values()
         assert earlier["baseline_id"] == min(s.id or 0 for s in every)  # its own round's
@@ -380,6 +387,30 @@ def test_one_pair_reads_the_same_on_every_surface(seed: int, tmp_path: Path) -> 
         if not _close(figures, live_expected(stored, h, rule[name]))
     }
     assert not wrong, f"{h.server=} {h.target=} export={stored}: {wrong}"
+
+
+@pytest.mark.parametrize("seed", range(0, 60, 3))
+def test_a_server_without_speculation_has_no_speedup_anywhere(seed: int, tmp_path: Path) -> None:
+    """Compared with a baseline of its own configuration, a plain server is compared with
+    itself: no speedup and no verdict on any surface. Its baseline's state is the dashboard's
+    and the exporter's (a baseline taken here, before a relaunch with speculation)."""
+    h = history(seed)
+    plain_runs = tuple(replace(p, accept_length=None, verify_ct=None) for p in h.probes)
+    h = replace(h, kind="plain", earlier=None, probes=plain_runs)
+    with Store(tmp_path / "db") as store:
+        base_id = store.save(h.base)
+        h = replace(h, base=next(s for s in store.list() if s.id == base_id))
+        session = live_session(h, store)
+        check, _ = check_figures(h, store)
+        stored = export_figures(h, store)
+    dashboard = dashboard_figures(session)
+    exporter = exporter_figures(session)
+    nothing = Figures(None, None, None, None, None)
+    assert replace(dashboard, state=None) == nothing
+    assert fleet_figures(session) == nothing
+    assert replace(exporter, state=None) == nothing
+    assert exporter.state == (dashboard.state if h.target != "down" else None)
+    assert check == stored == nothing
 
 
 # `ab`: several rounds, each its own relaunched pair per concurrency and configuration; the

@@ -179,9 +179,12 @@ class BaselineState:
         validity: Validity | None,
         progress: BenchView | None,
         why_none: str | None = None,
+        *,
+        plain: bool = False,
     ) -> BaselineView:
         """The Baseline panel's values: base and now pooled, the comparison of those two (or
-        `why_none`: why the store has none)."""
+        `why_none`: why the store has none); none on a `plain` server (without speculation: it
+        would be compared with itself)."""
         snapshot = self.snapshot
         if snapshot is None:
             return BaselineView(False, None, None, None, None, None, 0, None, None, None, 0,
@@ -200,7 +203,7 @@ class BaselineState:
             origin=self.origin.value if self.origin else None,
             current_tok_s=recent.decode_tok_s,
             current_runs=recent.runs,
-            comparison=compare(recent, base),
+            comparison=None if plain else compare(recent, base),
             validity=validity,
             progress=progress,
             waiting=self.waiting,

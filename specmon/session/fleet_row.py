@@ -87,7 +87,7 @@ def fleet_row(label: str, view: View) -> FleetRow:
     """
     identity, baseline, spec = view.identity, view.baseline, view.spec
     speculative = spec.enabled
-    comparison = baseline.comparison if speculative is not False else None
+    comparison = baseline.comparison  # none on a plain server (`BaselineView.comparison`)
     validity = baseline.validity
     present = baseline.present and speculative is not False
     mark = validity_mark(validity) if present else None

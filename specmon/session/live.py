@@ -232,12 +232,18 @@ class LiveState:
         recent = self.recent()
         validity = self.baseline.validity(self.server.info, now_wall, self.gpus_now)
         progress = self.bench if self.bench and self.bench.kind == "baseline" else None
-        baseline = self.baseline.view(now_wall, recent, validity, progress, self.why_no_baseline)
+        # A plain server and a baseline of its configuration are the same server: no speedup of
+        # speculation to show (nor to export, nor to rank in the fleet).
+        plain = self.server.info is not None and self.server.info.speculative is None
+        baseline = self.baseline.view(now_wall, recent, validity, progress, self.why_no_baseline,
+                                      plain=plain)  # fmt: skip
         if self.server.info is not None:
             baseline = replace(baseline, speculative_flags=speculative_flags(self.server.info))
         if not baseline.present:
             why = self.why_no_baseline or "no baseline yet"
             missing.append(("speedup", f"{why} — {TAKE_BASELINE}"))
+        elif plain:
+            missing.append(("speedup", SPECULATION_OFF))
         elif baseline.comparison is None:
             missing.append(("speedup", "no timed probe of this server yet"))
         spec = self._spec(recent, baseline, missing)

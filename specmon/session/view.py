@@ -137,7 +137,8 @@ class BaselineView:
     current_runs: int
     """How many recent probes `current_tok_s` pools (the Decode panel shows the last alone)."""
     comparison: Comparison | None
-    """Speedup (now / base − 1 of the two figures above), verdict, break-even."""
+    """Speedup (now / base − 1 of the two figures above), verdict, break-even; None on a server
+    without speculation (the baseline's configuration is its own: no speedup to measure)."""
     validity: Validity | None
     """None until the server's info is known."""
     progress: BenchView | None
