@@ -70,6 +70,10 @@ def register(commands: Any) -> None:
     group.add_argument("--max-tabs", type=positive_int, metavar="N", default=DEFAULT_MAX_TABS,
                        help=f"most tabs open at once, each a dashboard process (default "
                        f"{DEFAULT_MAX_TABS}); one more gets a page saying so")  # fmt: skip
+    group.add_argument("--readonly", action=argparse.BooleanOptionalAction,
+                       help="turn off every key that benches, saves, relaunches or writes a "
+                       "file (b, s, the exports of c), for every tab (default: on unless bound "
+                       "to loopback)")  # fmt: skip
     refuse_on_command_line(group, "--token", f"{DEFAULT_TOKEN_ENV}=…, --token-env NAME or "
                            "--token-file PATH")  # fmt: skip
     web.set_defaults(run=run)
@@ -112,14 +116,17 @@ def run(args: argparse.Namespace) -> int:
         shown = token.value if token.origin == NEW_TOKEN else f"… (the token in {token.origin})"
         address += f"?token={shown}"
     print(f"specmon web: serving the dashboard of {config.url} on {address}", flush=True)
+    read_only = args.readonly if args.readonly is not None else not is_loopback(args.bind)
     print("specmon web: every tab shares one sampler and probe; Ctrl-C stops", flush=True)
+    if read_only:
+        print("specmon web: read-only: b, s and exports are off in every tab (--no-readonly "
+              "turns them on)", flush=True)  # fmt: skip
     store = monitor.open_store_or_warn(config.db)
     try:
         with tempfile.TemporaryDirectory(prefix="specmon-web-") as private:  # made 0700
-            hub = Hub(LocalFeed(config, targets, store), Path(private))
-            tab = (
-                f"{shlex.quote(sys.executable)} -m specmon.cli.web_tab {shlex.quote(str(hub.path))}"
-            )
+            hub = Hub(LocalFeed(config, targets, store), Path(private), read_only=read_only)
+            tab = shlex.join([sys.executable, "-m", "specmon.cli.web_tab", str(hub.path),
+                              *(["--readonly"] if read_only else [])])  # fmt: skip
             hosts = allowed_hosts(args.bind, args.allow_host)
             asyncio.run(serve(hub, tab, listening, token.value if token else None, hosts=hosts,
                               max_tabs=args.max_tabs))  # fmt: skip

@@ -1,7 +1,8 @@
 """One browser tab's dashboard under `specmon web`.
 
-textual-serve runs `python -m specmon.cli.web_tab SOCKET` for each browser connection; the
-dashboard it opens reads the hub at SOCKET (`HubFeed`) instead of sampling the server itself.
+textual-serve runs `python -m specmon.cli.web_tab SOCKET [--readonly]` for each browser
+connection; the dashboard it opens reads the hub at SOCKET (`HubFeed`) instead of sampling the
+server itself, with the keys that bench, save or write files off when `--readonly`.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from specmon.session.hub import HubFeed
 def main(argv: Sequence[str] | None = None) -> int:
     """Open the dashboard on the hub whose socket is the one argument."""
     args = sys.argv[1:] if argv is None else list(argv)
-    if len(args) != 1:
-        print("usage: python -m specmon.cli.web_tab SOCKET (specmon web runs it)", file=sys.stderr)
+    if len(args) not in (1, 2) or args[1:] not in ([], ["--readonly"]):
+        print("usage: python -m specmon.cli.web_tab SOCKET [--readonly] (specmon web runs it)",
+              file=sys.stderr)  # fmt: skip
         return 2
     try:
         feed, config = HubFeed.connect(args[0])
@@ -31,7 +33,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The store is read here (the baseline lookup, `c`); benches are saved by the hub.
     store = open_store_or_warn(config.db)
     try:
-        return run_dashboard(SpecmonApp(config, None, store, feed=feed))
+        app = SpecmonApp(config, None, store, feed=feed, read_only=args[1:] == ["--readonly"])
+        return run_dashboard(app)
     finally:
         if store is not None:
             store.close()

@@ -72,12 +72,15 @@ def _pickled(value: object) -> bytes:
 class Hub:
     """Runs one `LocalFeed` and fans its reports out to every subscribed tab."""
 
-    def __init__(self, feed: LocalFeed, directory: Path) -> None:
+    def __init__(self, feed: LocalFeed, directory: Path, *, read_only: bool = False) -> None:
         """Args:
         feed: The one feed of this `specmon web`.
         directory: A directory only this user can enter (0700); the socket goes in it.
+        read_only: Refuse benches (the tabs' keys for them are off: a tab that asks anyway
+            is dropped).
         """
         self.feed = feed
+        self.read_only = read_only
         self.path = directory / "hub.sock"
         self.subscribed = 0
         """Tabs that have subscribed so far (not only those still open)."""
@@ -127,7 +130,8 @@ class Hub:
         config = feed.config
         match request:
             case {"op": "bench", "kind": str(kind), "url": str(url), "origin": origin,
-                  "label": label} if url in (config.url, config.baseline_url):  # fmt: skip
+                  "label": label} if (not self.read_only
+                                      and url in (config.url, config.baseline_url)):  # fmt: skip
                 feed.start_bench(SnapshotKind(kind), url,
                                  BaselineOrigin(origin) if origin is not None else None,
                                  label if isinstance(label, str) else None)  # fmt: skip

@@ -88,6 +88,10 @@ class _Panels:
     events: EventsLog
 
 
+READ_ONLY_OFF = frozenset(("baseline", "snapshot"))
+"""The keys that bench, save or relaunch (`b`, `s`): off in a read-only dashboard."""
+
+
 class SpecmonApp(App[None]):
     """specmon's live dashboard."""
 
@@ -120,6 +124,7 @@ class SpecmonApp(App[None]):
         start_workers: bool = True,
         wall: Callable[[], float] = time.time,
         feed: Feed | None = None,
+        read_only: bool = False,
     ) -> None:
         """Build the app.
 
@@ -136,6 +141,9 @@ class SpecmonApp(App[None]):
             wall: Wall clock (tests fix it).
             feed: Where samples, probes and benches come from; by default this process samples
                 and probes `targets` itself (`LocalFeed`).
+            read_only: Turn off every key that benches, saves, relaunches or writes a file
+                (`READ_ONLY_OFF`, and the comparison's exports), saying so on the keys line:
+                `specmon web` for browsers it does not trust.
         """
         strip_caches.install()
         self._theme_variables: dict[str, tuple[Theme, dict[str, str]]] = {}
@@ -151,6 +159,7 @@ class SpecmonApp(App[None]):
         self.managed = managed
         self.start_workers = start_workers
         self.wall = wall
+        self.read_only = read_only
         self.probe_protocol = default_protocol(5, 0, config.probe_tokens)
         self.bench_protocol = bench_protocol(config)
         self.live = LiveState(config.url, self.probe_protocol, max_age_s=config.max_age,
@@ -190,7 +199,10 @@ class SpecmonApp(App[None]):
             yield ServerPanel(id="server", classes="panel")
         yield GpuPanel(id="gpus", classes="panel")
         yield EventsLog(id="events", classes="panel")
-        yield KeysLine(id="keys")
+        if self.read_only:
+            yield KeysLine(id="keys", left_out=READ_ONLY_OFF, note="read-only")
+        else:
+            yield KeysLine(id="keys")
 
     def run_to_end(self) -> BaseException | None:
         """Run until the user quits (None) or an exception ends the dashboard (that exception).
@@ -427,8 +439,17 @@ class SpecmonApp(App[None]):
 
     # Actions (keys).
 
+    def _refuse_read_only(self, key: str) -> bool:
+        """Whether `key` is off here (read-only), said when it is."""
+        if self.read_only:
+            self.notify(f"read-only: {key} is off in this dashboard (it benches or saves)",
+                        severity="warning")  # fmt: skip
+        return self.read_only
+
     def action_baseline(self) -> None:
         """b: a fresh baseline from the baseline server, or this server when it runs plain."""
+        if self._refuse_read_only("b"):
+            return
         if self.bench_running():
             self.notify("a bench is already running (Esc cancels it)", severity="warning")
             return
@@ -472,6 +493,8 @@ class SpecmonApp(App[None]):
 
     def action_snapshot(self) -> None:
         """s: snapshot the current configuration as a labelled run."""
+        if self._refuse_read_only("s"):
+            return
         if self.bench_running():
             self.notify("a bench is already running (Esc cancels it)", severity="warning")
             return
@@ -491,7 +514,8 @@ class SpecmonApp(App[None]):
         known = {}
         if baseline is not None and baseline.id is not None:
             known[baseline.id] = self.live.baseline.lifetime(self.live.server.info)
-        self.push_screen(ComparisonScreen(self.store, urls, self.config.max_age, self.wall, known))
+        self.push_screen(ComparisonScreen(self.store, urls, self.config.max_age, self.wall, known,
+                                          exports=not self.read_only))  # fmt: skip
 
     def action_whatif(self) -> None:
         """w: the recent probes at other draft lengths, and the advisor's findings."""

@@ -18,6 +18,7 @@ import pytest
 
 from specmon.cli import main
 from specmon.sim import SimConfig, SimThread
+from specmon.ui.web_server import TOKEN_COOKIE
 
 TOKEN = "web-token-7f3a9c"
 
@@ -101,14 +102,17 @@ def test_on_loopback_no_token_but_no_page_elsewhere_drives_it(
             assert "a page at http://evil.example may not open this dashboard" in cross_site.text
 
 
-def _websocket(address: str, host: str, origin: str | None = None) -> tuple[socket.socket, str]:
+def _websocket(
+    address: str, host: str, origin: str | None = None, cookie: str | None = None
+) -> tuple[socket.socket, str]:
     """A raw websocket handshake at `address` naming `host`: the socket (left open: the tab
     lives while it is) and the status line of the answer."""
     hostname, port = address.removeprefix("http://").rsplit(":", 1)
     connection = socket.create_connection((hostname, int(port)), timeout=30)
     headers = ["GET /ws?width=80&height=24 HTTP/1.1", f"Host: {host}", "Upgrade: websocket",
                "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
-               "Sec-WebSocket-Version: 13", *([f"Origin: {origin}"] if origin else [])]  # fmt: skip
+               "Sec-WebSocket-Version: 13", *([f"Origin: {origin}"] if origin else []),
+               *([f"Cookie: {cookie}"] if cookie else [])]  # fmt: skip
     connection.sendall(("\r\n".join(headers) + "\r\n\r\n").encode())
     answer = b""
     while b"\r\n" not in answer:
@@ -180,6 +184,29 @@ def test_a_tab_beyond_the_limit_gets_the_limit_page(sim: SimThread, tmp_path: Pa
             first.close()  # a tab closed: room for another
             _until(lambda: client.get("/").status_code == 200)
         second.close()
+
+
+@pytest.mark.parametrize(
+    ("args", "read_only"),
+    [([], False), (["--readonly"], True), (["--bind", "0.0.0.0"], True),
+     (["--bind", "0.0.0.0", "--no-readonly"], False)],
+)  # fmt: skip
+def test_read_only_by_default_off_loopback_in_every_tab(
+    args: list[str], read_only: bool, sim: SimThread, tmp_path: Path
+) -> None:
+    with web_process("--url", sim.url, "--db", str(tmp_path / "db"), *args,
+                     env={"SPECMON_WEB_TOKEN": TOKEN}) as (process, address, _):  # fmt: skip
+        assert process.stdout is not None
+        process.stdout.readline()  # every tab shares one sampler
+        said = process.stdout.readline() if read_only else ""
+        assert said.startswith("specmon web: read-only: b, s and exports are off") is read_only
+        host = address.removeprefix("http://").replace("0.0.0.0", "127.0.0.1")
+        handshake = _websocket(address.replace("0.0.0.0", "127.0.0.1"), host,
+                               cookie=f"{TOKEN_COOKIE}={TOKEN}")  # fmt: skip
+        with handshake[0]:
+            assert handshake[1].endswith(" 101 Switching Protocols")
+            _until(lambda: len(_tabs(process)) == 1)
+            assert (_tabs(process)[0].cmdline()[-1] == "--readonly") is read_only
 
 
 @pytest.mark.parametrize("name", ["http://dash.example", "dash.example:80", "dash/x", "a b"])

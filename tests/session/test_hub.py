@@ -137,6 +137,16 @@ async def test_a_request_no_tab_sends_drops_only_that_tab(hub: Hub) -> None:
     task.cancel()
 
 
+async def test_a_read_only_hub_drops_a_tab_that_asks_for_a_bench(hub: Hub) -> None:
+    """`specmon web --readonly`: the tabs' keys for benches are off, and the hub refuses one
+    asked anyway (of the dashboard's own server, which it would otherwise bench)."""
+    hub.read_only = True
+    tab, _, task = await _subscribe(hub)
+    tab.start_bench(SnapshotKind.RUN, hub.feed.config.url, None, "refused")
+    await until(lambda: task.done())  # dropped: its feed ends
+    assert not hub.feed.bench_running and hub._tabs == set()
+
+
 def test_no_hub_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(SpecmonError, match=r"^no specmon web hub at .*nothing\.sock: "):
         HubFeed.connect(str(tmp_path / "nothing.sock"))

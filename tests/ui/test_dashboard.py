@@ -8,8 +8,10 @@ off and every message is pushed by the test.
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from conftest import (
@@ -367,6 +369,34 @@ async def test_the_keys_line_lists_every_key_and_fits(
         await pilot.resize_terminal(width, 24)  # the words follow a live resize
         shown = str(app.query_one("#keys", Static).content)
         assert shown == keys and len(shown) <= width
+
+
+async def test_read_only_turns_off_and_says_so_every_key_that_benches_or_writes(
+    make_app: Callable[..., SpecmonApp], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`specmon web` off loopback (or `--readonly`): b, s and the comparison's exports do
+    nothing but say they are off; the keys line leaves b and s out and says read-only."""
+    monkeypatch.chdir(tmp_path)  # where an export would land
+    app = make_app(read_only=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        keys = str(app.query_one("#keys", Static).content)
+        assert (
+            keys == " c compare  w what-if  p probe  t theme  i why —  ? help  q quit  read-only "
+        )
+        await pilot.press("b", "s")
+        await pilot.pause()
+        assert not app.bench_running() and len(app.screen_stack) == 1  # no bench, no label prompt
+        said = [n.message for n in app._notifications]
+        assert said == [f"read-only: {key} is off in this dashboard (it benches or saves)"
+                        for key in "bs"]  # fmt: skip
+        await pilot.press("c")
+        await pilot.pause()
+        assert app.screen.__class__.__name__ == "ComparisonScreen"
+        await pilot.press("e", "v", "j")
+        await pilot.pause()
+        status = str(app.screen.query_one("#comparison-status", Static).content)
+        assert status == "read-only: exports are off in this dashboard · Esc: close"
+    assert not [name for name in os.listdir(tmp_path) if name.startswith("specmon-comparison-")]
 
 
 @pytest.mark.parametrize("width", [40, 60, 80, 160])

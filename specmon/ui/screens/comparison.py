@@ -87,6 +87,8 @@ class ComparisonScreen(ModalScreen[None]):
         max_age_s: float,
         wall: Callable[[], float],
         lifetimes: Mapping[int, LifetimeCheck],
+        *,
+        exports: bool = True,
     ) -> None:
         """Args:
         store: Where the snapshots are.
@@ -94,6 +96,7 @@ class ComparisonScreen(ModalScreen[None]):
         max_age_s: Older baselines are stale.
         wall: Wall clock.
         lifetimes: The baseline server lifetimes the dashboard knows (by baseline id).
+        exports: Whether e, v and j write files (off in a read-only dashboard).
         """
         super().__init__()
         self.lifetimes = lifetimes
@@ -101,6 +104,7 @@ class ComparisonScreen(ModalScreen[None]):
         self.urls = urls
         self.max_age_s = max_age_s
         self.wall = wall
+        self.exports = exports
         self.rows: list[ComparisonRow] = []
         self.cells: list[tuple[str, ...]] = []
         """Each row's full texts, one per column of COLUMNS."""
@@ -113,9 +117,10 @@ class ComparisonScreen(ModalScreen[None]):
                          id="comparison-title")  # fmt: skip
             yield DataTable(id="comparison-table", zebra_stripes=True, cursor_type="row")
             yield Static(id="comparison-row")
-            yield Static(
-                "e: export Markdown · v: CSV · j: JSON · Esc: close", id="comparison-status"
+            keys = (
+                "e: export Markdown · v: CSV · j: JSON" if self.exports else "read-only: no exports"
             )
+            yield Static(f"{keys} · Esc: close", id="comparison-status")
 
     def on_mount(self) -> None:
         """Load the snapshots; the table is filled once its width is known."""
@@ -176,6 +181,9 @@ class ComparisonScreen(ModalScreen[None]):
 
     def action_export(self, fmt: str) -> None:
         """Write the table to a file in the current directory and show its path."""
+        if not self.exports:
+            self._status("read-only: exports are off in this dashboard")
+            return
         stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(self.wall()))
         path = Path.cwd() / f"specmon-comparison-{stamp}.{fmt}"
         try:

@@ -50,6 +50,17 @@ class KeysLine(Static):
     _keys: tuple[Key, ...] = ()
     _worded: frozenset[str] | None = None
 
+    def __init__(self, *, left_out: frozenset[str] = frozenset(), note: str = "",
+                 id: str | None = None) -> None:  # fmt: skip
+        """Args:
+        left_out: Actions whose keys are off, not listed.
+        note: Said after the keys (why some are off).
+        id: The widget's id.
+        """
+        super().__init__(id=id)
+        self.left_out = left_out
+        self.note = note
+
     def on_mount(self) -> None:
         """Collect the app's shown bindings and write them."""
         self.auto_links = False
@@ -57,7 +68,8 @@ class KeysLine(Static):
             Key(self.app.get_key_display(binding), binding.description, binding.action)
             for binding in self.app.BINDINGS
             if not isinstance(binding, tuple) and binding.show
-        )
+            and binding.action not in self.left_out
+        )  # fmt: skip
         self._write()
 
     def on_resize(self) -> None:
@@ -66,7 +78,8 @@ class KeysLine(Static):
 
     def _write(self) -> None:
         """The keys in the footer's colours (not as underlined links), worded as they fit."""
-        words = worded(self._keys, self.size.width)
+        note = f" {self.note} " if self.note else ""
+        words = worded(self._keys, max(self.size.width - len(note), 1) if self.size.width else 0)
         if words == self._worded:
             return
         self._worded = words
@@ -78,4 +91,6 @@ class KeysLine(Static):
                 f"[b $footer-key-foreground on $footer-key-background] {escape(key.key)} [/]"
                 f"{word if key.action in words else ''}[/]"
             )
+        if note:
+            parts.append(f"[b $warning]{escape(note)}[/]")
         self.update(Content.from_markup("".join(parts)))
