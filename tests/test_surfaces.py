@@ -88,13 +88,13 @@ CONFIG = MonitorConfig(url=HERE, interval=1.0, probe_every=10.0, probe_tokens=25
 PROTOCOL = default_protocol(5, 0, CONFIG.probe_tokens)
 SPEC = parse_server_info(json.loads((FIXTURES / "spec" / "server_info").read_text()))
 PLAIN = parse_server_info(json.loads((FIXTURES / "plain" / "server_info").read_text()))
-AT_BENCH = "plain/metrics"
+AT_BENCH = "plain/metrics_after"
 LATER = {"same": "plain/metrics_after", "restarted": "plain_metrics_after_restart.txt",
          "down and back": "plain/metrics_after"}  # fmt: skip
 """What the baseline server's /metrics serves after the bench, by what became of it."""
 
 BaselineServer = Literal["relaunched here", "same", "restarted", "down", "down and back"]
-TargetFate = Literal["up", "probe failed", "down"]
+TargetFate = Literal["up", "probe failed", "down", "restarted"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +111,8 @@ class Figures:
 @dataclass(frozen=True, slots=True)
 class History:
     """A baseline in the store, what became of its server, the probes since, the target's end;
-    an earlier round (an older baseline and a run against it) stored before it, or not."""
+    an earlier round (an older baseline and a run against it) stored before it, or not. A target
+    that restarted was probed before, at another speed: those probes are of another lifetime."""
 
     base: Snapshot
     server: BaselineServer
@@ -119,6 +120,7 @@ class History:
     target: TargetFate
     earlier: tuple[Snapshot, Snapshot] | None
     kind: Literal["spec", "plain"] = "spec"
+    before_restart: tuple[RunFigures, ...] = ()
     """What the target runs: speculation, or none (the captures' folder)."""
 
     @property
@@ -149,7 +151,7 @@ def history(seed: int) -> History:
         run(base_tok_s * (1 + gain) * rng.gauss(1, spread), rng.uniform(1.5, 3.5))
         for _ in range(rng.randint(1, 5))
     )
-    target: TargetFate = rng.choice(["up", "up", "probe failed", "down"])
+    target: TargetFate = rng.choice(["up", "up", "probe failed", "down", "restarted"])
     earlier = None
     if rng.random() < 0.5:  # another launch of both, an hour or two before, at other speeds
         at = base.created_at - rng.uniform(3600, 7200)
@@ -159,7 +161,8 @@ def history(seed: int) -> History:
             replace(base, created_at=at, runs=old),
             Snapshot(at + 300, HERE, None, SPEC, replace(PROTOCOL, runs=3), ran),
         )
-    return History(base, server, probes, target, earlier)
+    before = tuple(run(base_tok_s * 3, 4.0) for _ in range(3)) if target == "restarted" else ()
+    return History(base, server, probes, target, earlier, before_restart=before)
 
 
 def _sample(t: float, wall: float, info: ServerInfo, metrics: object, seq: int,
@@ -186,7 +189,8 @@ def live_session(h: History, store: Store) -> TargetSession:
     baseline in the store itself, samples the baseline server, takes the probes."""
     target = FleetTarget(HERE, None if h.server == "relaunched here" else THERE)
     session = TargetSession(target, Target(HERE), CONFIG, store, wall=lambda: NOW)
-    session.sample(_sample(100.0, NOW - 60, h.info, _metrics(f"{h.kind}/metrics"), 1))
+    first = "metrics_after" if h.target == "restarted" else "metrics"
+    session.sample(_sample(100.0, NOW - 60, h.info, _metrics(f"{h.kind}/{first}"), 1))
     found = session.live.baseline.snapshot
     assert found is not None and found.id == h.base.id, "the store's baseline was not found"
     if h.server != "relaunched here":
@@ -197,17 +201,21 @@ def live_session(h: History, store: Store) -> TargetSession:
                                             error="connection refused"))  # fmt: skip
         if h.server == "down and back":  # the same process, its counters grown
             session.baseline_sample(_sample(103.0, NOW - 57, PLAIN, _metrics(later), 2))
+    for figures in h.before_restart:
+        session.probe_done(ProbeOutcome(NOW - 55, 101.0, figures, _probe_result(NOW - 56, figures)))
+    if h.target == "restarted":  # its counters went down: a new lifetime
+        session.sample(_sample(104.0, NOW - 54, h.info, _metrics(f"{h.kind}/metrics"), 2))
     for i, figures in enumerate(h.probes):
         wall = NOW - 10 * (len(h.probes) - i)
         result = _probe_result(wall, figures)
-        session.probe_done(ProbeOutcome(wall, 100.0 + i, figures, result))
+        session.probe_done(ProbeOutcome(wall, 105.0 + i, figures, result))
     if h.target == "probe failed":
         session.probe_failed(NOW, "probe: timed out after 30 s")
     if h.target == "down":  # no answer since the first sample's
         session.sample(_sample(110.0, NOW, h.info, _metrics(f"{h.kind}/metrics"), 1,
                                error="connection refused"))  # fmt: skip
     else:
-        session.sample(_sample(110.0, NOW, h.info, _metrics(f"{h.kind}/metrics_after"), 2))
+        session.sample(_sample(110.0, NOW, h.info, _metrics(f"{h.kind}/metrics_after"), 3))
     return session
 
 
@@ -340,7 +348,7 @@ def live_expected(stored: Figures, h: History, surface: str) -> Figures:
     applies = stored.state in (ValidityState.VALID, ValidityState.UNVERIFIED)
     said = stored.verdict if applies else None
     if surface == "exporter":
-        if h.target != "up" or not applies:
+        if h.target in ("probe failed", "down") or not applies:
             up = h.target != "down"
             return Figures(None, None, None, stored.state if up else None, None)
         return replace(stored, verdict=said)
