@@ -34,7 +34,7 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
 import httpx
 import pytest
@@ -66,6 +66,7 @@ from specmon.model import (
     RunFigures,
     Sample,
     ServerInfo,
+    ServerMetrics,
     Snapshot,
 )
 from specmon.session.baselines import lookup_baseline
@@ -120,15 +121,15 @@ class History:
     target: TargetFate
     earlier: tuple[Snapshot, Snapshot] | None
     kind: Literal["spec", "plain"] = "spec"
-    before_restart: tuple[RunFigures, ...] = ()
     """What the target runs: speculation, or none (the captures' folder)."""
+    before_restart: tuple[RunFigures, ...] = ()
 
     @property
     def info(self) -> ServerInfo:
         return SPEC if self.kind == "spec" else PLAIN
 
 
-def _metrics(name: str) -> object:
+def _metrics(name: str) -> ServerMetrics:
     return metrics_from_text((FIXTURES / name).read_text())
 
 
@@ -165,7 +166,7 @@ def history(seed: int) -> History:
     return History(base, server, probes, target, earlier, before_restart=before)
 
 
-def _sample(t: float, wall: float, info: ServerInfo, metrics: object, seq: int,
+def _sample(t: float, wall: float, info: ServerInfo, metrics: ServerMetrics, seq: int,
             error: str | None = None) -> Sample:  # fmt: skip
     readings = {
         "info": Reading(info, t, seq, error, t if error else None),
@@ -257,8 +258,8 @@ def exporter_figures(session: TargetSession) -> Figures:
     value = samples.get(("specmon_speedup_ratio", None))
     low = samples.get(("specmon_speedup_ratio_low", None))
     high = samples.get(("specmon_speedup_ratio_high", None))
-    states = [ValidityState(k[1]) for k, v in samples.items()
-              if k[0] == "specmon_baseline_state" and v == 1.0]  # fmt: skip
+    states = [ValidityState(state) for (name, state), v in samples.items()
+              if name == "specmon_baseline_state" and state is not None and v == 1.0]  # fmt: skip
     assert len(states) <= 1
     # No verdict series: Prometheus (and the alert rules) read it off the interval.
     said = verdict(Speedup(value, low, high)).value if value is not None else None
@@ -276,7 +277,7 @@ def _server_transport(kind: str) -> httpx.MockTransport:
     return httpx.MockTransport(handler)
 
 
-def check_figures(h: History, store: Store) -> tuple[Figures, dict[str, object]]:
+def check_figures(h: History, store: Store) -> tuple[Figures, dict[str, Any]]:
     """`check --json` against the store's baseline (its own lookup), probing the history's
     probes on a clock that does not move, with one look after them all (at 95%)."""
     probes = iter(h.probes)
@@ -287,7 +288,7 @@ def check_figures(h: History, store: Store) -> tuple[Figures, dict[str, object]]
     async def lifetime(_baseline: Snapshot) -> LifetimeCheck:
         return check_lifetime(h)
 
-    async def go() -> dict[str, object]:
+    async def go() -> dict[str, Any]:
         async with httpx.AsyncClient(base_url=HERE, transport=_server_transport(h.kind)) as client:
             report = await run_check(
                 client, HERE, run_probe=run_probe, check_lifetime=lifetime,
@@ -299,11 +300,9 @@ def check_figures(h: History, store: Store) -> tuple[Figures, dict[str, object]]
 
     body = asyncio.run(go())
     baseline = body["baseline"]
-    assert baseline is None or isinstance(baseline, dict)
     state = _state(baseline["valid"], baseline["confirmed"]) if baseline else None
-    said = body["verdict"]
     return Figures(body["speedup"], body["speedup_low"], body["speedup_high"], state,
-                   str(said) if said is not None else None), body  # fmt: skip
+                   body["verdict"]), body  # fmt: skip
 
 
 def _state(valid: object, confirmed: object) -> ValidityState | None:
