@@ -6,6 +6,7 @@ families alone, as Prometheus's blackbox exporter does.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 
 from aiohttp import web
@@ -19,6 +20,9 @@ from specmon.sources.http import normalise_url
 
 MAX_TARGETS = 256
 """Targets `/probe` may add with `any_target`: each is a sampler and a client kept open."""
+IDLE_TARGET_S = 15 * 60.0
+"""A target `/probe` added is forgotten (no longer sampled or exported) after this long with no
+scrape naming it: a scraper that named a server once does not keep it polled for good."""
 
 
 class ExporterError(SpecmonError):
@@ -43,6 +47,7 @@ class Exporter:
         multi_target: bool = False,
         new_session: Callable[[str], TargetSession | None] | None = None,
         connect_timeout: float = 2.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """Args:
         fleet: The configured targets' sessions.
@@ -53,6 +58,7 @@ class Exporter:
             the fleet's, or returns None to refuse it (`--allow-target`, `--any-target`); None
             accepts the fleet's targets only.
         connect_timeout: How long a `/probe` of a target just added waits for its connection.
+        clock: Monotonic clock of the added targets' idle time.
         """
         self.fleet = fleet
         self.host = host
@@ -61,8 +67,13 @@ class Exporter:
         self.new_session = new_session
         self.connect_timeout = connect_timeout
         self.targets = {s.url: ExportedTarget(s) for s in fleet.sessions}
+        self.configured = frozenset(self.targets)
+        self.clock = clock
+        self.last_asked: dict[str, float] = {}
+        """When a scrape last named each target `/probe` added (the configured ones stay)."""
         self._locks: dict[str, asyncio.Lock] = {}
         self._runner: web.AppRunner | None = None
+        self._forgetting: asyncio.Task[None] | None = None
 
     @property
     def url(self) -> str:
@@ -82,12 +93,38 @@ class Exporter:
         app.router.add_get("/", self._index)
         self._runner, self.port = await listen(app, self.host, self.port, error=ExporterError,
                                                hint="(pass --listen HOST:PORT)")  # fmt: skip
+        if self.new_session is not None:
+            self._forgetting = asyncio.create_task(self._forget_idle_every(IDLE_TARGET_S / 4))
 
     async def stop(self) -> None:
         """Stop listening."""
+        if self._forgetting is not None:
+            self._forgetting.cancel()
+            self._forgetting = None
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+
+    def forget_idle(self) -> list[str]:
+        """Stop sampling and exporting the added targets no scrape named for `IDLE_TARGET_S`;
+        returns their URLs."""
+        now = self.clock()
+        idle = [url for url, asked in self.last_asked.items()
+                if now - asked >= IDLE_TARGET_S and not self._probing(url)]  # fmt: skip
+        for url in idle:
+            del self.last_asked[url], self.targets[url]
+            self._locks.pop(url, None)
+            self.fleet.remove(url)
+        return idle
+
+    def _probing(self, url: str) -> bool:
+        lock = self._locks.get(url)
+        return lock is not None and lock.locked()
+
+    async def _forget_idle_every(self, seconds: float) -> None:
+        while True:
+            await asyncio.sleep(seconds)
+            self.forget_idle()
 
     async def _metrics(self, _: web.Request) -> web.StreamResponse:
         body = render(list(self.targets.values()))
@@ -114,6 +151,8 @@ class Exporter:
                               "--allow-target PATTERN accepts more")  # fmt: skip
             self.fleet.add(session)
             exported = self.targets[url] = ExportedTarget(session)
+        if url not in self.configured:
+            self.last_asked[url] = self.clock()
         # One probe at a time per server: two scrapers at once must not measure each other.
         async with self._locks.setdefault(url, asyncio.Lock()):
             await exported.session.probe_now(self.connect_timeout)

@@ -266,6 +266,7 @@ class Fleet:
     def __init__(self, sessions: Sequence[TargetSession]) -> None:
         self.sessions = list(sessions)
         self._group: asyncio.TaskGroup | None = None
+        self._tasks: dict[str, asyncio.Task[None]] = {}
         self._benching: set[str] = set()
         for session in self.sessions:
             session.benching = self._benching
@@ -280,14 +281,26 @@ class Fleet:
             async with asyncio.TaskGroup() as group:
                 self._group = group
                 for session in self.sessions:
-                    group.create_task(session.run(), name=f"target-{session.url}")
+                    self._start(session)
                 await asyncio.Event().wait()  # until cancelled: the sessions with it
         finally:
             self._group = None
+            self._tasks.clear()
+
+    def _start(self, session: TargetSession) -> None:
+        if self._group is not None:
+            task = self._group.create_task(session.run(), name=f"target-{session.url}")
+            self._tasks[session.url] = task
 
     def add(self, session: TargetSession) -> None:
         """Watch one more target (the exporter's `/probe?target=…` of a new one)."""
         session.benching = self._benching
         self.sessions.append(session)
-        if self._group is not None:
-            self._group.create_task(session.run(), name=f"target-{session.url}")
+        self._start(session)
+
+    def remove(self, url: str) -> None:
+        """Stop watching a target (one the exporter added, no longer scraped)."""
+        self.sessions = [s for s in self.sessions if s.url != url]
+        task = self._tasks.pop(url, None)
+        if task is not None:
+            task.cancel()  # a TaskGroup lets one of its tasks be cancelled alone

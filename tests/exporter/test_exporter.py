@@ -23,7 +23,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from specmon.analysis.validity import ValidityState
 from specmon.cli import main
 from specmon.config import FleetTarget, MonitorConfig
-from specmon.exporter.server import Exporter
+from specmon.exporter.server import IDLE_TARGET_S, Exporter
 from specmon.session.fleet import Fleet, TargetSession
 from specmon.sim import SimConfig, SimThread
 from specmon.sources.http import Target
@@ -405,3 +405,36 @@ def test_the_key_goes_only_to_targets_an_allow_pattern_vouches_for(tmp_path: Pat
     # Let in by --any-target, without the key: the server refuses the probe.
     assert _value(_families(answers[other.url]), "specmon_probe_success", other.url) == 0.0
     assert not [r for r in other.server.emitted if r.max_new_tokens == TOKENS]
+
+
+def test_a_target_no_scrape_names_any_more_is_forgotten(
+    servers: tuple[SimThread, SimThread, SimThread],
+) -> None:
+    """A scraper that named a server once does not keep it sampled for good."""
+    a, b, _ = servers
+    config = _config()
+    fleet = Fleet([TargetSession(FleetTarget(a.url), Target(a.url), config, None, probing=False)])
+    now = [0.0]
+
+    def new_session(url: str) -> TargetSession:
+        return TargetSession(FleetTarget(url), Target(url), config, None, probing=False)
+
+    exporter = Exporter(fleet, "127.0.0.1", 0, multi_target=True, new_session=new_session,
+                        clock=lambda: now[0])  # fmt: skip
+
+    async def scrapes(client: httpx.AsyncClient) -> list[str]:
+        for url in (a.url, b.url):
+            assert (await client.get("/probe", params={"target": url})).status_code == 200
+        now[0] = IDLE_TARGET_S - 1
+        assert exporter.forget_idle() == []  # named a little under the limit ago: kept
+        assert (await client.get("/probe", params={"target": b.url})).status_code == 200
+        now[0] += IDLE_TARGET_S
+        forgotten = exporter.forget_idle()
+        assert [s.url for s in fleet.sessions] == [a.url]  # the configured one stays
+        assert b.url not in fleet._tasks  # its sampler stopped
+        metrics = (await client.get("/metrics")).text
+        shown = {s.labels["target"] for s in _families(metrics)["specmon_probes"].samples}
+        assert shown == {a.url}
+        return forgotten
+
+    assert asyncio.run(_serving(fleet, exporter, scrapes)) == [b.url]
