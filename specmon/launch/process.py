@@ -19,6 +19,7 @@ import httpx
 from specmon.errors import SpecmonError
 from specmon.launch.split import Launch
 from specmon.private_files import open_private
+from specmon.sources.secrets import mask_command
 
 HEALTH_EVERY_S = 0.25
 STOP_GRACE_S = 15.0
@@ -155,5 +156,6 @@ class ServerProcess:
             lines = self.log.read_text(errors="replace").splitlines()[-LOG_TAIL_LINES:]
         except OSError:
             return ""
-        shown = " | ".join(line.strip()[:160] for line in lines if line.strip())
+        # Masked: a server may print its settings with its key (SGLang's `server_args=…`).
+        shown = " | ".join(mask_command(line.strip())[:160] for line in lines if line.strip())
         return f"; its log ({self.log}) ends: {shown}" if shown else f"; its log: {self.log}"

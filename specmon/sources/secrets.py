@@ -12,13 +12,12 @@ from typing import Any
 
 MASK = "***"
 
-# Server-arg names whose values are credentials.
+# Names whose values are credentials: server args, variables (`HF_TOKEN`, `OPENAI_API_KEY`), the
+# fields of a server's printed settings (`ServerArgs(api_key='K', …)`); not `max_new_tokens`.
 _SECRET_KEY = re.compile(r"(api_key|password|secret|token$|^hf_token)", re.IGNORECASE)
 # `--api-key`, `--admin-api-key`, `--ssl-keyfile-password` … inside a command.
 _SECRET_FLAG = re.compile(r"--[\w-]*(api-key|api_key|password|secret|token)[\w-]*",
                           re.IGNORECASE)  # fmt: skip
-# `HF_TOKEN=`, `OPENAI_API_KEY=` … a command's leading environment assignments.
-_SECRET_ENV = re.compile(r"[A-Za-z_]\w*(API_KEY|PASSWORD|SECRET|TOKEN)\w*", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=4096)  # a server's ~450 arg names, read at every server info
@@ -29,14 +28,15 @@ def is_secret_key(name: str) -> bool:
 
 def mask_words(words: Sequence[str]) -> list[str]:
     """The words of a command with every credential replaced by `MASK`: the value after a
-    secret flag (`--api-key K`, `--api-key=K`) and a secret variable's (`HF_TOKEN=K`)."""
+    secret flag (`--api-key K`, `--api-key=K`) and of a secret name (`HF_TOKEN=K`,
+    `api_key='K',` in a server's printed settings)."""
     masked: list[str] = []
     after_flag = False
     for word in words:
         name, equals, _ = word.partition("=")
         if after_flag and not word.startswith("--"):
             masked.append(MASK)
-        elif equals and (_SECRET_FLAG.fullmatch(name) or _SECRET_ENV.fullmatch(name)):
+        elif equals and (_SECRET_FLAG.fullmatch(name) or is_secret_key(name)):
             masked.append(f"{name}={MASK}")
         else:
             masked.append(word)
@@ -59,8 +59,8 @@ def _quote(shown: str, word: str) -> str:
 
 
 def mask_command(command: str) -> str:
-    """`shown_command` of a command line given as text (a server's own launch command); the
-    text unchanged when it holds no credential."""
+    """`shown_command` of a command line given as text (a server's own launch command, a line
+    of its log); the text unchanged when it holds no credential."""
     try:
         words = shlex.split(command)
     except ValueError:  # unbalanced quotes: words as the spaces cut them, masked the same

@@ -23,6 +23,8 @@ from textual.screen import Screen
 
 from specmon.cli import main
 from specmon.config import MonitorConfig, Targets
+from specmon.launch.process import LaunchFailed, ServerProcess
+from specmon.launch.split import Launch
 from specmon.session.baselines import BaselineOrigin
 from specmon.sim import SimThread
 from specmon.sources.http import ApiKey, Target
@@ -213,3 +215,17 @@ def test_ab_and_launch_never_show_a_key_in_the_server_command(
     modes = {str(path): stat.S_IMODE(path.stat().st_mode) for path in written}
     assert modes == {str(path): 0o600 for path in written}
     assert {stat.S_IMODE(p.stat().st_mode) for p in tmp_path.glob("*-logs")} == {0o700}
+
+
+async def test_a_failed_launch_shows_its_log_without_the_key(tmp_path: Path) -> None:
+    """A server that dies at start: the error quotes its log's last lines, where SGLang has
+    printed its settings, key included."""
+    said = f"server_args=ServerArgs(model_path='m', api_key='{KEY}', max_new_tokens=4)"
+    launch = Launch((sys.executable, "-c", f"print({said!r}); raise SystemExit(3)"))
+    server = ServerProcess(launch, tmp_path / "server.log")
+    server.start()
+    with pytest.raises(LaunchFailed) as failed:
+        await server.wait_healthy(f"http://127.0.0.1:{free_port()}", 60)
+    assert "exited with status 3" in str(failed.value) and "api_key=*** " in str(failed.value)
+    assert "max_new_tokens=4" in str(failed.value)  # not a credential: shown
+    assert KEY not in str(failed.value)
