@@ -76,10 +76,12 @@ def lifetime_for(
     base: Snapshot, spec: Snapshot, checked: Mapping[int, LifetimeCheck]
 ) -> LifetimeCheck:
     """The baseline server's lifetime as it bears on `spec`: by design relaunched when both were
-    taken at one address, else what the session found (`checked`, by baseline id)."""
+    taken at one address, else what the session found (`checked`, by baseline id) as of the
+    run's time (a restart known to have come after the run does not make it stale)."""
     if base.url == spec.url and spec.server.speculative is not None:
         return relaunched_for_speculation()
-    return checked.get(base.id, NOT_CHECKED) if base.id is not None else NOT_CHECKED
+    found = checked.get(base.id, NOT_CHECKED) if base.id is not None else NOT_CHECKED
+    return found.as_of(spec.created_at)
 
 
 NO_BASELINE = "no baseline of its configuration was taken before it"

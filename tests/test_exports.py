@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from specmon.analysis.comparison import Verdict
-from specmon.analysis.validity import LifetimeCheck, LifetimeState
+from specmon.analysis.validity import LifetimeCheck, LifetimeState, Validity
 from specmon.cli import main
 from specmon.compare_report import compare_text
 from specmon.exports import ComparisonRow, comparison_rows, export
@@ -209,6 +209,27 @@ def test_a_baseline_of_another_server_is_unverified_unless_checked() -> None:
     rows = comparison_rows([speculative(3), plain_elsewhere], max_age_s=MAX_AGE)
     validity = rows[0].validity
     assert validity is not None and validity.valid and not validity.confirmed
+
+
+def test_a_restart_after_the_run_leaves_a_stored_pair_unverified_not_stale() -> None:
+    # Read a day later, the baseline server of another address has restarted since: a restart
+    # whose new process started after the run does not make that run's baseline stale (the pair
+    # is judged at the run's time), though a restart in between cannot be ruled out.
+    plain_elsewhere = _snapshot(4, T0, None, baseline(0).runs, None, url="http://other:1")
+    spec = speculative(3, at=T0 + 600)
+
+    def validity_with_restart_at(started: float) -> Validity:
+        restarted = LifetimeCheck(LifetimeState.RESTARTED, "the baseline server restarted since",
+                                  started)  # fmt: skip
+        rows = comparison_rows([spec, plain_elsewhere], max_age_s=MAX_AGE, lifetimes={4: restarted})
+        assert rows[0].validity is not None
+        return rows[0].validity
+
+    after = validity_with_restart_at(T0 + 86_400)
+    assert after.valid and not after.confirmed
+    assert after.unverified[0].startswith("the baseline server restarted after the run (23.8 h")
+    between = validity_with_restart_at(T0 + 300)
+    assert between.reasons == ("the baseline server restarted since",)
 
 
 def test_speculative_row_without_a_baseline() -> None:

@@ -147,6 +147,23 @@ class LifetimeCheck:
 
     state: LifetimeState
     detail: str
+    since: float | None = None
+    """When the restart's new process started (epoch seconds), where its start time is known."""
+
+    def as_of(self, when: float) -> LifetimeCheck:
+        """This check as it bears on a run taken at `when` (a stored pair, judged at its time).
+
+        A restart whose new process started after the run came after it: it does not make the
+        baseline stale for that run, but whether the server also restarted between the baseline
+        and the run is not recorded, so the pair is unverified rather than valid.
+        """
+        if self.state != LifetimeState.RESTARTED or self.since is None or self.since <= when:
+            return self
+        return LifetimeCheck(
+            LifetimeState.UNVERIFIED,
+            f"the baseline server restarted after the run ({duration(self.since - when)} "
+            "after it); whether it also did between the baseline and the run is not recorded",
+        )
 
 
 def relaunched_for_speculation() -> LifetimeCheck:
@@ -185,7 +202,9 @@ def lifetime_check(
         moved = abs(recorded.started_at - observed.started_at) > START_SLACK_S
     if moved:
         return LifetimeCheck(
-            LifetimeState.RESTARTED, "the baseline server restarted since (a new process)"
+            LifetimeState.RESTARTED,
+            "the baseline server restarted since (a new process)",
+            observed.started_at,
         )
     before = dict(recorded.counters)
     went_down = sorted(n for n, v in observed.counters if n in before and v < before[n])

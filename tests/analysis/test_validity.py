@@ -107,7 +107,11 @@ def test_lifetime_evidence() -> None:
     recorded = Lifetime("a", 1000.0, (("generation_tokens_total", 500.0),))
     # The same process start proves the same lifetime; another proves a restart.
     assert lifetime_check(recorded, Lifetime("a", 1000.4)).state == LifetimeState.SAME
-    assert lifetime_check(recorded, Lifetime("a", 2000.0)).state == LifetimeState.RESTARTED
+    moved = lifetime_check(recorded, Lifetime("a", 2000.0))
+    assert (moved.state, moved.since) == (LifetimeState.RESTARTED, 2000.0)
+    # As it bears on a stored run: a restart after the run leaves it unverified, not stale.
+    assert moved.as_of(1999.0).state == LifetimeState.UNVERIFIED
+    assert moved.as_of(2000.0) == moved
     # Without start times: counters that went down, or a new launch (random_seed changed).
     down = Lifetime("a", None, (("generation_tokens_total", 10.0),))
     assert "counters went down" in lifetime_check(recorded, down).detail
