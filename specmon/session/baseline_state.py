@@ -36,6 +36,11 @@ from specmon.session.view import BaselineView, BenchView
 
 NOT_READ_YET = LifetimeCheck(LifetimeState.UNVERIFIED, "the baseline server has not been read yet")
 JUST_TAKEN = LifetimeCheck(LifetimeState.SAME, "taken just now")
+RELAUNCH_UNREAD = LifetimeCheck(
+    LifetimeState.UNVERIFIED, "the server restarted; its new launch's info is not read yet"
+)
+"""A baseline taken at the watched server's address, between a restart its counters or process
+showed and its new info (a relaunch with speculation keeps the baseline; one without does not)."""
 
 
 def scraped_at(sample: Sample) -> float | None:
@@ -64,6 +69,9 @@ class BaselineState:
         self.followed: str | None = None
         """The URL `server` follows (the app samples it: `follow`)."""
         self.waiting = False
+        self.watched_current = True
+        """Whether the watched server's info is of its current lifetime (`LiveState` keeps it:
+        `ServerTracker.info_current`)."""
         self._restart: LifetimeCheck | None = None
         """A restart seen since the baseline: it stays, whatever the counters do later."""
         self._observed: LifetimeCheck = NOT_READ_YET
@@ -140,8 +148,11 @@ class BaselineState:
         return changes
 
     def lifetime(self, watched: ServerInfo | None) -> LifetimeCheck:
-        """What is known of the baseline server's lifetime now."""
+        """What is known of the baseline server's lifetime now: the one decision the panel,
+        the exporter and the events log (`LiveState`) show."""
         here = self.snapshot is not None and self.snapshot.url == self.watched_url
+        if here and not self.watched_current:
+            return RELAUNCH_UNREAD
         if here and watched is not None and watched.speculative is not None:
             return relaunched_for_speculation()
         return self._restart or self._observed

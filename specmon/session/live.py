@@ -122,6 +122,7 @@ class LiveState:
             self.probes.clear()  # runs of another lifetime are not this server's speed
             self.accept_history.clear()
         self._new_telemetry(sample)
+        self.baseline.watched_current = self.server.info_current
         if self.baseline.snapshot is not None and self.baseline.server_url is None:
             self.baseline.observe(
                 self.server.info,
@@ -163,13 +164,8 @@ class LiveState:
 
     def _say_if_baseline_restarted(self, wall: float) -> None:
         """Say once in the events log that the baseline's server restarted, when the decision
-        the panel and the exporter show (`BaselineState.lifetime`) turns to it.
-
-        Not before the watched server's info is of its current lifetime: a baseline taken at
-        its address applies after a relaunch with speculation, which its new info tells, a tick
-        or so after its counters went down.
-        """
-        if self.baseline.snapshot is None or not self.server.info_current:
+        the panel and the exporter show (`BaselineState.lifetime`) turns to it."""
+        if self.baseline.snapshot is None:
             return
         check = self.baseline.lifetime(self.server.info)
         restarted = check.state == LifetimeState.RESTARTED

@@ -144,12 +144,17 @@ def test_a_baseline_taken_here_survives_the_relaunch_with_speculation() -> None:
     live = _live()
     run = RunFigures(128, 62, 20.0, 0.5, 256, 280.0, None, None, None, None, None, None)
     plain = _info("plain")
-    live.on_sample(_sample(1, plain, _metrics("plain/metrics"), 1))
+    live.on_sample(_sample(1, plain, _metrics("plain/metrics_after"), 1))
     live.set_baseline(1001, Snapshot(1001, "http://h:1", None, plain, PROTOCOL, (run,), id=8,
                                      lifetime=lifetime_of(plain, _metrics("plain/metrics"))),
                       BaselineOrigin.THIS_SERVER)  # fmt: skip
-    # The metrics of the new launch come before its server info: a restart, for a moment.
-    live.on_sample(_sample(2, plain, _metrics("plain_metrics_after_restart.txt"), 2))
+    # The metrics of the new launch come before its server info: a restart, for a moment,
+    # whose launch is not known yet: unverified on every surface, not stale (issue 25).
+    after = _sample(2, plain, _metrics("plain_metrics_after_restart.txt"), 2)
+    old_info = MappingProxyType({**after.readings, "info": Reading(plain, 1, 1)})
+    live.on_sample(replace(after, readings=old_info))  # the info read before the restart
+    moment = live.view(1002, 3).baseline.validity
+    assert moment is not None and moment.valid and moment.unverified
     live.on_sample(_sample(7, _info("spec"), _metrics("spec/metrics"), 3))
     lifetime = live.baseline.lifetime(live.server.info)
     assert lifetime.state == LifetimeState.RELAUNCHED
