@@ -38,8 +38,9 @@ _FOREIGN = """<!DOCTYPE html>
 <html><head><title>specmon web: unknown host</title></head>
 <body style="font-family: monospace; max-width: 46em; margin: 3em auto">
 <h1>specmon web: not served under this name</h1>
-<p>This dashboard answers to {allowed}; this request named {host}.
-Start it with <code>--allow-host NAME</code> to add a name it is reached by.</p>
+<p>This request named {host}, which is not one of this machine's names (the page that sent it
+may be on another site). To reach the dashboard by this name, start it with
+<code>--allow-host NAME</code>.</p>
 </body></html>
 """
 _FULL = """<!DOCTYPE html>
@@ -95,7 +96,8 @@ class DashboardServer(Server):
         turns a token in the address into a cookie; None to let it through."""
         if host_name(request.headers.get("Host", "")) not in self.hosts:
             named = html.escape(request.headers.get("Host", "no Host"))
-            return _page(_FOREIGN.format(allowed=", ".join(sorted(self.hosts)), host=named), 403)
+            # The names it answers to are not listed: a rebinding page could read them.
+            return _page(_FOREIGN.format(host=named), 403)
         origin = request.headers.get("Origin")
         if request.path == "/ws" and origin and urlsplit(origin).netloc != request.host:
             # A page elsewhere must not drive the dashboard through this user's browser.
