@@ -9,12 +9,13 @@ from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 
-from conftest import NOW, baseline_snapshot
+import pytest
+from conftest import BASE_URL, NOW, baseline_snapshot, sample, server_info
 
 from specmon.cli.demo import TEMPORARY_STORE, open_demo_store
 from specmon.session.snapshot import SnapshotKind
 from specmon.ui.app import SpecmonApp
-from specmon.ui.messages import BenchDone
+from specmon.ui.messages import BenchDone, SampleReady
 
 
 async def test_a_snapshot_saved_says_where_it_went(make_app: Callable[..., SpecmonApp]) -> None:
@@ -40,3 +41,20 @@ def test_the_demo_keeps_its_snapshots_only_in_a_store_given(tmp_path: Path) -> N
         store, note = open_demo_store(argparse.Namespace(db=str(kept)), stack)
         assert (store.path, note) == (kept, "")
     assert kept.exists()
+
+
+async def test_the_demo_takes_a_baseline_when_the_store_has_none(
+    make_app: Callable[..., SpecmonApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`auto_baseline` (the demo): the store is asked first (`StoreBaseline`, as every
+    dashboard); with none there, one baseline is taken at once, without "press b" in the log."""
+    app = make_app(auto_baseline=True)
+    started: list[tuple[SnapshotKind, str]] = []
+    monkeypatch.setattr(app.feed, "start_bench",
+                        lambda kind, url, origin, label: started.append((kind, url)))  # fmt: skip
+    async with app.run_test(size=(80, 24)) as pilot:
+        for seq in (1, 2):
+            app.post_message(SampleReady(sample(float(seq), server_info(), None, seq=seq)))
+            await pilot.pause()
+    assert started == [(SnapshotKind.BASELINE, BASE_URL)]
+    assert not [e.text for e in app.live.events if "press b" in e.text]
