@@ -1,8 +1,9 @@
 """When a watched server's baseline is looked up in the store, for the dashboard and every
 session of a fleet (and so the exporter) alike: one rule, the UI only renders what it finds.
 
-The lookup itself is `lookup_baseline` under the probe's protocol, as `check` and `whatif` make
-it; what keeps the nearest baseline from applying goes to the View (`LiveState.no_baseline`).
+The lookup itself is `lookup_baseline`, the one `check` and `whatif` make, here under the live
+probe's protocol; what keeps the nearest baseline from applying goes to the View
+(`LiveState.no_baseline`).
 """
 
 from __future__ import annotations
