@@ -11,7 +11,8 @@ import pytest
 
 from specmon.analysis.validity import LifetimeCheck, LifetimeState, snapshot_validity
 from specmon.bench import run_bench
-from specmon.check import EXIT_HEALTHY, CheckReport, run_check
+from specmon.check import run_check
+from specmon.check_report import EXIT_HEALTHY, CheckReport
 from specmon.cli import main
 from specmon.compare_report import compare_text
 from specmon.errors import Unreachable

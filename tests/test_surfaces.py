@@ -51,7 +51,8 @@ from specmon.analysis.validity import (
     lifetime_of,
     relaunched_for_speculation,
 )
-from specmon.check import report_to_dict, run_check
+from specmon.check import run_check
+from specmon.check_report import report_to_dict
 from specmon.cli.ab_report import report_to_dict as ab_report_to_dict
 from specmon.config import FleetTarget, MonitorConfig
 from specmon.exporter.metrics import ExportedTarget, render

@@ -10,14 +10,8 @@ from typing import Any
 
 from specmon.analysis.sequential import DEFAULT_BUDGET_S
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S, LifetimeCheck
-from specmon.check import (
-    CHECK_RULE,
-    DEFAULT_CHECK_TOKENS,
-    EXIT_STORE,
-    EXIT_UNREACHABLE,
-    report_to_dict,
-    run_check,
-)
+from specmon.check import CHECK_RULE, DEFAULT_CHECK_TOKENS, run_check
+from specmon.check_report import EXIT_STORE, EXIT_UNREACHABLE, report_to_dict
 from specmon.cli import stopping
 from specmon.cli.agent import add_gpu_metrics
 from specmon.cli.common import (

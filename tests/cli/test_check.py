@@ -16,7 +16,8 @@ from runs import run
 from specmon.analysis.comparison import Verdict
 from specmon.analysis.validity import LifetimeCheck, LifetimeState
 from specmon.bench import BenchInvalid
-from specmon.check import EXIT_DEGRADED, CheckReport, run_check
+from specmon.check import run_check
+from specmon.check_report import EXIT_DEGRADED, CheckReport
 from specmon.cli import main
 from specmon.model import Protocol, Snapshot
 from specmon.session.baselines import BaselineLookup

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from specmon.check import EXIT_STORE, EXIT_UNREACHABLE
+from specmon.check_report import EXIT_STORE, EXIT_UNREACHABLE
 from specmon.cli import main
 
 CLOSED = "127.0.0.1:1"  # nothing listens: a command that got as far as the server fails there

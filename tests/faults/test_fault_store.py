@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from fault_cases import FAST
 
-from specmon.check import EXIT_STORE
+from specmon.check_report import EXIT_STORE
 from specmon.cli import common, main
 from specmon.cli.monitor import open_store_or_warn
 from specmon.sim import SimThread

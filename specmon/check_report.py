@@ -1,0 +1,110 @@
+"""What `specmon check` found: its findings, its exit code and the `check --json` object.
+
+Exit codes: 0 healthy; 1 degraded (metrics off, losing speculation, a failing probe, a baseline
+that is stale or whose server's lifetime cannot be verified …);
+2 unreachable or refused (nothing listening, no answer, auth failed, not a server specmon knows);
+3 the snapshot store could not be read. The checks themselves are in `specmon.check`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+from specmon.analysis.advice import Advice
+from specmon.analysis.comparison import Comparison
+from specmon.analysis.pooled import pool
+from specmon.analysis.validity import Validity
+from specmon.model import RunFigures, ServerInfo, ServerMetrics, Snapshot
+
+EXIT_HEALTHY, EXIT_DEGRADED, EXIT_UNREACHABLE = 0, 1, 2
+EXIT_STORE = 3
+"""The snapshot store could not be read (no such --db, corrupt, locked): nothing was checked."""
+
+Level = Literal["ok", "info", "warn", "fail"]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One line of the verdict."""
+
+    level: Level
+    text: str
+
+
+@dataclass(slots=True)
+class CheckReport:
+    """Everything `check` found, in order."""
+
+    url: str
+    findings: list[Finding] = field(default_factory=list)
+    exit_code: int = EXIT_HEALTHY
+    server: ServerInfo | None = None
+    metrics: ServerMetrics | None = None
+    probe: RunFigures | None = None
+    """The first probe (the one every check takes)."""
+    probes: tuple[RunFigures, ...] = ()
+    """Every probe: the first, and those taken to reach a verdict against the baseline."""
+    verdict_after_s: float | None = None
+    """Seconds from the first probe's start to the verdict (None without one)."""
+    looks: int = 0
+    """How many times the sequential rule judged the speedup."""
+    baseline: Snapshot | None = None
+    validity: Validity | None = None
+    comparison: Comparison | None = None
+    advice: list[Advice] = field(default_factory=list)
+
+    def add(self, level: Level, text: str, exit_code: int = EXIT_HEALTHY) -> None:
+        """Record a finding and raise the exit code to at least `exit_code`."""
+        self.findings.append(Finding(level, text))
+        self.exit_code = max(self.exit_code, exit_code)
+
+
+def report_to_dict(report: CheckReport) -> dict[str, object]:
+    """The `check --json` object."""
+    status = {EXIT_HEALTHY: "healthy", EXIT_DEGRADED: "degraded"}.get(
+        report.exit_code, "unreachable"
+    )
+    server = report.server
+    c = report.comparison
+    return {
+        "schema": 2,
+        "url": report.url,
+        "status": status,
+        "exit_code": report.exit_code,
+        "findings": [{"level": f.level, "text": f.text} for f in report.findings],
+        "server": None
+        if server is None
+        else {
+            "backend": server.backend,
+            "version": server.version,
+            "model": server.model,
+            "metrics_enabled": report.metrics is not None,
+            "speculative": None if server.speculative is None else asdict(server.speculative),
+        },
+        "probe": None if report.probe is None else asdict(report.probe),
+        "probes": [asdict(run) for run in report.probes],
+        "baseline": None
+        if report.baseline is None
+        else {
+            "snapshot_id": report.baseline.id,
+            "url": report.baseline.url,
+            "created_at": report.baseline.created_at,
+            "decode_tok_s": pool(report.baseline.runs).decode_tok_s,
+            "valid": report.validity.valid if report.validity else None,
+            "confirmed": report.validity.confirmed if report.validity else None,
+            "reasons": list(report.validity.reasons) if report.validity else [],
+            "unverified": list(report.validity.unverified) if report.validity else [],
+        },
+        "decode_tok_s": None if c is None else c.now_tok_s,
+        "speedup": None if c is None else c.speedup.value,
+        "speedup_low": None if c is None else c.speedup.low,
+        "speedup_high": None if c is None else c.speedup.high,
+        "speedup_level": None if c is None else c.speedup.level,
+        "looks": report.looks,
+        "verdict_after_s": report.verdict_after_s,
+        "verdict": None if c is None else c.verdict.value,
+        "break_even_accept_length": None if c is None else c.break_even,
+        "margin": None if c is None else c.margin,
+        "advice": [asdict(a) for a in report.advice],
+    }
