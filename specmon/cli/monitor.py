@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from specmon.cli import once
 from specmon.cli.common import add_connection, setting
 from specmon.cli.crash import run_dashboard
 from specmon.config import (
@@ -52,6 +53,8 @@ def add_arguments(
         add("--baseline-url", metavar="URL", help=SETTINGS["baseline_url"][1]),
     ]
     store = add("--db", metavar="PATH", help=f"snapshot store (default {default_db_path()})")
+    if not command:
+        once.add_arguments(group)
     return [
         *servers,
         *_settings(add, theme=theme),
@@ -159,7 +162,17 @@ def dashboard_config(args: argparse.Namespace, *, launched: str | None = None) -
 
 
 def run(args: argparse.Namespace) -> int:
-    """Open the dashboard; returns when the user quits (0) or it crashed (`EXIT_CRASHED`)."""
+    """Open the dashboard; returns when the user quits (0) or it crashed (`EXIT_CRASHED`).
+    With --once, print one frame as JSON instead (`cli.once`)."""
+    once.check_arguments(args)
+    if args.once:
+        config = config_from_args(args)  # no theme: nothing is drawn
+        store = open_store_or_warn(config.db)
+        try:
+            return once.run(config, targets_of(config).server, store, args.once_timeout)
+        finally:
+            if store is not None:
+                store.close()
     from specmon.ui.app import SpecmonApp  # Textual loads only for the dashboard
 
     config = dashboard_config(args)
