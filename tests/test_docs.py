@@ -3,6 +3,7 @@ resolve, examples obey the formulas of docs/metrics.md, the demo is described as
 
 from __future__ import annotations
 
+import argparse
 import re
 from pathlib import Path
 
@@ -150,3 +151,55 @@ def test_help_and_readme_name_every_server_and_the_default_address() -> None:
     for text in (help_text, readme):
         assert "SGLang" in text and "vLLM" in text and "llama-server" in text
         assert f"{DEFAULT_HOST}:{DEFAULT_PORT}" in text
+
+
+SHARED_GROUPS = ("live dashboard", "connection")
+"""Option groups the README's usage block names as "[dashboard options]" or leaves to the text
+below it (the connection options): only each command's own options must be listed."""
+UNLISTED = {"-h", "--help", "--version", "--db", "--config"}
+
+
+def _usage_entries() -> list[tuple[list[str], str]]:
+    """(command words, text) of each `specmon …` entry of README's usage block, continuation
+    lines joined: (["snapshots", "export"], "specmon snapshots export [--format …] …")."""
+    block = _text(README).split("## Usage", 1)[1].split("```")[1]
+    commands = {"bench", "check", "ab", "launch", "whatif", "snapshots", "exporter", "demo",
+                "agent", "web"}  # fmt: skip
+    entries: list[tuple[list[str], str]] = []
+    for line in block.splitlines():
+        if line.startswith("specmon"):
+            words = line.split()[1:3]
+            path = words[:1] if words and words[0] in commands else []
+            if path == ["snapshots"]:
+                path = words
+            entries.append((path, line))
+        elif line.startswith(" ") and entries:
+            entries[-1] = (entries[-1][0], f"{entries[-1][1]} {line.strip()}")
+    return entries
+
+
+def _parser_of(path: list[str]) -> argparse.ArgumentParser:
+    parser = build_parser()
+    for word in path:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices[word]
+    return parser
+
+
+@pytest.mark.parametrize("entry", _usage_entries(), ids=lambda e: " ".join(e[0]) or "dashboard")
+def test_readme_usage_matches_each_commands_options(entry: tuple[list[str], str]) -> None:
+    """Every option the usage block shows is the command's, and every option of the command's
+    own (not the dashboard's or the connection's, which the text covers) is shown: `snapshots
+    export` lacked --max-age and --offline, `ab` --warmup and --prompt."""
+    path, text = entry
+    parser = _parser_of(path)
+    options = {o for a in parser._actions for o in a.option_strings}
+    shown = set(re.findall(r"(?<![\w-])(--?[a-z][a-z-]*)", text))
+    assert shown <= options, f"not options of `specmon {' '.join(path)}`: {shown - options}"
+    for group in parser._action_groups:
+        if group.title is None or group.title.startswith(SHARED_GROUPS):
+            continue
+        for action in group._group_actions:
+            names = set(action.option_strings) - UNLISTED
+            if names and action.help != argparse.SUPPRESS and not names & shown:
+                raise AssertionError(f"README's usage of {path} omits {action.option_strings}")

@@ -47,7 +47,7 @@ def register(commands: Any) -> None:
     add_db(snapshots)
     actions = snapshots.add_subparsers(dest="action", metavar="ACTION", required=True)
     listing = actions.add_parser("list", help="list snapshots, newest first")
-    listing.add_argument("--url", dest="only_url", help="only this server")
+    listing.add_argument("--url", dest="only_url", metavar="URL", help="only this server")
     show = actions.add_parser("show", help="one snapshot with its runs")
     show.add_argument("id", type=positive_int, metavar="ID")
     show.add_argument("--json", action="store_true", help="print the snapshot as JSON")
@@ -61,7 +61,9 @@ def register(commands: Any) -> None:
         help="md (for people), csv or json (for scripts: numbers and true/false); default: "
         "from the suffix of --output, else md",
     )
-    export_.add_argument("--url", dest="only_url", help="only this server (default: every server)")
+    export_.add_argument(
+        "--url", dest="only_url", metavar="URL", help="only this server (default: every server)"
+    )
     export_.add_argument(
         "--output",
         "-o",
