@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -56,12 +57,24 @@ def sims() -> Iterator[tuple[SimThread, SimThread]]:
 @pytest.fixture
 def web(sims: tuple[SimThread, SimThread], tmp_path: Path) -> Iterator[Web]:
     """`specmon web` on a free port, watching the speculative simulator."""
+    with _serving(sims, tmp_path / "db") as served:
+        yield served
+
+
+@pytest.fixture
+def read_only_web(sims: tuple[SimThread, SimThread], tmp_path: Path) -> Iterator[Web]:
+    """`specmon web --readonly`, as it runs bound off loopback."""
+    with _serving(sims, tmp_path / "db", "--readonly") as served:
+        yield served
+
+
+@contextmanager
+def _serving(sims: tuple[SimThread, SimThread], db: Path, *options: str) -> Iterator[Web]:
     spec, base = sims
-    db = tmp_path / "db"
     process = subprocess.Popen(
         [sys.executable, "-m", "specmon", "web", "--url", spec.url, "--baseline-url", base.url,
          "--db", str(db), "--web-port", "0", "--interval", "0.5", "--probe-every", "1",
-         "--probe-tokens", "48", "--baseline-runs", "2"],
+         "--probe-tokens", "48", "--baseline-runs", "2", *options],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     assert process.stdout is not None

@@ -4,6 +4,7 @@ make one probe stream at the server (tabs read the hub; none of them talks to th
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import psutil
 from web_helpers import Web
@@ -86,3 +87,21 @@ def test_a_fifth_tab_gets_the_limit_page(browser: object, web: Web) -> None:
     tabs[0].page.close()  # its dashboard stops, and a reload finds room
     fifth.wait_until(lambda: fifth.page.reload().status == 200)
     fifth.wait_for(LIVE)
+
+
+def test_read_only_keys_are_off_in_the_browser(
+    browser: object, read_only_web: Web, sims: tuple[SimThread, SimThread]
+) -> None:
+    _, base = sims
+    tab = read_only_web.tab(browser)
+    tab.wait_for(LIVE)
+    tab.wait_for(r"q quit\s+read-only")  # the keys line says so, b and s left out
+    assert " b baseline" not in tab.screen()
+    tab.press("b")
+    tab.wait_for(r"read-only: b is off in this dashboard")
+    tab.press("c")
+    tab.wait_for(r"no snapshots of this target yet: read-only: b and s are off in this dashboard")
+    tab.press("e")
+    tab.wait_for(r"read-only: exports are off in this dashboard")
+    assert not base.server.emitted  # no bench reached the baseline server
+    assert not list(Path.cwd().glob("specmon-comparison-*"))

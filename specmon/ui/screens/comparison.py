@@ -137,7 +137,9 @@ class ComparisonScreen(ModalScreen[None]):
                                     lifetimes=self.lifetimes)  # fmt: skip
         self.cells = [_cells(row) for row in self.rows]
         if not self.rows:
-            self._status("no snapshots of this target yet: b takes a baseline, s a snapshot")
+            how = ("b takes a baseline, s a snapshot" if self.exports
+                   else "read-only: b and s are off in this dashboard")  # fmt: skip
+            self._status(f"no snapshots of this target yet: {how}")
 
     def on_resize(self) -> None:
         """Choose the columns for the new width."""
