@@ -27,7 +27,6 @@ from specmon.errors import (
     TimedOut,
     Unreachable,
 )
-from specmon.heap import release_freed_memory
 from specmon.sources.secrets import MASK
 
 if TYPE_CHECKING:
@@ -441,8 +440,6 @@ async def _read(
                     size += len(part)
                     if size > limit:
                         parts.clear()
-                        # up to `limit` of freed chunks, which glibc would keep mapped
-                        release_freed_memory()
                         raise _too_large(url, limit)
                     parts.append(part)
             return answer, b"".join(parts)

@@ -25,7 +25,6 @@ from textual.theme import Theme
 
 from specmon.config import MonitorConfig, Targets
 from specmon.errors import SpecmonError
-from specmon.heap import freeze_long_lived, thaw
 from specmon.model import ServerInfo
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.feed import Feed, LocalFeed, bench_protocol
@@ -36,9 +35,7 @@ from specmon.session.store_baseline import StoreBaseline
 from specmon.session.view import BenchView, View
 from specmon.session.whatif_view import live_what_if
 from specmon.store import Store
-from specmon.ui import strip_caches
-from specmon.ui.driver import PromptDriver, prompt_driver
-from specmon.ui.heap_keeper import TIDY_EVERY_S, HeapKeeper
+from specmon.ui import tuning
 from specmon.ui.messages import (
     BaselineSampleReady,
     BenchDone,
@@ -57,8 +54,11 @@ from specmon.ui.screens.diagnostics import DiagnosticsScreen
 from specmon.ui.screens.help import HelpScreen
 from specmon.ui.screens.label_prompt import LabelPrompt
 from specmon.ui.screens.whatif import WhatIfScreen
-from specmon.ui.stylesheet import ThemeCachedStylesheet
 from specmon.ui.theming import css_variables, load_themes
+from specmon.ui.tuning.app_state import registered_theme, unhandled_exception
+from specmon.ui.tuning.gc_deferral import freeze_long_lived, thaw
+from specmon.ui.tuning.heap_keeper import TIDY_EVERY_S, HeapKeeper
+from specmon.ui.tuning.stylesheet import ThemeCachedStylesheet
 from specmon.ui.widgets.baseline_panel import BaselinePanel
 from specmon.ui.widgets.decode_panel import DecodePanel
 from specmon.ui.widgets.events_log import EventsLog
@@ -145,13 +145,17 @@ class SpecmonApp(App[None]):
                 (`READ_ONLY_OFF`, and the comparison's exports), saying so on the keys line:
                 `specmon web` for browsers it does not trust.
         """
-        strip_caches.install()
+        self.tuning_notes = tuning.install()
+        """The tunings of Textual's internals that stood down, for the events log."""
         self._theme_variables: dict[str, tuple[Theme, dict[str, str]]] = {}
         """Each theme's CSS variables, with the theme they were made from (Textual's
         `__init__` asks for them)."""
         super().__init__()
-        self._css = ThemeCachedStylesheet(variables=self.get_css_variables())
-        self.stylesheet = self._css
+        self._css: ThemeCachedStylesheet | None = None
+        """Installed (`tuning.stylesheet`): the stylesheet that keeps each theme's parse."""
+        if tuning.active("stylesheet"):
+            self._css = ThemeCachedStylesheet(variables=self.get_css_variables())
+            self.stylesheet = self._css
         self.config = config
         self.store = store
         self.store_note = store_note
@@ -216,17 +220,22 @@ class SpecmonApp(App[None]):
             self.run()
         except Exception as exc:  # raised at the start, before the app could catch it
             return exc
-        return self._exception  # Textual keeps the first unhandled exception there
+        return unhandled_exception(self)
 
     def get_driver_class(self) -> type[Driver]:
-        """Textual's driver; on Linux and macOS one that acts on Esc and q at once."""
+        """Textual's driver; on Linux and macOS one that acts on Esc and q at once (installed)."""
+        if not tuning.active("driver"):
+            return super().get_driver_class()
+        # Imported once installed: it imports Textual's private modules.
+        from specmon.ui.tuning.driver import prompt_driver
+
         return prompt_driver(super().get_driver_class())
 
     @property
     def current_theme(self) -> Theme:
         """Textual's, without the copy of every registered theme that Textual's makes at each
         read (`available_themes`): it is read for every line drawn, ~4% of a repaint."""
-        return self._registered_themes.get(self.theme) or super().current_theme
+        return registered_theme(self, self.theme) or super().current_theme
 
     def get_css_variables(self) -> dict[str, str]:
         """Textual's, with the app colours (`theming.css_variables`), made once a theme."""
@@ -259,6 +268,8 @@ class SpecmonApp(App[None]):
                 loop.add_signal_handler(getattr(signal, name), self.exit)
         self._size_classes(self.size.height)
         self.live.log(self.wall(), "info", f"watching {self.config.url}")
+        for note in self.tuning_notes:
+            self.live.log(self.wall(), "warn", note)
         if self.config.insecure:
             self.live.log(self.wall(), "warn", "TLS verification is off (--insecure)")
         if self.store is None:
@@ -268,18 +279,26 @@ class SpecmonApp(App[None]):
         self.refresh_view()
         self.call_after_refresh(freeze_long_lived)
         self.call_after_refresh(self._parse_themes_ahead, True)
-        self._css.sources_changed = self._sources_changed
+        if self._css is not None:
+            self._css.sources_changed = self._sources_changed
         self.heap.start()
-        if isinstance(self._driver, PromptDriver):  # the terminal's writes time the collections
-            self._driver.after_write = self.heap.written
+        self._report_writes(self.heap.written)  # the terminal's writes time the collections
         self.set_interval(TIDY_EVERY_S, self.heap.tidy)
 
     def on_unmount(self) -> None:
         """The garbage collector as it was (tests run many apps)."""
-        if isinstance(self._driver, PromptDriver):
-            self._driver.after_write = None
+        self._report_writes(None)
         thaw()
         self.heap.stop()
+
+    def _report_writes(self, written: Callable[[], None] | None) -> None:
+        """Have the driver call `written` after each write, where it is the tuned one."""
+        if tuning.active("driver"):
+            from specmon.ui.tuning.driver import prompt_driver_of  # as in get_driver_class
+
+            driver = prompt_driver_of(self)
+            if driver is not None:
+                driver.after_write = written
 
     async def on_event(self, event: events.Event) -> None:
         """As Textual's; then a due full collection waits for the key's frames (`HeapKeeper`)."""
@@ -555,6 +574,11 @@ class SpecmonApp(App[None]):
         """Parse every theme's CSS (what it lacks) before its next `t` (~12 ms a theme at
         first), one theme a tick from the next `t`'s on, until none lacks any; the `first`
         time, then freeze what was parsed with the other long-lived objects."""
+        if self._css is None:  # Textual's own stylesheet parses a theme at its `t`
+            if first:
+                freeze_long_lived()
+            return
+        css = self._css
         self._parsing_ahead = True
         names = self._theme_cycle()
         start = names.index(self.theme) + 1 if self.theme in names else 0
@@ -565,7 +589,7 @@ class SpecmonApp(App[None]):
             # whose CSS does not parse is tried once for these sources, and left to its `t`.
             tried, themes = self._tried_ahead, self.available_themes
             lacking = [name for name in order if name not in tried
-                       and not self._css.has_parsed(self._variables(themes[name]))]  # fmt: skip
+                       and not css.has_parsed(self._variables(themes[name]))]  # fmt: skip
             if lacking and self.bench_running():
                 # Not while a bench streams: a tick holds the event loop ~10 ms, and a fast
                 # server's stream read late arrives all at once (refused as buffered).
@@ -573,7 +597,7 @@ class SpecmonApp(App[None]):
                 return
             if lacking:
                 tried.add(lacking[0])
-                self._css.parse_ahead(self._variables(themes[lacking[0]]))
+                css.parse_ahead(self._variables(themes[lacking[0]]))
                 self.set_timer(THEME_AHEAD_EVERY_S, next_theme)
                 return
             self._parsing_ahead = False

@@ -26,6 +26,7 @@ from conftest import (
 from replay import replay_probe
 from textual.pilot import Pilot
 from textual.widgets import DataTable, ProgressBar, Static
+from tuned import needs
 
 from specmon.analysis.figures import run_figures
 from specmon.session.baselines import BaselineOrigin
@@ -202,10 +203,12 @@ async def test_progress_bar_only_while_a_baseline_is_taken(
         assert not panel.border_subtitle
 
 
+@needs("gc_deferral")
 async def test_long_lived_objects_are_frozen_while_it_runs(
     make_app: Callable[..., SpecmonApp],
 ) -> None:
-    """Its widgets and modules stay out of full collections (specmon/heap.py) until it quits."""
+    """Its widgets and modules stay out of full collections (ui/tuning/gc_deferral.py) until it
+    quits."""
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()

@@ -16,8 +16,11 @@ from textual.drivers._writer_thread import MAX_QUEUED_WRITES, WriterThread
 from textual.drivers.headless_driver import HeadlessDriver
 from textual.drivers.linux_driver import LinuxDriver
 from textual.message import Message
+from tuned import needs
 
-from specmon.ui.driver import PromptDriver, prompt_driver
+from specmon.ui.tuning.driver import PromptDriver, prompt_driver
+
+pytestmark = needs("driver")
 
 
 class Inbox:

@@ -9,11 +9,14 @@ from collections.abc import Callable, Iterator
 import pytest
 from textual._styles_cache import StylesCache
 from textual.widget import Widget
+from tuned import needs
 
-from specmon.heap import FULL_EVERY
 from specmon.ui.app import SpecmonApp
-from specmon.ui.heap_keeper import KEYS_QUIET_S, QUIET_S, HeapKeeper
-from specmon.ui.render_cache import release_render_caches
+from specmon.ui.tuning.gc_deferral import full_every
+from specmon.ui.tuning.heap_keeper import KEYS_QUIET_S, QUIET_S, HeapKeeper
+from specmon.ui.tuning.render_cache import release_render_caches
+
+pytestmark = needs("gc_deferral", "render_cache")
 
 
 @pytest.fixture
@@ -32,7 +35,7 @@ def full_collections() -> Iterator[list[int]]:
 
 def make_due() -> None:
     """As many middle-generation collections as CPython counts before a full one."""
-    for _ in range(FULL_EVERY):
+    for _ in range(full_every()):
         gc.collect(1)
 
 
@@ -57,7 +60,7 @@ async def test_a_due_collection_waits_until_the_terminal_is_quiet(
         assert full_collections == [1]
     finally:
         keeper.stop()
-    assert gc.get_threshold()[2] == FULL_EVERY
+    assert gc.get_threshold()[2] == full_every()
 
 
 async def test_the_timer_collects_only_once_keys_stop(full_collections: list[int]) -> None:

@@ -1,23 +1,19 @@
-"""Strip's caches made on first use (ui/strip_caches.py): the same Strip as Textual's, fields
-and caches, but no cache until one is used."""
+"""Strip's caches made on first use (ui/tuning/strip_caches.py): the same Strip as Textual's,
+fields and caches, but no cache until one is used."""
 
 from __future__ import annotations
 
 from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
+from tuned import needs
 
-from specmon.ui import strip_caches
+from specmon.ui.tuning import strip_caches
 
-
-def test_textuals_strip_has_the_fields_and_caches_this_knows() -> None:
-    # A Textual that gives Strip another field or cache must be looked at before it is used.
-    assert set(Strip.__slots__) == {*strip_caches.CACHES, *strip_caches.FIELDS}
+pytestmark = needs("strip_caches")
 
 
 def test_a_strip_has_no_cache_until_it_uses_one_and_then_keeps_it() -> None:
-    strip_caches.install()
-    strip_caches.install()  # idempotent
     strip = Strip([Segment("hello "), Segment("world", Style(bold=True))])
     slots = {name: Strip.__dict__[name]._slot for name in strip_caches.CACHES}
     made = [name for name, slot in slots.items() if _holds(slot, strip)]

@@ -1,6 +1,6 @@
 """`t` parses each theme's CSS once, ahead of its first visit, and restyles in one pass
-(ui/stylesheet.py); the styles and the screen come out as Textual's own parse and restyle make
-them."""
+(ui/tuning/stylesheet.py); the styles and the screen come out as Textual's own parse and restyle
+make them."""
 
 from __future__ import annotations
 
@@ -12,11 +12,14 @@ from textual.css import stylesheet as stylesheet_module
 from textual.css.parse import parse
 from textual.css.stylesheet import Stylesheet
 from textual.pilot import Pilot
+from tuned import needs
 
 from specmon.session.view import BenchView
 from specmon.ui.app import SpecmonApp
-from specmon.ui.stylesheet import ThemeCachedStylesheet
 from specmon.ui.theming import css_variables
+from specmon.ui.tuning.stylesheet import ThemeCachedStylesheet
+
+pytestmark = needs("stylesheet")
 
 
 def _styles(app: SpecmonApp) -> str:

@@ -25,7 +25,8 @@ class RenderedPage(Widget):
     The page is kept as plain segment lines and nothing else: a Strip per line (with the seven
     caches each Strip makes, and the styled and cropped Strips each caches after a frame) and the
     parsed Markdown were 28,000 objects that every full garbage collection walked while the
-    dashboard ran (specmon/heap.py). The page is built again for a new width, in the thread.
+    dashboard ran (specmon/ui/tuning/gc_deferral.py). The page is built again for a new width,
+    in the thread.
     """
 
     DEFAULT_CSS = """

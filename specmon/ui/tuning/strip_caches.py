@@ -9,12 +9,13 @@ Textual gives it; a Strip that never uses a cache never has one. What the Strips
 change (the dashboard's snapshot tests draw through it).
 
 This replaces `Strip.__init__` (its other five fields as Textual sets them) and wraps the seven
-slots: Textual is pinned below 9, and tests/ui/test_strip_caches.py fails if Textual's Strip
-gains a field or a cache.
+slots; `check` stands it down if Strip's slots or its constructor's signature differ from
+Textual 8.2's.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable
 from typing import Any
 
@@ -22,11 +23,18 @@ from rich.segment import Segment
 from textual.cache import FIFOCache
 from textual.strip import Strip
 
+from specmon.ui.tuning import Mismatch
+
 CACHES = ("_divide_cache", "_crop_cache", "_style_cache", "_filter_cache",
           "_line_length_cache", "_crop_extend_cache", "_offsets_cache")  # fmt: skip
 """Strip's cache slots (Textual 8)."""
 FIELDS = ("_segments", "_cell_length", "_render_cache", "_link_ids", "_cell_count")
 """Strip's other slots, which its constructor sets."""
+PRIVATE_NAMES = (*CACHES, *FIELDS, "_maxsize")
+"""Strip's slots, and FIFOCache's size."""
+_PARAMETERS = [("self", inspect.Parameter.empty), ("segments", inspect.Parameter.empty),
+               ("cell_length", None)]  # fmt: skip
+"""Textual 8.2's `Strip.__init__`'s parameters and defaults, which `_init` stands in for."""
 
 
 class _MadeOnFirstUse:
@@ -59,10 +67,25 @@ def _init(self: Strip, segments: Iterable[Segment], cell_length: int | None = No
     self._cell_count = None
 
 
-def install() -> None:
-    """Make Strip's caches on first use from now on (idempotent)."""
-    if isinstance(Strip.__dict__[CACHES[0]], _MadeOnFirstUse):
-        return
+def check() -> None:
+    """Strip has these slots, as member descriptors, and Textual 8.2's constructor."""
+    slots, known = set(Strip.__slots__), {*CACHES, *FIELDS}
+    if slots != known:
+        change = [f"+{name}" for name in sorted(slots - known)]
+        change += [f"-{name}" for name in sorted(known - slots)]
+        raise Mismatch(f"Strip's slots differ ({' '.join(change)})")
+    if not all(inspect.ismemberdescriptor(Strip.__dict__.get(name)) for name in CACHES):
+        raise Mismatch("Strip's cache slots are not plain slots")
+    signature = inspect.signature(Strip.__init__)
+    if [(p.name, p.default) for p in signature.parameters.values()] != _PARAMETERS:
+        raise Mismatch(f"Strip.__init__{signature}")
+    sizes = [getattr(Strip([]), name)._maxsize for name in CACHES]
+    if not all(isinstance(size, int) for size in sizes):
+        raise Mismatch("Strip's caches have no integer _maxsize")
+
+
+def apply() -> None:
+    """Make Strip's caches on first use from now on."""
     sizes = {name: getattr(Strip([]), name)._maxsize for name in CACHES}  # Textual's own
     for name in CACHES:
         setattr(Strip, name, _MadeOnFirstUse(Strip.__dict__[name], sizes[name]))

@@ -10,8 +10,9 @@ first `t` (the dashboard does so for every theme after its first frame, and agai
 sources alone, whenever `sources_changed` says a screen's first open brought some).
 Textual's rule sets are not changed once parsed (`update` reads them into each node's styles).
 This reaches into the parent's private state (`_parse_cache`, `_style_parse_cache`, the variable
-tokens): Textual is pinned below 9, and tests/ui/test_stylesheet.py fails if the cached rules
-ever style a node differently from Textual's own parse.
+tokens): `check` stands it down (Textual's own stylesheet then) where those differ, and
+tests/ui/test_stylesheet.py fails if the cached rules ever style a node differently from
+Textual's own parse.
 
 Restyling: Textual sets each node's rules one property at a time, and each changed colour
 refreshes the node and every node below it. A theme changes ~9 colours a node, so one `t` made
@@ -26,6 +27,7 @@ compares the screen after each `t` with what Textual's own restyle draws.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -42,11 +44,42 @@ from textual.screen import Screen
 from textual.style import Style
 from textual.widget import Widget
 
+from specmon.ui.tuning import Mismatch
+
 _TOKENS = "_Stylesheet__variable_tokens"  # Textual's private, name-mangled attribute
 RULES_KEPT = 256
 """Parsed sources kept per theme (the dashboard and all its screens have ~20)."""
 STYLES_KEPT = 4096
 """Parsed style strings kept per theme (Textual's own size)."""
+PRIVATE_NAMES = ("_parse_cache", "_style_parse_cache", "_variables", "_variable_tokens", _TOKENS)
+"""Textual's Stylesheet's private state this keeps per theme."""
+_REFRESH_PARAMETERS = ["self", "layout", "children", "parent", "repaint"]
+"""Textual 8.2's `Styles.refresh`, which `_refresh_later` stands in for during `update`."""
+
+
+def check() -> None:
+    """Textual's Stylesheet keeps its caches and tokens in these fields; `Styles.refresh` and
+    the overridden methods take what they took in Textual 8.2."""
+    sheet = Stylesheet(variables={})
+    missing = [name for name in ("_parse_cache", "_style_parse_cache", "_variables", _TOKENS)
+               if not hasattr(sheet, name)]  # fmt: skip
+    if missing or not isinstance(Stylesheet.__dict__.get("_variable_tokens"), property):
+        raise Mismatch(f"Stylesheet lacks {', '.join(missing) or '_variable_tokens'}")
+    if not isinstance(sheet._parse_cache, LRUCache):
+        raise Mismatch("Stylesheet's parse cache is no longer an LRUCache")
+    if list(inspect.signature(Styles.refresh).parameters) != _REFRESH_PARAMETERS:
+        raise Mismatch(f"Styles.refresh{inspect.signature(Styles.refresh)}")
+    expected = {"add_source": ["self", "css", "read_from", "is_default_css", "tie_breaker",
+                               "scope"],
+                "set_variables": ["self", "variables"], "reparse": ["self"],
+                "update": ["self", "root", "animate"]}  # fmt: skip
+    for method, parameters in expected.items():
+        if list(inspect.signature(getattr(Stylesheet, method)).parameters) != parameters:
+            raise Mismatch(f"Stylesheet.{method} takes other parameters")
+
+
+def apply() -> None:
+    """Nothing global: the app makes a `ThemeCachedStylesheet` when this is installed."""
 
 
 @dataclass

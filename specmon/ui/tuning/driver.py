@@ -5,11 +5,13 @@ polls and only between polls checks whether a lone ESC byte has waited long enou
 Esc key: Esc took 100–200 ms to act. Quitting joined that thread, then waited one more 100 ms
 poll: the terminal came back 200 ms after `q`. This thread sleeps until input arrives, until the
 pending ESC is due, or until the driver stops (a byte on a wake-up pipe), and wakes for nothing
-else — ten wake-ups a second fewer while idle, too.
+else — ten wake-ups a second fewer while idle, too. It reads the driver's and the parser's
+private state: `check` stands it down (Textual's own driver then) where those differ.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 import selectors
 from codecs import getincrementaldecoder
@@ -21,12 +23,36 @@ from textual._time import get_time
 from textual._xterm_parser import XTermParser
 from textual.drivers.linux_driver import LinuxDriver
 
+from specmon.ui.tuning import Mismatch, active
+
 if TYPE_CHECKING:
     from textual.app import App
     from textual.driver import Driver
 
 POLL_S = 0.1
 """Textual's poll: only used if its parser stops saying when a pending ESC is due."""
+PRIVATE_NAMES = ("textual._parser", "textual._time", "textual._xterm_parser", "_writer_thread",
+                 "_debug", "_timeout_time", "_driver")  # fmt: skip
+"""Textual's modules imported, LinuxDriver's and the parser's fields read, the App's driver."""
+_DRIVER_FIELDS = ("_writer_thread", "_debug", "exit_event", "fileno")
+_DRIVER_METHODS = ("run_input_thread", "disable_input", "write", "close", "process_message")
+
+
+def check() -> None:
+    """LinuxDriver sets the fields and has the methods this uses; the parser times its ESC."""
+    textual_classes = [cls for cls in LinuxDriver.__mro__ if cls.__module__.startswith("textual.")]
+    source = "".join(inspect.getsource(cls) for cls in textual_classes)
+    missing = [name for name in _DRIVER_FIELDS if f"self.{name} =" not in source]
+    missing += [name for name in _DRIVER_METHODS if not callable(getattr(LinuxDriver, name, None))]
+    if missing:
+        raise Mismatch(f"LinuxDriver lacks {', '.join(missing)}")
+    parser = XTermParser(False)
+    if not hasattr(parser, "_timeout_time") or not callable(getattr(parser, "tick", None)):
+        raise Mismatch("XTermParser has no _timeout_time or tick")
+
+
+def apply() -> None:
+    """Nothing global: the app asks for `prompt_driver`."""
 
 
 class PromptDriver(LinuxDriver):
@@ -112,5 +138,11 @@ def _until_due(parser: XTermParser) -> float | None:
 
 
 def prompt_driver(default: type[Driver]) -> type[Driver]:
-    """`PromptDriver` where Textual would use its Linux driver, else Textual's choice."""
-    return PromptDriver if default is LinuxDriver else default
+    """`PromptDriver` where Textual would use its Linux driver (installed), else Textual's."""
+    return PromptDriver if active("driver") and default is LinuxDriver else default
+
+
+def prompt_driver_of(app: App[Any]) -> PromptDriver | None:
+    """The app's driver where it is a `PromptDriver` (it reports its writes)."""
+    driver = getattr(app, "_driver", None)  # Textual 8.2's private field
+    return driver if isinstance(driver, PromptDriver) else None

@@ -3,12 +3,13 @@
 A full collection holds the interpreter for as long as it walks every tracked object: 15 ms at
 start, 70-110 ms at 160x50 once the screens, themes and help have been drawn (each line Textual
 draws is a Strip, with the Strips its caches keep). CPython runs one at whatever allocation tips
-its count over, a key's handler included; `specmon.heap` leaves them to this keeper, which runs
+its count over, a key's handler included; `gc_deferral` leaves them to this keeper, which runs
 one that is due
 - after a key, once the terminal has been quiet for `QUIET_S` after the key's last write: the
   frame is out, and the next key is a human reaction (150 ms or more) away;
 - on the housekeeping timer, when no key came for `KEYS_QUIET_S` (an idle dashboard);
-and hands freed pages back to the OS on that timer.
+and hands freed pages back to the OS on that timer (`malloc_trim`). Each does nothing where its
+tuning stood down.
 """
 
 from __future__ import annotations
@@ -18,14 +19,14 @@ import math
 import time
 from collections.abc import Callable
 
-from specmon.heap import (
+from specmon.ui.tuning.gc_deferral import (
     collect_if_due,
     defer_full_collections,
     full_collection_due,
-    release_freed_memory,
     resume_full_collections,
 )
-from specmon.ui.render_cache import release_render_caches
+from specmon.ui.tuning.malloc_trim import release_freed_memory
+from specmon.ui.tuning.render_cache import release_render_caches
 
 QUIET_S = 0.04
 """After a key, the terminal's quiet time that says its frames are out (a theme's second frame
