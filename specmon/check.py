@@ -299,8 +299,8 @@ def _judge(
         f"vs {tag}: now {comparison.now_tok_s:.1f} tok/s, speedup {speedup_text(gain)} "
         f"({gain.level:.1%} interval)"
     )
-    if comparison.break_even is not None and comparison.margin is not None:
-        accept = comparison.break_even + comparison.margin
+    accept = comparison.accept_length
+    if accept is not None and comparison.break_even is not None:
         text += f", accept {accept:.2f} vs break-even {comparison.break_even:.2f}"
     took = report.verdict_after_s or 0.0
     probes = f"{look.probes} probe{'s' if look.probes != 1 else ''} in {took:.1f} s"

@@ -88,10 +88,9 @@ def _break_even_text(spec: Snapshot, comparison: Comparison | None, base_specula
     if comparison is None or comparison.break_even is None:
         return DASH
     text = f"accept length {comparison.break_even:.2f}"
-    if comparison.margin is None:
+    if comparison.margin is None or comparison.accept_length is None:
         return text
-    accept = comparison.break_even + comparison.margin
-    return f"{text}; measured {accept:.2f}, margin {comparison.margin:+.2f}"
+    return f"{text}; measured {comparison.accept_length:.2f}, margin {comparison.margin:+.2f}"
 
 
 def _name(snapshot: Snapshot) -> str:

@@ -143,41 +143,30 @@ def _under_break_even(
     side of break-even its point estimate falls."""
     if comparison is None or comparison.verdict != Verdict.LOSING:
         return []
-    if comparison.margin is None or comparison.break_even is None:
+    accept = comparison.accept_length
+    if accept is None or comparison.break_even is None:
         return []
-    accept = comparison.break_even + comparison.margin
     evidence = (
         f"accept length {accept:.2f} < break-even {comparison.break_even:.2f} "
         f"(cycle / baseline ms per token; {comparison.now_tok_s:.1f} vs "
         f"{comparison.base_tok_s:.1f} tok/s, {speedup_text(comparison.speedup)})"
     )
     others = [p for p in whatif.predictions if not p.measured] if whatif is not None else []
-    winners = [p for p in others if p.comparison is not None and _low(p.comparison) > 0]
-    if winners:
-        best = max(winners, key=lambda p: p.decode_tok_s)
+    winning = [p for p in others if p.comparison and p.comparison.verdict == Verdict.WINNING]
+    hopeful = [p for p in others if p.comparison and p.comparison.speedup.value > 0]
+    if winning or hopeful:
+        best = max(winning or hopeful, key=lambda p: p.decode_tok_s)
         assert best.comparison is not None
-        return [
-            Advice(
-                "warn",
-                f"speculation loses at this draft length; k = {best.draft_tokens} is predicted "
-                f"to win ({speedup_text(best.comparison.speedup)})",
-                flag_for(best.draft_tokens),
-                evidence,
+        k, gain = best.draft_tokens, speedup_text(best.comparison.speedup)
+        if winning:
+            text = f"k = {k} is predicted to win ({gain})"
+        else:
+            text = (
+                f"k = {k} might win ({gain}), but its interval holds 0: bench it at k = {k} "
+                "before turning speculation off"
             )
-        ]
-    hopeful = [p for p in others if p.comparison is not None and p.comparison.speedup.value > 0]
-    if hopeful:
-        best = max(hopeful, key=lambda p: p.decode_tok_s)
-        assert best.comparison is not None
         return [
-            Advice(
-                "warn",
-                f"speculation loses at this draft length; k = {best.draft_tokens} might win "
-                f"({speedup_text(best.comparison.speedup)}), but its interval holds 0: bench "
-                f"it at k = {best.draft_tokens} before turning speculation off",
-                flag_for(best.draft_tokens),
-                evidence,
-            )
+            Advice("warn", f"speculation loses at this draft length; {text}", flag_for(k), evidence)
         ]
     return [
         Advice(
@@ -187,12 +176,6 @@ def _under_break_even(
             evidence,
         )
     ]
-
-
-def _low(comparison: Comparison) -> float:
-    """The low end of a comparison's interval (its value without one)."""
-    low = comparison.speedup.low
-    return comparison.speedup.value if low is None else low
 
 
 def _better_draft_length(whatif: WhatIf | None, flag_for: Callable[[int], str]) -> list[Advice]:

@@ -191,6 +191,14 @@ class Comparison:
         """A managed A/B's verdict from fewer than `TENTATIVE_ROUNDS` rounds."""
         return self.spread is not None and self.spread.tentative
 
+    @property
+    def accept_length(self) -> float | None:
+        """now's accept length, which break-even and the margin were taken from; None without
+        a cycle."""
+        if self.break_even is None or self.margin is None:
+            return None
+        return self.break_even + self.margin
+
 
 def compare(
     now: Pooled,
