@@ -15,8 +15,10 @@ MASK = "***"
 # Names whose values are credentials: server args, variables (`HF_TOKEN`, `OPENAI_API_KEY`), the
 # fields of a server's printed settings (`ServerArgs(api_key='K', …)`); not `max_new_tokens`.
 _SECRET_KEY = re.compile(r"(api_key|password|secret|token$|^hf_token)", re.IGNORECASE)
-# `--api-key`, `--admin-api-key`, `--ssl-keyfile-password` … inside a command.
-_SECRET_FLAG = re.compile(r"--[\w-]*(api-key|api_key|password|secret|token)[\w-]*",
+# `--api-key`, `--admin-api-key`, `--ssl-keyfile-password`, `--hf-token` … inside a command; a
+# token only as the flag's last word, as in `_SECRET_KEY`: `--max-total-tokens`,
+# `--speculative-num-draft-tokens` and `--tokenizer-path` are settings to show.
+_SECRET_FLAG = re.compile(r"--[\w-]*(api-key|api_key|password|secret)[\w-]*|--([\w-]*[-_])?token",
                           re.IGNORECASE)  # fmt: skip
 
 

@@ -111,6 +111,19 @@ def test_shown_command_masks_every_form_and_quotes_the_rest() -> None:
     )
 
 
+def test_settings_named_after_tokens_are_shown() -> None:
+    """Only a flag whose last word is "token" holds one: `--speculative-num-draft-tokens 4`
+    read "--speculative-num-draft-tokens ***" in `ab`'s plan and a server's launch command."""
+    words = ["python", "--speculative-num-draft-tokens", "4", "--max-total-tokens", "8192",
+             "--tokenizer-path", "/m", "--auth-token", "t1", "--token=t2",
+             "--hf_token", "t3"]  # fmt: skip
+    assert shown_command(words) == (
+        "python --speculative-num-draft-tokens 4 --max-total-tokens 8192 --tokenizer-path /m "
+        "--auth-token *** --token=*** --hf_token ***"
+    )
+    assert mask_command(" ".join(words[:5])) == " ".join(words[:5])
+
+
 def _client(routes: dict[str, tuple[int, bytes]]) -> httpx.AsyncClient:
     def handler(request: httpx.Request) -> httpx.Response:
         status, body = routes.get(request.url.path, (404, b'{"detail":"Not Found"}'))
