@@ -26,6 +26,7 @@ from specmon.model import Protocol, Snapshot
 from specmon.private_files import private_dir
 from specmon.session.snapshot import SnapshotKind, take_snapshot
 from specmon.sources.http import Target
+from specmon.wording import streams
 
 DEFAULT_HEALTH_TIMEOUT_S = 600.0
 """SGLang's first start on a GPU compiles kernels for minutes."""
@@ -137,7 +138,7 @@ async def run_ab(
                 await server.wait_healthy(plan.target.url, plan.health_timeout_s)
                 events.say(f"Round {round_}/{plan.rounds}: the {name} server is up")
                 for concurrency in plan.concurrencies:
-                    label = f"ab {name}, {concurrency} streams, round {round_}"
+                    label = f"ab {name}, {streams(concurrency)}, round {round_}"
                     snapshot = await bench_level(
                         plan, server, side, label, concurrency, events, wall=wall
                     )

@@ -89,6 +89,8 @@ async def test_ab_matches_separate_benches_at_one_and_four_streams(tmp_path: Pat
     assert [(r.round, r.side.value, r.snapshot.protocol.concurrency) for r in runs] == [
         (rnd, side, c) for rnd in (1, 2) for side in ("baseline", "speculative") for c in (1, 4)
     ]
+    assert runs[0].snapshot.label == "ab baseline, 1 stream, round 1"  # not "1 streams"
+    assert runs[3].snapshot.label == "ab speculative, 4 streams, round 1"
     for run in runs:
         assert len(run.snapshot.runs) == PROTOCOL.runs * run.snapshot.protocol.concurrency
         assert run.snapshot.server.args["max_running_requests"] == 48  # pinned on both
