@@ -13,7 +13,6 @@ from dataclasses import dataclass, replace
 
 from specmon.analysis.acceptance import pooled_positions
 from specmon.analysis.figures import pooled_cycle_percentiles, run_step_cycles
-from specmon.analysis.gpus import gpu_line, gpu_state, gpu_verdict, gpu_worst
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.validity import LifetimeState
 from specmon.model import (
@@ -26,17 +25,16 @@ from specmon.model import (
     Snapshot,
     SourceName,
     StepsSource,
-    Telemetry,
 )
 from specmon.session.baseline_state import BaselineState, scraped_at
 from specmon.session.baselines import BaselineOrigin
+from specmon.session.gpu_tracker import GpuTracker, unavailable
 from specmon.session.tracker import Change, ServerTracker
 from specmon.session.view import (
     BaselineView,
     BenchView,
     DecodeView,
     Event,
-    GpuView,
     IdentityView,
     Level,
     ServerView,
@@ -59,8 +57,6 @@ from specmon.wording import (
 RATE_SPAN_S = 10.0  # server figures are averaged over about this long
 MEAN_SPAN_S = 6 * RATE_SPAN_S  # accept length, TTFT, ITL: means over enough requests
 HISTORY_STEP_S = 5.0  # the sparkline's points: means over 5 s (each rate already spans 10 s)
-RECENT_TELEMETRY = 20  # GPU readings summarised for the baseline comparison
-GPU_HISTORY = 60  # per-GPU utilisation points kept (a minute at 1 s)
 RECENT_PROBES = 5  # the probe runs pooled into "now"
 MAX_EVENTS = 200
 
@@ -96,10 +92,7 @@ class LiveState:
         self.probe_enabled = True
         self.bench: BenchView | None = None
         self.events: deque[Event] = deque(maxlen=MAX_EVENTS)
-        self.telemetry: Telemetry | None = None
-        self.recent_telemetry: deque[Telemetry] = deque(maxlen=RECENT_TELEMETRY)
-        self.gpu_util: dict[int, deque[float]] = {}
-        self._telemetry_seq = 0
+        self.gpus = GpuTracker()
         self._said_restarted = False
         """The events log said the baseline's server restarted (`_say_if_baseline_restarted`)."""
         self.why_no_baseline: str | None = None
@@ -121,7 +114,7 @@ class LiveState:
         if any(c.restart for c in changes):
             self.probes.clear()  # runs of another lifetime are not this server's speed
             self.accept_history.clear()
-        self._new_telemetry(sample)
+        self.gpus.update(sample)
         self.baseline.watched_current = self.server.info_current
         if self.baseline.snapshot is not None and self.baseline.server_url is None:
             self.baseline.observe(
@@ -142,20 +135,6 @@ class LiveState:
                 self.history.append((step, rate.value, 1))
         while self.history and self.history[0][0] <= step - HISTORY_S / HISTORY_STEP_S:
             self.history.popleft()
-
-    def _new_telemetry(self, sample: Sample) -> None:
-        reading = sample.readings.get(SourceName.GPU)
-        if reading is None or reading.seq == self._telemetry_seq:
-            return
-        self._telemetry_seq = reading.seq
-        if not isinstance(reading.value, Telemetry):
-            return
-        self.telemetry = reading.value
-        self.recent_telemetry.append(reading.value)
-        for gpu in reading.value.gpus:
-            history = self.gpu_util.setdefault(gpu.index, deque(maxlen=GPU_HISTORY))
-            if gpu.utilization_pct is not None:
-                history.append(gpu.utilization_pct)
 
     def on_baseline_sample(self, sample: Sample) -> None:
         """A tick of the baseline server's sampler (when it is another server)."""
@@ -216,7 +195,7 @@ class LiveState:
 
     def gpus_now(self) -> GpuState | None:
         """The GPUs' state over the recent readings, to compare with a baseline's."""
-        return gpu_state(list(self.recent_telemetry))
+        return self.gpus.state()
 
     def recent(self) -> Pooled:
         """The recent probes pooled: what "now" is in the comparison (and the exporter's)."""
@@ -246,7 +225,7 @@ class LiveState:
         sample = self.sample
         sources = (
             tuple(
-                SourceView(n, sample.age(n), r.error, _unavailable(r.value))
+                SourceView(n, sample.age(n), r.error, unavailable(r.value))
                 for n, r in sample.readings.items()
             )
             if sample
@@ -258,7 +237,7 @@ class LiveState:
             spec,
             baseline,
             self._server(missing),
-            self._gpus(missing),
+            self.gpus.view(self.sample.error(SourceName.GPU) if self.sample else None, missing),
             tuple(self.events),
             sources,
             tuple(missing),
@@ -375,30 +354,6 @@ class LiveState:
             positions=pooled_positions(runs) if enabled else None,
         )
 
-    def _gpus(self, missing: list[tuple[str, str]]) -> GpuView:
-        t = self.telemetry
-        error = self.sample.error(SourceName.GPU) if self.sample else None
-        if t is None:
-            why = error or "no GPU reading yet"
-            missing.append(("GPUs", why))
-            return GpuView(None, why, None, False, (), (), None)
-        if t.unavailable is not None:
-            why = t.unavailable + (f"; {t.hint}" if t.hint else "")
-            missing.append(("GPUs", why))
-        verdict = gpu_verdict(t) if t.unavailable is None else None
-        return GpuView(
-            source=t.source,
-            unavailable=(t.unavailable + (f"; {t.hint}" if t.hint else ""))
-            if t.unavailable
-            else None,
-            summary=verdict.text if verdict else None,
-            warn=verdict is not None and verdict.level == "warn",
-            lines=tuple(gpu_line(g) for g in t.gpus),
-            util_history=tuple(tuple(self.gpu_util.get(g.index, ())) for g in t.gpus),
-            host=_host_line(t),
-            worst=gpu_worst(t),
-        )
-
     def _server(self, missing: list[tuple[str, str]]) -> ServerView:
         sample = self.sample
         reading = sample.readings.get(SourceName.METRICS) if sample else None
@@ -426,33 +381,6 @@ class LiveState:
             rate_span_s=RATE_SPAN_S,
             latency_span_s=MEAN_SPAN_S,
         )
-
-
-def _unavailable(value: object) -> str | None:
-    """Why a reading that succeeded carries no figures (only telemetry says so), with the fix."""
-    if isinstance(value, Telemetry) and value.unavailable is not None:
-        return value.unavailable + (f"; {value.hint}" if value.hint else "")
-    return None
-
-
-def _host_line(t: Telemetry) -> str | None:
-    """`host CPU 12% · mem 40/128 GiB · server pid 123 CPU 95% RSS 2.1 GiB`, from what is known."""
-    parts = []
-    host = t.host
-    if host is not None:
-        if host.cpu_percent is not None:
-            parts.append(f"host CPU {host.cpu_percent:.0f}%")
-        if host.memory_used_bytes is not None and host.memory_total_bytes:
-            parts.append(f"mem {host.memory_used_bytes / 2**30:.0f}/"
-                         f"{host.memory_total_bytes / 2**30:.0f} GiB")  # fmt: skip
-    process = t.server_process
-    if process is not None:
-        cpu = f" CPU {process.cpu_percent:.0f}%" if process.cpu_percent is not None else ""
-        rss = f" RSS {process.rss_bytes / 2**30:.1f} GiB" if process.rss_bytes is not None else ""
-        parts.append(f"server pid {process.pid}{cpu}{rss}")
-    elif t.server_process_missing:
-        parts.append(f"server process: {t.server_process_missing}")
-    return " · ".join(parts) or None
 
 
 def _cycle_note(figures: RunFigures) -> str | None:
