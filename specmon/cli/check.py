@@ -50,6 +50,7 @@ def register(commands: Any) -> None:
         "--probe-tokens",
         type=setting("probe_tokens"),
         default=argparse.SUPPRESS,
+        metavar="N",
         help=f"probe size when no baseline sets it (default {DEFAULT_CHECK_TOKENS}); a "
         "baseline's protocol wins, and check says so",
     )
