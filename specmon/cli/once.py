@@ -8,6 +8,7 @@ import asyncio
 import json
 import sys
 
+from specmon.cli.common import seconds
 from specmon.config import MonitorConfig
 from specmon.errors import TargetError
 from specmon.session.once import WAITS_FOR, FrameSession, first_frame
@@ -32,7 +33,7 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
     )
     group.add_argument(
         "--once-timeout",
-        type=_seconds,
+        type=seconds,
         metavar="S",
         default=DEFAULT_ONCE_TIMEOUT_S,
         help=f"with --once: seconds to wait for the figures (default {DEFAULT_ONCE_TIMEOUT_S:g}); "
@@ -75,13 +76,3 @@ def run(config: MonitorConfig, server: Target, store: Store | None, timeout: flo
               f"(waited for {WAITS_FOR}): the frame has what came", file=sys.stderr)  # fmt: skip
         return EXIT_INCOMPLETE
     return 0
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError(f"must be more than 0 and at most 3600 s: {text!r}")
-    return value
