@@ -33,6 +33,12 @@ def default_config_path() -> Path:
     return platformdirs.user_config_path("specmon") / "config.toml"
 
 
+def default_dumps_path() -> Path:
+    """Where the dashboard's `d` writes screen dumps without `--dumps`: specmon's user state
+    dir (~/.local/state/specmon/dumps on Linux): kept across runs, out of the working tree."""
+    return platformdirs.user_state_path("specmon") / "dumps"
+
+
 @dataclass(frozen=True, slots=True)
 class Targets:
     """The monitored server and, optionally, a non-speculative baseline server."""
@@ -75,6 +81,8 @@ class MonitorConfig:
     gpu_metrics: str | None = None
     theme: str = "specmon-dark"
     db: str | None = None
+    dumps: str | None = None
+    """Where the dashboard's `d` writes screen dumps (None: `default_dumps_path()`)."""
     api_key_env: str | None = None
     api_key_file: str | None = None
     insecure: bool = False
@@ -156,6 +164,7 @@ SETTINGS: dict[str, tuple[Callable[[Any], Any], str]] = {
     ),
     "theme": (_text, "colour theme (default specmon-dark)"),
     "db": (_text, "snapshot store path"),
+    "dumps": (_text, "folder the dashboard's d key writes screen dumps into"),
     "api_key_env": (_text, "environment variable holding the API key"),
     "api_key_file": (_text, "file holding the API key"),
     "insecure": (_bool, "do not verify TLS certificates"),

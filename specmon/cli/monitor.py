@@ -17,6 +17,7 @@ from specmon.config import (
     MonitorConfig,
     Targets,
     default_config_path,
+    default_dumps_path,
     load_config,
 )
 from specmon.errors import SpecmonError, TargetError
@@ -109,8 +110,10 @@ def _settings(add: Callable[..., argparse.Action], *, theme: bool) -> list[argpa
             "flags > SPECMON_* environment > file",
         ),
     ]
-    if theme:
+    if theme:  # what draws a screen: its theme, and where its screen dumps go
         actions.append(add("--theme", help=SETTINGS["theme"][1] + "; t cycles themes"))
+        actions.append(add("--dumps", metavar="DIR", help=SETTINGS["dumps"][1]
+                           + f" (default {default_dumps_path()})"))  # fmt: skip
     return actions
 
 

@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     read_only = args.readonly if args.readonly is not None else not is_loopback(args.bind)
     print("specmon web: every tab shares one sampler and probe; Ctrl-C stops", flush=True)
     if read_only:
-        print("specmon web: read-only: b, s and exports are off in every tab (--no-readonly "
+        print("specmon web: read-only: b, s, d and exports are off in every tab (--no-readonly "
               "turns them on)", flush=True)  # fmt: skip
     store = monitor.open_store_or_warn(config.db)
     try:

@@ -13,6 +13,7 @@ import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from rich.console import Console
 from textual import events, on, work
@@ -23,7 +24,7 @@ from textual.css.query import NoMatches
 from textual.driver import Driver
 from textual.theme import Theme
 
-from specmon.config import MonitorConfig, Targets
+from specmon.config import MonitorConfig, Targets, default_dumps_path
 from specmon.errors import SpecmonError
 from specmon.model import ServerInfo
 from specmon.session.baselines import BaselineOrigin
@@ -36,6 +37,7 @@ from specmon.session.view import BenchView, View
 from specmon.session.whatif_view import live_what_if
 from specmon.store import Store
 from specmon.ui import tuning
+from specmon.ui.dump import dump_screen
 from specmon.ui.messages import (
     BaselineSampleReady,
     BenchDone,
@@ -88,8 +90,9 @@ class _Panels:
     events: EventsLog
 
 
-READ_ONLY_OFF = frozenset(("baseline", "snapshot"))
-"""The keys that bench, save or relaunch (`b`, `s`): off in a read-only dashboard."""
+READ_ONLY_OFF = frozenset(("baseline", "snapshot", "dump"))
+"""The keys that bench, save, relaunch or write files (`b`, `s`, `d`): off in a read-only
+dashboard."""
 
 
 class SpecmonApp(App[None]):
@@ -106,6 +109,8 @@ class SpecmonApp(App[None]):
         Binding("c", "compare", "compare"),
         Binding("w", "whatif", "what-if"),
         Binding("p", "toggle_probe", "probe"),
+        Binding("f", "freeze", "freeze"),
+        Binding("d", "dump", "dump"),
         Binding("t", "next_theme", "theme"),
         Binding("i", "diagnostics", "why —"),
         Binding("question_mark", "help", "help"),
@@ -182,6 +187,8 @@ class SpecmonApp(App[None]):
         self._tried_ahead: set[str] = set()
         self._last_view: View | None = None
         self._panels: _Panels | None = None
+        self.frozen = False
+        """`f`: the screen keeps its frame while sampling and probing go on."""
         # Chosen before the stylesheet is first parsed: on mount it would be parsed and applied
         # again (~40 ms of the first frame).
         for theme in load_themes():
@@ -203,10 +210,8 @@ class SpecmonApp(App[None]):
             yield ServerPanel(id="server", classes="panel")
         yield GpuPanel(id="gpus", classes="panel")
         yield EventsLog(id="events", classes="panel")
-        if self.read_only:
-            yield KeysLine(id="keys", left_out=READ_ONLY_OFF, note="read-only")
-        else:
-            yield KeysLine(id="keys")
+        yield KeysLine(id="keys", left_out=READ_ONLY_OFF if self.read_only else frozenset(),
+                       note=self._keys_note())  # fmt: skip
 
     def run_to_end(self) -> BaseException | None:
         """Run until the user quits (None) or an exception ends the dashboard (that exception).
@@ -433,7 +438,9 @@ class SpecmonApp(App[None]):
         self.feed.start_bench(kind, url, origin, label)
 
     def refresh_view(self) -> None:
-        """Build the View and hand each widget its part."""
+        """Build the View and hand each widget its part (not while frozen: `f`)."""
+        if self.frozen:
+            return
         view = self.live.view(self.wall(), stale_after=3 * max(self.config.interval, 1.0))
         if self._panels is None:  # found once: looking them up every tick was a DOM walk each
             try:
@@ -458,10 +465,10 @@ class SpecmonApp(App[None]):
 
     # Actions (keys).
 
-    def _refuse_read_only(self, key: str) -> bool:
-        """Whether `key` is off here (read-only), said when it is."""
+    def _refuse_read_only(self, key: str, does: str = "benches or saves") -> bool:
+        """Whether `key` is off here (read-only), said when it is (with what it `does`)."""
         if self.read_only:
-            self.notify(f"read-only: {key} is off in this dashboard (it benches or saves)",
+            self.notify(f"read-only: {key} is off in this dashboard (it {does})",
                         severity="warning")  # fmt: skip
         return self.read_only
 
@@ -553,6 +560,41 @@ class SpecmonApp(App[None]):
         """p: pause or resume the probe."""
         self._say_probe_paused(not self.live.probe_paused)
         self.feed.pause_probe(self.live.probe_paused)
+
+    def action_freeze(self) -> None:
+        """f: freeze the screen (sampling and probing go on), or show the present again."""
+        if self.frozen:
+            self.frozen = False
+            self.live.log(self.wall(), "info", "screen resumed")
+            self.refresh_view()
+        else:
+            self.live.log(self.wall(), "info", "screen frozen: sampling goes on; f resumes")
+            self.refresh_view()  # the frame it keeps says so
+            self.frozen = True
+        self.screen_stack[0].query_one(KeysLine).set_note(self._keys_note())
+
+    def _keys_note(self) -> str:
+        """What the keys line says after the keys: read-only, frozen."""
+        return "  ".join(note for note, on in (("read-only", self.read_only),
+                                                ("frozen", self.frozen)) if on)  # fmt: skip
+
+    def action_dump(self) -> None:
+        """d: the screen as it is, as SVG and text, into the dumps folder (said in the log)."""
+        if self._refuse_read_only("d", "writes files"):
+            return
+        folder = Path(self.config.dumps).expanduser() if self.config.dumps else default_dumps_path()
+        try:
+            svg, text = dump_screen(self, folder, self.wall())
+        except OSError as exc:
+            said = f"screen dump failed: {folder}: {exc.strerror or exc}"
+            self.live.log(self.wall(), "error", said)
+        else:
+            also = f"and {text.name}" if text else "no text dump on this Textual"
+            said = f"screen dumped: {svg} ({also})"
+            self.live.log(self.wall(), "info", said)
+        if self.frozen:  # the log is not redrawn: said on top of the frozen frame
+            self.notify(said)
+        self.refresh_view()
 
     def _say_probe_paused(self, paused: bool) -> None:
         self.live.probe_paused = paused

@@ -84,7 +84,10 @@ class FleetApp(SpecmonApp):
         await self.fleet.run()
 
     def tick(self) -> None:
-        """Hand the table every server's row, or the dashboard its server's View."""
+        """Hand the table every server's row, or the dashboard its server's View (neither while
+        frozen: `f`)."""
+        if self.frozen:
+            return
         if isinstance(self.screen, FleetScreen):
             rows = worst_first(fleet_row(server_label(s.target), s.view())
                                for s in self.fleet.sessions)  # fmt: skip
@@ -108,7 +111,14 @@ class FleetApp(SpecmonApp):
         if self.live.baseline.waiting or self.bench_running():
             super().action_cancel_bench()
             return
-        self.push_screen(FleetScreen(len(self.fleet.sessions)), self._open)
+        self.push_screen(FleetScreen(len(self.fleet.sessions), frozen=self.frozen), self._open)
+        self.tick()
+
+    def action_freeze(self) -> None:
+        """f: as on a lone server; the table too."""
+        super().action_freeze()
+        if isinstance(self.screen, FleetScreen):
+            self.screen.show_frozen(self.frozen)
         self.tick()
 
     def action_whatif(self) -> None:

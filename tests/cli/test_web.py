@@ -199,7 +199,7 @@ def test_read_only_by_default_off_loopback_in_every_tab(
         assert process.stdout is not None
         process.stdout.readline()  # every tab shares one sampler
         said = process.stdout.readline() if read_only else ""
-        assert said.startswith("specmon web: read-only: b, s and exports are off") is read_only
+        assert said.startswith("specmon web: read-only: b, s, d and exports are off") is read_only
         host = address.removeprefix("http://").replace("0.0.0.0", "127.0.0.1")
         handshake = _websocket(address.replace("0.0.0.0", "127.0.0.1"), host,
                                cookie=f"{TOKEN_COOKIE}={TOKEN}")  # fmt: skip

@@ -47,6 +47,10 @@ FROM_READINGS = frozenset(
 dimmed: what it was doing, not what it does."""
 
 
+KEYS = "↑↓: choose · Enter: open (Esc there: back) · q: quit"  # both fit 60 columns
+FROZEN_KEYS = "FROZEN (f resumes) · ↑↓: choose · Enter: open · q: quit"
+
+
 def _cells(row: FleetRow) -> tuple[str, ...]:
     """A row's texts, in COLUMNS order."""
     speedup = NO_SPEC if row.speculative is False else pct(row.speedup, signed=True)
@@ -84,12 +88,14 @@ class FleetScreen(Screen[str]):
 
     BINDINGS = [Binding("enter", "open", "open", priority=True)]
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, count: int, *, frozen: bool = False) -> None:
         """Args:
         count: How many servers the fleet has (for the title before the first rows).
+        frozen: The dashboard is frozen (`f`): the keys line says so.
         """
         super().__init__()
         self.count = count
+        self.frozen = frozen
         self.rows: tuple[FleetRow, ...] = ()
         self.cells: list[tuple[str, ...]] = []
         self._shown: tuple[list[int], list[str], list[tuple[tuple[str, str], ...]]] = ([], [], [])
@@ -103,8 +109,11 @@ class FleetScreen(Screen[str]):
                      "probes pooled · cycle in ms", id="fleet-title")  # fmt: skip
         yield DataTable(id="fleet-table", zebra_stripes=True, cursor_type="row")
         yield Static(id="fleet-row")
-        yield Static("↑↓: choose · Enter: open (Esc there: back) · q: quit",  # fits 60 columns
-                     id="fleet-keys")  # fmt: skip
+        yield Static(FROZEN_KEYS if self.frozen else KEYS, id="fleet-keys")
+
+    def show_frozen(self, frozen: bool) -> None:
+        """Say on the keys line whether the table is frozen (`f`)."""
+        self.query_one("#fleet-keys", Static).update(FROZEN_KEYS if frozen else KEYS)
 
     @on(FleetRowsReady)
     def _on_rows(self, message: FleetRowsReady) -> None:

@@ -37,6 +37,10 @@ KEYS = (
     ("w", "what-if: tokens per step, cycle, decode tok/s and speedup at every draft length "
      "from the recent probes, the best one, and the advisor's findings (Esc, w, q close it)"),
     ("p", "pause / resume the probe"),
+    ("f", "freeze the screen (sampling and probing go on; the keys line says frozen); f again "
+     "shows the present"),
+    ("d", "dump the screen as SVG and text into the dumps folder (--dumps; the path is said in "
+     "the events log)"),
     ("t", "next theme, named in the events log: specmon-dark, specmon-high-contrast, "
      "specmon-light, then Textual's textual-dark, textual-light, nord, gruvbox"),
     ("i", 'sources, their age and last error, and why a value shows "—"'),
@@ -49,6 +53,8 @@ FLEET_KEYS = (
      "there lists them)"),
     ("Esc", "in a server's dashboard, with nothing to cancel: back to this table"),
     ("w", "what-if of the highlighted server (as `w` in its dashboard)"),
+    ("f", "freeze the table (sampling goes on); f again shows the present"),
+    ("d", "dump the screen as SVG and text into the dumps folder"),
     ("t", "next theme"),
     ("?", "this help"),
     ("q", "quit"),

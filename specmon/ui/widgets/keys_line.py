@@ -11,10 +11,10 @@ from textual.widgets import Static
 
 from specmon.ui.fitting import left_out
 
-# Whose word goes first when the line is too narrow for every key's (nine take 89 columns): the
+# Whose word goes first when the line is too narrow for every key's (eleven take 106 columns): the
 # key stays, and `? help` says what it does. Help and quit keep theirs the longest.
-WORDLESS_FIRST = ("next_theme", "toggle_probe", "diagnostics", "snapshot", "compare", "whatif",
-                  "baseline", "help", "quit")  # fmt: skip
+WORDLESS_FIRST = ("next_theme", "dump", "freeze", "toggle_probe", "diagnostics", "snapshot",
+                  "compare", "whatif", "baseline", "help", "quit")  # fmt: skip
 
 
 class Key(NamedTuple):
@@ -70,6 +70,12 @@ class KeysLine(Static):
             if not isinstance(binding, tuple) and binding.show
             and binding.action not in self.left_out
         )  # fmt: skip
+        self._write()
+
+    def set_note(self, note: str) -> None:
+        """Say `note` after the keys from now on (the dashboard frozen, or no longer)."""
+        self.note = note
+        self._worded = None
         self._write()
 
     def on_resize(self) -> None:

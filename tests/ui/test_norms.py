@@ -1,0 +1,122 @@
+"""Monitor norms (issue 28, item 5) on the dashboard: `f` freezes the screen while sampling goes
+on, `d` dumps it as SVG and text into the dumps folder. Messages are pushed by hand."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from conftest import sample, server_info, server_metrics
+from test_dashboard import healthy, push_server
+from test_fleet_dashboard import _app as fleet_app
+from test_fleet_dashboard import _shown as fleet_shown
+from textual.widgets import Static
+
+from specmon.ui.app import SpecmonApp
+from specmon.ui.messages import SampleReady
+from specmon.ui.screens.fleet import FROZEN_KEYS, KEYS, FleetScreen
+from specmon.ui.widgets.server_panel import ServerPanel
+
+
+async def test_freeze_keeps_the_frame_while_sampling_goes_on(
+    make_app: Callable[..., SpecmonApp],
+) -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await healthy()(pilot)
+        await pilot.press("f")
+        keys = str(app.query_one("#keys", Static).content)
+        assert keys.endswith(" frozen ") and " q quit " in keys
+        shown = app.query_one(ServerPanel).view
+        frozen_events = app.query_one("#events").events  # type: ignore[attr-defined]
+        assert frozen_events[-1].text == "screen frozen: sampling goes on; f resumes"
+        later = sample(30.0, server_info(), server_metrics("spec/metrics_after"), seq=3)
+        app.post_message(SampleReady(later))
+        await pilot.pause()
+        assert app.live.sample is later  # sampled ...
+        assert app.query_one(ServerPanel).view is shown  # ... not shown
+        await pilot.press("f")
+        assert app.query_one(ServerPanel).view is not shown
+        assert app.query_one(ServerPanel).view == app.live.view(app.wall(), stale_after=3.0).server
+        keys = str(app.query_one("#keys", Static).content)
+        assert "frozen" not in keys
+        assert app.query_one("#events").events[-1].text == "screen resumed"  # type: ignore[attr-defined]
+
+
+async def test_dump_writes_the_screen_as_svg_and_text_and_says_where(
+    make_app: Callable[..., SpecmonApp], tmp_path: Path
+) -> None:
+    app = make_app()
+    app.config = replace(app.config, dumps=str(tmp_path / "dumps"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await push_server(pilot)
+        await pilot.pause()
+        await pilot.press("d", "d")
+        await pilot.pause()
+        texts = sorted((tmp_path / "dumps").glob("*.txt"), key=lambda p: len(p.name))
+        svgs = sorted((tmp_path / "dumps").glob("*.svg"), key=lambda p: len(p.name))
+        assert [p.stem for p in texts] == [p.stem for p in svgs] and len(texts) == 2
+        first, second = texts  # the same second: the second dump does not overwrite the first
+        assert second.stem == first.stem + "-2"
+        text = first.read_text(encoding="utf-8").splitlines()
+        assert len(text) == 24 and all(len(line) <= 80 for line in text)
+        assert "● live · 10.1.230.174:8000" in text[0] and "q quit" in text[-1]
+        assert "Decode 912.7 tok/s (probe)" in text[2]  # the figures on screen, in words
+        assert svgs[0].read_text(encoding="utf-8").startswith("<svg")
+        said = [e.text for e in app.live.events]
+        assert said[-2:] == [f"screen dumped: {svgs[0]} (and {first.name})",
+                             f"screen dumped: {svgs[1]} (and {second.name})"]  # fmt: skip
+
+
+async def test_a_dump_that_cannot_be_written_says_why(
+    make_app: Callable[..., SpecmonApp], tmp_path: Path
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    app = make_app()
+    app.config = replace(app.config, dumps=str(blocker))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("d")
+        await pilot.pause()
+        [event] = [e for e in app.live.events if e.level == "error"]
+        assert event.text == f"screen dump failed: {blocker}: File exists"
+
+
+async def test_read_only_has_no_dump_key(
+    make_app: Callable[..., SpecmonApp], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = make_app(read_only=True)
+    app.config = replace(app.config, dumps=str(tmp_path / "dumps"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert " d " not in str(app.query_one("#keys", Static).content)
+        await pilot.press("d")
+        await pilot.pause()
+        assert not (tmp_path / "dumps").exists()
+        said = [n.message for n in app._notifications]
+        assert said == ["read-only: d is off in this dashboard (it writes files)"]
+
+
+async def test_freeze_holds_the_fleet_table_too() -> None:
+    app = fleet_app(3)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await fleet_shown(3)(pilot)
+        table = app.screen
+        assert isinstance(table, FleetScreen)
+        before = table.rows
+        await pilot.press("f")
+        assert str(table.query_one("#fleet-keys", Static).content) == FROZEN_KEYS
+        second = app.fleet.sessions[1]  # not reached until now
+        second.sample(sample(3.0, server_info(), server_metrics("spec/metrics")))
+        app.tick()
+        await pilot.pause()
+        assert table.rows is before
+        await pilot.press("f")
+        await pilot.pause()
+        assert str(table.query_one("#fleet-keys", Static).content) == KEYS
+        states = {row.url: row.state for row in table.rows}
+        assert (
+            states[second.url] == "live"
+            and states[second.url] != {row.url: row.state for row in before}[second.url]
+        )
