@@ -53,8 +53,9 @@ def register(commands: Any) -> None:
     )  # fmt: skip
     whatif.add_argument("--warmup", type=count, default=1, help="warm-up runs (default 1)")
     whatif.add_argument(
-        "--max-tokens", type=tokens, default=DEFAULT_WHATIF_TOKENS,
-        help=f"tokens per run when no baseline sets them (default {DEFAULT_WHATIF_TOKENS})",
+        "--max-tokens", type=tokens, metavar="N",
+        help=f"tokens per run when no baseline sets them (default {DEFAULT_WHATIF_TOKENS}); a "
+        "baseline's protocol wins, and whatif says so",
     )  # fmt: skip
     add_max_age(whatif)
     whatif.add_argument("--json", action="store_true", help="print one JSON object (schema 2)")
@@ -81,11 +82,13 @@ def run(args: argparse.Namespace) -> int:
 
 async def _measure(args: argparse.Namespace, store: Store) -> WhatIfReport:
     out = sys.stderr if args.json else sys.stdout
-    protocol = Protocol(args.runs, args.warmup, args.max_tokens, 0.0, DEFAULT_PROMPT)
+    tokens = args.max_tokens or DEFAULT_WHATIF_TOKENS
+    protocol = Protocol(args.runs, args.warmup, tokens, 0.0, DEFAULT_PROMPT)
     return await measure_what_if(
         target_of(args),
         store,
         protocol,
+        asked_tokens=args.max_tokens,
         max_age_s=args.max_age,
         gpu_metrics=args.gpu_metrics,
         say=lambda line: print(line, file=out, flush=True),

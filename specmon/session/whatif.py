@@ -61,6 +61,7 @@ async def measure_what_if(
     protocol: Protocol,
     *,
     max_age_s: float,
+    asked_tokens: int | None = None,
     gpu_metrics: str | None = None,
     say: Callable[[str], None] = lambda _line: None,
     wall: Callable[[], float] = time.time,
@@ -76,6 +77,8 @@ async def measure_what_if(
         store: Baselines and earlier snapshots; the bench is saved here.
         protocol: Runs, warm-up, tokens and prompt when no baseline sets them.
         max_age_s: Older baselines are stale.
+        asked_tokens: The tokens the user asked for (`--max-tokens`), None if not: set aside,
+            and said so, when the baseline's protocol takes another count.
         gpu_metrics: A DCGM-style endpoint for the GPUs.
         say: One-line notes as the bench goes.
         wall: Wall clock.
@@ -96,6 +99,10 @@ async def measure_what_if(
     lookup = lookup_baseline(store, info, None)
     if lookup.baseline is not None:
         used = lookup.baseline.protocol
+        if asked_tokens is not None and asked_tokens != used.max_tokens:
+            say(f"bench: {used.max_tokens} tokens a run, the protocol of baseline "
+                f"#{lookup.baseline.id} (--max-tokens {asked_tokens} set aside: runs compare "
+                "only like for like)")  # fmt: skip
         protocol = replace(
             protocol, max_tokens=used.max_tokens, temperature=used.temperature, prompt=used.prompt
         )

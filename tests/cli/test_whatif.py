@@ -176,3 +176,23 @@ def test_a_server_without_speculation_gets_no_prediction(
     assert next(iter(body.items())) == ("schema", 2)  # first, as in the other --json outputs
     assert body["predictions"] == [] and body["snapshot_id"] is None  # nothing benched
     assert body["reason"] == "speculation is off: nothing to predict"
+
+
+def test_a_baseline_protocol_set_over_max_tokens_is_said(
+    db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The baseline's token count wins over --max-tokens, as in `check`, and it is said: the
+    bench ran the baseline's 40 tokens a run while --max-tokens 24 was given, without a word."""
+    short = ("--runs", "2", "--warmup", "0")
+    with ExitStack() as stack:
+        plain = stack.enter_context(SimThread(_config(2, 1.0, speculative_algorithm=None)))
+        _json(capsys, "bench", plain.url, *short, "--max-tokens", "40", "--db", db)
+        spec = stack.enter_context(SimThread(_config(2, 3.5)))
+        asked = main(["whatif", spec.url, *short, "--max-tokens", "24", "--db", db])
+        said = capsys.readouterr().out
+        assert main(["whatif", spec.url, *short, "--db", db]) == asked == 0
+        unasked = capsys.readouterr().out
+    assert "bench: 40 tokens a run, the protocol of baseline #1 (--max-tokens 24 set aside" in (
+        said
+    )
+    assert "set aside" not in unasked  # not given: the baseline's protocol without a word
