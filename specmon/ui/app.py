@@ -12,7 +12,7 @@ import io
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -24,6 +24,7 @@ from textual.css.query import NoMatches
 from textual.driver import Driver
 from textual.theme import Theme
 
+from specmon.analysis.comparison import Verdict
 from specmon.config import MonitorConfig, Targets, default_dumps_path
 from specmon.errors import SpecmonError
 from specmon.model import ServerInfo
@@ -189,6 +190,8 @@ class SpecmonApp(App[None]):
         self._panels: _Panels | None = None
         self.frozen = False
         """`f`: the screen keeps its frame while sampling and probing go on."""
+        self._shown_verdict: Verdict | None = None
+        """The verdict last shown (`show_view`): another one rings the bell."""
         # Chosen before the stylesheet is first parsed: on mount it would be parsed and applied
         # again (~40 ms of the first frame).
         for theme in load_themes():
@@ -438,10 +441,14 @@ class SpecmonApp(App[None]):
         self.feed.start_bench(kind, url, origin, label)
 
     def refresh_view(self) -> None:
-        """Build the View and hand each widget its part (not while frozen: `f`)."""
+        """Build the View and show it (not while frozen: `f`)."""
         if self.frozen:
             return
-        view = self.live.view(self.wall(), stale_after=3 * max(self.config.interval, 1.0))
+        self.show_view(self.live.view(self.wall(), stale_after=3 * max(self.config.interval, 1.0)))
+
+    def show_view(self, view: View) -> None:
+        """Hand each widget its part of the View; a verdict that flipped since the last one
+        shown rings the bell, flashes the Baseline panel and is said in the events log."""
         if self._panels is None:  # found once: looking them up every tick was a DOM walk each
             try:
                 self._panels = _Panels(self.query_one(IdentityBar), self.query_one(DecodePanel),
@@ -453,6 +460,12 @@ class SpecmonApp(App[None]):
         panels = self._panels
         if not panels.identity.is_attached:  # quitting: a worker's last message came after
             return
+        flipped = self._verdict_flip(view.spec.verdict)
+        if flipped:
+            self.live.log(self.wall(), "warn", flipped)
+            view = replace(view, events=(*view.events, self.live.events[-1]))
+            self.bell()
+            panels.baseline.flash()
         panels.identity.view = view.identity
         panels.decode.view = view.decode
         panels.decode.bench = view.bench
@@ -462,6 +475,17 @@ class SpecmonApp(App[None]):
         panels.gpus.view = view.gpus
         panels.events.events = view.events
         self._last_view = view
+
+    def _verdict_flip(self, verdict: Verdict | None) -> str | None:
+        """What changed when the verdict is another of winning / losing / within noise than the
+        last one shown (a gap without one, a stale baseline's, does not count), else None."""
+        before = self._shown_verdict
+        if verdict is None:
+            return None
+        self._shown_verdict = verdict
+        if before is None or before == verdict:
+            return None
+        return f"verdict: {before.value} → {verdict.value}"
 
     # Actions (keys).
 

@@ -69,6 +69,7 @@ class FleetApp(SpecmonApp):
         session.attach(self._sink)
         self.store_baseline = None  # the session looks its baselines up itself
         self._last_view = None
+        self._shown_verdict = None  # another server's verdict is no flip of this one's
 
     def on_mount(self) -> None:
         """The fleet table on top of the dashboard; rows every sampling interval."""

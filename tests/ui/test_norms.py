@@ -14,9 +14,12 @@ from test_fleet_dashboard import _app as fleet_app
 from test_fleet_dashboard import _shown as fleet_shown
 from textual.widgets import Static
 
+from specmon.analysis.comparison import Verdict
 from specmon.ui.app import SpecmonApp
 from specmon.ui.messages import SampleReady
 from specmon.ui.screens.fleet import FROZEN_KEYS, KEYS, FleetScreen
+from specmon.ui.widgets.baseline_panel import BaselinePanel
+from specmon.ui.widgets.events_log import EventsLog
 from specmon.ui.widgets.server_panel import ServerPanel
 
 
@@ -120,3 +123,31 @@ async def test_freeze_holds_the_fleet_table_too() -> None:
             states[second.url] == "live"
             and states[second.url] != {row.url: row.state for row in before}[second.url]
         )
+
+
+async def test_a_flipped_verdict_rings_and_flashes_once(
+    make_app: Callable[..., SpecmonApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hand-pushed Views: the bell rings when the verdict turns into another of winning / losing
+    / within noise, not at every View that keeps it, nor over a gap without one."""
+    app = make_app()
+    rings: list[None] = []
+    monkeypatch.setattr(app, "bell", lambda: rings.append(None))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await healthy()(pilot)
+        panel = app.query_one(BaselinePanel)
+        now = app.live.view(app.wall(), stale_after=3.0)
+
+        def push(verdict: Verdict | None) -> None:
+            app.show_view(replace(now, spec=replace(now.spec, verdict=verdict)))
+
+        rung = []
+        for verdict in (Verdict.WINNING, Verdict.WINNING, None, Verdict.WINNING, Verdict.LOSING,
+                        Verdict.LOSING, None, Verdict.WITHIN_NOISE):  # fmt: skip
+            push(verdict)
+            rung.append(len(rings))
+        assert rung == [0, 0, 0, 0, 1, 1, 1, 2]
+        assert panel.has_class("-flash")
+        said = [e.text for e in app.live.events if e.text.startswith("verdict: ")]
+        assert said == ["verdict: winning → losing", "verdict: losing → within noise"]
+        assert app.query_one(EventsLog).events[-1].text == "verdict: losing → within noise"

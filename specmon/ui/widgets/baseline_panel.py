@@ -1,6 +1,7 @@
 """Baseline: its tok/s with spread and age, the speedup with its 95% interval, and validity.
 
-A stale baseline is impossible to miss: the panel turns to the `stale` colour and says why.
+A stale baseline is impossible to miss: the panel turns to the `stale` colour and says why. A
+verdict that flips flashes its border (`flash`).
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.reactive import var
+from textual.timer import Timer
 from textual.widgets import ProgressBar, Static
 
 from specmon.analysis.comparison import Verdict
@@ -16,6 +18,7 @@ from specmon.ui.format import age, escape
 from specmon.ui.widgets import quiet
 from specmon.wording import DASH, num, speedup_text, verdict_text
 
+FLASH_S = 1.5  # how long the border flashes when the verdict flips
 SHORT_BELOW = 5  # lines: fewer leave no room for the bars and a wrapped speedup line
 BAR_AT_LEAST = 4  # cells: a narrower bar shows no proportion (and below 0 could not be drawn)
 
@@ -24,6 +27,7 @@ class BaselinePanel(Vertical):
     """The denominator of every speedup, and whether it still applies."""
 
     view: var[BaselineView | None] = var(None)  # the watcher redraws what changed
+    _flash_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         """Figures; a progress bar joins them while a baseline is being taken."""
@@ -32,6 +36,14 @@ class BaselinePanel(Vertical):
     def on_mount(self) -> None:
         """Title the panel."""
         self.border_title = "Baseline"
+
+    def flash(self) -> None:
+        """Flash the border (`-flash`) for FLASH_S: the verdict flipped. A flip meanwhile
+        flashes it FLASH_S from then."""
+        if self._flash_timer is not None:
+            self._flash_timer.stop()
+        self.add_class("-flash")
+        self._flash_timer = self.set_timer(FLASH_S, lambda: self.remove_class("-flash"))
 
     def watch_view(self, view: BaselineView | None) -> None:
         """Render the baseline, its validity and any bench in progress."""
