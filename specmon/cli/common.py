@@ -49,9 +49,9 @@ def count(text: str) -> int:
 
 
 def tokens(text: str) -> int:
-    value = positive_int(text)
-    if value < 2:
-        raise argparse.ArgumentTypeError("need at least 2 tokens to measure decode speed")
+    """Tokens per run of a bench (`bench`, `whatif`, `ab`): the range of a probe's and a
+    baseline run's (`--probe-tokens`, 2 to 100000), one rule for every run specmon times."""
+    value: int = setting("probe_tokens")(text)
     return value
 
 

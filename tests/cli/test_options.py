@@ -188,3 +188,27 @@ def test_an_unknown_option_is_refused_with_its_command_usage(
     err = capsys.readouterr().err
     assert err.startswith(f"usage: {prog} [-h]")
     assert err.endswith(f"\n{prog}: error: unrecognized arguments: --bogus\n")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["bench", "u", "--max-tokens"],
+        ["whatif", "u", "--max-tokens"],
+        ["ab", "--dry-run", "--max-tokens"],
+        ["check", "u", "--probe-tokens"],
+        ["--probe-tokens"],
+    ],
+    ids=["bench", "whatif", "ab", "check", "dashboard"],
+)
+def test_every_run_s_token_count_has_one_range(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bench's runs and a probe's are timed alike: the same 2–100000 tokens everywhere
+    (`bench --max-tokens 200000` was taken while `--probe-tokens` stopped at 100000)."""
+    for given in ("1", "100001"):
+        with pytest.raises(SystemExit) as exited:
+            parse_args([*argv, given])
+        assert exited.value.code == 2
+        assert f"must be between 2 and 100000: {given}" in capsys.readouterr().err
+    assert parse_args([*argv, "100000"]) is not None
