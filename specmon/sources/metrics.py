@@ -26,8 +26,6 @@ PREFIXES = ("sglang:", "sglang_")
 # tp/pp/moe-ep rank when `--enable-metrics-for-all-schedulers` is on: copies, not parts, so one
 # rank (the lowest) speaks for its data-parallel group. `dp_rank` groups are real parts.
 REPLICA_LABELS = ("tp_rank", "pp_rank", "moe_ep_rank")
-# Gauges that are ratios or means: averaged across groups rather than summed.
-MEAN_GAUGES = frozenset({"spec_accept_length", "spec_accept_rate", "token_usage"})
 
 
 @dataclass(frozen=True, slots=True)
