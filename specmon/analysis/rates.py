@@ -132,20 +132,6 @@ def draft_acceptance(before: ServerMetrics, after: ServerMetrics) -> DraftAccept
     )
 
 
-def server_cycle_ms(before: ServerMetrics, after: ServerMetrics) -> float | None:
-    """llama.cpp's cycle time over a window: 1000 · Δtokens_predicted_seconds / Δdrafts.
-
-    Its streams carry one chunk per token, so chunk gaps are not cycles; its counters are. Each
-    request's generation time runs from its first token to its last, so with every step drafting
-    (a draft model always does) this is the mean draft+verify step as the server times it.
-    """
-    seconds = counter_delta(before.decode_seconds_total, after.decode_seconds_total)
-    drafts = counter_delta(before.spec_drafts_total, after.spec_drafts_total)
-    if seconds is None or drafts is None or drafts.value <= 0:
-        return None
-    return 1000 * seconds.value / drafts.value
-
-
 def ran_alone(before: ServerMetrics, after: ServerMetrics, tokens: int) -> bool:
     """Whether a probe of `tokens` tokens was all the server did between two scrapes.
 

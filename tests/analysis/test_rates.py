@@ -12,7 +12,6 @@ from specmon.analysis.rates import (
     counter_rate,
     draft_acceptance,
     server_accept_length,
-    server_cycle_ms,
 )
 from specmon.model import ServerMetrics
 from specmon.sources import llamacpp, vllm
@@ -112,14 +111,6 @@ def test_draft_acceptance_of_real_windows(
     accept = server_accept_length(before, later)
     assert accept is not None and accept.source == "drafts"
     assert accept.value == pytest.approx(1 + accepted / drafts)
-
-
-def test_llamacpp_cycle_from_its_counters() -> None:
-    before, after = _scrapes("llamacpp-cpu", "metrics_after_concurrent")
-    assert server_cycle_ms(before, after) == pytest.approx(12301.1 / 252)
-    assert server_cycle_ms(after, after) is None  # no drafts in the window: unknown
-    vllm_before, vllm_after = _scrapes("vllm-0.32.0-cpu", "metrics_after")
-    assert server_cycle_ms(vllm_before, vllm_after) is None  # vLLM has no generation seconds
 
 
 def test_no_drafts_no_acceptance() -> None:
