@@ -22,6 +22,8 @@ EXIT_STORE = 3
 """The snapshot store could not be read (no such --db, corrupt, locked): nothing was checked."""
 
 Level = Literal["ok", "info", "warn", "fail"]
+CHECK_SCHEMA = 2
+"""The `check --json` object's version (2 added the probes, the interval's level, the looks)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +70,7 @@ def report_to_dict(report: CheckReport) -> dict[str, object]:
     server = report.server
     c = report.comparison
     return {
-        "schema": 2,
+        "schema": CHECK_SCHEMA,
         "url": report.url,
         "status": status,
         "exit_code": report.exit_code,

@@ -15,6 +15,7 @@ from specmon.analysis.validity import DEFAULT_MAX_AGE_S
 from specmon.bench import Progress
 from specmon.cli import launch, monitor, stopping
 from specmon.cli.ab_report import (
+    AB_SCHEMA,
     best_lines,
     crossover_line,
     report_to_dict,
@@ -107,7 +108,9 @@ def register(commands: Any) -> None:
     ab.add_argument(
         "--dry-run", action="store_true", help="print the two commands and the pins; launch none"
     )
-    ab.add_argument("--json", action="store_true", help="print one JSON object (schema 2)")
+    ab.add_argument(
+        "--json", action="store_true", help=f"print one JSON object (schema {AB_SCHEMA})"
+    )
     ab.add_argument(
         "--watch",
         action="store_true",

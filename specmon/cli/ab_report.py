@@ -19,6 +19,9 @@ from specmon.wording import (
     verdict_text,
 )
 
+AB_SCHEMA = 2
+"""The `ab --json` object's version (2: the rounds' speedups and `tentative`, no τ²)."""
+
 
 def split_lines(split: Split) -> list[str]:
     """The two commands, what was taken out, what is pinned and why."""
@@ -155,10 +158,10 @@ def report_to_dict(
     snapshot_ids: Sequence[int],
     skipped: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The JSON of `ab --json` (schema 2): the commands, each configuration's levels and
+    """The JSON of `ab --json` (schema AB_SCHEMA): the commands, each configuration's levels and
     crossover (one, labelled null, without --sweep), the best per concurrency, the ids saved."""
     return {
-        "schema": 2,
+        "schema": AB_SCHEMA,
         "server": split.kind.value,
         "rules": split.rules,
         "speculative_command": split.speculative.shell(),

@@ -23,7 +23,7 @@ from specmon.cli.common import (
 from specmon.errors import SpecmonError
 from specmon.model import Protocol, ServerInfo
 from specmon.render import run_line, summary_lines, target_line
-from specmon.serialize import snapshot_to_dict
+from specmon.serialize import SCHEMA, snapshot_to_dict
 from specmon.session.snapshot import SnapshotKind, take_snapshot
 from specmon.sources.probe import DEFAULT_PROMPT
 from specmon.store import Store
@@ -49,7 +49,9 @@ def register(commands: Any) -> None:
     )
     bench.add_argument("--label", help="a label stored with the snapshot")
     bench.add_argument("--prompt", default=DEFAULT_PROMPT, help="prompt text (default: built in)")
-    bench.add_argument("--json", action="store_true", help="print one JSON object (schema 1)")
+    bench.add_argument(
+        "--json", action="store_true", help=f"print one JSON object (schema {SCHEMA})"
+    )
     add_db(bench)
     add_gpu_metrics(bench)
     add_connection(bench)

@@ -11,7 +11,7 @@ from typing import Any
 from specmon.analysis.sequential import DEFAULT_BUDGET_S
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S, LifetimeCheck
 from specmon.check import CHECK_RULE, DEFAULT_CHECK_TOKENS, run_check
-from specmon.check_report import EXIT_STORE, EXIT_UNREACHABLE, report_to_dict
+from specmon.check_report import CHECK_SCHEMA, EXIT_STORE, EXIT_UNREACHABLE, report_to_dict
 from specmon.cli import stopping
 from specmon.cli.agent import add_gpu_metrics
 from specmon.cli.common import (
@@ -63,7 +63,9 @@ def register(commands: Any) -> None:
         f"most this long and {CHECK_RULE.max_probes} probes (default {DEFAULT_BUDGET_S:g})",
     )
     add_max_age(check)
-    check.add_argument("--json", action="store_true", help="print one JSON object (schema 2)")
+    check.add_argument(
+        "--json", action="store_true", help=f"print one JSON object (schema {CHECK_SCHEMA})"
+    )
     add_db(check)
     add_gpu_metrics(check)
     add_connection(check)

@@ -30,6 +30,8 @@ from specmon.whatif_text import LABELS, row, summary, whatif_to_dict
 
 DEFAULT_WHATIF_RUNS = 3
 DEFAULT_WHATIF_TOKENS = 256
+WHATIF_SCHEMA = 2
+"""The `whatif --json` object's version (2: `best_draft_tokens` the advisor's, whole flags)."""
 
 
 def register(commands: Any) -> None:
@@ -58,7 +60,9 @@ def register(commands: Any) -> None:
         "baseline's protocol wins, and whatif says so",
     )  # fmt: skip
     add_max_age(whatif)
-    whatif.add_argument("--json", action="store_true", help="print one JSON object (schema 2)")
+    whatif.add_argument(
+        "--json", action="store_true", help=f"print one JSON object (schema {WHATIF_SCHEMA})"
+    )
     add_db(whatif)
     add_gpu_metrics(whatif)
     add_connection(whatif)
@@ -123,7 +127,7 @@ def report_to_dict(report: WhatIfReport) -> dict[str, Any]:
     """`whatif --json` (schema 2: `best_draft_tokens` is the length the advisor names, and the
     flags are whole): `predictions` (one object per draft length) and what they rest on."""
     result = report.answer.result
-    body: dict[str, Any] = {"schema": 2, "predictions": []}
+    body: dict[str, Any] = {"schema": WHATIF_SCHEMA, "predictions": []}
     if result is not None:
         body.update(whatif_to_dict(report.server, result))
     body.update(
