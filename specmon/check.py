@@ -38,7 +38,7 @@ from specmon.session.baselines import BaselineLookup
 from specmon.sources.backend import Backend, connect
 from specmon.sources.probe import DEFAULT_PROMPT
 from specmon.whatif_text import draft_flag, speculation_off_flag
-from specmon.wording import speedup_text, verdict_text
+from specmon.wording import counted, speedup_text, verdict_text
 
 DEFAULT_CHECK_TOKENS = 200
 CHECK_RULE = SequentialRule()
@@ -303,7 +303,7 @@ def _judge(
     if accept is not None and comparison.break_even is not None:
         text += f", accept {accept:.2f} vs break-even {comparison.break_even:.2f}"
     took = report.verdict_after_s or 0.0
-    probes = f"{look.probes} probe{'s' if look.probes != 1 else ''} in {took:.1f} s"
+    probes = f"{counted(look.probes, 'probe')} in {took:.1f} s"
     if comparison.verdict == Verdict.WITHIN_NOISE:
         probes += ", the cap" if look.probes >= rule.max_probes else f", the {budget_s:g} s budget"
         probes += _noisy_baseline(pool(baseline.runs), pool(report.probes))

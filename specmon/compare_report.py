@@ -14,7 +14,7 @@ from specmon.analysis.validity import LifetimeCheck, Validity, snapshot_validity
 from specmon.exports import format_time
 from specmon.model import Snapshot
 from specmon.serialize import summary_of
-from specmon.wording import DASH, describe_config, duration, speedup_text, verdict_text
+from specmon.wording import DASH, counted, describe_config, duration, speedup_text, verdict_text
 
 
 def compare_text(
@@ -112,7 +112,7 @@ def _header(role: str, snapshot: Snapshot) -> str:
         runs = len(snapshot.runs)
         parts.append(
             f"decode {pooled.decode_tok_s:.1f} tok/s [{decode.min:.1f}–{decode.max:.1f}]"
-            f" over {runs} run{'s' if runs != 1 else ''}"
+            f" over {counted(runs, 'run')}"
             f" ({pooled.ms_per_token:.1f} ms/token)"
         )
     return "  ".join(parts)

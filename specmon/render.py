@@ -7,6 +7,7 @@ from collections.abc import Callable
 from specmon.analysis.pooled import pool
 from specmon.analysis.stats import summarize
 from specmon.model import RunFigures, ServerInfo, Snapshot
+from specmon.wording import counted
 
 DASH = "—"
 
@@ -51,7 +52,7 @@ def summary_lines(snapshot: Snapshot) -> list[str]:
     n = len(snapshot.runs)
     pooled = pool(snapshot.runs)
     lines = [
-        f"Pooled over {n} run{'s' if n != 1 else ''} (Σ tokens / Σ time, what comparisons use): "
+        f"Pooled over {counted(n, 'run')} (Σ tokens / Σ time, what comparisons use): "
         f"decode {_num(pooled.decode_tok_s, '.1f')} tok/s"
         + (f", accept {pooled.accept_length:.2f}" if pooled.accept_length is not None else "")
         + (f", cycle {pooled.cycle_ms:.1f} ms" if pooled.cycle_ms is not None else ""),

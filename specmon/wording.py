@@ -44,9 +44,14 @@ def pct(value: float | None, signed: bool = False, places: int = 1) -> str:
     return "+" + text[1:] if text.startswith("-") and not text.strip("-0.%") else text
 
 
+def counted(n: int, noun: str, width: int = 0) -> str:
+    """ "1 probe", "5 probes" (the number right-aligned in `width`, for columns)."""
+    return f"{n:>{width}} {noun}{'' if n == 1 else 's'}"
+
+
 def streams(n: int, width: int = 0) -> str:
-    """ "1 stream", "4 streams" (the number right-aligned in `width`, for columns)."""
-    return f"{n:>{width}} stream{'' if n == 1 else 's'}"
+    """ "1 stream", "4 streams": a load level (`counted`)."""
+    return counted(n, "stream", width)
 
 
 def _scaled(seconds: float) -> tuple[str, str, str]:

@@ -16,7 +16,7 @@ from specmon.analysis.comparison import Verdict
 from specmon.session.view import BaselineView
 from specmon.ui.format import age, escape
 from specmon.ui.widgets import quiet
-from specmon.wording import DASH, num, speedup_text, verdict_text
+from specmon.wording import DASH, counted, num, speedup_text, verdict_text
 
 FLASH_S = 1.5  # how long the border flashes when the verdict flips
 SHORT_BELOW = 5  # lines: fewer leave no room for the bars and a wrapped speedup line
@@ -115,7 +115,7 @@ def _body(view: BaselineView, width: int, height: int) -> str:
         mark = "[bold $good]✓ valid[/]"
     head = f"[$baseline]#{view.snapshot_id}[/] [bold]{num(view.tok_s, '.1f', 'tok/s')}[/]"
     # "now" pools the recent probes (the Decode panel's figure is the last one alone).
-    pooled = f"{view.current_runs} probe{'s' if view.current_runs != 1 else ''}"
+    pooled = counted(view.current_runs, "probe")
     span = width - 18 - len(pooled)
     # A short panel (60x15) or a narrow one (60x24) keeps the validity and the speedup (or why
     # it is stale) in view: no spread, no bars, no interval, a line each.
