@@ -172,7 +172,8 @@ def run(args: argparse.Namespace) -> int:
         config = config_from_args(args)  # no theme: nothing is drawn
         store = open_store_or_warn(config.db)
         try:
-            return once.run(config, targets_of(config).server, store, args.once_timeout)
+            timeout = args.once_timeout or once.DEFAULT_ONCE_TIMEOUT_S
+            return once.run(config, targets_of(config).server, store, timeout)
         finally:
             if store is not None:
                 store.close()

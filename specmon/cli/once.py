@@ -35,7 +35,6 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
         "--once-timeout",
         type=seconds,
         metavar="S",
-        default=DEFAULT_ONCE_TIMEOUT_S,
         help=f"with --once: seconds to wait for the figures (default {DEFAULT_ONCE_TIMEOUT_S:g}); "
         f"past it the frame is printed as it stands and specmon exits {EXIT_INCOMPLETE}",
     )
@@ -51,7 +50,7 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise TargetError("--once prints the frame as JSON: give --json too")
     if args.once_json and not args.once:
         raise TargetError("--json goes with --once (a command's --json comes after it)")
-    if args.once_timeout != DEFAULT_ONCE_TIMEOUT_S and not args.once:
+    if args.once_timeout is not None and not args.once:
         raise TargetError("--once-timeout goes with --once")
 
 

@@ -97,6 +97,7 @@ def test_the_frame_is_the_view_of_that_moment(tmp_path: Path) -> None:
         (["--once"], "--once prints the frame as JSON: give --json too"),
         (["--json"], "--json goes with --once"),
         (["--once-timeout", "5"], "--once-timeout goes with --once"),
+        (["--once-timeout", "30"], "--once-timeout goes with --once"),  # the default's value too
     ],
 )
 def test_once_options_alone_are_refused(
