@@ -54,6 +54,7 @@ from specmon.ui.messages import (
 from specmon.ui.screens.baseline_choice import BaselineChoice
 from specmon.ui.screens.comparison import ComparisonScreen
 from specmon.ui.screens.diagnostics import DiagnosticsScreen
+from specmon.ui.screens.filter_prompt import FilterPrompt
 from specmon.ui.screens.help import HelpScreen
 from specmon.ui.screens.label_prompt import LabelPrompt
 from specmon.ui.screens.whatif import WhatIfScreen
@@ -112,6 +113,7 @@ class SpecmonApp(App[None]):
         Binding("p", "toggle_probe", "probe"),
         Binding("f", "freeze", "freeze"),
         Binding("d", "dump", "dump"),
+        Binding("slash", "filter_events", "filter"),
         Binding("t", "next_theme", "theme"),
         Binding("i", "diagnostics", "why —"),
         Binding("question_mark", "help", "help"),
@@ -596,6 +598,16 @@ class SpecmonApp(App[None]):
             self.refresh_view()  # the frame it keeps says so
             self.frozen = True
         self.screen_stack[0].query_one(KeysLine).set_note(self._keys_note())
+
+    def action_filter_events(self) -> None:
+        """/: show only the events holding a text."""
+        log = self.screen_stack[0].query_one(EventsLog)
+
+        def apply(text: str | None) -> None:
+            if text is not None:
+                log.filter = text
+
+        self.push_screen(FilterPrompt("the events holding", log.filter), apply)
 
     def _keys_note(self) -> str:
         """What the keys line says after the keys: read-only, frozen."""

@@ -18,7 +18,8 @@ from specmon.ui.screens.fleet import FleetScreen
 from specmon.ui.screens.help import COMPARISON_KEYS, FLEET_KEYS, KEYS
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-SHOWN = {"question_mark": "?", "escape": "Esc", "enter": "Enter"}  # how the help writes them
+# How the help writes them.
+SHOWN = {"question_mark": "?", "escape": "Esc", "enter": "Enter", "slash": "/"}
 
 
 def _keys(bindings: list[BindingType]) -> set[str]:

@@ -151,3 +151,53 @@ async def test_a_flipped_verdict_rings_and_flashes_once(
         said = [e.text for e in app.live.events if e.text.startswith("verdict: ")]
         assert said == ["verdict: winning → losing", "verdict: losing → within noise"]
         assert app.query_one(EventsLog).events[-1].text == "verdict: losing → within noise"
+
+
+async def test_slash_keeps_the_events_holding_a_text(make_app: Callable[..., SpecmonApp]) -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 30)) as pilot:
+        await healthy()(pilot)
+        log = app.query_one(EventsLog)
+        everything = str(log.content)
+        await pilot.press("slash", *"BASELINE", "enter")
+        shown = str(log.content).splitlines()
+        assert shown and all("baseline" in line.casefold() for line in shown)
+        assert len(shown) < len(everything.splitlines())
+        assert log.border_title == "Events holding 'BASELINE'"
+        await pilot.press("slash", *"zzz", "escape")  # Esc keeps the filter as it was
+        assert log.filter == "BASELINE"
+        await pilot.press("slash")
+        await pilot.press(*["backspace"] * 8, "enter")  # empty: all again
+        assert log.filter == "" and str(log.content) == everything
+
+
+def _order_of(table: FleetScreen) -> list[str]:
+    return [row.label for row in table.rows]
+
+
+async def test_the_fleet_table_sorts_by_column_and_filters_by_name() -> None:
+    app = fleet_app(8)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await fleet_shown(8)(pilot)
+        table = app.screen
+        assert isinstance(table, FleetScreen)
+        worst = _order_of(table)
+        assert worst[:2] == ["gpu-box-01", "gpu-box-02"]  # down, then not reached
+        await pilot.press("o")
+        assert _order_of(table) == sorted(worst)
+        assert "8 servers, by server" in str(table.query_one("#fleet-title", Static).content)
+        await pilot.press("o")  # tok/s: the fastest first, the servers without a probe last
+        speeds = [row.decode_tok_s for row in table.rows]
+        known = [s for s in speeds if s is not None]
+        assert known == sorted(known, reverse=True) and speeds[len(known) :] == [None, None]
+        await pilot.press("o", "o", "o", "o")  # speedup, accept, cycle, and round
+        assert _order_of(table) == worst
+        await pilot.press("slash", *"BOX-0", "3", "enter")
+        assert _order_of(table) == ["gpu-box-03"]
+        title = str(table.query_one("#fleet-title", Static).content)
+        assert "1 of 8 servers holding 'BOX-03', worst first" in title
+        await pilot.press("slash", *["backspace"] * 6, *"10.1.230.10", "enter")  # the address
+        assert len(table.rows) == 8
+        app.tick()  # new rows keep the order and filter
+        await pilot.pause()
+        assert len(table.rows) == 8 and table.filter == "10.1.230.10"

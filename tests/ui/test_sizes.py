@@ -88,6 +88,7 @@ SCREENS = {  # what is on the screen: (the state, the keys that open it, a basel
     "whatif": (healthy(), "w", True),
     "baseline_choice": (_no_baseline_server, "b", False),
     "snapshot_label": (healthy(), "s", True),
+    "events_filter": (healthy(), "slash", True),
 }
 
 

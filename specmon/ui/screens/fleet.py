@@ -1,4 +1,5 @@
-"""The fleet table: one row per server, worst first; Enter opens that server's dashboard.
+"""The fleet table: one row per server, worst first; Enter opens that server's dashboard; `o`
+sorts by another column, `/` keeps the servers whose name or address holds a text.
 
 It renders the rows `FleetRowsReady` brings (session/fleet_row.py: every figure is the server's
 View's) and nothing else. The columns follow the width (ui/columns.py), chosen again at each resize:
@@ -15,11 +16,13 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
+from specmon.session.fleet_order import ORDERS, next_order, ordered
 from specmon.session.fleet_row import FleetRow
 from specmon.session.live import RECENT_PROBES
 from specmon.ui.columns import Column, cut, cut_middle, fit
 from specmon.ui.format import DASH, escape, num, pct
 from specmon.ui.messages import FleetRowsReady
+from specmon.ui.screens.filter_prompt import FilterPrompt
 from specmon.ui.widgets import quiet
 from specmon.wording import NO_SPEC
 
@@ -47,8 +50,8 @@ FROM_READINGS = frozenset(
 dimmed: what it was doing, not what it does."""
 
 
-KEYS = "↑↓: choose · Enter: open (Esc there: back) · q: quit"  # both fit 60 columns
-FROZEN_KEYS = "FROZEN (f resumes) · ↑↓: choose · Enter: open · q: quit"
+KEYS = "Enter: open, Esc: back · o: sort · /: filter · q: quit"  # both fit 60 columns
+FROZEN_KEYS = "FROZEN: f resumes · Enter: open · o: sort · /: filter"
 
 
 def _cells(row: FleetRow) -> tuple[str, ...]:
@@ -86,7 +89,11 @@ def _shown_cells(
 class FleetScreen(Screen[str]):
     """Every server's row; dismisses with the URL of the one to open."""
 
-    BINDINGS = [Binding("enter", "open", "open", priority=True)]
+    BINDINGS = [
+        Binding("enter", "open", "open", priority=True),
+        Binding("o", "order", "sort"),
+        Binding("slash", "filter", "filter"),
+    ]
 
     def __init__(self, count: int, *, frozen: bool = False) -> None:
         """Args:
@@ -96,7 +103,14 @@ class FleetScreen(Screen[str]):
         super().__init__()
         self.count = count
         self.frozen = frozen
+        self.order = ORDERS[0][0]
+        """`o`: the rows' order (`fleet_order.ORDERS`)."""
+        self.filter = ""
+        """`/`: only the servers whose name or address holds it."""
+        self.all_rows: tuple[FleetRow, ...] = ()
+        """Every server's row, as the app brought them."""
         self.rows: tuple[FleetRow, ...] = ()
+        """The rows shown: those matching the filter, in the order chosen."""
         self.cells: list[tuple[str, ...]] = []
         self._shown: tuple[list[int], list[str], list[tuple[tuple[str, str], ...]]] = ([], [], [])
         """The column widths, the servers in order and the texts (with their styles) the table
@@ -105,8 +119,7 @@ class FleetScreen(Screen[str]):
     def compose(self) -> ComposeResult:
         """Title, table, the highlighted row's reason, keys."""
         # The window of tok/s, accept, cycle and speedup: one for all four, as the exporter's.
-        yield Static(f"specmon · {self.count} servers, worst first · last {RECENT_PROBES} "
-                     "probes pooled · cycle in ms", id="fleet-title")  # fmt: skip
+        yield Static(self._heading(), id="fleet-title")
         yield DataTable(id="fleet-table", zebra_stripes=True, cursor_type="row")
         yield Static(id="fleet-row")
         yield Static(FROZEN_KEYS if self.frozen else KEYS, id="fleet-keys")
@@ -115,11 +128,43 @@ class FleetScreen(Screen[str]):
         """Say on the keys line whether the table is frozen (`f`)."""
         self.query_one("#fleet-keys", Static).update(FROZEN_KEYS if frozen else KEYS)
 
+    def _heading(self) -> str:
+        """How many servers, in which order, under which filter; the window of the figures."""
+        # The window of tok/s, accept, cycle and speedup: one for all four, as the exporter's.
+        servers = f"{self.count} servers"
+        if self.filter:
+            servers = f"{len(self.rows)} of {self.count} servers holding {self.filter!r}"
+        order = self.order if self.order == ORDERS[0][0] else f"by {self.order}"
+        return f"specmon · {servers}, {order} · last {RECENT_PROBES} probes pooled · cycle in ms"
+
     @on(FleetRowsReady)
     def _on_rows(self, message: FleetRowsReady) -> None:
-        self.rows = message.rows
+        self.all_rows = message.rows
+        self.count = len(message.rows)
+        self._arrange()
+
+    def _arrange(self) -> None:
+        """The rows to show, by the order and filter chosen; the title says which."""
+        self.rows = tuple(ordered(self.all_rows, self.order, self.filter))
         self.cells = [_cells(row) for row in self.rows]
+        quiet.show(self.query_one("#fleet-title", Static), escape(self._heading()))
         self._fill()
+
+    def action_order(self) -> None:
+        """o: the next order (worst first, server, tok/s, speedup, accept, cycle)."""
+        self.order = next_order(self.order)
+        self._arrange()
+
+    def action_filter(self) -> None:
+        """/: ask for the text a server's name or address must hold."""
+
+        def apply(text: str | None) -> None:
+            if text is not None:
+                self.filter = text
+                self._arrange()
+
+        self.app.push_screen(FilterPrompt("the servers whose name or address holds", self.filter),
+                             apply)  # fmt: skip
 
     def on_resize(self) -> None:
         """Choose the columns for the new width."""

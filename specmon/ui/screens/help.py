@@ -41,6 +41,7 @@ KEYS = (
      "shows the present"),
     ("d", "dump the screen as SVG and text into the dumps folder (--dumps; the path is said in "
      "the events log)"),
+    ("/", "show only the events holding a text (case aside; empty: all again)"),
     ("t", "next theme, named in the events log: specmon-dark, specmon-high-contrast, "
      "specmon-light, then Textual's textual-dark, textual-light, nord, gruvbox"),
     ("i", 'sources, their age and last error, and why a value shows "—"'),
@@ -53,6 +54,9 @@ FLEET_KEYS = (
      "there lists them)"),
     ("Esc", "in a server's dashboard, with nothing to cancel: back to this table"),
     ("w", "what-if of the highlighted server (as `w` in its dashboard)"),
+    ("o", "sort by the next column: worst first, server, tok/s, speedup, accept, cycle (the "
+     "best first; a server without the figure last)"),
+    ("/", "show only the servers whose name or address holds a text (empty: all again)"),
     ("f", "freeze the table (sampling goes on); f again shows the present"),
     ("d", "dump the screen as SVG and text into the dumps folder"),
     ("t", "next theme"),

@@ -11,10 +11,10 @@ from textual.widgets import Static
 
 from specmon.ui.fitting import left_out
 
-# Whose word goes first when the line is too narrow for every key's (eleven take 106 columns): the
+# Whose word goes first when the line is too narrow for every key's (twelve take 115 columns): the
 # key stays, and `? help` says what it does. Help and quit keep theirs the longest.
-WORDLESS_FIRST = ("next_theme", "dump", "freeze", "toggle_probe", "diagnostics", "snapshot",
-                  "compare", "whatif", "baseline", "help", "quit")  # fmt: skip
+WORDLESS_FIRST = ("next_theme", "filter_events", "dump", "freeze", "toggle_probe", "diagnostics",
+                  "snapshot", "compare", "whatif", "baseline", "help", "quit")  # fmt: skip
 
 
 class Key(NamedTuple):
