@@ -3,12 +3,17 @@
 The real `SpecmonApp` runs under Textual's headless driver (`run_test`) at a short sampling
 interval, watching a speculative simulator (with a plain twin as its baseline server) whose
 faults flip on and off in turn — each kind of fault of docs/reliability.md, one at a time, plus
-server restarts. Along the way it presses keys and times how long each takes to be handled, takes a
-baseline now and then, and records the process's RSS. At the end: RSS after the first minute
-against RSS at the end (docs/performance.md asks for at most +10%), the slowest key, how long
-each fault took to clear from the dashboard, and any error that was not the fault's own.
+server restarts. Along the way it opens and closes every screen (`SCREEN_KEYS`), pauses the probe,
+changes the theme, times how long each key takes to be handled, takes a baseline every
+`--baseline-every` seconds, and records the process's RSS and the objects the garbage collector
+tracks (after a collection: what is alive). At the end: each one's trend after `--settle-s`
+(`trend`: flat unless its slope, at the low end of its 95% interval, would add more than 2% over
+the run), RSS after the first minute against RSS at the end, the slowest key, how long each
+fault took to clear from the dashboard, and any error that was not the fault's own.
 
     python benchmarks/soak.py --minutes 35 --interval 0.02 --out benchmarks/results/soak.json
+
+benchmarks/soak_week.py runs a week of scrapes and probes in two hours, in a pty.
 
 The simulators run in a child process (so that their work does not steal the dashboard's
 interpreter); the RSS of both is recorded, and both must stay flat.
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import math
 import multiprocessing
@@ -41,6 +47,7 @@ from specmon.sources.http import Target
 from specmon.store import Store
 from specmon.ui.app import SpecmonApp
 from specmon.ui.messages import SampleReady
+from specmon.ui.tuning.render_cache import release_render_caches
 
 SPEC = SimConfig(plain_step_ms=4.0, cycle_ms=8.0, accept_length=2.1, ttft_ms=5.0, seed=5)
 PLAIN = replace(SPEC, speculative_algorithm=None, speculative_num_steps=None,
@@ -75,6 +82,12 @@ FAULTS: tuple[tuple[str, Fault], ...] = (
 )  # fmt: skip
 RESTART = "restart (counters reset)"
 KEY_LIMIT_S = 30.0
+SCREEN_KEYS = (("i", "escape"), ("c", "escape"), ("w", "escape"), ("question_mark", "escape"),
+               ("s", "escape"), ("p", "p"), ("t",))  # fmt: skip
+"""What `press` presses, one group a turn: every screen opened and closed, the probe paused and
+resumed, the next theme."""
+FLAT_WITHIN = 0.02
+"""A figure is flat if its trend adds at most this share of its mean over the measured span."""
 
 
 @dataclass
@@ -83,15 +96,60 @@ class Record:
 
     rss: list[tuple[float, int, int]] = field(default_factory=list)
     """(seconds since start, the dashboard's RSS, the simulators' RSS) in bytes."""
+    objects: list[tuple[float, int]] = field(default_factory=list)
+    """(seconds since start, objects the garbage collector tracks after a collection)."""
+    restarts: int = 0
+    screens: int = 0
+    """Screens opened (and closed again)."""
     key_ms: dict[str, list[float]] = field(default_factory=dict)
     """Fault (or "none") -> how long each key press took to be handled."""
     recover_s: dict[str, list[float]] = field(default_factory=dict)
     """Fault -> seconds from clearing it to a live server with a working probe again."""
     unrecovered: list[str] = field(default_factory=list)
     ticks: int = 0
+    groups: int = 0
+    """Key groups pressed (`SCREEN_KEYS`)."""
     baselines: int = 0
     errors: list[str] = field(default_factory=list)
     """Anything that is a bug, not a fault's expected effect: internal errors, dead workers."""
+
+
+def tracked_objects() -> int:
+    """Objects the garbage collector tracks once garbage is collected (the frozen ones aside:
+    those are fixed once the dashboard is mounted). This collection stands in for the one the
+    dashboard would have run (it resets CPython's count), so it lets go of the render caches
+    first, as the dashboard's does (ui/tuning/heap_keeper.py)."""
+    release_render_caches()
+    gc.collect()
+    return len(gc.get_objects())
+
+
+def trend(samples: list[tuple[float, float]], settle_s: float) -> dict[str, object]:
+    """A least-squares line through the samples after `settle_s`: its slope per hour, and
+    whether it is flat: the slope's 95% low end (slope - 2 standard errors), over the span
+    measured, adds at most `FLAT_WITHIN` of the mean. Noise widens the interval; only growth
+    that the samples show beyond their noise fails."""
+    points = [(t, v) for t, v in samples if t >= settle_s]
+    if len(points) < 4:
+        return {"samples": len(points), "flat": None}
+    n = len(points)
+    mean_t = sum(t for t, _ in points) / n
+    mean_v = sum(v for _, v in points) / n
+    sxx = sum((t - mean_t) ** 2 for t, _ in points)
+    slope = sum((t - mean_t) * (v - mean_v) for t, v in points) / sxx
+    residuals = [v - (mean_v + slope * (t - mean_t)) for t, v in points]
+    stderr = math.sqrt(sum(r * r for r in residuals) / (n - 2) / sxx)
+    span = points[-1][0] - points[0][0]
+    low = slope - 2 * stderr
+    return {
+        "samples": n,
+        "span_s": round(span),
+        "mean": round(mean_v, 1),
+        "slope_per_h": round(slope * 3600, 1),
+        "slope_stderr_per_h": round(stderr * 3600, 1),
+        "growth_over_span_pct": round(100 * slope * span / mean_v, 2),
+        "flat": low * span <= FLAT_WITHIN * mean_v,
+    }
 
 
 def rss() -> int:
@@ -190,7 +248,8 @@ async def soak(args: argparse.Namespace) -> Record:
             Store(Path(tmp) / "soak.db") as store,
         ):
             config = MonitorConfig(url=sims.spec_url, baseline_url=sims.base_url,
-                                   interval=args.interval, probe_every=1.0, probe_tokens=64,
+                                   interval=args.interval, probe_every=args.probe_every,
+                                   probe_tokens=64,
                                    baseline_runs=2, connect_timeout=TIMEOUT_S,
                                    read_timeout=TIMEOUT_S)  # fmt: skip
             targets = Targets(*(Target(url, connect_timeout=TIMEOUT_S, read_timeout=TIMEOUT_S)
@@ -215,53 +274,58 @@ async def session(
     schedule = [*range(len(FAULTS)), RESTART]
     rss_at = [start]
 
-    async def hold(step: int | str, seconds: float, turn: int) -> str:
+    async def hold(step: int | str, seconds: float) -> str:
         name = step if isinstance(step, str) else FAULTS[step][0]
         await (sims.do("restart") if step == RESTART else sims.do("fault", step))
+        record.restarts += step == RESTART
         until = time.monotonic() + seconds
         while time.monotonic() < until:  # the keys must answer while the fault lasts
-            await press(app, record, turn, name)
+            await press(app, record, name)
             rss_at[0] = await sample_rss(sims, record, start, rss_at[0], args)
         await sims.do("clear")
         return name
 
-    for turn, step in enumerate(schedule):
-        await hold(step, 50 / len(schedule), turn)
+    for step in schedule:
+        await hold(step, 50 / len(schedule))
     await pilot.press("b")  # a baseline now and then: the store and the bench path too
     record.baselines += 1
-    next_baseline = time.monotonic() + 300
+    next_baseline = time.monotonic() + args.baseline_every
     turn = 0
     while time.monotonic() < start + args.minutes * 60:
         turn += 1
-        name = await hold(schedule[turn % len(schedule)], args.on_s, turn)
+        name = await hold(schedule[turn % len(schedule)], args.on_s)
         cleared = time.monotonic()
         while not healthy(app) and time.monotonic() < cleared + args.off_s * 3:
-            await press(app, record, turn, "none")
+            await press(app, record, "none")
         if healthy(app):
             record.recover_s.setdefault(name, []).append(time.monotonic() - cleared)
         else:
             record.unrecovered.append(f"{name} at {cleared - start:.0f} s")
-        if time.monotonic() > next_baseline and not app.workers_in_group("bench"):
+        if time.monotonic() > next_baseline and not app.bench_running():
             await pilot.press("b")
             record.baselines += 1
-            next_baseline = time.monotonic() + 300
+            next_baseline = time.monotonic() + args.baseline_every
         while time.monotonic() < cleared + args.off_s:
-            await press(app, record, turn, "none")
+            await press(app, record, "none")
             rss_at[0] = await sample_rss(sims, record, start, rss_at[0], args)
         check_health(app, record)
 
 
-async def press(app: SpecmonApp, record: Record, turn: int, fault: str) -> None:
-    """Press a key pair (pause and resume the probe, or open and close `i`) and time each key
-    from the moment it is posted to the moment its action has run.
+async def press(app: SpecmonApp, record: Record, fault: str) -> None:
+    """Press the next group of `SCREEN_KEYS` and time each key from the moment it is posted to
+    the moment its action has run.
 
     Args:
         app: The dashboard.
         record: Where the times go.
-        turn: Which pair: odd, the probe; even, the diagnostics screen.
         fault: The fault in force (or "none").
     """
-    for key in ("p", "p") if turn % 2 else ("i", "i"):
+    keys = SCREEN_KEYS[record.groups % len(SCREEN_KEYS)]
+    record.groups += 1
+    if keys[0] == "s" and app.bench_running():  # `s` says a bench runs, and opens nothing
+        keys = SCREEN_KEYS[0]
+    record.screens += keys[-1] == "escape"
+    for key in keys:
         before = key_state(app)
         began = time.perf_counter()
         app.simulate_key(key)
@@ -274,9 +338,9 @@ async def press(app: SpecmonApp, record: Record, turn: int, fault: str) -> None:
     await asyncio.sleep(0.2)
 
 
-def key_state(app: SpecmonApp) -> tuple[bool, int]:
-    """What the keys change: the probe's pause, the screens open."""
-    return app.live.probe_paused, len(app.screen_stack)
+def key_state(app: SpecmonApp) -> tuple[bool, int, str]:
+    """What the keys change: the probe's pause, the screens open, the theme."""
+    return app.live.probe_paused, len(app.screen_stack), app.theme
 
 
 async def sample_rss(
@@ -289,6 +353,7 @@ async def sample_rss(
     sim_rss = await sims.do("rss")
     assert isinstance(sim_rss, int)
     record.rss.append((now - start, rss(), sim_rss))
+    record.objects.append((now - start, tracked_objects()))
     return now + args.rss_every
 
 
@@ -307,6 +372,9 @@ def summary(record: Record, args: argparse.Namespace) -> dict[str, object]:
         "rss_final_mib": round(final[1] / 2**20, 1),
         "rss_peak_mib": round(max(r[1] for r in record.rss) / 2**20, 1),
         "rss_growth_pct": round(100 * (final[1] / first[1] - 1), 1),
+        "rss_trend_mib": trend([(t, r / 2**20) for t, r, _ in record.rss], args.settle_s),
+        "objects_trend": trend([(t, float(n)) for t, n in record.objects], args.settle_s),
+        "sim_rss_trend_mib": trend([(t, m / 2**20) for t, _, m in record.rss], args.settle_s),
         "sim_rss_after_first_minute_mib": round(first[2] / 2**20, 1),
         "sim_rss_final_mib": round(final[2] / 2**20, 1),
         "keys_pressed": len(keys),
@@ -317,10 +385,13 @@ def summary(record: Record, args: argparse.Namespace) -> dict[str, object]:
         "recover_s_max": {k: round(max(v), 2) for k, v in record.recover_s.items()},
         "unrecovered": record.unrecovered,
         "baselines_started": record.baselines,
+        "restarts": record.restarts,
+        "screens_opened": record.screens,
         "errors": record.errors,
         "rss_mib_over_time": [
             (round(t), round(r / 2**20, 1), round(m / 2**20, 1)) for t, r, m in record.rss
         ],
+        "objects_over_time": [(round(t), n) for t, n in record.objects],
     }
 
 
@@ -331,7 +402,22 @@ def main() -> int:
     parser.add_argument("--interval", type=float, default=0.05, help="sampling interval (s)")
     parser.add_argument("--on-s", type=float, default=10.0, help="seconds each fault lasts")
     parser.add_argument("--off-s", type=float, default=10.0, help="seconds between faults")
-    parser.add_argument("--rss-every", type=float, default=30.0, help="seconds between RSS samples")
+    parser.add_argument(
+        "--rss-every",
+        type=float,
+        default=30.0,
+        help="seconds between RSS and tracked-object samples",
+    )
+    parser.add_argument(
+        "--settle-s",
+        type=float,
+        default=120.0,
+        help="seconds left out of the trends (every path's first allocations)",
+    )
+    parser.add_argument("--probe-every", type=float, default=1.0, help="seconds between probes")
+    parser.add_argument(
+        "--baseline-every", type=float, default=300.0, help="seconds between baselines (`b`)"
+    )
     parser.add_argument("--out", type=Path, help="write the figures here as JSON")
     args = parser.parse_args()
     result = summary(asyncio.run(soak(args)), args)
@@ -341,6 +427,7 @@ def main() -> int:
         args.out.write_text(text + "\n")
     print(text)
     ok = result["rss_growth_pct"] <= 10 and not result["errors"] and not result["unrecovered"]  # type: ignore[operator]
+    ok = ok and all(result[name]["flat"] for name in ("rss_trend_mib", "objects_trend"))  # type: ignore[index]
     return 0 if ok else 1
 
 
