@@ -7,13 +7,15 @@ server restarts. Along the way it opens and closes every screen (`SCREEN_KEYS`),
 changes the theme, times how long each key takes to be handled, takes a baseline every
 `--baseline-every` seconds, and records the process's RSS and the objects the garbage collector
 tracks (after a collection: what is alive). At the end: each one's trend after `--settle-s`
-(`trend`: flat unless its slope, at the low end of its 95% interval, would add more than 2% over
-the run), RSS after the first minute against RSS at the end, the slowest key, how long each
-fault took to clear from the dashboard, and any error that was not the fault's own.
+(`trend`: flat unless its slope, at the low end of its 95% interval, would add more than 5% (RSS)
+or 2% (objects) over the run), RSS after the first minute against RSS at the end, the slowest
+key, how long each fault took to clear from the dashboard, and any error that was not the
+fault's own.
 
     python benchmarks/soak.py --minutes 35 --interval 0.02 --out benchmarks/results/soak.json
 
-benchmarks/soak_week.py runs a week of scrapes and probes in two hours, in a pty.
+CI runs ten minutes of it (tests/soak/test_soak.py, `pytest -m soak`); benchmarks/soak_week.py
+runs a week of scrapes and probes in two hours, in a pty.
 
 The simulators run in a child process (so that their work does not steal the dashboard's
 interpreter); the RSS of both is recorded, and both must stay flat.
@@ -86,8 +88,14 @@ SCREEN_KEYS = (("i", "escape"), ("c", "escape"), ("w", "escape"), ("question_mar
                ("s", "escape"), ("p", "p"), ("t",))  # fmt: skip
 """What `press` presses, one group a turn: every screen opened and closed, the probe paused and
 resumed, the next theme."""
-FLAT_WITHIN = 0.02
-"""A figure is flat if its trend adds at most this share of its mean over the measured span."""
+OBJECTS_FLAT_WITHIN = 0.02
+"""The tracked objects are flat if their trend adds at most this share of their mean over the
+span measured."""
+RSS_FLAT_WITHIN = 0.05
+"""RSS likewise, with more room: glibc's heap creeps after the histories have filled (+1.3% to
++6.8% by the fitted slope, low ends up to +3.3%, in four ten-minute runs on 2026-12-03/04, with or
+without the 100 MB fault). The leaks this soak has caught were far beyond it: +12.6% in 40
+minutes from pages kept after refused bodies, 3.5x the objects in two minutes of screens."""
 
 
 @dataclass
@@ -124,11 +132,11 @@ def tracked_objects() -> int:
     return len(gc.get_objects())
 
 
-def trend(samples: list[tuple[float, float]], settle_s: float) -> dict[str, object]:
+def trend(samples: list[tuple[float, float]], settle_s: float, within: float) -> dict[str, object]:
     """A least-squares line through the samples after `settle_s`: its slope per hour, and
     whether it is flat: the slope's 95% low end (slope - 2 standard errors), over the span
-    measured, adds at most `FLAT_WITHIN` of the mean. Noise widens the interval; only growth
-    that the samples show beyond their noise fails."""
+    measured, adds at most `within` of the mean. Noise widens the interval; only growth that
+    the samples show beyond their noise fails."""
     points = [(t, v) for t, v in samples if t >= settle_s]
     if len(points) < 4:
         return {"samples": len(points), "flat": None}
@@ -148,7 +156,7 @@ def trend(samples: list[tuple[float, float]], settle_s: float) -> dict[str, obje
         "slope_per_h": round(slope * 3600, 1),
         "slope_stderr_per_h": round(stderr * 3600, 1),
         "growth_over_span_pct": round(100 * slope * span / mean_v, 2),
-        "flat": low * span <= FLAT_WITHIN * mean_v,
+        "flat": low * span <= within * mean_v,
     }
 
 
@@ -372,9 +380,15 @@ def summary(record: Record, args: argparse.Namespace) -> dict[str, object]:
         "rss_final_mib": round(final[1] / 2**20, 1),
         "rss_peak_mib": round(max(r[1] for r in record.rss) / 2**20, 1),
         "rss_growth_pct": round(100 * (final[1] / first[1] - 1), 1),
-        "rss_trend_mib": trend([(t, r / 2**20) for t, r, _ in record.rss], args.settle_s),
-        "objects_trend": trend([(t, float(n)) for t, n in record.objects], args.settle_s),
-        "sim_rss_trend_mib": trend([(t, m / 2**20) for t, _, m in record.rss], args.settle_s),
+        "rss_trend_mib": trend(
+            [(t, r / 2**20) for t, r, _ in record.rss], args.settle_s, RSS_FLAT_WITHIN
+        ),
+        "objects_trend": trend(
+            [(t, float(n)) for t, n in record.objects], args.settle_s, OBJECTS_FLAT_WITHIN
+        ),
+        "sim_rss_trend_mib": trend(
+            [(t, m / 2**20) for t, _, m in record.rss], args.settle_s, RSS_FLAT_WITHIN
+        ),
         "sim_rss_after_first_minute_mib": round(first[2] / 2**20, 1),
         "sim_rss_final_mib": round(final[2] / 2**20, 1),
         "keys_pressed": len(keys),

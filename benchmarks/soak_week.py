@@ -32,7 +32,14 @@ from typing import Any
 
 import psutil
 from keys_pty import ESC, PANELS, ROUND, Results, Term, Timeout, press_rounds, summary
-from soak import FAULTS, Simulators, tracked_objects, trend
+from soak import (
+    FAULTS,
+    OBJECTS_FLAT_WITHIN,
+    RSS_FLAT_WITHIN,
+    Simulators,
+    tracked_objects,
+    trend,
+)
 
 import specmon.ui.app as app_module
 from specmon.config import MonitorConfig, Targets
@@ -225,11 +232,13 @@ def soak(args: argparse.Namespace) -> dict[str, Any]:
         "simulated_days_of_samples": round(last["samples"] * SCRAPE_EVERY_S / 86400, 2),
         "probes": last["probes"],
         "simulated_days_of_probes": round(last["probes"] * PROBE_EVERY_S / 86400, 2),
-        "rss_trend_mib": trend(rss, args.settle_s),
+        "rss_trend_mib": trend(rss, args.settle_s, RSS_FLAT_WITHIN),
         # The dashboard's clock starts a minute or two before this one (its start, the first
         # timed round): against a settling time of minutes, the same one serves both.
         "objects_trend": trend(
-            [(line["t"], float(line["objects"])) for line in lines], args.settle_s
+            [(line["t"], float(line["objects"])) for line in lines],
+            args.settle_s,
+            OBJECTS_FLAT_WITHIN,
         ),
         "keys_start": keys_start,
         "keys_end": keys_end,
