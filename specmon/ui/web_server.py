@@ -53,6 +53,10 @@ _FULL = """<!DOCTYPE html>
 """
 
 
+SHUTDOWN_TIMEOUT_S = 5.0
+"""How long a stopping `specmon web` waits for open tabs to close."""
+
+
 class DashboardServer(Server):
     """textual-serve's server: this machine's Host only, an optional token, same-origin
     websockets and at most `max_tabs` tabs."""
@@ -174,7 +178,10 @@ async def serve(
         max_tabs: The most tabs open at once.
     """
     server = DashboardServer(command, token=token, hosts=hosts, max_tabs=max_tabs)
-    runner = web.AppRunner(await server._make_app(), handle_signals=False)
+    # On Ctrl-C or SIGTERM, tabs' websockets get this long to close before they are cancelled
+    # (aiohttp waits 60 s by default: a stop would hang that long on a tab still starting).
+    runner = web.AppRunner(await server._make_app(), handle_signals=False,
+                           shutdown_timeout=SHUTDOWN_TIMEOUT_S)  # fmt: skip
     await runner.setup()
     try:
         await web.SockSite(runner, listening).start()

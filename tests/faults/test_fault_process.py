@@ -162,8 +162,9 @@ def test_sigterm_stops_a_background_snapshots_command(tmp_path: Path) -> None:
     """No event loop here: `snapshots export -o FIFO` blocks opening a FIFO nobody reads."""
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    proc = specmon("snapshots", "--db", str(tmp_path / "db"), "export", "-o", str(fifo),
-                   ignoring=("SIGINT",))  # fmt: skip
+    Store(tmp_path / "db").close()  # snapshots commands refuse a --db that names no store
+    proc = specmon("snapshots", "--db", str(tmp_path / "db"), "export", "--format", "md",
+                   "-o", str(fifo), ignoring=("SIGINT",))  # fmt: skip
     wait_until_caught(proc, signal.SIGTERM)
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=60)

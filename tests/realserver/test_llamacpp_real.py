@@ -79,7 +79,7 @@ def test_check_against_a_real_baseline(
     assert baseline["decode_tok_s"] == pytest.approx(base_tok_s)
     assert body["server"]["speculative"] == {
         "algorithm": "draft-simple", "num_steps": 4, "eagle_topk": None,
-        "num_draft_tokens": None, "draft_model_path": None,
+        "num_draft_tokens": None, "draft_model_path": None, "length_name": None,
     }  # fmt: skip
     probe = body["probe"]
     assert probe["completion_tokens"] == 200  # the baseline's protocol
