@@ -18,6 +18,7 @@ import shlex
 import socket
 import sys
 import tempfile
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -128,13 +129,35 @@ def run(args: argparse.Namespace) -> int:
             tab = shlex.join([sys.executable, "-m", "specmon.cli.web_tab", str(hub.path),
                               *(["--readonly"] if read_only else [])])  # fmt: skip
             hosts = allowed_hosts(args.bind, args.allow_host)
-            asyncio.run(serve(hub, tab, listening, token.value if token else None, hosts=hosts,
-                              max_tabs=args.max_tabs))  # fmt: skip
+            _run_then_drop_stragglers(serve(hub, tab, listening, token.value if token else None,
+                                            hosts=hosts, max_tabs=args.max_tabs))  # fmt: skip
     finally:
         listening.close()
         if store is not None:
             store.close()
     return 0
+
+
+STRAGGLERS_GRACE_S = 5.0
+"""How long tasks still running when the server stops get to end once cancelled."""
+
+
+def _run_then_drop_stragglers(main: Coroutine[Any, Any, None]) -> None:
+    """`asyncio.run(main)`, except that tasks left running when it ends get STRAGGLERS_GRACE_S.
+
+    textual-serve's tab tasks swallow their cancellation and wait on the tab's process; seen in
+    CI, one stopped by SIGTERM while a tab was starting waited for good in asyncio.run's clean-up.
+    """
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(main)
+    finally:
+        left = asyncio.all_tasks(loop)
+        for task in left:
+            task.cancel()
+        if left:
+            loop.run_until_complete(asyncio.wait(left, timeout=STRAGGLERS_GRACE_S))
+        loop.close()
 
 
 def _token(args: argparse.Namespace) -> ApiKey | None:
