@@ -96,7 +96,9 @@ def test_no_baseline_says_how_to_get_one() -> None:
     assert ("speedup", "no baseline yet — press b") in view.missing
 
 
-def test_baseline_server_restart_invalidates_once() -> None:
+def _watching_a_baseline_server() -> tuple[LiveState, ServerInfo]:
+    """A speculative server whose baseline came from a plain server, read once since the bench:
+    the state, and the plain server's info."""
     live = _live()
     run = RunFigures(128, 62, 20.0, 0.5, 256, 280.0, None, None, None, None, None, None)
     plain = _info("plain")
@@ -105,6 +107,11 @@ def test_baseline_server_restart_invalidates_once() -> None:
     live.set_baseline(1000, baseline, BaselineOrigin.BASELINE_SERVER)
     live.on_sample(_sample(1, _info("spec"), None, 1))
     live.on_baseline_sample(_sample(1, plain, _metrics("plain/metrics_after"), 1))
+    return live, plain
+
+
+def test_baseline_server_restart_invalidates_once() -> None:
+    live, plain = _watching_a_baseline_server()
     assert live.baseline.lifetime(live.server.info).state == LifetimeState.SAME
     assert live.view(1001, 3).baseline.validity == Validity((), (), ())
     live.on_baseline_sample(_sample(2, plain, _metrics("plain_metrics_after_restart.txt"), 2))
@@ -121,14 +128,7 @@ def test_baseline_server_restart_invalidates_once() -> None:
 def test_a_baseline_server_that_went_down_is_unverified_then_restarted() -> None:
     """Its last answers say nothing of it since it went down: unverified, as `check` says when
     it cannot read it (not ✓ from the kept answers); back up, it counts as restarted."""
-    live = _live()
-    run = RunFigures(128, 62, 20.0, 0.5, 256, 280.0, None, None, None, None, None, None)
-    plain = _info("plain")
-    at_bench = lifetime_of(plain, _metrics("plain/metrics"))
-    baseline = Snapshot(1000, "http://b:2", None, plain, PROTOCOL, (run,), id=7, lifetime=at_bench)
-    live.set_baseline(1000, baseline, BaselineOrigin.BASELINE_SERVER)
-    live.on_sample(_sample(1, _info("spec"), None, 1))
-    live.on_baseline_sample(_sample(1, plain, _metrics("plain/metrics_after"), 1))
+    live, plain = _watching_a_baseline_server()
     assert live.view(1001, 3).baseline.validity == Validity((), (), ())
     live.on_baseline_sample(_sample(2, plain, _metrics("plain/metrics_after"), 1, error="refused"))
     validity = live.view(1002, 3).baseline.validity
