@@ -63,14 +63,16 @@ def _sim(port: int) -> Iterator[None]:
 
 
 async def _sampled(watch: Watch, state: BaselineState, ticks: int) -> list[Sample]:
-    """`ticks` samples of the baseline server, each handed to `state` as the dashboard does."""
+    """At least `ticks` samples of the baseline server, each handed to `state` as the dashboard
+    does, and until one carries its process: a baseline server's process is read every
+    `INFO_EVERY_S` in a thread, which a loaded machine may not finish within `ticks`."""
     seen: list[Sample] = []
     done = asyncio.Event()
 
     def emit(sample: Sample) -> None:
         state.on_server_sample(sample)
         seen.append(sample)
-        if len(seen) >= ticks:
+        if len(seen) >= ticks and any(s.telemetry and s.telemetry.server_process for s in seen):
             done.set()
 
     task = asyncio.create_task(watch.sample(emit, lambda _error: None))
