@@ -55,7 +55,7 @@ from specmon.ui.screens.baseline_choice import BaselineChoice
 from specmon.ui.screens.comparison import ComparisonScreen
 from specmon.ui.screens.diagnostics import DiagnosticsScreen
 from specmon.ui.screens.filter_prompt import FilterPrompt
-from specmon.ui.screens.help import HelpScreen
+from specmon.ui.screens.help import KEYS_AND_COMPARISON, HelpScreen, read_only
 from specmon.ui.screens.label_prompt import LabelPrompt
 from specmon.ui.screens.whatif import WhatIfScreen
 from specmon.ui.theming import css_variables, load_themes
@@ -103,7 +103,6 @@ class SpecmonApp(App[None]):
     CSS_PATH = "specmon.tcss"
     ENABLE_COMMAND_PALETTE = False  # every action has its key; `t` switches themes
     TITLE = "specmon"
-    SCREENS = {"help": HelpScreen}  # built on the first `?` and kept: its page renders once
     BINDINGS = [
         Binding("b", "baseline", "baseline"),
         Binding("escape", "cancel_bench", "cancel", show=False),
@@ -704,8 +703,16 @@ class SpecmonApp(App[None]):
         self.refresh_view()
 
     def action_help(self) -> None:
-        """?: what every number means."""
-        self.push_screen("help")
+        """?: what every number means; a read-only view marks the keys it turned off."""
+        self.push_help("help", KEYS_AND_COMPARISON)
+
+    def push_help(self, name: str, keys: tuple[tuple[str, str], ...]) -> None:
+        """Open the help screen `name` listing `keys`, built once and kept (its page renders
+        once); a read-only view's lists its bench, save and file keys as off."""
+        name = f"{name}-read-only" if self.read_only else name
+        if not self.is_screen_installed(name):
+            self.install_screen(HelpScreen(read_only(keys) if self.read_only else keys), name)
+        self.push_screen(name)
 
     def action_diagnostics(self) -> None:
         """i: each source's age and last error, and why each "—" is missing."""

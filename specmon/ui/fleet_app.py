@@ -22,7 +22,7 @@ from specmon.store import Store
 from specmon.ui.app import SpecmonApp
 from specmon.ui.messages import FleetRowsReady, PostingSink
 from specmon.ui.screens.fleet import FleetScreen
-from specmon.ui.screens.help import FLEET_KEYS, HelpScreen
+from specmon.ui.screens.help import FLEET_KEYS
 
 DASHBOARD_ACTIONS = frozenset(
     {"baseline", "snapshot", "compare", "toggle_probe", "diagnostics", "cancel_bench"}
@@ -32,8 +32,6 @@ DASHBOARD_ACTIONS = frozenset(
 
 class FleetApp(SpecmonApp):
     """specmon's dashboard of several servers."""
-
-    SCREENS = {**SpecmonApp.SCREENS, "fleet-help": lambda: HelpScreen(FLEET_KEYS)}
 
     def __init__(
         self,
@@ -134,7 +132,7 @@ class FleetApp(SpecmonApp):
     def action_help(self) -> None:
         """?: on the table, its own keys; else the dashboard's."""
         if isinstance(self.screen, FleetScreen):
-            self.push_screen("fleet-help")
+            self.push_help("fleet-help", FLEET_KEYS)
             return
         super().action_help()
 

@@ -42,6 +42,7 @@ from specmon.ui.messages import (
     ProbeDone,
     SampleReady,
 )
+from specmon.ui.screens.help import KEYS, HelpScreen
 from specmon.ui.screens.whatif import WhatIfScreen
 from specmon.ui.widgets.baseline_panel import BaselinePanel
 from specmon.ui.widgets.gpu_panel import GpuPanel
@@ -400,6 +401,22 @@ async def test_read_only_turns_off_and_says_so_every_key_that_benches_or_writes(
         status = str(app.screen.query_one("#comparison-status", Static).content)
         assert status == "read-only: exports are off in this dashboard · Esc: close"
     assert not [name for name in os.listdir(tmp_path) if name.startswith("specmon-comparison-")]
+
+
+async def test_read_only_help_marks_the_keys_it_turned_off(
+    make_app: Callable[..., SpecmonApp],
+) -> None:
+    """Issue 29: `?` in a read-only tab listed b and s as if they worked."""
+    app = make_app(read_only=True)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        rows = dict(app.screen.keys)
+        off = {key for key, does in rows.items() if does.startswith("off in this read-only")}
+        assert off == {"b", "s", "d", "e", "v", "j"}
+        assert rows["b"].startswith("off in this read-only dashboard (it benches): take a fresh")
+        assert rows["c"] == dict(KEYS)["c"]
 
 
 @pytest.mark.parametrize("width", [40, 60, 80, 160])

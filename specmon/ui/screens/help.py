@@ -3,7 +3,7 @@
 The keys show at once; docs/metrics.md is read, parsed and rendered in a thread and joins them
 a moment later (`RenderedPage`). Textual's Markdown widget, which built a widget for every block
 and table cell on the event loop, took 400–700 ms to open this screen. The app keeps the screen
-once built (`SpecmonApp.SCREENS`), so the page is rendered once per width.
+once built (`SpecmonApp.push_help`), so the page is rendered once per width.
 """
 
 from __future__ import annotations
@@ -73,6 +73,19 @@ COMPARISON_KEYS = (
 )  # fmt: skip
 
 
+READ_ONLY_KEYS = frozenset(("b", "s", "d", "e", "v", "j"))
+"""The keys a read-only dashboard turns off (they bench, save or write files): its `?` says so."""
+
+
+def read_only(keys: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """`keys` as a read-only tab has them: those that bench, save or write files marked off."""
+    return tuple(
+        (key, f"off in this read-only dashboard (it {'benches' if key == 'b' else 'writes'}): "
+              f"{does}") if key in READ_ONLY_KEYS else (key, does)
+        for key, does in keys
+    )  # fmt: skip
+
+
 def metrics_doc() -> str:
     """docs/metrics.md: from the wheel, or from the checkout in a development install."""
     packaged = resources.files("specmon").joinpath("help", "metrics.md")
@@ -81,7 +94,11 @@ def metrics_doc() -> str:
     return (Path(__file__).resolve().parents[3] / "docs" / "metrics.md").read_text("utf-8")
 
 
-def keys_table(keys: tuple[tuple[str, str], ...] = (*KEYS, *COMPARISON_KEYS)) -> Table:
+KEYS_AND_COMPARISON = (*KEYS, *COMPARISON_KEYS)
+"""The dashboard's `?`: its keys and its comparison screen's."""
+
+
+def keys_table(keys: tuple[tuple[str, str], ...] = KEYS_AND_COMPARISON) -> Table:
     """The keys and what each does."""
     table = Table(title="Keys", title_justify="left", title_style="bold", box=None,
                   padding=(0, 2, 0, 0), expand=True)  # fmt: skip
@@ -112,7 +129,7 @@ class HelpScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close")]
 
-    def __init__(self, keys: tuple[tuple[str, str], ...] = (*KEYS, *COMPARISON_KEYS)) -> None:
+    def __init__(self, keys: tuple[tuple[str, str], ...] = KEYS_AND_COMPARISON) -> None:
         """Args:
         keys: The keys of the screen it is opened from (the dashboard's, the fleet table's).
         """
