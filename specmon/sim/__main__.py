@@ -5,8 +5,8 @@
 are SGLang's own (`--model-path`, `--tp-size`, `--speculative-*`, `--enable-metrics`,
 `--api-key` ...) plus the simulator's knobs (`--sglang-version`, `--plain-step-ms`, `--cycle-ms`,
 `--accept-length`, `--ttft-ms`, `--prefill-ms-per-token`, `--concurrency-slowdown`, `--seed`,
-`--record`, `--gpus`). Unlike SGLang, speculation defaults to the seed's EAGLE3 setup; pass
-`--speculative-algorithm none` for a baseline server.
+`--record`, `--gpus`, `--adaptive-drafts`). Unlike SGLang, speculation defaults to the seed's
+EAGLE3 setup; pass `--speculative-algorithm none` for a baseline server.
 """
 
 from __future__ import annotations
@@ -85,7 +85,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--gpus", type=int, default=0, metavar="N", help="serve N simulated H200s at /gpu-metrics"
     )
+    p.add_argument(
+        "--adaptive-drafts",
+        type=_buckets,
+        metavar="BS:K,…",
+        help="adaptive mode: from batch size BS on, draft K tokens per step (0: no drafting), "
+        "e.g. 1:3,8:0 (SGLang's batch-size buckets, vLLM's Dynamic SD ranges)",
+    )
     return p
+
+
+def _buckets(text: str) -> tuple[tuple[int, int], ...]:
+    try:
+        pairs = [part.split(":") for part in text.split(",")]
+        return tuple((int(size), int(drafts)) for size, drafts in pairs)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected batch-size:draft-length pairs like 1:3,8:0: {text!r}"
+        ) from None
 
 
 def _shares(text: str) -> tuple[float, ...]:
@@ -97,7 +114,15 @@ def _shares(text: str) -> tuple[float, ...]:
 
 def config_from_args(argv: Sequence[str] | None = None) -> SimConfig:
     """Parse `argv` into a `SimConfig`."""
-    a = build_parser().parse_args(argv)
+    parser = build_parser()
+    a = parser.parse_args(argv)
+    try:
+        return _config(a)
+    except ValueError as exc:
+        parser.error(str(exc))
+
+
+def _config(a: argparse.Namespace) -> SimConfig:
     algorithm = a.speculative_algorithm
     if algorithm is not None and algorithm.lower() in ("", "none"):
         algorithm = None
@@ -130,6 +155,7 @@ def config_from_args(argv: Sequence[str] | None = None) -> SimConfig:
         record_path=a.record,
         extra_args=_scheduling_args(a, speculative=algorithm is not None),
         gpus=a.gpus,
+        adaptive_drafts=a.adaptive_drafts,
     )
 
 

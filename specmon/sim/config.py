@@ -65,6 +65,13 @@ class SimConfig:
         seed: Seeds acceptance draws, token text and request ids.
         record_path: Append one JSON line per finished request here (ground truth).
         gpus: Simulated GPUs served at `/gpu-metrics` in dcgm-exporter's names (0: none).
+        adaptive_drafts: Adaptive mode: (from batch size, draft length) pairs, ascending; a
+            decode step of n running requests drafts the length of the last pair whose batch
+            size is at most n (0: no drafting). SGLang's batch-size buckets
+            (`--speculative-adaptive-config`, `adaptive_spec_params.py`: the largest key ≤ the
+            batch size picks the slot; one candidate step per slot here) and vLLM's Dynamic SD
+            ranges (`num_speculative_tokens_per_batch_size`) in one shape. None: the configured
+            draft length always.
     """
 
     version: str = "0.5.23"
@@ -98,6 +105,7 @@ class SimConfig:
     seed: int = 0
     record_path: str | None = None
     gpus: int = 0
+    adaptive_drafts: tuple[tuple[int, int], ...] | None = None
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -127,6 +135,34 @@ class SimConfig:
             )
         if self.stream_interval < 1:
             raise ValueError("stream_interval must be at least 1")
+        if self.adaptive_drafts is not None:
+            self._check_adaptive(self.adaptive_drafts)
+
+    def _check_adaptive(self, buckets: tuple[tuple[int, int], ...]) -> None:
+        if not self.speculative:
+            raise ValueError("adaptive_drafts needs speculation on")
+        if self.backend == "llamacpp":
+            raise ValueError("adaptive_drafts: llama.cpp has no batch-size draft schedule")
+        sizes = [size for size, _ in buckets]
+        if not buckets or sizes[0] < 1 or any(b <= a for a, b in itertools.pairwise(sizes)):
+            raise ValueError("adaptive_drafts needs batch sizes from 1 up, strictly ascending")
+        most = self.num_draft_tokens - 1
+        if any(not 0 <= drafts <= most for _, drafts in buckets):
+            raise ValueError(
+                f"adaptive_drafts: each draft length must be 0..{most} (the configured one)"
+            )
+
+    def drafts_at(self, batch_size: int) -> int:
+        """Draft tokens a decode step of `batch_size` running requests proposes per request.
+
+        Below the first bucket (and without adaptive mode) the configured draft length.
+        """
+        drafts = self.num_draft_tokens - 1
+        for size, length in self.adaptive_drafts or ():
+            if size > batch_size:
+                break
+            drafts = length
+        return drafts
 
     @property
     def speculative(self) -> bool:

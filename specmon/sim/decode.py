@@ -145,9 +145,18 @@ class DecodeModel:
             concurrency_slowdown=config.concurrency_slowdown,
         )
 
-    def step_ms(self, running: int) -> float:
-        """Duration of one decode step (or draft+verify cycle) with `running` requests batched."""
-        base = self.cycle_ms if self.speculative else self.plain_step_ms
+    def step_ms(self, running: int, drafts: int | None = None) -> float:
+        """Duration of one decode step (or draft+verify cycle) with `running` requests batched.
+
+        `drafts` (adaptive mode): the draft length this step runs; the cycle's draft and verify
+        share grows with it in proportion, so a step drafting none lasts a plain step (SGLang
+        keeps its draft-extend pass at 0 steps; that cost is not modelled). None: the full one.
+        """
+        base = self.plain_step_ms
+        full = self.num_draft_tokens - 1
+        if self.speculative:
+            share = 1.0 if drafts is None or full <= 0 else drafts / full
+            base += (self.cycle_ms - self.plain_step_ms) * share
         return base * (1 + self.concurrency_slowdown * max(running - 1, 0))
 
     def prefill_ms(self, uncached_tokens: int) -> float:

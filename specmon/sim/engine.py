@@ -145,6 +145,8 @@ class Engine:
         # Wall time of the event-loop clock's zero: turns model deadlines into unix timestamps.
         self.wall_offset = time.time() - loop.time()
         self._task: asyncio.Task[None] | None = None
+        self.active_drafts = config.drafts_at(1) if config.speculative else 0
+        """The draft length of the latest decode step (adaptive mode: by its batch size)."""
 
     def now(self) -> float:
         """The event-loop clock (monotonic seconds)."""
@@ -292,7 +294,11 @@ class Engine:
 
     async def _decode(self) -> None:
         batch = list(self.running)
-        self._cursor += self.model.step_ms(len(batch)) / 1000
+        adaptive = self.config.adaptive_drafts is not None
+        if self.model.speculative:
+            self.active_drafts = self.config.drafts_at(len(batch))
+        drafts = self.active_drafts if adaptive else None
+        self._cursor += self.model.step_ms(len(batch), drafts) / 1000
         await self._sleep_until(self._cursor)
         produced = emitted = correct = 0
         stepped = 0
@@ -302,6 +308,7 @@ class Engine:
             accepted = self.model.draw_accepted(req.rng)
             remaining = req.max_new_tokens - req.completion_tokens
             drafted = self._draft_length(remaining)
+            # A shorter draft than the chain's: the positions past it are never proposed.
             accepted = min(accepted, drafted)
             if drafted:
                 req.verify_ct += 1
@@ -330,11 +337,12 @@ class Engine:
         """Draft tokens a verify step proposes (0: a plain decode step).
 
         llama-server shortens the draft to the tokens the request has left, minus the one the
-        target adds, and skips drafting when none is left; SGLang and vLLM draft in full.
+        target adds, and skips drafting when none is left; SGLang and vLLM draft the step's
+        length in full (`active_drafts`: by batch size in adaptive mode).
         """
         if not self.model.speculative:
             return 0
-        drafted = self.model.num_draft_tokens - 1
+        drafted = self.active_drafts
         return min(drafted, remaining - 1) if self.config.backend == "llamacpp" else drafted
 
     def _produce(self, req: SimRequest, n: int, deadline: float) -> None:

@@ -107,7 +107,9 @@ class Observer:
         s.set(_G + "engine_startup_time", self.startup_phases["scheduler_e2e"])
         s.set(_G + "engine_load_weights_time", self.startup_phases["load_weight"])
         # Without a warm-up request the first stats publication is the idle refresh: all zero.
-        self._publish_stats(running=0, queued=0, used=0, throughput=0.0)
+        self._publish_stats(
+            running=0, queued=0, used=0, throughput=0.0, active_drafts=self.config.drafts_at(1)
+        )
 
     @property
     def weight_gb(self) -> float:
@@ -143,6 +145,7 @@ class Observer:
         throughput: float,
         accept_length: float = 0.0,
         accept_rate: float = 0.0,
+        active_drafts: int = 0,
     ) -> None:
         s, cfg = self.store, self.config
         usage = used / self.max_total_num_tokens
@@ -173,8 +176,14 @@ class Observer:
         s.set(_G + "spec_accept_length", accept_length)
         s.set(_G + "spec_accept_rate", accept_rate)
         spec = cfg.speculative
-        s.set(_G + "spec_num_steps", (cfg.speculative_num_steps or 0) if spec else 0)
-        s.set(_G + "spec_num_draft_tokens", cfg.num_draft_tokens if spec else 0)
+        steps, draft_tokens = (cfg.speculative_num_steps or 0, cfg.num_draft_tokens)
+        if spec and cfg.adaptive_drafts is not None:
+            # The last batch's setting (`_active_spec_config_snapshot` in SGLang's
+            # scheduler_metrics_mixin.py); adaptive runs topk 1, so draft tokens = steps + 1.
+            steps = active_drafts
+            draft_tokens = steps + 1
+        s.set(_G + "spec_num_steps", steps if spec else 0)
+        s.set(_G + "spec_num_draft_tokens", draft_tokens if spec else 0)
         s.set(_G + "fwd_occupancy", math.nan)
         s.set(_G + "new_token_ratio", 0.7)
         s.set(_G + "is_cuda_graph", 1.0 if cfg.cuda_graph else 0.0)
@@ -236,6 +245,7 @@ class Observer:
             throughput=throughput,
             accept_length=accept_length,
             accept_rate=accept_rate,
+            active_drafts=engine.active_drafts,
         )
         self._win_tokens = self._win_bs = self._win_correct = 0
         self._last_tick = now

@@ -60,6 +60,9 @@ def server_args(state: SimState) -> dict[str, Any]:
             args[key] = value
     if spec and "speculative_draft_model_path" in args:
         args["speculative_draft_model_path"] = cfg.speculative_draft_model_path
+    if cfg.adaptive_drafts is not None:
+        # SGLang reads its buckets from a JSON file named here; the simulator has none to name.
+        args["speculative_adaptive"] = True
     args.update(cfg.extra_args)
     return args
 
