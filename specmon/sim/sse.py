@@ -65,7 +65,6 @@ async def stream_request(
         The (already written) response.
     """
     resp = web.StreamResponse(headers={"Content-Type": SSE_CONTENT_TYPE})
-    await resp.prepare(request)
     held: list[bytes] | None = [] if faults.buffer_stream else None
 
     async def write(data: bytes) -> None:
@@ -79,6 +78,7 @@ async def stream_request(
     sent = 0
     first = True
     try:
+        await resp.prepare(request)  # the client may be gone already: as mid-stream, below
         while True:
             out = await req.outbox.get()
             if out is None:  # server shutting down
@@ -118,7 +118,7 @@ async def stream_request(
             await resp.write(b"".join(held))
         await resp.write_eof()
     except ConnectionError:
-        # The client went away mid-stream: SGLang aborts the request.
+        # The client went away (before the headers or mid-stream): SGLang aborts the request.
         engine.abort(req)
     return resp
 

@@ -6,14 +6,19 @@ import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
+from unittest import mock
 
 import httpx
 import pytest
+from aiohttp.http_writer import StreamWriter
+from aiohttp.test_utils import make_mocked_request
 from sim_helpers import StartSim, fast, generate_body, sse_lines, stream_chunks
 
 from specmon.sim import SimConfig, SimThread
 from specmon.sim.__main__ import config_from_args
 from specmon.sim.decode import DecodeModel
+from specmon.sim.faults import Faults
+from specmon.sim.sse import stream_request
 
 Client = Callable[..., httpx.AsyncClient]
 
@@ -276,3 +281,17 @@ async def test_restart_cuts_open_streams(start_sim: StartSim, client_for: Client
     assert [r.epoch for r in sim.emitted] == [0, 1]
     assert sim.emitted[0].finish_reason == "abort"  # cut by the restart, never finished
     assert 0 < sim.emitted[0].completion_tokens < 500
+
+
+async def test_a_client_gone_before_the_headers_aborts_its_request_quietly() -> None:
+    """A client that hangs up before the stream's headers are written (the soak's faults cut
+    probes so) has its request aborted as mid-stream, not a traceback in the server's log."""
+    transport = mock.Mock(is_closing=mock.Mock(return_value=True))
+    protocol = mock.Mock(transport=transport)
+    writer = StreamWriter(protocol, asyncio.get_running_loop())
+    request = make_mocked_request("POST", "/generate", writer=writer, transport=transport,
+                                  protocol=protocol)  # fmt: skip
+    engine = mock.Mock()
+    req = mock.Mock()
+    await stream_request(request, engine, req, Faults(), lambda out, first: [], {})
+    engine.abort.assert_called_once_with(req)
