@@ -22,6 +22,7 @@ from specmon.cli import (
     exporter,
     launch,
     monitor,
+    record,
     snapshots,
     web,
     whatif,
@@ -32,7 +33,7 @@ from specmon.config import DEFAULT_HOST, DEFAULT_PORT
 from specmon.errors import SpecmonError, TargetError
 from specmon.store import StoreError
 
-COMMANDS = (bench, check, whatif, ab, launch, snapshots, exporter, demo, agent, web)
+COMMANDS = (bench, check, whatif, ab, launch, snapshots, exporter, demo, agent, web, record)
 
 
 def build_parser() -> argparse.ArgumentParser:

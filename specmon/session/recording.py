@@ -1,0 +1,270 @@
+"""The recording file: every input the dashboard received, with its time (`specmon record`,
+`--record FILE`; `specmon replay FILE` reads it).
+
+JSON Lines, written as it goes and flushed line by line, so a crash loses at most the line being
+written (a truncated last line is read as the end). The first line is the header; each later one
+is one call the feed made to the dashboard (`FeedSink`): its kind, its wall time `at`, and its
+arguments (`specmon.serialize_live`). A reading that did not change since the previous sample
+(same `seq`) is written as `"same": true` instead of its value: server info and telemetry change
+rarely, and they are most of a sample. Nothing holds the API key: server args are masked by the
+sources that read them (`sources.secrets`), and the key itself is never an input. The file is
+created 0600, and stops growing at a size cap (the file then ends with an `end` line saying so).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import IO, Any
+
+from specmon import __version__
+from specmon.errors import SpecmonError
+from specmon.model import Reading, Sample, Snapshot
+from specmon.private_files import open_private
+from specmon.serialize import RecordError
+from specmon.serialize_live import from_data, to_data
+from specmon.session.baselines import BaselineOrigin
+from specmon.session.snapshot import SnapshotKind
+from specmon.session.view import BenchView
+from specmon.session.watch import ProbeOutcome
+
+FORMAT = "specmon-recording"
+VERSION = 1
+"""Version of the file format; bump it on any change old readers would misread."""
+DEFAULT_MAX_BYTES = 200 * 1024 * 1024
+"""The size cap: about a day of one server sampled every second (~2.5 kB a sample)."""
+SAMPLE_KINDS = ("sample", "baseline_sample")
+
+
+class RecordingError(SpecmonError):
+    """A recording that cannot be written or read; `str()` is one line naming the file."""
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    """What the file's first line says about the session recorded."""
+
+    target: str
+    """The watched server's URL."""
+    started_at: float
+    """Wall time (unix seconds) the recording began."""
+    interval: float
+    """The sampling interval of the session, seconds."""
+    specmon: str = __version__
+    """The version of specmon that wrote it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One input: what the feed called (`kind`, a `FeedSink` method's name) and with what."""
+
+    at: float
+    """Wall time it was received (unix seconds)."""
+    kind: str
+    args: tuple[Any, ...]
+
+
+class RecordingWriter:
+    """Appends entries to a new recording, line by line, up to a size cap."""
+
+    def __init__(self, path: Path, header: Header, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        """Create `path` (0600, replacing a file there) and write the header.
+
+        Raises:
+            RecordingError: The file cannot be created.
+        """
+        self.path = path
+        self.max_bytes = max_bytes
+        self.stopped: str | None = None
+        """Why nothing more is written (the size cap, a failed write); None while recording."""
+        self.full = False
+        """Stopped at the size cap (not by a failed write)."""
+        self.written = 0
+        self._seqs: dict[tuple[str, str], int] = {}
+        try:
+            self._file: IO[str] = open_private(path, "w", encoding="utf-8")
+        except OSError as exc:
+            raise RecordingError(f"cannot record to {path}: {exc.strerror or exc}") from None
+        self._line({"format": FORMAT, "version": VERSION, **to_data(header)})
+
+    def write(self, at: float, kind: str, *args: Any) -> None:
+        """Append one input; past the size cap, write the `end` line and stop."""
+        if self.stopped is not None:
+            return
+        data: dict[str, Any] = {"at": at, "kind": kind, "args": [to_data(a) for a in args]}
+        if kind in SAMPLE_KINDS:
+            self._elide_unchanged(kind, args[0], data["args"][0])
+        line = json.dumps(data, separators=(",", ":")) + "\n"
+        if self.written + len(line) > self.max_bytes:
+            self.full = True
+            self.stopped = f"the size cap ({self.max_bytes // (1024 * 1024)} MB) was reached"
+            self._line({"at": at, "kind": "end", "args": [self.stopped]})
+            self.close()
+            return
+        self._write(line)
+
+    def _elide_unchanged(self, kind: str, sample: Sample, data: dict[str, Any]) -> None:
+        for name, reading in sample.readings.items():
+            before = self._seqs.get((kind, name))
+            self._seqs[(kind, name)] = reading.seq
+            if before == reading.seq and reading.value is not None:
+                written = data["readings"][name]
+                del written["value"], written["type"]
+                written["same"] = True
+
+    def _line(self, data: Mapping[str, Any]) -> None:
+        self._write(json.dumps(data, separators=(",", ":")) + "\n")
+
+    def _write(self, line: str) -> None:
+        try:
+            self._file.write(line)
+            self._file.flush()  # a crash loses at most this line
+        except (OSError, ValueError) as exc:  # ValueError: closed meanwhile
+            self.stopped = f"writing {self.path} failed: {getattr(exc, 'strerror', None) or exc}"
+            self.close()
+            return
+        self.written += len(line)
+
+    def close(self) -> None:
+        """Close the file (idempotent)."""
+        if not self._file.closed:
+            self._file.close()
+
+
+@dataclass(frozen=True, slots=True)
+class Recording:
+    """A recording read back: its header and every input, in order."""
+
+    header: Header
+    entries: tuple[Entry, ...]
+    ended: str | None
+    """Why the recording stopped early (its `end` line), or None."""
+    truncated: bool
+    """The last line was cut short (the recorder was killed mid-write): left out."""
+
+    @property
+    def duration(self) -> float:
+        """Seconds from the start to the last input."""
+        return self.entries[-1].at - self.header.started_at if self.entries else 0.0
+
+
+def read_recording(path: Path) -> Recording:
+    """Read a whole recording.
+
+    Raises:
+        RecordingError: No such file, not a recording, one from a newer specmon, or a line that
+            cannot be read (one line naming the file and line).
+    """
+    try:
+        with path.open(encoding="utf-8") as file:
+            return _read(path, file)
+    except OSError as exc:
+        raise RecordingError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise RecordingError(f"{path} is not a specmon recording (not text)") from None
+
+
+def _read(path: Path, file: IO[str]) -> Recording:
+    lines = _lines(file)
+    first = next(lines, None)
+    head = _json(first[1]) if first else None
+    if not isinstance(head, dict) or head.get("format") != FORMAT:
+        raise RecordingError(f"{path} is not a specmon recording")
+    version = head.get("version")
+    if not isinstance(version, int) or version > VERSION:
+        raise RecordingError(f"{path} was recorded by a newer specmon ({head.get('specmon')}, "
+                             f"format {version}): this one reads format {VERSION}; upgrade "
+                             "specmon to replay it")  # fmt: skip
+    try:
+        fields = {k: v for k, v in head.items() if k not in ("format", "version")}
+        header = from_data(Header, fields, "header")
+    except RecordError as exc:
+        raise RecordingError(f"{path}: line 1: {exc}") from None
+    entries: list[Entry] = []
+    last: dict[tuple[str, str], Reading] = {}
+    ended, truncated = None, False
+    for number, line, complete in lines:
+        data = _json(line)
+        if data is None and not complete:
+            truncated = True
+            break
+        try:
+            entry = _entry(data, last)
+        except RecordError as exc:
+            raise RecordingError(f"{path}: line {number}: {exc}") from None
+        if entry.kind == "end":
+            ended = str(entry.args[0]) if entry.args else "ended"
+            break
+        entries.append(entry)
+    return Recording(header, tuple(entries), ended, truncated)
+
+
+def _lines(file: IO[str]) -> Iterator[tuple[int, str, bool]]:
+    """(line number, text, whether it ended with a newline); the header is line 1."""
+    for number, line in enumerate(file, start=1):
+        if line.strip():
+            yield number, line, line.endswith("\n")
+
+
+def _json(line: str) -> Any:
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+
+
+ARG_TYPES: dict[str, tuple[type[Any], ...]] = {
+    "sample": (Sample,),
+    "baseline_sample": (Sample,),
+    "probe_done": (ProbeOutcome,),
+    "probe_failed": (float, str),
+    "probe_paused": (bool,),
+    "bench_progress": (BenchView,),
+    "bench_done": (Snapshot, SnapshotKind, BaselineOrigin | None),  # type: ignore[dict-item]
+    "bench_failed": (SnapshotKind, str),
+    "bench_note": (float, str),
+    "end": (str,),
+}
+"""Each kind of entry (a `FeedSink` method, or the `end` line) and its arguments' types."""
+
+
+def _entry(data: Any, last: dict[tuple[str, str], Reading]) -> Entry:
+    if not isinstance(data, dict):
+        raise RecordError("not a JSON object")
+    at, kind, args = data.get("at"), data.get("kind"), data.get("args")
+    if not isinstance(at, int | float) or isinstance(at, bool):
+        raise RecordError(f"at: expected a number, got {at!r}")
+    types = ARG_TYPES.get(kind) if isinstance(kind, str) else None
+    if types is None or not isinstance(kind, str):
+        raise RecordError(f"unknown kind of input {kind!r}")
+    if not isinstance(args, list) or len(args) != len(types):
+        raise RecordError(f"{kind}: expected {len(types)} arguments")
+    if kind in SAMPLE_KINDS:
+        return Entry(float(at), kind, (_sample(kind, args[0], last),))
+    pairs = zip(types, args, strict=True)
+    return Entry(float(at), kind, tuple(from_data(t, a, kind) for t, a in pairs))
+
+
+def _sample(kind: str, data: Any, last: dict[tuple[str, str], Reading]) -> Sample:
+    """A sample whose unchanged readings (`"same"`) take the value of the previous one."""
+    same: list[str] = []
+    if isinstance(data, dict) and isinstance(data.get("readings"), dict):
+        readings = {}
+        for name, reading in data["readings"].items():
+            if isinstance(reading, dict) and reading.get("same") is True:
+                same.append(name)
+                reading = {k: v for k, v in reading.items() if k != "same"}
+            readings[name] = reading
+        data = {**data, "readings": readings}
+    sample = from_data(Sample, data, kind)
+    readings = dict(sample.readings)
+    for name in same:
+        before = last.get((kind, name))
+        if before is None:
+            raise RecordError(f"{kind}.readings.{name}: unchanged from a reading never written")
+        readings[name] = replace(readings[name], value=before.value)
+    for name, reading in readings.items():
+        last[(kind, name)] = reading
+    return replace(sample, readings=readings)
