@@ -16,6 +16,7 @@ from typing import Any
 import platformdirs
 
 from specmon.errors import TargetError
+from specmon.probe_prompts import BUILTIN, DEFAULT_SET, ProbePrompt, probe_prompts_setting
 from specmon.sources.http import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_READ_TIMEOUT,
@@ -76,6 +77,8 @@ class MonitorConfig:
     probe: bool = True
     probe_every: float = 10.0
     probe_tokens: int = 256
+    probe_prompts: tuple[ProbePrompt, ...] = DEFAULT_SET
+    """What the probe sends, one category per probe in turn (`--probe-prompts`)."""
     baseline_runs: int = 5
     max_age: float = 30 * 60.0
     gpu_metrics: str | None = None
@@ -155,6 +158,12 @@ SETTINGS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "probe": (_bool, "run the streaming probe (default true)"),
     "probe_every": (_number(1, 3600), "seconds between probe requests (default 10)"),
     "probe_tokens": (_whole(2, 100_000), "tokens per probe and baseline run (default 256)"),
+    "probe_prompts": (
+        probe_prompts_setting,
+        f"'{BUILTIN}' (a prompt each of code, chat, math, summarisation, repetitive text) or a "
+        "JSONL file of {category, prompt, temperature?, max_tokens?}: the probe sends one "
+        "category per probe in turn (default: one general prompt)",
+    ),
     "baseline_runs": (_whole(1, 100), "timed runs in a baseline (default 5)"),
     "max_age": (_number(1, 7 * 86400), "seconds before a baseline is stale (default 1800)"),
     "gpu_metrics": (

@@ -94,6 +94,8 @@ def _settings(add: Callable[..., argparse.Action], *, theme: bool) -> list[argpa
         flag("interval", "S"),
         flag("probe_every", "S"),
         flag("probe_tokens", "N"),
+        # A path (or "builtin"), read by `load_config` like the config file's and SPECMON_*'s.
+        add("--probe-prompts", metavar="FILE", help=SETTINGS["probe_prompts"][1]),
         add(
             "--no-probe",
             dest="probe",

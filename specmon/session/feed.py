@@ -119,8 +119,8 @@ class LocalFeed:
         self.protocol = bench_protocol(config)
         self.managed = managed
         self.watch = Watch(targets.server, interval=config.interval,
-                           gpu_metrics=config.gpu_metrics, wall=wall, clock=clock,
-                           sleep=sleep)  # fmt: skip
+                           gpu_metrics=config.gpu_metrics, prompts=config.probe_prompts,
+                           wall=wall, clock=clock, sleep=sleep)  # fmt: skip
         self.saving = False
         """A bench is writing its snapshot: too late to cancel it."""
         self.probe_is_paused = False

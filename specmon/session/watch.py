@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from specmon.analysis.figures import run_figures
 from specmon.errors import SourceError, SpecmonError
 from specmon.model import ProbeResult, RunFigures, Sample, SourceName
+from specmon.probe_prompts import DEFAULT_CATEGORY, DEFAULT_SET, ProbePrompt, Rotation
 from specmon.sources.backend import Connection
 from specmon.sources.http import Target, polling_client
-from specmon.sources.probe import DEFAULT_PROMPT
 from specmon.sources.sampler import PollSource, Sampler, next_deadline
 from specmon.sources.telemetry import open_telemetry
 
@@ -31,6 +31,8 @@ class ProbeOutcome:
     t: float
     figures: RunFigures
     result: ProbeResult
+    category: str = DEFAULT_CATEGORY
+    """The category of the prompt it sent (`specmon.probe_prompts`)."""
 
 
 class Watch:
@@ -47,6 +49,7 @@ class Watch:
         interval: float,
         gpu_metrics: str | None = None,
         telemetry: bool = True,
+        prompts: Sequence[ProbePrompt] = DEFAULT_SET,
         wall: Callable[[], float] = time.time,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
@@ -57,6 +60,7 @@ class Watch:
         gpu_metrics: A DCGM-style endpoint for its GPUs (`--gpu-metrics`).
         telemetry: Read GPUs and host too; off for a baseline server, watched for restarts
             only: then its process alone (here, or from an agent there) every few seconds.
+        prompts: What the probe sends, one category per probe in turn (`Rotation`).
         wall: Wall clock.
         clock: Monotonic clock of the probe cadence (tests fake it, with `sleep`).
         sleep: How the probe loop waits for its next deadline.
@@ -65,6 +69,7 @@ class Watch:
         self.interval = interval
         self.gpu_metrics = gpu_metrics
         self.telemetry = telemetry
+        self.rotation = Rotation(prompts)
         self.wall = wall
         self.clock = clock
         self.sleep = sleep
@@ -107,7 +112,8 @@ class Watch:
                     await telemetry.aclose()
 
     async def probe_once(self, tokens: int) -> ProbeOutcome:
-        """One probe now (the exporter's `/probe?target=…` runs one per scrape).
+        """One probe now, of the next category in turn, of `tokens` unless its prompt names
+        its own length (the exporter's `/probe?target=…` runs one per scrape).
 
         Raises:
             SourceError: The server is not connected yet (`sample` is not running or has not
@@ -116,8 +122,11 @@ class Watch:
         connection = self.connection
         if connection is None:
             raise SourceError(f"{self.target.url}: not connected yet")
-        result = await connection.probe(prompt=DEFAULT_PROMPT, max_tokens=tokens)
-        return ProbeOutcome(self.wall(), self.clock(), run_figures(result), result)
+        prompt = self.rotation.next()
+        result = await connection.probe(prompt=prompt.prompt,
+                                        max_tokens=prompt.max_tokens or tokens,
+                                        temperature=prompt.temperature)  # fmt: skip
+        return ProbeOutcome(self.wall(), self.clock(), run_figures(result), result, prompt.category)
 
     async def probe(
         self,

@@ -5,8 +5,9 @@
 are SGLang's own (`--model-path`, `--tp-size`, `--speculative-*`, `--enable-metrics`,
 `--api-key` ...) plus the simulator's knobs (`--sglang-version`, `--plain-step-ms`, `--cycle-ms`,
 `--accept-length`, `--ttft-ms`, `--prefill-ms-per-token`, `--concurrency-slowdown`, `--seed`,
-`--record`, `--gpus`, `--adaptive-drafts`). Unlike SGLang, speculation defaults to the seed's
-EAGLE3 setup; pass `--speculative-algorithm none` for a baseline server.
+`--record`, `--gpus`, `--adaptive-drafts`, `--accept-by-category`). Unlike SGLang, speculation
+defaults to the seed's EAGLE3 setup; pass `--speculative-algorithm none` for a baseline
+server.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import asyncio
 import contextlib
 from collections.abc import Sequence
 
+from specmon.sim.categories import CATEGORIES, DEFAULT_ACCEPT_BY_CATEGORY
 from specmon.sim.config import (
     BACKENDS,
     DEFAULT_DRAFT_MODEL,
@@ -77,6 +79,19 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="A0,A1,…",
         help="share of steps accepting each draft position (replaces --accept-length)",
     )
+    p.add_argument(
+        "--accept-by-category",
+        type=_by_category,
+        default={},
+        metavar="CAT=AL,…",
+        help="accept length of prompts that read as each category, over the defaults "
+        + ", ".join(f"{c}={v:g}" for c, v in DEFAULT_ACCEPT_BY_CATEGORY.items())
+        + "; 'none': --accept-length for every prompt. A prompt's category is read from its "
+        "text, first match wins: repetitive (repeat, verbatim, copy out), code "
+        "(a ``` fence or words like function, implement, python), math (solve, equation, "
+        "calculate, or digits joined by an operator), summarisation (summarise, summary, "
+        "tl;dr), chat (ends with '?'); other prompts get --accept-length",
+    )
     p.add_argument("--ttft-ms", type=float, default=d.ttft_ms)
     p.add_argument("--prefill-ms-per-token", type=float, default=d.prefill_ms_per_token)
     p.add_argument("--concurrency-slowdown", type=float, default=d.concurrency_slowdown)
@@ -110,6 +125,29 @@ def _shares(text: str) -> tuple[float, ...]:
         return tuple(float(part) for part in text.split(","))
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected numbers like 0.8,0.6: {text!r}") from None
+
+
+def _by_category(text: str) -> dict[str, float] | None:
+    """`code=2.8,chat=1.9` (None for 'none')."""
+    if text.strip().lower() == "none":
+        return None
+    values: dict[str, float] = {}
+    for part in text.split(","):
+        category, _, value = part.partition("=")
+        category = category.strip()
+        if category not in CATEGORIES:
+            raise argparse.ArgumentTypeError(
+                f"unknown category {category!r} in {text!r}; choose from {', '.join(CATEGORIES)}"
+            )
+        try:
+            values[category] = float(value)
+        except ValueError:
+            values[category] = 0.0  # not a number: told below, as one under 1 is
+        if not values[category] >= 1:
+            raise argparse.ArgumentTypeError(
+                f"expected {category}=<accept length of at least 1>: {part!r}"
+            )
+    return values
 
 
 def config_from_args(argv: Sequence[str] | None = None) -> SimConfig:
@@ -148,6 +186,9 @@ def _config(a: argparse.Namespace) -> SimConfig:
         cycle_ms=a.cycle_ms,
         accept_length=a.accept_length,
         accept_by_position=a.accept_by_position,
+        accept_by_category={}
+        if a.accept_by_category is None
+        else {**DEFAULT_ACCEPT_BY_CATEGORY, **a.accept_by_category},
         ttft_ms=a.ttft_ms,
         prefill_ms_per_token=a.prefill_ms_per_token,
         concurrency_slowdown=a.concurrency_slowdown,

@@ -11,6 +11,8 @@ import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from specmon.sim.categories import CATEGORIES, DEFAULT_ACCEPT_BY_CATEGORY
+
 SUPPORTED_VERSIONS = ("0.4.6", "0.5.4", "0.5.17", "0.5.23")
 # The server kinds the simulator speaks; vLLM and llama.cpp in one shape each, that of the real
 # captures in tests/fixtures (vLLM 0.32.0, llama.cpp build b1-0c1e570).
@@ -59,6 +61,9 @@ class SimConfig:
             (`accept_length_used`), so one value serves a sweep of draft lengths.
         accept_by_position: a_i, the share of steps whose draft position i is accepted (non
             increasing, one per draft); replaces `accept_length`'s chain of equal odds.
+        accept_by_category: The accept length of requests whose prompt reads as one of
+            `CATEGORIES` (`sim.categories.classify_prompt`); `accept_length` for the rest, and
+            for every request under `accept_by_position`. Clamped to D like `accept_length`.
         ttft_ms: Prefill time of a lone request with a fully cached prompt.
         prefill_ms_per_token: Extra prefill time per uncached prompt token.
         concurrency_slowdown: k in step time x (1 + k (n - 1)) for n running requests.
@@ -99,6 +104,9 @@ class SimConfig:
     cycle_ms: float = 27.6
     accept_length: float = 2.1
     accept_by_position: tuple[float, ...] | None = None
+    accept_by_category: Mapping[str, float] = field(
+        default_factory=lambda: dict(DEFAULT_ACCEPT_BY_CATEGORY)
+    )
     ttft_ms: float = 45.0
     prefill_ms_per_token: float = 0.05
     concurrency_slowdown: float = 0.08
@@ -119,6 +127,11 @@ class SimConfig:
         by_length = self.accept_by_position is None
         if self.speculative and by_length and self.accept_length < 1.0:
             raise ValueError("accept_length must be at least 1 (the bonus token of each step)")
+        unknown = sorted(set(self.accept_by_category) - set(CATEGORIES))
+        if unknown:
+            raise ValueError(f"unknown prompt category {unknown[0]!r}; choose from {CATEGORIES}")
+        if any(not value >= 1.0 for value in self.accept_by_category.values()):
+            raise ValueError("accept_by_category values must be at least 1 (the bonus token)")
         rates = self.accept_by_position
         if (
             self.speculative
@@ -183,6 +196,11 @@ class SimConfig:
     def accept_length_used(self) -> float:
         """`accept_length`, clamped to the draft tokens: a step yields at most D tokens."""
         return min(self.accept_length, float(self.num_draft_tokens))
+
+    def accept_length_of(self, category: str | None) -> float:
+        """The accept length a prompt of `category` gets (None: no category), clamped to D."""
+        wanted = self.accept_by_category.get(category or "", self.accept_length)
+        return min(wanted, float(self.num_draft_tokens))
 
     @property
     def model_name(self) -> str:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from specmon.sim.config import SimConfig
 
@@ -111,6 +111,7 @@ class DecodeModel:
         plain_step_ms: Plain decode step for a batch of one.
         cycle_ms: Draft+verify cycle for a batch of one.
         probs: P(j accepted drafts), j = 0 .. D-1.
+        probs_by_category: `probs` of a prompt of each category (`SimConfig.accept_by_category`).
         ttft_ms: Prefill time with nothing to compute (fully cached prompt).
         prefill_ms_per_token: Extra prefill time per uncached prompt token.
         concurrency_slowdown: k in step x (1 + k (n - 1)).
@@ -124,16 +125,22 @@ class DecodeModel:
     ttft_ms: float
     prefill_ms_per_token: float
     concurrency_slowdown: float
+    probs_by_category: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
 
     @classmethod
     def from_config(cls, config: SimConfig) -> DecodeModel:
         """The model a `SimConfig` describes."""
         d = config.num_draft_tokens
         probs: tuple[float, ...] = (1.0,)
+        by_category: dict[str, tuple[float, ...]] = {}
         if config.speculative and config.accept_by_position is not None:
             probs = distribution_by_position(config.accept_by_position)
         elif config.speculative:
             probs = acceptance_distribution(config.accept_length_used, d)
+            by_category = {
+                category: acceptance_distribution(config.accept_length_of(category), d)
+                for category in config.accept_by_category
+            }
         return cls(
             speculative=config.speculative,
             num_draft_tokens=d,
@@ -143,6 +150,7 @@ class DecodeModel:
             ttft_ms=config.ttft_ms,
             prefill_ms_per_token=config.prefill_ms_per_token,
             concurrency_slowdown=config.concurrency_slowdown,
+            probs_by_category=by_category,
         )
 
     def step_ms(self, running: int, drafts: int | None = None) -> float:
@@ -163,17 +171,19 @@ class DecodeModel:
         """Duration of one prefill batch that computes `uncached_tokens` prompt tokens."""
         return self.ttft_ms + self.prefill_ms_per_token * max(uncached_tokens, 0)
 
-    def draw_accepted(self, rng: random.Random) -> int:
-        """Accepted drafts in one verify step (0 .. D-1); always 0 without speculation."""
+    def draw_accepted(self, rng: random.Random, category: str | None = None) -> int:
+        """Accepted drafts in one verify step (0 .. D-1) of a request whose prompt is of
+        `category` (None: none matched); always 0 without speculation."""
         if not self.speculative:
             return 0
+        probs = self.probs_by_category.get(category or "", self.probs)
         u = rng.random()
         acc = 0.0
-        for j, pj in enumerate(self.probs):
+        for j, pj in enumerate(probs):
             acc += pj
             if u < acc:
                 return j
-        return len(self.probs) - 1
+        return len(probs) - 1
 
     @property
     def tokens_per_step(self) -> float:

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from specmon.sim.categories import classify_prompt
 from specmon.sim.config import Flavor, SimConfig
 from specmon.sim.decode import DecodeModel, request_id, request_rng, token_id, token_text
 from specmon.sim.faults import Faults
@@ -59,6 +60,8 @@ class SimRequest:
     rng: random.Random
     arrival: float
     record: EmittedRequest
+    category: str | None = None
+    """What its prompt reads as (`sim.categories`): its acceptance odds."""
     outbox: asyncio.Queue[StepOut | None] = field(default_factory=asyncio.Queue)
     token_ids: list[int] = field(default_factory=list)
     verify_ct: int = 0
@@ -183,6 +186,7 @@ class Engine:
         prompt_key: str,
         max_new_tokens: int,
         stream_interval: int | None,
+        text: str = "",
     ) -> SimRequest:
         """Create a request (not yet admitted).
 
@@ -193,6 +197,7 @@ class Engine:
             prompt_key: Identity of the prompt for the prefix cache.
             max_new_tokens: Tokens to generate (always reached: EOS is not modelled).
             stream_interval: Per-request override of `--stream-interval`.
+            text: The prompt's text, which its category is read from ("" for token ids).
         """
         index = next(self._counter)
         arrival = self.now()
@@ -225,6 +230,7 @@ class Engine:
             rng=request_rng(self.config.seed, self.epoch, index),
             arrival=arrival,
             record=record,
+            category=classify_prompt(text),
             histogram=[0] * self.model.num_draft_tokens,
         )
 
@@ -305,7 +311,7 @@ class Engine:
         for req in batch:
             if req.aborted:
                 continue
-            accepted = self.model.draw_accepted(req.rng)
+            accepted = self.model.draw_accepted(req.rng, req.category)
             remaining = req.max_new_tokens - req.completion_tokens
             drafted = self._draft_length(remaining)
             # A shorter draft than the chain's: the positions past it are never proposed.

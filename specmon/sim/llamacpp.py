@@ -289,6 +289,7 @@ async def handle_completion(
         prompt_key=repr(prompt),
         max_new_tokens=n_predict if isinstance(n_predict, int) and n_predict > 0 else 128,
         stream_interval=None,
+        text=prompt if isinstance(prompt, str) else "",
     )
     slot = req.index % SLOTS
     metrics.slots_used.add(slot)

@@ -205,6 +205,7 @@ async def handle_generate(request: web.Request, state: SimState) -> web.StreamRe
         prompt_key=repr(ids) if text is None else str(text),
         max_new_tokens=max_new if isinstance(max_new, int) else 128,
         stream_interval=interval if isinstance(interval, int) and interval > 0 else None,
+        text=text if isinstance(text, str) else "",
     )
     state.engine.submit(req)
     if stream:

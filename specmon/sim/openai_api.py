@@ -31,6 +31,14 @@ def _chat_prompt_tokens(messages: object) -> int:
     return words + 5 * len(messages) + 1
 
 
+def _chat_text(messages: object) -> str:
+    """The last user message: what the model answers, and what its category is read from."""
+    if not isinstance(messages, list):
+        return ""
+    users = [m.get("content") for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+    return next((c for c in reversed(users) if isinstance(c, str)), "")
+
+
 def _usage(state: SimState, req: SimRequest, chat: bool) -> dict[str, Any]:
     usage: dict[str, Any] = {
         "prompt_tokens": req.prompt_tokens,
@@ -73,6 +81,7 @@ async def handle_openai(request: web.Request, state: SimState) -> web.StreamResp
     if chat:
         prompt_tokens = _chat_prompt_tokens(body.get("messages"))
         prompt_key = repr(body.get("messages"))
+        text = _chat_text(body.get("messages"))
         max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
     else:
         prompt = body.get("prompt")
@@ -81,6 +90,7 @@ async def handle_openai(request: web.Request, state: SimState) -> web.StreamResp
         )
         prompt_tokens = count_prompt_tokens(prompt if ids is None else None, ids)
         prompt_key = repr(prompt)
+        text = prompt if isinstance(prompt, str) else ""
         max_tokens = body.get("max_tokens")
     if not isinstance(max_tokens, int) or max_tokens < 1:
         max_tokens = _DEFAULT_MAX_TOKENS[path]
@@ -92,6 +102,7 @@ async def handle_openai(request: web.Request, state: SimState) -> web.StreamResp
         prompt_key=prompt_key,
         max_new_tokens=max_tokens,
         stream_interval=None,
+        text=text,
     )
     state.engine.submit(req)
     model = body.get("model") or state.config.model_name

@@ -254,6 +254,7 @@ async def handle_completions(request: web.Request, state: SimState) -> web.Strea
         prompt_key=repr(prompt),
         max_new_tokens=max_tokens,
         stream_interval=None,
+        text=prompt if isinstance(prompt, str) else "",
     )
     engine.submit(req)
     head = {

@@ -30,6 +30,7 @@ class ProbeFn(Protocol):
         *,
         prompt: str = ...,
         max_tokens: int = ...,
+        temperature: float = ...,
         clock: Callable[[], float] = ...,
         wall: Callable[[], float] = ...,
     ) -> Awaitable[ProbeResult]: ...
@@ -135,8 +136,10 @@ class Connection:
         self._scrape = (self.clock(), metrics)
         return metrics
 
-    async def probe(self, *, prompt: str, max_tokens: int) -> ProbeResult:
+    async def probe(self, *, prompt: str, max_tokens: int, temperature: float = 0.0) -> ProbeResult:
         """One streaming probe."""
         if self.backend is None:
             self.backend, _ = await connect(self.client)
-        return await self.backend.probe(self.client, prompt=prompt, max_tokens=max_tokens)
+        return await self.backend.probe(
+            self.client, prompt=prompt, max_tokens=max_tokens, temperature=temperature
+        )

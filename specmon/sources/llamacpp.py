@@ -161,12 +161,12 @@ async def fetch_metrics(client: httpx.AsyncClient) -> ServerMetrics:
     return metrics_from_text(text)
 
 
-def completion_payload(prompt: str, max_tokens: int) -> dict[str, Any]:
+def completion_payload(prompt: str, max_tokens: int, temperature: float = 0.0) -> dict[str, Any]:
     """The probe's native request: greedy, `ignore_eos`, streamed."""
     return {
         "prompt": prompt,
         "n_predict": max_tokens,
-        "temperature": 0,
+        "temperature": temperature,
         "ignore_eos": True,
         "stream": True,
     }
@@ -214,6 +214,7 @@ async def run_probe(
     *,
     prompt: str = DEFAULT_PROMPT,
     max_tokens: int = 500,
+    temperature: float = 0.0,
     clock: Callable[[], float] = time.perf_counter,
     wall: Callable[[], float] = time.time,
 ) -> ProbeResult:
@@ -223,7 +224,7 @@ async def run_probe(
         SourceError: Typed, as `specmon.sources.probe.run_probe`.
     """
     before = await metrics_or_none(client, fetch_metrics)
-    payload = completion_payload(prompt, max_tokens)
+    payload = completion_payload(prompt, max_tokens, temperature)
     result = await stream_probe(client, COMPLETION, payload, parse_chunk, clock=clock, wall=wall)
     after = None
     if before is not None:

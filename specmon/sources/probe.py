@@ -70,11 +70,12 @@ def _histogram(meta: dict[str, Any]) -> tuple[int, ...] | None:
     return None
 
 
-def generate_payload(prompt: str, max_tokens: int) -> dict[str, Any]:
+def generate_payload(prompt: str, max_tokens: int, temperature: float = 0.0) -> dict[str, Any]:
     """The request body: only sampling params every SGLang version knows."""
+    params = {"max_new_tokens": max_tokens, "temperature": temperature, "ignore_eos": True}
     return {
         "text": prompt,
-        "sampling_params": {"max_new_tokens": max_tokens, "temperature": 0, "ignore_eos": True},
+        "sampling_params": params,
         "stream": True,
     }
 
@@ -222,6 +223,7 @@ async def run_probe(
     *,
     prompt: str = DEFAULT_PROMPT,
     max_tokens: int = 500,
+    temperature: float = 0.0,
     clock: Callable[[], float] = time.perf_counter,
     wall: Callable[[], float] = time.time,
 ) -> ProbeResult:
@@ -231,6 +233,7 @@ async def run_probe(
         client: The target's client.
         prompt: The prompt text (fixed per protocol).
         max_tokens: `max_new_tokens`; `ignore_eos` makes the server produce all of them.
+        temperature: Sampling temperature (0: greedy, the default).
         clock: Monotonic clock for chunk times (injected by tests).
         wall: Wall clock for the send time.
 
@@ -238,7 +241,7 @@ async def run_probe(
         SourceError: Typed: unreachable, timed out, auth, HTTP status, mid-stream error,
             truncated stream, malformed chunk.
     """
-    payload = generate_payload(prompt, max_tokens)
+    payload = generate_payload(prompt, max_tokens, temperature)
     return await stream_probe(client, "/generate", payload, parse_chunk, clock=clock, wall=wall)
 
 

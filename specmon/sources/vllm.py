@@ -271,12 +271,12 @@ async def fetch_metrics(client: httpx.AsyncClient) -> ServerMetrics:
     return metrics_from_text(text)
 
 
-def completions_payload(prompt: str, max_tokens: int) -> dict[str, Any]:
+def completions_payload(prompt: str, max_tokens: int, temperature: float = 0.0) -> dict[str, Any]:
     """The probe's request: greedy, `ignore_eos`, usage in every chunk (cumulative)."""
     return {
         "prompt": prompt,
         "max_tokens": max_tokens,
-        "temperature": 0,
+        "temperature": temperature,
         "ignore_eos": True,
         "stream": True,
         "stream_options": {"include_usage": True, "continuous_usage_stats": True},
@@ -320,6 +320,7 @@ async def run_probe(
     *,
     prompt: str = DEFAULT_PROMPT,
     max_tokens: int = 500,
+    temperature: float = 0.0,
     clock: Callable[[], float] = time.perf_counter,
     wall: Callable[[], float] = time.time,
 ) -> ProbeResult:
@@ -333,7 +334,7 @@ async def run_probe(
         SourceError: Typed, as `specmon.sources.probe.run_probe`.
     """
     before = await metrics_or_none(client, fetch_metrics)
-    payload = completions_payload(prompt, max_tokens)
+    payload = completions_payload(prompt, max_tokens, temperature)
     result = await stream_probe(client, COMPLETIONS, payload, parse_chunk, clock=clock, wall=wall)
     after = None
     if before is not None:
