@@ -1,7 +1,7 @@
 """Frozen dataclasses shared by every layer: what sources return and what analysis derives.
 
 Missing data is `None`, never 0: an absent metric family, a server that does not say, a figure
-that cannot be computed (DESIGN.md §4).
+that cannot be computed (docs/design.md §4).
 """
 
 from __future__ import annotations
@@ -240,7 +240,7 @@ class ProbeResult:
 
 @dataclass(frozen=True, slots=True)
 class RunFigures:
-    """The numbers of one probe run, exactly as DESIGN.md §4 defines them."""
+    """The numbers of one probe run, exactly as docs/design.md §4 defines them."""
 
     completion_tokens: int
     prompt_tokens: int | None
@@ -293,7 +293,7 @@ class Stats:
 
 @dataclass(frozen=True, slots=True)
 class Protocol:
-    """The bench protocol: two snapshots compare only when these agree (DESIGN.md §5)."""
+    """The bench protocol: two snapshots compare only when these agree (docs/design.md §5)."""
 
     runs: int
     warmup: int

@@ -1,4 +1,4 @@
-"""SQLite persistence of snapshots (DESIGN.md §2): stdlib `sqlite3`, WAL, a schema version.
+"""SQLite persistence of snapshots (docs/design.md §2): stdlib `sqlite3`, WAL, a schema version.
 
 One row per completed snapshot. The indexed columns (url, fingerprint, speculative …) are copies
 of what the record says, for queries; the `record` column (JSON, `serialize.snapshot_to_record`)

@@ -32,7 +32,7 @@ SPEC_ARGS = {
     "speculative_num_draft_tokens": 3,
 }
 PROTOCOL = Protocol(runs=5, warmup=1, max_tokens=500, temperature=0.0, prompt="Explain a CPU.")
-# DESIGN.md §1: the true baseline (62.9 tok/s, 15.9 ms/token), the stale one it replaced
+# docs/design.md §1: the true baseline (62.9 tok/s, 15.9 ms/token), the stale one it replaced
 # (~11 ms/token), and EAGLE-3 at 75.9 tok/s with accept length 2.1 (so a 27.6 ms cycle).
 BASELINE_TOK_S = (62.8, 62.9, 63.0, 62.9, 62.85)
 STALE_BASELINE_TOK_S = (90.0, 90.1, 90.2, 90.1, 90.05)

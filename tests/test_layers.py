@@ -77,7 +77,7 @@ UI = sorted(m.name for m in pkgutil.walk_packages(specmon.__path__, "specmon.")
 
 
 def test_the_ui_imports_no_source_and_no_feature_that_does_io() -> None:
-    # DESIGN.md §2: the app keeps workers, message routing and rendering; the session does I/O.
+    # docs/design.md §2: the app keeps workers, message routing and rendering; the session does I/O.
     for module in UI:
         io = ("specmon.sources", "specmon.bench", "specmon.launch")
         bad = {m for m in _imports(module) if m.startswith(io)}

@@ -28,7 +28,7 @@ from specmon.serialize import (
     summary_of,
 )
 
-# DESIGN.md §1: a large MoE on 8 GPUs; baseline 62.9 tok/s, EAGLE-3 at 75.9 tok/s with a
+# docs/design.md §1: a large MoE on 8 GPUs; baseline 62.9 tok/s, EAGLE-3 at 75.9 tok/s with a
 # 29.9 ms draft+verify cycle and accept length 2.1.
 ARGS = {
     "model_path": "org/Big-MoE",
@@ -252,7 +252,7 @@ def test_dict_nulls_without_speculation() -> None:
     assert data["summary"]["cycle_ms"] is None
     assert data["summary"]["decode_tok_s"]["median"] == 62.9
     assert all(run["accept_length"] is None and run["cycle_ms"] is None for run in data["runs"])
-    # The speculative and plain configurations share a fingerprint (DESIGN.md §5).
+    # The speculative and plain configurations share a fingerprint (docs/design.md §5).
     assert data["fingerprint"] == snapshot_to_dict(make_snapshot(spec=True))["fingerprint"]
 
 

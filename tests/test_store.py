@@ -35,7 +35,7 @@ from specmon.store import (
 
 URL = "http://10.1.230.174:8000"
 T0 = 1_750_000_000.0
-# DESIGN.md §1: baseline 62.9 tok/s; EAGLE-3 75.9 tok/s, cycle 29.9 ms, accept length 2.1.
+# docs/design.md §1: baseline 62.9 tok/s; EAGLE-3 75.9 tok/s, cycle 29.9 ms, accept length 2.1.
 ARGS = {"model_path": "org/Big-MoE", "tp_size": 8, "mem_fraction_static": 0.8, "port": 30000}
 SPEC_ARGS = {**ARGS, "speculative_algorithm": "EAGLE3", "speculative_num_steps": 2}
 PROTOCOL = Protocol(runs=3, warmup=1, max_tokens=500, temperature=0.0, prompt="Explain a CPU.")

@@ -35,7 +35,7 @@ class Verdict(StrEnum):
 def break_even(cycle_ms: float, base_tok_s: float) -> float:
     """The accept length above which speculation wins: cycle / baseline ms per token.
 
-    DESIGN.md §1: 29.9 ms / 11.1 ms = 2.69; with the true baseline, 29.9 / 15.9 = 1.88.
+    docs/design.md §1: 29.9 ms / 11.1 ms = 2.69; with the true baseline, 29.9 / 15.9 = 1.88.
     """
     if base_tok_s <= 0:
         raise ValueError("baseline tok/s must be positive")

@@ -1,4 +1,4 @@
-"""The figures of one probe run, exactly as DESIGN.md §4 defines them, and the checks that keep
+"""The figures of one probe run, exactly as docs/design.md §4 defines them, and the checks that keep
 their timing honest (a buffered stream, chunks that carry several steps).
 """
 

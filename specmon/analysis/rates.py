@@ -60,7 +60,7 @@ class WindowAccept:
 
 
 def server_accept_length(before: ServerMetrics, after: ServerMetrics) -> WindowAccept | None:
-    """Accept length over the window between two scrapes (DESIGN.md §4), best source first.
+    """Accept length over the window between two scrapes (docs/design.md §4), best source first.
 
     vLLM and llama.cpp: their own mean acceptance length, 1 + Δaccepted/Δdrafts (per step that
     verified a draft). SGLang: Δgeneration_tokens_total / Δspec_verify_calls_total when both
@@ -82,7 +82,7 @@ def server_accept_length(before: ServerMetrics, after: ServerMetrics) -> WindowA
 
 @dataclass(frozen=True, slots=True)
 class DraftAcceptance:
-    """What vLLM's and llama.cpp's draft counters say about a window (DESIGN.md §4)."""
+    """What vLLM's and llama.cpp's draft counters say about a window (docs/design.md §4)."""
 
     drafts: float
     """Δ`spec_decode_num_drafts_total`: steps that verified a draft."""

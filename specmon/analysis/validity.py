@@ -1,4 +1,4 @@
-"""Baseline validity (DESIGN.md §5): same configuration apart from speculation, same protocol,
+"""Baseline validity (docs/design.md §5): same configuration apart from speculation, same protocol,
 fresh enough, and the same server lifetime. Every surface asks `baseline_validity` (a live server,
 judged now) or `snapshot_validity` (a stored pair, judged when its run was taken).
 """
@@ -280,7 +280,7 @@ def baseline_validity(
     protocol: Protocol | None = None,
     gpu: GpuState | None = None,
 ) -> Validity:
-    """Check a baseline against a live server, now (DESIGN.md §5).
+    """Check a baseline against a live server, now (docs/design.md §5).
 
     Age, flags and model need only the server's info; the protocol and GPU state are checked
     when the other side has them (a run, or a probe's protocol). A stored run is judged at its
@@ -333,7 +333,7 @@ def _validity(
     protocol: Protocol | None,
     gpu: GpuState | None,
 ) -> Validity:
-    """Every rule of DESIGN.md §5 but the age, which the caller judged (`stale`: why not)."""
+    """Every rule of docs/design.md §5 but the age, which the caller judged (`stale`: why not)."""
     reasons: list[str] = []
     if baseline.server.speculative is not None:
         reasons.append("the baseline ran with speculation on")

@@ -1,6 +1,6 @@
 """`specmon demo`: the live dashboard against a speculative and a baseline simulated server.
 
-The DESIGN.md §1 scenario with numbers that agree with each other (`SimConfig`'s defaults): plain
+The docs/design.md §1 scenario, with numbers that agree (`SimConfig`'s defaults): plain
 decode at 62.9 tok/s (15.9 ms/token); EAGLE3 with 2 steps and 3 draft tokens at 27.6 ms per
 draft+verify cycle and an accept length near 2.1, so about 76.1 tok/s (13.1 ms/token), +21%, with
 a break-even accept length of 1.74. The baseline is taken at start.

@@ -35,7 +35,7 @@ from specmon.session.watch import ProbeOutcome
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 CYCLE_BUCKETS_S = (0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1, 0.25, 0.5, 1.0)
 """Upper bounds of `specmon_cycle_seconds`: one draft+verify step is 10-40 ms on the GPUs we
-have seen (DESIGN.md §1: 29.9 ms), CPU servers slower."""
+have seen (docs/design.md §1: 29.9 ms), CPU servers slower."""
 LABEL = ["target"]
 INFO_LABELS = ["name", "backend", "version", "model", "algorithm", "speculation", "tp_size"]
 GAUGES = {

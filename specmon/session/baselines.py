@@ -66,7 +66,7 @@ def lookup_baseline(store: Store, info: ServerInfo, protocol: Protocol | None) -
         store: The snapshot store.
         info: The speculative server's info (its configuration apart from speculation).
         protocol: The probe's protocol: a baseline applies only under the same max tokens,
-            temperature and prompt (DESIGN.md §5). None where the probe is yet to be sized and
+            temperature and prompt (docs/design.md §5). None where the probe is yet to be sized and
             takes the baseline's protocol (`check`, `whatif`: one bench each).
 
     Raises:

@@ -1,6 +1,6 @@
 """What the simulated server is: its launch flags (`SimConfig`) and its version's shapes (`Flavor`).
 
-Version facts come from reference/sglang-interfaces.md and the real 0.5.17 capture; every
+Version facts come from docs/interfaces.md and the real 0.5.17 capture; every
 threshold below names the first release that behaves that way, so one `Flavor` method answers
 "does this version do X" for any of the supported versions.
 """

@@ -35,7 +35,7 @@ def unknown_field_message(key: str) -> str:
 
 
 def error_chunk(state: SimState, message: str) -> dict[str, Any]:
-    """The payload of a mid-stream error (§3.2): richer in 0.5.23."""
+    """The payload of a mid-stream error (docs/interfaces.md §3.2): richer in 0.5.23."""
     if state.flavor.at_least("0.5.23"):
         return {
             "error": {

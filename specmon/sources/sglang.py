@@ -1,6 +1,6 @@
 """SGLang server info, from `/server_info` (0.5.6+) or `/get_server_info` (all versions).
 
-Shapes normalised here (reference/sglang-interfaces.md §2.2 and the 0.5.17 capture):
+Shapes normalised here (docs/interfaces.md §2.2 and the 0.5.17 capture):
 0.3.6–0.4.3 flat args; 0.4.4–0.4.6.post3 internal state merged flat into the top level;
 0.4.6.post4+ `internal_states: [ {...} ]`, one per DP rank (0.5.17 repeats every arg there).
 """

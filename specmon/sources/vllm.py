@@ -1,7 +1,7 @@
 """vLLM: identity from `/version` and `/v1/models`, `vllm:` metrics, and an OpenAI streaming probe.
 
 Facts from the real vLLM 0.32.0 (CPU) captures in tests/fixtures/vllm-0.32.0-cpu and
-reference/sglang-interfaces.md §6:
+docs/interfaces.md §6:
 
 - `/version` answers `{"version": "0.32.0"}` (SGLang has no such route); `/v1/models` names the
   served model, its path (`root`) and `max_model_len`.

@@ -1,6 +1,6 @@
 """The live dashboard: workers sample, probe and bench; handlers feed LiveState; widgets render.
 
-Workers do I/O and post messages; only message handlers touch widgets (DESIGN.md §6). The I/O
+Workers do I/O and post messages; only message handlers touch widgets (docs/design.md §6). The I/O
 itself is the feed's (`specmon.session.feed`): this process's own, or the one a `specmon web` hub
 shares between browser tabs.
 """

@@ -24,7 +24,7 @@ from specmon.analysis.stats import t975
 
 
 def test_design_story_break_even() -> None:
-    # DESIGN.md §1: a 29.9 ms cycle against 11.1 ms/token is 2.69; against 15.9 ms/token 1.88.
+    # docs/design.md §1: a 29.9 ms cycle against 11.1 ms/token is 2.69; against 15.9 ms/token 1.88.
     assert break_even(29.9, 1000 / 11.1) == pytest.approx(2.69, abs=0.005)
     assert break_even(29.9, 1000 / 15.9) == pytest.approx(1.88, abs=0.005)
     with pytest.raises(ValueError, match="positive"):

@@ -65,7 +65,7 @@ def test_bench_agrees_with_vllm_counters(
         assert run["server_accept_length"] >= run["accept_length"]  # drafted steps only
         assert run["cycle_source"] == "counters"  # vLLM's own step count: each probe ran alone
         assert run["cycle_ms_p50"] is not None and run["cycle_ms_p95"] is not None
-        # decode tok/s = accept length / cycle time, as DESIGN.md §4 defines them
+        # decode tok/s = accept length / cycle time, as docs/design.md §4 defines them
         assert run["decode_tok_s"] == pytest.approx(1000 * run["accept_length"] / run["cycle_ms"])
     # Cycle: the client's time per step against vLLM's own, which it stamps in the engine
     # (`inter_token_latency_seconds` is per engine step and request, from engine timestamps).

@@ -117,7 +117,7 @@ async def test_replayed_probe_takes_steps_from_the_counters() -> None:
     # UTF-8 character), so the first chunk carries two.
     assert len(tokens) == 127 and first["tokens_predicted"] == 2
     # Steps: predicted_n − 1 − draft_n_accepted; the first chunk's second token took a step, so
-    # the steps timed from the first chunk are 82 · 126/127 (DESIGN.md §4's proportional rule).
+    # the steps timed from the first chunk are 82 · 126/127 (docs/design.md §4's proportional rule).
     assert figures.verify_ct == 128 - 1 - timings["draft_n_accepted"] == 82
     v_decode = 82 * 126 / 127
     assert figures.accept_length == pytest.approx(126 / v_decode)

@@ -49,7 +49,7 @@ async def test_replayed_spec_stream_gives_design_figures(name: str) -> None:
     (t0, first), (t_last, last) = chunks[0], chunks[-1]
     meta = last["meta_info"]
     figures = run_figures(result)
-    # Exactly DESIGN.md §4, computed independently from the raw capture.
+    # Exactly docs/design.md §4, computed independently from the raw capture.
     assert figures.completion_tokens == meta["completion_tokens"] == 128
     assert figures.prompt_tokens == meta["prompt_tokens"]
     assert figures.ttft_ms == pytest.approx(1000 * (t0 - t_send))

@@ -1,4 +1,4 @@
-"""The choices when speculation is on and no baseline server was given (DESIGN.md §5)."""
+"""The choices when speculation is on and no baseline server was given (docs/design.md §5)."""
 
 from __future__ import annotations
 
