@@ -86,6 +86,10 @@ class MonitorConfig:
     db: str | None = None
     dumps: str | None = None
     """Where the dashboard's `d` writes screen dumps (None: `default_dumps_path()`)."""
+    history: bool = True
+    """Record samples and probes in the store (`specmon.session.history_writer`)."""
+    history_days: float = 7.0
+    history_mb: float = 50.0
     api_key_env: str | None = None
     api_key_file: str | None = None
     insecure: bool = False
@@ -174,6 +178,12 @@ SETTINGS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "theme": (_text, "colour theme (default specmon-dark)"),
     "db": (_text, "snapshot store path"),
     "dumps": (_text, "folder the dashboard's d key writes screen dumps into"),
+    "history": (_bool, "record samples and probes in the store (default true)"),
+    "history_days": (_number(0.01, 3650), "days of history the store keeps (default 7)"),
+    "history_mb": (
+        _number(1, 100_000),
+        "MB the store may use before its oldest history goes (default 50)",
+    ),
     "api_key_env": (_text, "environment variable holding the API key"),
     "api_key_file": (_text, "file holding the API key"),
     "insecure": (_bool, "do not verify TLS certificates"),

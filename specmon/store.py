@@ -13,7 +13,7 @@ from __future__ import annotations
 import builtins
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
@@ -51,6 +51,34 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """,
         "CREATE INDEX snapshots_url_created ON snapshots (url, created_at)",
         "CREATE INDEX snapshots_fingerprint ON snapshots (fingerprint)",
+    ),
+    (
+        # The dashboard's lasting history (`specmon.history_store`): figures as they come (span
+        # 0) and, past an hour, their buckets (span > 0: mean, low, high of `count` readings).
+        """
+        CREATE TABLE history (
+            target TEXT NOT NULL,
+            lifetime REAL,
+            at REAL NOT NULL,
+            span REAL NOT NULL,
+            figure TEXT NOT NULL,
+            value REAL NOT NULL,
+            low REAL NOT NULL,
+            high REAL NOT NULL,
+            count INTEGER NOT NULL
+        )
+        """,
+        "CREATE INDEX history_target_figure_at ON history (target, figure, at)",
+        "CREATE INDEX history_span_at ON history (span, at)",
+        """
+        CREATE TABLE history_marks (
+            target TEXT NOT NULL,
+            at REAL NOT NULL,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX history_marks_target_at ON history_marks (target, at)",
     ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -224,6 +252,25 @@ class Store:
                 assert cursor.lastrowid is not None  # an INSERT into a rowid table sets it
                 ids.append(cursor.lastrowid)
         return ids
+
+    @contextmanager
+    def writing(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction on the connection (for `history_store`), committed on exit.
+
+        Raises:
+            StoreError: The write failed; nothing was written.
+        """
+        with self._errors(), self._transaction():
+            yield self._db
+
+    def read(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> builtins.list[Any]:
+        """The rows of one query (for `history_store`).
+
+        Raises:
+            StoreError: The read failed.
+        """
+        with self._errors():
+            return self._db.execute(sql, params).fetchall()
 
     def get(self, snapshot_id: int) -> Snapshot:
         """The snapshot with this id.

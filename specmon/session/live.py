@@ -106,8 +106,9 @@ class LiveState:
         for change in changes:
             self.log(wall, change.level, change.text)
 
-    def on_sample(self, sample: Sample) -> None:
-        """A tick of the monitored server's sampler."""
+    def on_sample(self, sample: Sample) -> list[Change]:
+        """A tick of the monitored server's sampler; returns what changed in the server's
+        lifetime (the history marks its restarts)."""
         self.sample = sample
         changes = self.server.update(sample)
         self._log_changes(sample.wall, changes)
@@ -135,6 +136,7 @@ class LiveState:
                 self.history.append((step, rate.value, 1))
         while self.history and self.history[0][0] <= step - HISTORY_S / HISTORY_STEP_S:
             self.history.popleft()
+        return changes
 
     def on_baseline_sample(self, sample: Sample) -> None:
         """A tick of the baseline server's sampler (when it is another server)."""

@@ -18,6 +18,8 @@ class Change:
     text: str
     restart: bool = False
     """A new lifetime began: figures of the old one no longer describe the server."""
+    config: bool = False
+    """The restart brought other flags or another speculation config."""
 
 
 class ServerTracker:
@@ -56,6 +58,7 @@ class ServerTracker:
         if all(self._errors.get(s) for s in watched) and self.down_since is None and self._seqs:
             self.down_since = sample.t
         restarts: list[str] = []
+        config = False
         back = False
         info_reading = sample.readings.get(SourceName.INFO)
         if info_reading is not None and info_reading.seq != self._seqs.get(SourceName.INFO):
@@ -63,6 +66,7 @@ class ServerTracker:
             self._info_at = sample.t
             back = self.down_since is not None and sample.info is not None
             changes.extend(self._new_info(sample.info, restarts))
+            config = bool(restarts)  # the new info's differences are the only restarts so far
         metrics_reading = sample.readings.get(SourceName.METRICS)
         if (
             metrics_reading is not None
@@ -80,7 +84,7 @@ class ServerTracker:
                 restarts.append("it was unreachable: treated as a restart")
             restarts[0] = f"back after an outage; {restarts[0]}"
         if restarts:
-            changes.append(Change("warn", f"{self.name} restarted: {restarts[0]}", True))
+            changes.append(Change("warn", f"{self.name} restarted: {restarts[0]}", True, config))
             self.first_seen = sample.t
         if self.first_seen is None and self._seqs:
             self.first_seen = sample.t

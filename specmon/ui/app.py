@@ -30,6 +30,7 @@ from specmon.errors import SpecmonError
 from specmon.model import ServerInfo
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.feed import Feed, LocalFeed, bench_protocol
+from specmon.session.history_writer import HistoryRecorder, start_history
 from specmon.session.live import LiveState
 from specmon.session.relaunch import ManagedServer
 from specmon.session.snapshot import SnapshotKind, default_protocol
@@ -45,6 +46,7 @@ from specmon.ui.messages import (
     BenchFailed,
     BenchNote,
     BenchProgress,
+    HistoryNote,
     PostingSink,
     ProbeDone,
     ProbeFailed,
@@ -176,6 +178,11 @@ class SpecmonApp(App[None]):
         self.live = LiveState(config.url, self.probe_protocol, max_age_s=config.max_age,
                               probe_every=config.probe_every)  # fmt: skip
         self.live.probe_enabled = config.probe
+        self.history: HistoryRecorder | None = None
+        """Records samples and probes in the store, once the feed runs (`_start_workers`)."""
+        self._records_history = feed is None and config.history and store is not None
+        """This process samples the server (not a `specmon web` tab), history is on and there
+        is a store to keep it in."""
         if feed is None:
             if targets is None:
                 raise ValueError("the dashboard needs its targets or a feed")
@@ -297,6 +304,8 @@ class SpecmonApp(App[None]):
     def on_unmount(self) -> None:
         """The garbage collector as it was (tests run many apps)."""
         self._report_writes(None)
+        if self.history is not None:
+            self.history.writer.close()
         thaw()
         self.heap.stop()
 
@@ -320,6 +329,10 @@ class SpecmonApp(App[None]):
     def _start_workers(self) -> None:
         """Sample, and probe unless it is off: after the first frame, which their first steps
         (httpx's deferred imports, psutil's scan of the machine's sockets) held back."""
+        if self._records_history and self.store is not None:
+            self.history = start_history(self.store.path, self.live, self.config, self.wall(),
+                                         lambda level, text: self.post_message(
+                                             HistoryNote(self.wall(), level, text)))  # fmt: skip
         self._run_feed()
 
     @work(group="feed", exit_on_error=False)
@@ -344,7 +357,9 @@ class SpecmonApp(App[None]):
 
     @on(SampleReady)
     def _on_sample(self, message: SampleReady) -> None:
-        self.live.on_sample(message.sample)
+        changes = self.live.on_sample(message.sample)
+        if self.history is not None:
+            self.history.on_sample(message.sample, changes)
         info = self.live.server.info
         if info is not None:
             self._look_up_baseline(message.sample.t)
@@ -360,6 +375,8 @@ class SpecmonApp(App[None]):
     def _on_probe(self, message: ProbeDone) -> None:
         outcome = message.outcome
         self.live.on_probe(outcome.wall, outcome.t, outcome.figures, outcome.result)
+        if self.history is not None:
+            self.history.on_probe(outcome.wall, outcome.figures)
         self.refresh_view()
 
     @on(ProbeFailed)
@@ -371,6 +388,11 @@ class SpecmonApp(App[None]):
     def _on_probe_paused(self, message: ProbePaused) -> None:
         if message.paused != self.live.probe_paused:
             self._say_probe_paused(message.paused)
+
+    @on(HistoryNote)
+    def _on_history_note(self, message: HistoryNote) -> None:
+        self.live.log(message.wall, message.level, message.text)
+        self.refresh_view()
 
     @on(BenchProgress)
     def _on_bench_progress(self, message: BenchProgress) -> None:

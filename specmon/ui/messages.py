@@ -11,7 +11,7 @@ from specmon.model import Sample, Snapshot
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.fleet_row import FleetRow
 from specmon.session.snapshot import SnapshotKind
-from specmon.session.view import BenchView
+from specmon.session.view import BenchView, Level
 from specmon.session.watch import ProbeOutcome
 
 
@@ -83,6 +83,15 @@ class BenchNote(Message):
 
     wall: float
     note: str
+
+
+@dataclass
+class HistoryNote(Message):
+    """The history writer's thread said a line: a store error, or a drift finding."""
+
+    wall: float
+    level: Level
+    text: str
 
 
 @dataclass

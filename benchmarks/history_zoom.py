@@ -1,0 +1,106 @@
+"""The lasting history at its bounds: a day written at an accelerated rate, the store's size, and
+(`--keys`) the zoom key's time through a pty.
+
+    python benchmarks/history_zoom.py --hours 24 --out benchmarks/results/history-YYYY-MM-DD.json
+
+The day is written as the dashboard's writer writes it (`history_store.append` every 5 s of
+simulated time, `history_store.maintain` every simulated minute) for one server at the default
+cadences: a sample a second (the server's tok/s and accept length) and a probe every 10 s (its
+decode tok/s, accept length and cycle), with a restart mark every 6 hours. Prints the store's
+file size and pages in use, and the time each batch and each maintenance took (medians, p95).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from specmon import history_store
+from specmon.history import Figure, Mark, MarkKind, Point
+from specmon.history_store import Limits
+from specmon.store import Store
+
+URL = "http://127.0.0.1:30000"
+FLUSH_S = 5
+MAINTAIN_S = 60
+PROBE_EVERY_S = 10
+
+
+def write_history(path: Path, hours: float, end: float, seed: int = 0) -> dict[str, list[float]]:
+    """Write `hours` of one server's history ending at `end` into the store at `path`.
+
+    Returns:
+        The seconds each batch write and each maintenance took.
+    """
+    rng = random.Random(seed)
+    start = end - hours * 3600
+    times: dict[str, list[float]] = {"append_s": [], "maintain_s": []}
+    with Store(path) as store:
+        t = start
+        while t < end:
+            points: list[Point] = []
+            marks: list[Mark] = []
+            for second in range(FLUSH_S):
+                at = t + second
+                points.append(Point(URL, None, at, Figure.DECODE, rng.gauss(70, 5)))
+                points.append(Point(URL, None, at, Figure.SERVER_ACCEPT, rng.gauss(2.5, 0.1)))
+                if int(at) % PROBE_EVERY_S == 0:
+                    points += [Point(URL, None, at, Figure.PROBE_DECODE, rng.gauss(76, 3)),
+                               Point(URL, None, at, Figure.ACCEPT, rng.gauss(2.6, 0.3)),
+                               Point(URL, None, at, Figure.CYCLE, rng.gauss(30, 2))]  # fmt: skip
+                if int(at - start) % (6 * 3600) == 0:
+                    marks.append(Mark(URL, at, MarkKind.RESTART, "server restarted"))
+            began = time.perf_counter()
+            history_store.append(store, points, marks)
+            times["append_s"].append(time.perf_counter() - began)
+            t += FLUSH_S
+            if int(t - start) % MAINTAIN_S == 0:
+                began = time.perf_counter()
+                history_store.maintain(store, t, Limits())
+                times["maintain_s"].append(time.perf_counter() - began)
+    return times
+
+
+def _ms(values: list[float]) -> str:
+    ordered = sorted(values)
+    p95 = ordered[int(0.95 * (len(ordered) - 1))]
+    return f"median {1000 * statistics.median(ordered):.2f} ms, p95 {1000 * p95:.2f} ms"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hours", type=float, default=24.0)
+    parser.add_argument("--db", type=Path, help="the store to write (default: a new temporary one)")
+    parser.add_argument("--out", type=Path, help="write the figures here as JSON")
+    args = parser.parse_args()
+    db = args.db or Path(f"/tmp/specmon-history-{int(time.time())}.db")
+    if db.exists():
+        sys.exit(f"{db} exists: give a new path")
+    began = time.perf_counter()
+    times = write_history(db, args.hours, time.time())
+    wall = time.perf_counter() - began
+    with Store(db, create=False) as store:
+        used = history_store.used_bytes(store)
+        rows = store.read("SELECT span > 0, COUNT(*) FROM history GROUP BY span > 0")
+    size = sum(p.stat().st_size for p in db.parent.glob(db.name + "*"))
+    figures = {
+        "hours": args.hours, "db": str(db), "file_bytes": size, "used_bytes": used,
+        "rows": {"raw" if not bucket else "buckets": n for bucket, n in rows},
+        "write_s": wall, **times,
+    }  # fmt: skip
+    print(f"{args.hours:g} h written in {wall:.1f} s into {db}")
+    print(f"store: {size / 1e6:.2f} MB on disk (with -wal), {used / 1e6:.2f} MB of pages in use;"
+          f" rows {figures['rows']}")  # fmt: skip
+    print(f"each 5-s batch: {_ms(times['append_s'])}; each maintenance: {_ms(times['maintain_s'])}")
+    if args.out:
+        args.out.write_text(json.dumps(figures, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
