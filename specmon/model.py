@@ -180,14 +180,38 @@ class PositionSource(StrEnum):
     """Where a run's acceptance by draft position came from."""
 
     HISTOGRAM = "histogram"
-    """SGLang's final `meta_info.spec_correct_drafts_histogram` (0.5.12+; 0.5.9–0.5.11
-    `spec_accept_histogram`): verify steps by drafts accepted."""
+    """Per-request details: SGLang's final `meta_info.spec_correct_drafts_histogram` (0.5.12+;
+    0.5.9–0.5.11 `spec_accept_histogram`): every verify step by drafts accepted."""
+    DRAFTING_HISTOGRAM = "drafting_histogram"
+    """Per-request details: vLLM's `metrics.speculative_decoding.acceptance_histogram` (0.32+,
+    `--per-request-spec-decode-metrics`): the steps that drafted, by drafts accepted."""
     COUNTERS = "counters"
     """vLLM's and llama.cpp's `spec_decode_num_accepted_tokens_per_pos` over a probe that ran
     alone, per step that verified a draft."""
     CHUNKS = "chunks"
     """Tokens per verify step as the stream showed them (one chunk per step): older SGLang, or
     vLLM when other requests ran meanwhile."""
+
+    @property
+    def per_request(self) -> bool:
+        """The server's own account of this one request, whatever else it served meanwhile."""
+        return self in (PositionSource.HISTOGRAM, PositionSource.DRAFTING_HISTOGRAM)
+
+    @property
+    def per_drafting_step(self) -> bool:
+        """Counts only the steps that drafted (vLLM's and llama.cpp's way), not every step."""
+        return self in (PositionSource.COUNTERS, PositionSource.DRAFTING_HISTOGRAM)
+
+
+class AcceptSource(StrEnum):
+    """Where a run's server accept length came from."""
+
+    DETAILS = "details"
+    """Per-request details: the server's own figure for the request (SGLang's
+    `meta_info.spec_accept_length` or completion_tokens / `spec_verify_ct`; vLLM's
+    `metrics.speculative_decoding.mean_acceptance_length`)."""
+    COUNTERS = "counters"
+    """vLLM's and llama.cpp's `1 + Δaccepted/Δdrafts` over a probe that ran alone."""
 
 
 class CycleBasis(StrEnum):
@@ -223,8 +247,9 @@ class ProbeResult:
     `meta_info.spec_verify_ct`; vLLM: the chunks after the first (one per step); llama.cpp:
     `timings.predicted_n − 1 − timings.draft_n_accepted`."""
     server_accept_length: float | None
-    """SGLang's `meta_info.spec_accept_length` when it sent one (vLLM's and llama.cpp's own
-    figure is derived from `scrapes`)."""
+    """The server's own accept length for the request when it sent one (SGLang's
+    `meta_info.spec_accept_length`, vLLM's per-request `mean_acceptance_length`); else vLLM's
+    and llama.cpp's figure is derived from `scrapes`."""
     finish_reason: str | None
     steps_source: StepsSource = StepsSource.SPEC_VERIFY_CT
     """Where `verify_ct` came from."""
@@ -235,7 +260,10 @@ class ProbeResult:
     """`/metrics` just before and just after the probe (vLLM, llama.cpp: their draft counters
     are the server's own account of the request when nothing else ran meanwhile)."""
     accepted_histogram: tuple[int, ...] | None = None
-    """SGLang's per-request histogram: index j = verify steps that accepted j drafts."""
+    """The server's per-request histogram: index j = verify steps that accepted j drafts."""
+    histogram_source: PositionSource = PositionSource.HISTOGRAM
+    """Which steps `accepted_histogram` counts: every verify step (SGLang) or the drafting ones
+    (vLLM, `PositionSource.DRAFTING_HISTOGRAM`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,6 +305,8 @@ class RunFigures:
     """The drafting steps `position_accept` rests on (its weight when runs are pooled)."""
     position_source: PositionSource | None = None
     """Where `position_accept` came from."""
+    server_accept_source: AcceptSource | None = None
+    """Where `server_accept_length` came from."""
 
 
 @dataclass(frozen=True, slots=True)

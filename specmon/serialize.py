@@ -25,6 +25,7 @@ from specmon.analysis.stats import summarize
 from specmon.analysis.validity import fingerprint
 from specmon.model import (
     VLLM_DRAFT_LENGTH,
+    AcceptSource,
     CycleBasis,
     GpuState,
     Lifetime,
@@ -361,6 +362,8 @@ def _run_from(run: _Reader) -> RunFigures:
         position_accept=run.added("position_accept", run.opt_numbers),
         position_steps=run.added("position_steps", run.opt_number),
         position_source=run.opt_enum("position_source", PositionSource),
+        # Records written before the source was kept have none.
+        server_accept_source=run.opt_enum("server_accept_source", AcceptSource),
     )
 
 

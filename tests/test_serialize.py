@@ -180,6 +180,7 @@ def test_dict_has_exactly_the_documented_keys() -> None:
             "position_accept",
             "position_steps",
             "position_source",
+            "server_accept_source",
         }
     assert set(data["summary"]) == {
         "decode_tok_s",

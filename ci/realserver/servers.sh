@@ -83,7 +83,8 @@ realserver_up() {
     "$VLLM_VENV/bin/python" -m vllm.entrypoints.openai.api_server \
     --model "$MODELS_DIR/small-llama" --served-model-name tiny-llama \
     --host 127.0.0.1 --port "$vllm_port" --dtype bfloat16 --max-model-len 2048 \
-    --max-num-seqs 8 --enforce-eager --speculative-config "$VLLM_SPEC"
+    --max-num-seqs 8 --enforce-eager --speculative-config "$VLLM_SPEC" \
+    --per-request-spec-decode-metrics detailed
   llama_port=$(_free_port)
   _start llamacpp "$LLAMA_SERVER" -m "$MODELS_DIR/target.gguf" -md "$MODELS_DIR/draft.gguf" \
     --spec-type draft-simple --spec-draft-n-max 4 --metrics \

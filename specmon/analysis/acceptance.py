@@ -3,7 +3,8 @@
 a_i is the share of drafting steps whose draft token at position i was accepted; a token is
 accepted only if every earlier one was, so a_0 ≥ a_1 ≥ … Every source states it the same way:
 
-- SGLang's per-request histogram h_j (verify steps that accepted j drafts): a_i = Σ_{j>i} h_j / Σ h.
+- A per-request histogram h_j (steps that accepted j drafts: SGLang's over every verify step,
+  vLLM's `--per-request-spec-decode-metrics` over the drafting ones): a_i = Σ_{j>i} h_j / Σ h.
 - vLLM's and llama.cpp's `spec_decode_num_accepted_tokens_per_pos` counters:
   a_i = Δaccepted_i / Δdrafts (`analysis.rates.draft_acceptance`).
 - A stream with one chunk per verify step: each chunk after the first adds 1 + j tokens
@@ -33,16 +34,19 @@ class PositionAcceptance:
     source: PositionSource
 
 
-def from_histogram(histogram: Sequence[int]) -> PositionAcceptance | None:
+def from_histogram(
+    histogram: Sequence[int], source: PositionSource = PositionSource.HISTOGRAM
+) -> PositionAcceptance | None:
     """a_i from a histogram of drafts accepted per step (index j = steps that accepted j).
 
     The histogram has one entry per possible count, 0 … k, so k positions; None when empty.
+    `source` says which steps it counts (`ProbeResult.histogram_source`).
     """
     total = sum(histogram)
     if total <= 0 or len(histogram) < 2:
         return None
     rates = tuple(sum(histogram[i + 1 :]) / total for i in range(len(histogram) - 1))
-    return PositionAcceptance(rates, float(total), PositionSource.HISTOGRAM)
+    return PositionAcceptance(rates, float(total), source)
 
 
 def from_chunks(chunks: Sequence[ProbeChunk], draft_length: int) -> PositionAcceptance | None:

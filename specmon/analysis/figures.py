@@ -21,7 +21,14 @@ from specmon.analysis.rates import (
     ran_alone,
 )
 from specmon.analysis.stats import percentile
-from specmon.model import CycleBasis, ProbeChunk, ProbeResult, RunFigures, StepsSource
+from specmon.model import (
+    AcceptSource,
+    CycleBasis,
+    ProbeChunk,
+    ProbeResult,
+    RunFigures,
+    StepsSource,
+)
 
 BUFFERED_STEP_S = 1e-4
 """A verify step (or, without speculation, a decode step) shorter than 0.1 ms on average is no
@@ -142,12 +149,13 @@ def _timed_steps(result: ProbeResult) -> float | None:
 def position_acceptance(result: ProbeResult, chunks_are_steps: bool) -> PositionAcceptance | None:
     """A probe's acceptance by draft position, best source first (`analysis.acceptance`).
 
-    SGLang's own histogram; else vLLM's and llama.cpp's per-position counters when the probe
-    ran alone; else the stream's tokens per chunk when each chunk was one verify step (the
+    The server's per-request histogram (SGLang's; vLLM's with per-request metrics on), whatever
+    else ran meanwhile; else vLLM's and llama.cpp's per-position counters when the probe ran
+    alone; else the stream's tokens per chunk when each chunk was one verify step (the
     positions are those the stream showed: up to the most drafts one step accepted).
     """
     if result.accepted_histogram is not None:
-        return from_histogram(result.accepted_histogram)
+        return from_histogram(result.accepted_histogram, result.histogram_source)
     tokens = result.chunks[-1].completion_tokens
     if result.scrapes is not None and ran_alone(*result.scrapes, tokens):
         counted = draft_acceptance(*result.scrapes)
@@ -158,6 +166,24 @@ def position_acceptance(result: ProbeResult, chunks_are_steps: bool) -> Position
         b.completion_tokens - a.completion_tokens for a, b in itertools.pairwise(result.chunks)
     )
     return from_chunks(result.chunks, widest - 1)
+
+
+def server_accept_length(result: ProbeResult) -> tuple[float | None, AcceptSource | None]:
+    """The server's own accept length for a probe, and where it came from.
+
+    Its per-request figure when it sent one (SGLang always; vLLM with per-request metrics on);
+    else vLLM's and llama.cpp's counters when the probe ran alone; else, on SGLang, its own
+    definition from the request's `spec_verify_ct`.
+    """
+    if result.server_accept_length is not None:
+        return result.server_accept_length, AcceptSource.DETAILS
+    tokens = result.chunks[-1].completion_tokens
+    if result.scrapes is not None:  # vLLM, llama.cpp: their counters
+        counted = exclusive_accept_length(*result.scrapes, tokens)
+        return counted, AcceptSource.COUNTERS if counted is not None else None
+    if result.verify_ct and result.steps_source == StepsSource.SPEC_VERIFY_CT:
+        return tokens / result.verify_ct, AcceptSource.DETAILS  # SGLang's own definition
+    return None, None
 
 
 def run_figures(result: ProbeResult) -> RunFigures:
@@ -182,15 +208,7 @@ def run_figures(result: ProbeResult) -> RunFigures:
     if speculative:
         one_per_step = spread is not None and spread[2] == CycleBasis.CHUNK_GAPS
         positions = position_acceptance(result, one_per_step)
-    server_accept = result.server_accept_length
-    if server_accept is None and result.scrapes is not None:  # vLLM, llama.cpp: their counters
-        server_accept = exclusive_accept_length(*result.scrapes, last.completion_tokens)
-    elif (
-        server_accept is None
-        and result.verify_ct
-        and result.steps_source == StepsSource.SPEC_VERIFY_CT
-    ):
-        server_accept = last.completion_tokens / result.verify_ct  # SGLang's own definition
+    server_accept, accept_source = server_accept_length(result)
     return RunFigures(
         completion_tokens=last.completion_tokens,
         prompt_tokens=result.prompt_tokens,
@@ -200,6 +218,7 @@ def run_figures(result: ProbeResult) -> RunFigures:
         decode_tok_s=decode_tokens / decode_s if timed else None,
         accept_length=decode_tokens / steps if steps else None,
         server_accept_length=server_accept if speculative else None,
+        server_accept_source=accept_source if speculative and server_accept else None,
         verify_ct=result.verify_ct if speculative else None,
         cycle_ms=1000 * decode_s / steps if steps and timed else None,
         cycle_ms_p50=spread[0] if spread else None,

@@ -14,7 +14,6 @@ from specmon.analysis.validity import fingerprint, protocol_differences
 from specmon.analysis.whatif import WhatIf, what_if
 from specmon.model import (
     UNKNOWN_METHOD,
-    PositionSource,
     Protocol,
     RunFigures,
     ServerInfo,
@@ -69,14 +68,16 @@ drafts at every step, but at most a request's last)."""
 def non_drafting_share(runs: Sequence[RunFigures]) -> float:
     """n₀: the share of the runs' steps that drafted nothing, 1 − Σ drafts / Σ steps.
 
-    Only vLLM's and llama.cpp's counters tell drafting steps apart (`spec_decode_num_drafts`);
-    SGLang's histogram counts every verify step, the first one included: 0 there.
+    Only vLLM's and llama.cpp's counters and vLLM's per-request histogram tell drafting steps
+    apart (`PositionSource.per_drafting_step`); SGLang's histogram counts every verify step, the
+    first one included: 0 there.
     """
     counted = [
         r
         for r in runs
-        if r.position_source == PositionSource.COUNTERS and r.position_steps and r.decode_steps
-    ]
+        if r.position_source and r.position_source.per_drafting_step
+        and r.position_steps and r.decode_steps
+    ]  # fmt: skip
     steps = sum(r.decode_steps or 0.0 for r in counted)
     if not steps:
         return 0.0

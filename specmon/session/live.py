@@ -28,6 +28,7 @@ from specmon.model import (
 )
 from specmon.session.baseline_state import BaselineState, scraped_at
 from specmon.session.baselines import BaselineOrigin
+from specmon.session.figure_sources import probe_figure_sources
 from specmon.session.gpu_tracker import GpuTracker, unavailable
 from specmon.session.tracker import Change, ServerTracker
 from specmon.session.view import (
@@ -244,6 +245,10 @@ class LiveState:
             sources,
             tuple(missing),
             self.bench,
+            probe_figure_sources(
+                self.probes[-1].figures if self.probes else None,
+                self.server.info.backend if self.server.info else None,
+            ),
         )
 
     def _identity(self, stale_after: float) -> IdentityView:

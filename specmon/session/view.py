@@ -244,3 +244,5 @@ class View:
     """(figure, why it is missing) for every figure shown as "—"."""
     bench: BenchView | None = None
     """A bench in progress, of either kind."""
+    figure_sources: tuple[tuple[str, str], ...] = ()
+    """(figure, where it came from) for the last probe's acceptance (`probe_figure_sources`)."""

@@ -22,6 +22,7 @@ from specmon.sim.config import (
     BACKENDS,
     DEFAULT_DRAFT_MODEL,
     LLAMACPP_BUILD,
+    PER_REQUEST_SPEC_LEVELS,
     SUPPORTED_VERSIONS,
     VLLM_VERSION,
     SimConfig,
@@ -106,6 +107,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="BS:K,…",
         help="adaptive mode: from batch size BS on, draft K tokens per step (0: no drafting), "
         "e.g. 1:3,8:0 (SGLang's batch-size buckets, vLLM's Dynamic SD ranges)",
+    )
+    p.add_argument(
+        "--per-request-spec-decode-metrics",
+        choices=PER_REQUEST_SPEC_LEVELS,
+        default="none",
+        help="vLLM: each response's metrics.speculative_decoding (summary, or detailed with "
+        "the per-step arrays), as vLLM 0.32 launched with this flag",
     )
     return p
 
@@ -197,6 +205,7 @@ def _config(a: argparse.Namespace) -> SimConfig:
         extra_args=_scheduling_args(a, speculative=algorithm is not None),
         gpus=a.gpus,
         adaptive_drafts=a.adaptive_drafts,
+        per_request_spec_decode_metrics=a.per_request_spec_decode_metrics,
     )
 
 

@@ -23,6 +23,9 @@ LLAMACPP_BUILD = "b1-0c1e570"
 # An EAGLE-3 draft repository for Llama 3.3 70B as published on the Hugging Face hub.
 DEFAULT_DRAFT_MODEL = "yuhuili/EAGLE3-LLaMA3.3-Instruct-70B"
 
+PER_REQUEST_SPEC_LEVELS = ("none", "summary", "detailed")
+"""vLLM 0.32's `--per-request-spec-decode-metrics` choices (vllm/config/observability.py)."""
+
 
 @dataclass(frozen=True)
 class SimConfig:
@@ -77,6 +80,8 @@ class SimConfig:
             batch size picks the slot; one candidate step per slot here) and vLLM's Dynamic SD
             ranges (`num_speculative_tokens_per_batch_size`) in one shape. None: the configured
             draft length always.
+        per_request_spec_decode_metrics: vLLM's `--per-request-spec-decode-metrics`: "none",
+            "summary" or "detailed" (`metrics.speculative_decoding` on each response).
     """
 
     version: str = "0.5.23"
@@ -114,8 +119,14 @@ class SimConfig:
     record_path: str | None = None
     gpus: int = 0
     adaptive_drafts: tuple[tuple[int, int], ...] | None = None
+    per_request_spec_decode_metrics: str = "none"
 
     def __post_init__(self) -> None:
+        if self.per_request_spec_decode_metrics not in PER_REQUEST_SPEC_LEVELS:
+            raise ValueError(
+                "per_request_spec_decode_metrics must be one of "
+                f"{PER_REQUEST_SPEC_LEVELS}, not {self.per_request_spec_decode_metrics!r}"
+            )
         if self.backend not in BACKENDS:
             raise ValueError(f"unknown backend {self.backend!r}; choose one of {BACKENDS}")
         if self.version not in SUPPORTED_VERSIONS:

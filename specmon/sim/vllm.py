@@ -12,6 +12,9 @@ Shapes of the real capture (tests/fixtures/vllm-0.32.0-cpu):
   the last step has `finish_reason`; `stream_options.include_usage` adds a usage-only chunk,
   `continuous_usage_stats` puts the cumulative usage in every chunk. `model` may be omitted.
 - `--api-key` guards `/v1/*` only.
+- `--per-request-spec-decode-metrics summary|detailed` adds `metrics.speculative_decoding` to a
+  completion's response, in a stream to its final usage chunk (vllm/v1/metrics/stats.py
+  `RequestSpecDecodeMetrics.to_dict`; entrypoints/openai/completion/serving.py).
 """
 
 from __future__ import annotations
@@ -266,7 +269,7 @@ async def handle_completions(request: web.Request, state: SimState) -> web.Strea
     try:
         if stream:
             return await _stream(request, state, req, body, head)
-        return await _complete(req, head)
+        return await _complete(state, req, head)
     finally:
         state.finish_record(req)
 
@@ -311,17 +314,18 @@ async def _stream(
         return [chunk]
 
     def tail() -> list[dict[str, Any]]:
-        if not include_usage:
+        if not include_usage:  # the per-request metrics ride on the usage chunk alone
             return []
         fingerprint = f"vllm-{VLLM_VERSION}-sim"
         usage = _usage(req, req.completion_tokens)
-        return [{**head, "choices": [], "usage": usage, "system_fingerprint": fingerprint}]
+        chunk = {**head, "choices": [], "usage": usage, "system_fingerprint": fingerprint}
+        return [{**chunk, **_per_request_metrics(state, req)}]
 
     error = {"error": {"object": "error", "message": "Simulated mid-stream failure", "code": 500}}
     return await stream_request(request, state.engine, req, state.faults, render, error, tail)
 
 
-async def _complete(req: SimRequest, head: dict[str, Any]) -> web.StreamResponse:
+async def _complete(state: SimState, req: SimRequest, head: dict[str, Any]) -> web.StreamResponse:
     while True:
         out = await req.outbox.get()
         if out is None:
@@ -329,4 +333,31 @@ async def _complete(req: SimRequest, head: dict[str, Any]) -> web.StreamResponse
         if out.finished:
             break
     choice = {"index": 0, "text": req.text().lstrip(), "logprobs": None, "finish_reason": "length"}
-    return json_response({**head, "choices": [choice], "usage": _usage(req, req.completion_tokens)})
+    usage = _usage(req, req.completion_tokens)
+    return json_response({**head, "choices": [choice], "usage": usage,
+                          **_per_request_metrics(state, req)})  # fmt: skip
+
+
+def _per_request_metrics(state: SimState, req: SimRequest) -> dict[str, Any]:
+    """`{"metrics": {"speculative_decoding": …}}` when the server was launched with per-request
+    metrics and speculates, else nothing: `RequestSpecDecodeMetrics.to_dict` of the request's
+    verify steps (the histogram counts the steps that drafted, by drafts accepted)."""
+    level = state.config.per_request_spec_decode_metrics
+    if level == "none" or not state.config.speculative:
+        return {}
+    steps = sum(req.histogram)
+    accepted = sum(j * count for j, count in enumerate(req.histogram))
+    drafted = sum(req.record.step_drafted)
+    details: dict[str, Any] = {
+        "mean_acceptance_length": 1.0 + accepted / steps if steps else 1.0,
+        "draft_acceptance_rate": accepted / drafted if drafted else 0.0,
+        "acceptance_histogram": list(req.histogram),
+        "num_spec_steps": steps,
+        "num_accepted_draft_tokens": accepted,
+        "num_draft_tokens": drafted,
+        "num_spec_tokens": len(req.histogram) - 1,
+    }
+    if level == "detailed" and req.record.step_accepted:
+        details["per_step_accepted"] = list(req.record.step_accepted)
+        details["per_step_drafted"] = list(req.record.step_drafted)
+    return {"metrics": {"speculative_decoding": details}}

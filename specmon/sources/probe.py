@@ -58,15 +58,22 @@ class ChunkUpdate:
 HISTOGRAM_KEYS = ("spec_correct_drafts_histogram", "spec_accept_histogram")
 
 
+def histogram_of(value: object) -> tuple[int, ...] | None:
+    """A per-request histogram of drafts accepted per step as sent (a non-empty list of counts),
+    else None."""
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in value)
+    ):
+        return tuple(value)
+    return None
+
+
 def _histogram(meta: dict[str, Any]) -> tuple[int, ...] | None:
     for key in HISTOGRAM_KEYS:
-        value = meta.get(key)
-        if (
-            isinstance(value, list)
-            and value
-            and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in value)
-        ):
-            return tuple(value)
+        if (found := histogram_of(meta.get(key))) is not None:
+            return found
     return None
 
 

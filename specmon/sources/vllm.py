@@ -15,6 +15,12 @@ docs/interfaces.md §6:
   `usage.completion_tokens` in every chunk. When the probe ran alone, vLLM's own count of its
   steps (Δ`inter_token_latency_seconds_count`, from the scrapes around it) replaces the chunk
   count (`analysis.figures`).
+- Launched with `--per-request-spec-decode-metrics summary|detailed` (0.32+), the final usage
+  chunk carries `metrics.speculative_decoding`: the request's own histogram of drafting steps by
+  drafts accepted and its mean acceptance length (vllm/v1/metrics/stats.py
+  `RequestSpecDecodeMetrics.to_dict`). The probe reads them when they come (nothing to ask:
+  the launch flag decides) and needs no quiet server for them; without them, the counters'
+  deltas serve when the probe ran alone.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from specmon.errors import HttpStatus, MalformedResponse, NotVllm
 from specmon.model import (
     UNKNOWN_METHOD,
     VLLM_DRAFT_LENGTH,
+    PositionSource,
     ProbeResult,
     ServerInfo,
     ServerMetrics,
@@ -41,7 +48,13 @@ from specmon.model import (
 from specmon.sources.drafts import metrics_or_none, per_position, settled_scrape
 from specmon.sources.http import get, json_int, parse_json
 from specmon.sources.metrics import fetch_text, parse_scrape, wanted_text
-from specmon.sources.probe import DEFAULT_PROMPT, ChunkUpdate, stream_json, stream_probe
+from specmon.sources.probe import (
+    DEFAULT_PROMPT,
+    ChunkUpdate,
+    histogram_of,
+    stream_json,
+    stream_probe,
+)
 from specmon.sources.secrets import mask_args
 
 PREFIXES = ("vllm:", "vllm_")
@@ -304,6 +317,7 @@ def parse_chunk(data: str) -> ChunkUpdate:
     if not isinstance(choices, list):
         raise MalformedResponse("vLLM stream chunk has no choices list")
     reason = choices[0].get("finish_reason") if choices and isinstance(choices[0], dict) else None
+    histogram, accept_length = _spec_details(body)
     return ChunkUpdate(
         completion_tokens=tokens,
         prompt_tokens=json_int(usage.get("prompt_tokens")),
@@ -311,8 +325,26 @@ def parse_chunk(data: str) -> ChunkUpdate:
         finished=reason is not None or not choices,
         finish_reason=reason if isinstance(reason, str) else None,
         verify_ct=None,
-        accept_length=None,
+        accept_length=accept_length,
+        histogram=histogram,
     )
+
+
+def _spec_details(body: Mapping[str, Any]) -> tuple[tuple[int, ...] | None, float | None]:
+    """The request's `metrics.speculative_decoding` histogram and mean acceptance length.
+
+    (None, None) where the chunk has none, or where their shape is not the one known (the
+    field is marked experimental): the probe then takes the counters' path.
+    """
+    metrics = body.get("metrics")
+    details = metrics.get("speculative_decoding") if isinstance(metrics, dict) else None
+    if not isinstance(details, dict):
+        return None, None
+    histogram = histogram_of(details.get("acceptance_histogram"))
+    mean = details.get("mean_acceptance_length")
+    if histogram is None or isinstance(mean, bool) or not isinstance(mean, int | float):
+        return None, None
+    return histogram, float(mean) if sum(histogram) else None
 
 
 async def run_probe(
@@ -327,8 +359,9 @@ async def run_probe(
     """One streamed completion, timed per chunk, between two `/metrics` scrapes.
 
     The chunks after the first are the verify steps when speculation is on (the draft counters
-    exist); the scrapes give vLLM's own `1 + Δaccepted/Δdrafts` for the request when it ran
-    alone.
+    exist). vLLM's own account of the request's acceptance is its per-request metrics when it
+    was launched with them; else the scrapes give its `1 + Δaccepted/Δdrafts` for the request
+    when it ran alone.
 
     Raises:
         SourceError: Typed, as `specmon.sources.probe.run_probe`.
@@ -347,8 +380,10 @@ async def run_probe(
         chunks=result.chunks,
         prompt_tokens=result.prompt_tokens,
         verify_ct=steps if speculative and steps > 0 else None,
-        server_accept_length=None,
+        server_accept_length=result.server_accept_length,
         finish_reason=result.finish_reason,
         steps_source=StepsSource.CHUNKS,
         scrapes=(before, after) if before is not None and after is not None else None,
+        accepted_histogram=result.accepted_histogram,
+        histogram_source=PositionSource.DRAFTING_HISTOGRAM,
     )

@@ -169,7 +169,8 @@ def test_vllm_ngram_prediction_for_two_drafts(
     url = f"http://127.0.0.1:{port}"
     with serving(argv, url, tmp_path / "vllm-k2.log", env=env, limit_s=300):
         pairs = _rounds(capsys, vllm_url, url, tmp_path, VLLM_TOKENS)
-    assert all(b["acceptance_source"] == "counters" for b, _ in pairs)
+    # CI's vLLM sends each request's own histogram (--per-request-spec-decode-metrics).
+    assert all(b["acceptance_source"] == "drafting_histogram" for b, _ in pairs)
     assert all(b["cycle_model"]["fit"] == "fixed" for b, _ in pairs)  # n-gram, no baseline
     _check_decode("vllm", pairs)
 

@@ -15,7 +15,7 @@ from conftest import NOW, URL, baseline_snapshot, gpus, sample, server_info, ser
 from replay import replay_probe
 from rich.console import Console
 from rich.segment import Segment
-from test_dashboard import healthy, stale
+from test_dashboard import healthy, push_server, stale
 from textual.geometry import Region
 from textual.renderables.sparkline import Sparkline as SparklineRenderable
 from textual.widget import Widget
@@ -391,3 +391,20 @@ async def test_a_short_baseline_panel_grown_taller_shows_every_line(
         shown = " ".join(strips[y].crop(region.x, region.right).text.strip()
                          for y in range(region.y, region.bottom))  # fmt: skip
         assert shown.strip().endswith("· the baseline server"), shown
+
+
+async def test_diagnostics_say_where_the_probe_acceptance_came_from(
+    make_app: Callable[..., SpecmonApp],
+) -> None:
+    """SGLang's probes carry its per-request histogram: the `i` screen names it as the source."""
+    app = make_app()
+    async with app.run_test(size=(100, 40)) as pilot:
+        await push_server(pilot)
+        await pilot.pause()
+        await pilot.press("i")
+        assert isinstance(app.screen, DiagnosticsScreen)
+        text = " ".join(strip.text for strip in app.screen._compositor.render_strips())
+        assert "Where the last probe's acceptance came from" in text
+        words = " ".join(text.split())
+        assert "acceptance by position: per-request details" in words
+        assert "server accept length: per-request details" in words

@@ -1,4 +1,5 @@
-"""`i`: each source's age and last error, and why each "—" on the dashboard is missing."""
+"""`i`: each source's age and last error, why each "—" on the dashboard is missing, and where the
+last probe's acceptance figures came from (per-request details or the counters)."""
 
 from __future__ import annotations
 
@@ -54,8 +55,17 @@ class DiagnosticsScreen(ModalScreen[None]):
                     Text(),
                     Text("Why values show —", style="bold"),
                     _pairs(missing) if missing else Text("  nothing is missing"),
+                    *_origins(self.view.figure_sources),
                 )
             )
+
+
+def _origins(sources: tuple[tuple[str, str], ...]) -> tuple[Text | Table, ...]:
+    """The section on where the last probe's acceptance came from; nothing before one."""
+    if not sources:
+        return ()
+    rows = [(f"{what}:", Text(where)) for what, where in sources]
+    return Text(), Text("Where the last probe's acceptance came from", style="bold"), _pairs(rows)
 
 
 def _pairs(rows: list[tuple[str, Text]]) -> Table:

@@ -44,7 +44,7 @@ KEYS = (
     ("/", "show only the events holding a text (case aside; empty: all again)"),
     ("t", "next theme, named in the events log: specmon-dark, specmon-high-contrast, "
      "specmon-light, then Textual's textual-dark, textual-light, nord, gruvbox"),
-    ("i", 'sources, their age and last error, and why a value shows "—"'),
+    ("i", 'sources, their age and last error, why a value shows "—", where acceptance came from'),
     ("?", "this help"),
     ("q", "quit"),
 )  # fmt: skip
