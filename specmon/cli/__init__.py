@@ -20,6 +20,7 @@ from specmon.cli import (
     check,
     demo,
     exporter,
+    history,
     launch,
     monitor,
     record,
@@ -33,7 +34,20 @@ from specmon.config import DEFAULT_HOST, DEFAULT_PORT
 from specmon.errors import SpecmonError, TargetError
 from specmon.store import StoreError
 
-COMMANDS = (bench, check, whatif, ab, launch, snapshots, exporter, demo, agent, web, record)
+COMMANDS = (
+    bench,
+    check,
+    whatif,
+    ab,
+    launch,
+    snapshots,
+    history,
+    exporter,
+    demo,
+    agent,
+    web,
+    record,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

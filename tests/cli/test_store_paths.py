@@ -18,6 +18,7 @@ READERS = {
     "snapshots export": (["snapshots", "export", "--offline"], 1),
     "check": (["check", CLOSED], EXIT_STORE),
     "whatif": (["whatif", CLOSED], 1),
+    "history": (["history", CLOSED], 1),
 }
 
 
@@ -50,6 +51,9 @@ def test_no_default_store_yet_lists_nothing_and_makes_none(
     )
     assert main(["snapshots", "show", "1"]) == 1
     assert "no snapshot store at" in capsys.readouterr().err
+    assert main(["history", CLOSED, "--json"]) == 0
+    store = data_home / "specmon" / "specmon.db"
+    assert capsys.readouterr().out == f"No history: nothing recorded yet ({store} does not exist)\n"
     assert list(data_home.iterdir()) == []
 
 
