@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # `specmon ab` against real SGLang 0.5.17 (NGRAM) on the lent H200 (no network there): the
 # managed A/B at 1, 4 and 16 streams, with a sweep of the draft tokens. Second of two commands
-# run back to back, after `bash .realserver/device_sglang.sh A` (which installs the SGLang
-# wheels of .whlA into /tmp/site); carry .realserver, .whlB, .model and .whlS (specmon's
+# run back to back, after `bash ci/h200/install_sglang.sh` (which installs the SGLang
+# wheels of .whlA into /tmp/site); carry .whlB, .model and .whlS (specmon's
 # dependencies for Python 3.12, into /tmp/specmon-site), as for benchmarks/h200_session.sh.
 #
-#   device run 1 (carry .realserver .whlA):             bash .realserver/device_sglang.sh A
-#   device run 2 (carry .realserver .whlB .model .whlS): bash benchmarks/h200_ab.sh
+#   device run 1 (carry .whlA):              bash ci/h200/install_sglang.sh
+#   device run 2 (carry .whlB .model .whlS): bash benchmarks/h200_ab.sh
 #
 # specmon runs from this checkout (first on PYTHONPATH), so the wheel in .whlS need not hold
 # `ab`. The servers are the tiny model of h200_session.sh with the flags that work there; the

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # specmon against real SGLang 0.5.17 on the lent H200 (no network there). Second of two
-# commands run back to back, after `bash .realserver/device_sglang.sh A` (which installs the
-# SGLang wheels of .whlA into /tmp/site); carry .realserver, .whlB, .model and .whlS (specmon's
+# commands run back to back, after `bash ci/h200/install_sglang.sh` (which installs the
+# SGLang wheels of .whlA into /tmp/site); carry .whlB, .model and .whlS (specmon's
 # wheel and its dependencies for Python 3.12, kept apart from SGLang's in /tmp/specmon-site).
 # Starts a speculative (NGRAM) and a plain server one after the other, runs
 # benchmarks/real_server_session.py and the GPU proof, writes everything to $OUT.

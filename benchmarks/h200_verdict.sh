@@ -4,8 +4,8 @@
 # withdrawing its figures when the baseline server and then the target are killed. Second of
 # two commands run back to back, as for benchmarks/h200_session.sh:
 #
-#   device run 1 (carry .realserver .whlA):             bash .realserver/device_sglang.sh A
-#   device run 2 (carry .realserver .whlB .model .whlS): bash benchmarks/h200_verdict.sh
+#   device run 1 (carry .whlA):              bash ci/h200/install_sglang.sh
+#   device run 2 (carry .whlB .model .whlS): bash benchmarks/h200_verdict.sh
 #
 # specmon runs from this checkout (first on PYTHONPATH); .whlS holds its dependencies for
 # Python 3.12. Writes to $OUT: plain_bench.json, check-N.json (one per check), exporter-*.txt

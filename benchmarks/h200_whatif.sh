@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `specmon whatif` against real SGLang 0.5.17 NGRAM on the lent H200 (no network there): the
 # prediction from --speculative-num-draft-tokens 4 (3 drafts per step) for 3 and 2 draft tokens,
-# against benches of servers launched with 3 and 2. Run after `bash .realserver/device_sglang.sh A`
-# (SGLang's wheels in /tmp/site), carrying .realserver, .whlB, .model and .whlS, like
+# against benches of servers launched with 3 and 2. Run after `bash ci/h200/install_sglang.sh`
+# (SGLang's wheels in /tmp/site), carrying .whlB, .model and .whlS, like
 # benchmarks/h200_session.sh. About 5 minutes: the plain server, then one speculative server at
 # a time beside it (4, 3, 2 draft tokens), benches of 1 + 5 runs × 512 tokens. Writes to $OUT:
 # whatif_4.json (the prediction), bench_plain.json, bench_3.json, bench_2.json,

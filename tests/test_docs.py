@@ -49,16 +49,17 @@ CITING = sorted(
     [ROOT / "pyproject.toml", *DOCS]
     + [
         p
-        for top in ("specmon", "tests", "benchmarks")
+        for top in ("specmon", "tests", "benchmarks", "ci")
         for p in (ROOT / top).rglob("*")
         if p.suffix in {".py", ".sh", ".tcss", ".md", ".toml"}
     ]
 )
-"""Every file that may cite a document: code, tests, benchmarks, pyproject, README, docs."""
+"""Every file that may cite a document: code, tests, benchmarks, CI scripts, pyproject, README,
+docs."""
 DOC_REFERENCE = re.compile(r"\bdocs/([\w-]+\.md)(?:#([\w-]+)| §(\d+(?:\.\d+)*))?")
-OUTSIDE = re.compile(r"\bDESIGN\.md|\breference/[\w-]+\.md")
-"""The team's design notes and references as they were before docs/design.md and
-docs/interfaces.md: beside the checkout, where a clone cannot follow them."""
+OUTSIDE = re.compile(r"\bDESIGN\.md|\breference/[\w-]+\.md|\.\./shared\b|\.realserver/")
+"""The team's design notes, references and H200 recipes as they were before docs/design.md,
+docs/interfaces.md and ci/h200/: beside the checkout, where a clone cannot follow them."""
 
 
 def _has_section(doc: Path, number: str) -> bool:
