@@ -20,7 +20,8 @@ import pytest
 from real_helpers import counters, deltas, warm_up
 
 from specmon.analysis.figures import run_figures
-from specmon.model import AcceptSource, PositionSource, RunFigures
+from specmon.analysis.rates import exclusive_accept_length
+from specmon.model import AcceptSource, PositionSource, ProbeResult
 from specmon.sources.http import Target, make_client
 from specmon.sources.vllm import completions_payload, run_probe
 
@@ -45,9 +46,9 @@ print(json.dumps((chunks[-1].get("metrics") or {}).get("speculative_decoding") o
 """
 
 
-async def _probes(url: str) -> list[RunFigures]:
+async def _probes(url: str) -> list[ProbeResult]:
     async with make_client(Target(url, read_timeout=60)) as client:
-        return [run_figures(await run_probe(client, max_tokens=TOKENS)) for _ in range(RUNS)]
+        return [await run_probe(client, max_tokens=TOKENS) for _ in range(RUNS)]
 
 
 def test_details_are_exact_while_other_traffic_runs(
@@ -60,15 +61,19 @@ def test_details_are_exact_while_other_traffic_runs(
     with subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) as other:
         assert other.stdout is not None
         assert other.stdout.readline().strip() == "started"
-        runs = asyncio.run(_probes(vllm_url))
+        results = asyncio.run(_probes(vllm_url))
         background = json.loads(other.stdout.read())
+    runs = [run_figures(result) for result in results]
+    # The first probe shared the server with the other request: its counters' deltas are not
+    # its own, so today's path has no accept length for it.
+    assert results[0].scrapes is not None
+    assert exclusive_accept_length(*results[0].scrapes, TOKENS) is None
     assert "acceptance_histogram" in background, f"no per-request metrics: launch vLLM with {FLAG}"
     d = deltas(before, counters(vllm_url, "vllm:"))
     assert d["request_success_total"] == RUNS + 1, d  # the probes and the other request
     k = len(background["acceptance_histogram"]) - 1
     for run in runs:
-        # vLLM's own figures for the probe, though it did not run alone (the counters' deltas
-        # would not be the probe's: today's path gives no server accept length then).
+        # vLLM's own figures for the probe, though it did not run alone.
         assert run.position_source == PositionSource.DRAFTING_HISTOGRAM
         assert run.server_accept_source == AcceptSource.DETAILS
         assert run.position_accept is not None and len(run.position_accept) == k
