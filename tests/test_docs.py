@@ -57,9 +57,12 @@ CITING = sorted(
 """Every file that may cite a document: code, tests, benchmarks, CI scripts, pyproject, README,
 docs."""
 DOC_REFERENCE = re.compile(r"\bdocs/([\w-]+\.md)(?:#([\w-]+)| §(\d+(?:\.\d+)*))?")
-OUTSIDE = re.compile(r"\bDESIGN\.md|\breference/[\w-]+\.md|\.\./shared\b|\.realserver/")
-"""The team's design notes, references and H200 recipes as they were before docs/design.md,
-docs/interfaces.md and ci/h200/: beside the checkout, where a clone cannot follow them."""
+OUTSIDE = re.compile(
+    r"\bDESIGN\.md|\breference/[\w-]+\.md|\.\./shared\b|\.realserver/|(?<![\w/])fixtures/real\b"
+)
+"""The team's design notes, references, H200 recipes and captures as they were before
+docs/design.md, docs/interfaces.md, ci/h200/ and tests/fixtures/: beside the checkout, where a
+clone cannot follow them."""
 
 
 def _has_section(doc: Path, number: str) -> bool:

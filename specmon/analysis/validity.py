@@ -22,7 +22,7 @@ CLOCK_SLACK_S = 60.0
 for the sign of a clock that moved back."""
 
 # Args that differ between two launches of the same configuration, so they say nothing about
-# whether a baseline applies. Seen on real SGLang 0.5.17 (fixtures/real): a plain restart changes
+# whether a baseline applies. Seen on real SGLang 0.5.17 (tests/fixtures): a plain restart changes
 # `random_seed` and `max_total_num_tokens` (sized from free memory at start); turning speculation
 # on changes the resolved `cuda_graph_config` (its batch-size list) though no flag changed.
 VOLATILE_KEYS = frozenset(

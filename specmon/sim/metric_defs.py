@@ -1,6 +1,6 @@
 """Which `/metrics` families each simulated SGLang version exposes, with their help and labels.
 
-0.5.17 is the family list of the real capture (fixtures/real/sglang-0.5.17-h200/spec/metrics_after),
+0.5.17 is the family list of the real capture (tests/fixtures/sglang-0.5.17/spec/metrics_after),
 in its order; 0.5.23 adds the per-request TPOT histogram; 0.5.4 and 0.4.6 come from the metric
 definitions in those wheels (`sglang/srt/metrics/collector.py`).
 """
