@@ -2,9 +2,10 @@
 
 Both servers count speculation the same way (`spec_decode_num_drafts_total`,
 `…_num_draft_tokens_total`, `…_num_accepted_tokens_total`, `…_per_pos_total{position}`), and
-neither reports per-request acceptance in its stream as SGLang does, so their probes scrape
-`/metrics` before and after the stream (`ProbeResult.scrapes`): when no other request ran
-meanwhile, the counters' deltas are the server's own account of the probe.
+neither reports per-request acceptance in its stream as SGLang does (vLLM only when launched with
+`--per-request-spec-decode-metrics`), so their probes scrape `/metrics` before and after the
+stream (`ProbeResult.scrapes`): when no other request ran meanwhile, the counters' deltas are the
+server's own account of the probe.
 """
 
 from __future__ import annotations

@@ -34,6 +34,13 @@ VLLM = SimConfig(
     seed=3,
 )
 SGLANG = replace(VLLM, backend="sglang")
+SGLANG_DETAILS = {
+    "spec_accept_rate", "spec_accept_length", "spec_cap_length", "spec_block_accept_length",
+    "spec_num_correct_drafts", "spec_num_proposed_drafts", "spec_verify_ct",
+    "spec_correct_drafts_histogram", "spec_cap_lens_histogram",
+}  # fmt: skip
+"""`SpecTokensDetails` (sglang/srt/entrypoints/openai/protocol.py, PR #33518), as
+`spec_tokens_details_from_meta_info` (…/openai/utils.py) fills it."""
 LENGTHS = (90, 60)
 """Two probes at once, of two lengths (the simulator's records tell them apart by it)."""
 
@@ -90,6 +97,7 @@ async def test_sglang_spec_tokens_details_carry_the_same_histogram() -> None:
         record = sim.server.emitted[-1]
     chunks = [json.loads(line[6:]) for line in answer.text.splitlines() if line[6:7] == "{"]
     details = next(c["sglext"]["spec_tokens_details"] for c in chunks if "sglext" in c)
+    assert set(details) == SGLANG_DETAILS
     assert details["spec_correct_drafts_histogram"] == list(_truth(record, 4))
     assert details["spec_verify_ct"] == record.verify_ct
     assert details["spec_num_correct_drafts"] == record.correct_drafts
