@@ -218,7 +218,7 @@ def _usage_entries() -> list[tuple[list[str], str]]:
     lines joined: (["snapshots", "export"], "specmon snapshots export [--format …] …")."""
     block = _text(README).split("## Usage", 1)[1].split("```")[1]
     commands = {"bench", "check", "ab", "launch", "whatif", "snapshots", "exporter", "demo",
-                "agent", "web", "record", "history"}  # fmt: skip
+                "agent", "web", "record", "history", "replay"}  # fmt: skip
     entries: list[tuple[list[str], str]] = []
     for line in block.splitlines():
         if line.startswith("specmon"):

@@ -24,6 +24,7 @@ from specmon.cli import (
     launch,
     monitor,
     record,
+    replay,
     snapshots,
     web,
     whatif,
@@ -47,6 +48,7 @@ COMMANDS = (
     agent,
     web,
     record,
+    replay,
 )
 
 

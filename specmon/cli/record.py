@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     if config.fleet:
         raise TargetError("specmon record watches one server; record each in its own file")
     targets = monitor.targets_of(config)
-    header = Header(config.url, time.time(), config.interval)
+    header = Header.of(config, time.time())
     writer = RecordingWriter(Path(args.out), header, max_bytes=args.max_size * MB)
     print(f"specmon record: recording {config.url} to {args.out}; Ctrl-C stops", file=sys.stderr)
     feed = LocalFeed(config, targets, None)

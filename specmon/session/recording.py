@@ -4,11 +4,11 @@
 JSON Lines, written as it goes and flushed line by line, so a crash loses at most the line being
 written (a truncated last line is read as the end). The first line is the header; each later one
 is one call the feed made to the dashboard (`FeedSink`): its kind, its wall time `at`, and its
-arguments (`specmon.serialize_live`). A reading that did not change since the previous sample
-(same `seq`) is written as `"same": true` instead of its value: server info and telemetry change
-rarely, and they are most of a sample. Nothing holds the API key: server args are masked by the
-sources that read them (`sources.secrets`), and the key itself is never an input. The file is
-created 0600, and stops growing at a size cap (the file then ends with an `end` line saying so).
+arguments (`specmon.serialize_live`). A reading whose value equals the one written before it is
+written as `"same": true` instead: server info is most of a sample, and rarely changes. Nothing
+holds the API key: server args are masked by the sources that read them (`sources.secrets`), and
+the key itself is never an input. The file is created 0600, and stops growing at a size cap
+(the file then ends with an `end` line saying so).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from specmon import __version__
+from specmon.config import MonitorConfig
 from specmon.errors import SpecmonError
 from specmon.model import Reading, Sample, Snapshot
 from specmon.private_files import open_private
@@ -33,8 +34,9 @@ from specmon.session.watch import ProbeOutcome
 FORMAT = "specmon-recording"
 VERSION = 1
 """Version of the file format; bump it on any change old readers would misread."""
-DEFAULT_MAX_BYTES = 200 * 1024 * 1024
-"""The size cap: about a day of one server sampled every second (~2.5 kB a sample)."""
+DEFAULT_MAX_BYTES = 500 * 1024 * 1024
+"""The size cap: about a day of one server sampled every second (~20 MB an hour: a sample's
+/metrics ~2 kB, and its server info, 15-20 kB, each time it is read anew and changed)."""
 SAMPLE_KINDS = ("sample", "baseline_sample")
 
 
@@ -54,6 +56,28 @@ class Header:
     """The sampling interval of the session, seconds."""
     specmon: str = __version__
     """The version of specmon that wrote it."""
+    baseline_url: str | None = None
+    probe: bool = True
+    probe_every: float = 10.0
+    probe_tokens: int = 256
+    """The probe's size: which stored baselines match it."""
+    max_age: float = 1800.0
+
+    @classmethod
+    def of(cls, config: MonitorConfig, started_at: float) -> Header:
+        """The header of a session of `config` starting at `started_at` (wall)."""
+        return cls(config.url, started_at, config.interval, baseline_url=config.baseline_url,
+                   probe=config.probe, probe_every=config.probe_every,
+                   probe_tokens=config.probe_tokens, max_age=config.max_age)  # fmt: skip
+
+    def config(self, base: MonitorConfig) -> MonitorConfig:
+        """`base` (the replaying user's theme, dumps folder …) with the recorded session's
+        target and the settings that shape what the dashboard showed."""
+        return replace(base, url=self.target, interval=self.interval,
+                       baseline_url=self.baseline_url, probe=self.probe,
+                       probe_every=self.probe_every,
+                       probe_tokens=self.probe_tokens, max_age=self.max_age,
+                       fleet=())  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +106,8 @@ class RecordingWriter:
         self.full = False
         """Stopped at the size cap (not by a failed write)."""
         self.written = 0
-        self._seqs: dict[tuple[str, str], int] = {}
+        self._last: dict[tuple[str, str], Any] = {}
+        """The value of each sampler's source last written (by kind of sample)."""
         try:
             self._file: IO[str] = open_private(path, "w", encoding="utf-8")
         except OSError as exc:
@@ -106,10 +131,13 @@ class RecordingWriter:
         self._write(line)
 
     def _elide_unchanged(self, kind: str, sample: Sample, data: dict[str, Any]) -> None:
+        # By value, not by `seq`: the sampler reads server info anew every few seconds (a new
+        # seq, most often an equal value), and a new sampler (another baseline server) counts
+        # from 0 again.
         for name, reading in sample.readings.items():
-            before = self._seqs.get((kind, name))
-            self._seqs[(kind, name)] = reading.seq
-            if before == reading.seq and reading.value is not None:
+            before = self._last.get((kind, name))
+            self._last[(kind, name)] = reading.value
+            if reading.value is not None and (before is reading.value or before == reading.value):
                 written = data["readings"][name]
                 del written["value"], written["type"]
                 written["same"] = True

@@ -175,9 +175,7 @@ class SpecmonApp(App[None]):
         self.read_only = read_only
         self.probe_protocol = default_protocol(5, 0, config.probe_tokens)
         self.bench_protocol = bench_protocol(config)
-        self.live = LiveState(config.url, self.probe_protocol, max_age_s=config.max_age,
-                              probe_every=config.probe_every)  # fmt: skip
-        self.live.probe_enabled = config.probe
+        self.live = self.new_live_state()
         self.history: HistoryRecorder | None = None
         """Records samples and probes in the store, once the feed runs (`_start_workers`)."""
         self._records_history = feed is None and config.history and store is not None
@@ -221,8 +219,19 @@ class SpecmonApp(App[None]):
             yield ServerPanel(id="server", classes="panel")
         yield GpuPanel(id="gpus", classes="panel")
         yield EventsLog(id="events", classes="panel")
-        yield KeysLine(id="keys", left_out=READ_ONLY_OFF if self.read_only else frozenset(),
-                       note=self._keys_note())  # fmt: skip
+        yield KeysLine(id="keys", left_out=self.keys_off(), note=self._keys_note())
+
+    def new_live_state(self) -> LiveState:
+        """The state the View is built from, as it is before any input (a replay that seeks
+        back starts again from one)."""
+        live = LiveState(self.config.url, self.probe_protocol, max_age_s=self.config.max_age,
+                         probe_every=self.config.probe_every)  # fmt: skip
+        live.probe_enabled = self.config.probe
+        return live
+
+    def keys_off(self) -> frozenset[str]:
+        """The actions whose keys are off here, left off the keys line."""
+        return READ_ONLY_OFF if self.read_only else frozenset()
 
     def run_to_end(self) -> BaseException | None:
         """Run until the user quits (None) or an exception ends the dashboard (that exception).
@@ -283,13 +292,7 @@ class SpecmonApp(App[None]):
             if hasattr(signal, name):
                 loop.add_signal_handler(getattr(signal, name), self.exit)
         self._size_classes(self.size.height)
-        self.live.log(self.wall(), "info", f"watching {self.config.url}")
-        for note in self.tuning_notes:
-            self.live.log(self.wall(), "warn", note)
-        if self.config.insecure:
-            self.live.log(self.wall(), "warn", "TLS verification is off (--insecure)")
-        if self.store is None:
-            self.live.log(self.wall(), "warn", "no snapshot store: baselines are not saved")
+        self.say_at_start()
         if self.start_workers:
             self.call_after_refresh(self._start_workers)
         self.refresh_view()
@@ -300,6 +303,16 @@ class SpecmonApp(App[None]):
         self.heap.start()
         self._report_writes(self.heap.written)  # the terminal's writes time the collections
         self.set_interval(TIDY_EVERY_S, self.heap.tidy)
+
+    def say_at_start(self) -> None:
+        """The events log's first lines: what is watched, and how."""
+        self.live.log(self.wall(), "info", f"watching {self.config.url}")
+        for note in self.tuning_notes:
+            self.live.log(self.wall(), "warn", note)
+        if self.config.insecure:
+            self.live.log(self.wall(), "warn", "TLS verification is off (--insecure)")
+        if self.store is None:
+            self.live.log(self.wall(), "warn", "no snapshot store: baselines are not saved")
 
     def on_unmount(self) -> None:
         """The garbage collector as it was (tests run many apps)."""

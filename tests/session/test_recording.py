@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from specmon.config import MonitorConfig, Targets
-from specmon.model import ProcessStats, Sample, Snapshot
+from specmon.model import HostStats, ProcessStats, Reading, Sample, Snapshot, Telemetry
 from specmon.serialize import RecordError
 from specmon.serialize_live import from_data, to_data
 from specmon.session.baselines import BaselineOrigin
@@ -212,3 +212,22 @@ def test_a_field_added_later_takes_its_default_in_older_recordings() -> None:
     data = to_data(process)
     del data["port"]  # written before ProcessStats had it
     assert from_data(ProcessStats, data) == replace(process, port=None)
+
+
+def test_a_reading_is_elided_only_when_its_value_is_the_same(tmp_path: Path) -> None:
+    """By value, not by `seq`: another sampler (a new baseline server) counts from 0 again."""
+    path, writer = _written(tmp_path)
+    first = HostStats(10.0, 8, 1, 2)
+
+    def tick(t: float, host: HostStats) -> Sample:
+        telemetry = Telemetry("nvml", "NVML on this machine", host=host)
+        return Sample(t, 100.0 + t, {"gpu": Reading(telemetry, t, 1)})
+
+    for t, host in ((1.0, first), (2.0, first), (3.0, replace(first, cpu_percent=90.0))):
+        writer.write(100.0 + t, "sample", tick(t, host))
+    writer.close()
+    lines = [json.loads(line) for line in path.read_text().splitlines()[1:]]
+    assert [line["args"][0]["readings"]["gpu"].get("same", False) for line in lines] == [
+        False, True, False]  # fmt: skip
+    hosts = [e.args[0].telemetry.host for e in read_recording(path).entries]
+    assert hosts == [first, first, replace(first, cpu_percent=90.0)]

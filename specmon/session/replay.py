@@ -1,0 +1,151 @@
+"""A recording played back as the dashboard's feed (`specmon replay FILE`).
+
+The dashboard gets every recorded input through the same `FeedSink` calls the live feed made, at
+the recorded pace times `speed`, so its state, and so its screens, are those of the session.
+Seeking forward delivers the inputs in between at once; seeking back starts over from the first
+input (`on_rewind` tells the dashboard to drop its state), since the state is built from inputs.
+Nothing here reaches a server: benches and the probe pause are refused by the dashboard.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+from collections.abc import Callable
+
+from specmon.session.baselines import BaselineOrigin
+from specmon.session.feed import FeedSink
+from specmon.session.recording import Recording
+from specmon.session.snapshot import SnapshotKind
+
+SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
+"""The speeds `+` and `-` step through."""
+
+
+class ReplayFeed:
+    """The `Feed` of a recording: its inputs at the recorded pace, with pause, seek and speed."""
+
+    def __init__(
+        self, recording: Recording, *, speed: float = 1.0, start: float = 0.0, paused: bool = False
+    ) -> None:
+        """Args:
+        recording: What to play.
+        speed: Times the recorded pace.
+        start: Seconds into the recording to start from (its inputs until then at once).
+        paused: Start paused (tests step it with `seek`).
+        """
+        self.recording = recording
+        self.speed = speed
+        self.paused = paused
+        self.started_at = recording.header.started_at
+        self._offsets = [entry.at - self.started_at for entry in recording.entries]
+        self.position = 0.0
+        """Seconds into the recording: the time of the last input delivered, or of a seek."""
+        self._start = max(0.0, min(start, recording.duration))
+        self._next = 0
+        """The index of the next input to deliver."""
+        self._sink: FeedSink | None = None
+        self._wake: asyncio.Event | None = None
+        self.on_rewind: Callable[[], None] | None = None
+        """Called before a seek back replays from the start: the dashboard drops its state."""
+        self.on_move: Callable[[], None] | None = None
+        """Called after the position changed (the replay banner shows it)."""
+
+    @property
+    def duration(self) -> float:
+        """Seconds from the recording's start to its last input."""
+        return self.recording.duration
+
+    @property
+    def running(self) -> bool:
+        """`run` has begun: inputs reach the dashboard."""
+        return self._sink is not None
+
+    @property
+    def at_end(self) -> bool:
+        """Every input was delivered."""
+        return self._next >= len(self._offsets)
+
+    def wall(self) -> float:
+        """The recorded wall time at the position: the dashboard's clock during a replay."""
+        return self.started_at + self.position
+
+    async def run(self, sink: FeedSink) -> None:
+        """Deliver the inputs to `sink` at the recorded pace until cancelled."""
+        self._sink = sink
+        wake = self._wake = asyncio.Event()
+        self.seek(self._start)
+        while True:
+            wake.clear()
+            if self.paused or self.at_end:
+                await wake.wait()
+                continue
+            delay = (self._offsets[self._next] - self.position) / self.speed
+            try:
+                await asyncio.wait_for(wake.wait(), max(delay, 0.0))
+            except TimeoutError:
+                self._deliver_until(self._offsets[self._next])
+                self._moved()
+
+    def seek(self, to: float) -> None:
+        """Go to `to` seconds into the recording (clamped to it), delivering what lies between;
+        back from the position, the dashboard's state is dropped and rebuilt from the start."""
+        to = max(0.0, min(to, self.duration))
+        if to < self.position:
+            self._next, self.position = 0, 0.0
+            if self.on_rewind is not None:
+                self.on_rewind()
+        self._deliver_until(to)
+        self.position = to
+        self._moved()
+
+    def set_paused(self, paused: bool) -> None:
+        """Pause or resume the replay."""
+        self.paused = paused
+        self._moved()
+
+    def set_speed(self, speed: float) -> None:
+        """Play at `speed` times the recorded pace."""
+        self.speed = speed
+        self._moved()
+
+    def faster(self) -> None:
+        """The next speed up in `SPEEDS` (the fastest stays)."""
+        self.set_speed(SPEEDS[min(bisect.bisect_right(SPEEDS, self.speed), len(SPEEDS) - 1)])
+
+    def slower(self) -> None:
+        """The next speed down in `SPEEDS` (the slowest stays)."""
+        self.set_speed(SPEEDS[max(bisect.bisect_left(SPEEDS, self.speed) - 1, 0)])
+
+    def _deliver_until(self, to: float) -> None:
+        sink, entries = self._sink, self.recording.entries
+        if sink is None:
+            return
+        while self._next < len(entries) and self._offsets[self._next] <= to:
+            entry = entries[self._next]
+            self._next += 1
+            self.position = self._offsets[self._next - 1]
+            getattr(sink, entry.kind)(*entry.args)
+
+    def _moved(self) -> None:
+        if self._wake is not None:
+            self._wake.set()  # the run loop plans its next wait from here
+        if self.on_move is not None:
+            self.on_move()
+
+    # The rest of `Feed`: a replay reaches no server.
+
+    def follow_baseline_server(self, url: str | None) -> None:
+        """Nothing to follow: the baseline server's samples are in the recording."""
+
+    def start_bench(
+        self, kind: SnapshotKind, url: str, origin: BaselineOrigin | None, label: str | None
+    ) -> None:
+        """Never called: the replay dashboard refuses benches."""
+
+    def cancel_bench(self) -> bool:
+        """No bench of its own to cancel (a recorded one ends as it ended)."""
+        return True
+
+    def pause_probe(self, paused: bool) -> None:
+        """Never called: the replay dashboard refuses the probe pause."""

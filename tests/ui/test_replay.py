@@ -1,0 +1,195 @@
+"""`specmon replay`: a recorded session drives the same dashboard to the same screens.
+
+The recording (tests/fixtures/recordings/sim_session.jsonl, made by make_sim_session.py beside
+it) is 39 s of a dashboard's inputs against the simulator, with a baseline bench of the baseline
+server from 8 s to 16.5 s.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from specmon.cli import main
+from specmon.config import MonitorConfig, Targets
+from specmon.session.recording import Recording, read_recording
+from specmon.session.replay import ReplayFeed
+from specmon.session.view import View
+from specmon.sources.http import Target
+from specmon.ui.app import SpecmonApp
+from specmon.ui.messages import PostingSink
+from specmon.ui.replay_app import ReplayApp
+from specmon.ui.widgets.keys_line import KeysLine
+
+RECORDING = Path(__file__).parents[1] / "fixtures" / "recordings" / "sim_session.jsonl"
+MOMENTS = {"probing": 6.0, "benching": 13.0, "compared": 39.0}
+
+
+def _replay(*, paused: bool = True, speed: float = 1.0) -> ReplayApp:
+    recording = read_recording(RECORDING)
+    feed = ReplayFeed(recording, paused=paused, speed=speed)
+    return ReplayApp(recording.header.config(MonitorConfig(url="unused")), feed)
+
+
+async def _started(pilot: Pilot[None]) -> ReplayApp:
+    app = pilot.app
+    assert isinstance(app, ReplayApp)
+    while not app.replay.running:
+        await pilot.pause()
+    return app
+
+
+def _at(moment: float) -> Callable[[Pilot[None]], object]:
+    async def run_before(pilot: Pilot[None]) -> None:
+        app = await _started(pilot)
+        app.seek_to(moment)
+        await pilot.pause()
+
+    return run_before
+
+
+@pytest.mark.parametrize("moment", MOMENTS.values(), ids=MOMENTS.keys())
+def test_snapshot_of_the_replay(moment: float, snap_compare: Callable[..., bool]) -> None:
+    assert snap_compare(_replay(), terminal_size=(160, 50), run_before=_at(moment))
+
+
+async def _live_view(recording: Recording, until: float) -> View:
+    """The live dashboard's View after the recording's inputs up to `until` came to it as
+    messages, one at a time, with the clock at each input's time."""
+    header = recording.header
+    clock = [header.started_at]
+    config = header.config(MonitorConfig(url="unused"))
+    app = SpecmonApp(config, Targets(Target(config.url)), None, start_workers=False,
+                     wall=lambda: clock[0])  # fmt: skip
+    async with app.run_test(size=(160, 50)) as pilot:
+        sink = PostingSink(app.post_message)
+        for entry in recording.entries:
+            if entry.at - header.started_at > until:
+                break
+            clock[0] = entry.at
+            getattr(sink, entry.kind)(*entry.args)
+            await pilot.pause()
+        clock[0] = header.started_at + until
+        app.refresh_view()
+        assert app._last_view is not None
+        return app._last_view
+
+
+def _without_start(view: View, started_at: float) -> View:
+    """The View less the events log's lines from the start (the live dashboard says what it
+    watches and that it has no store; the replay, what it replays)."""
+    return dataclasses.replace(view, events=tuple(e for e in view.events if e.wall > started_at))
+
+
+@pytest.mark.parametrize("moment", MOMENTS.values(), ids=MOMENTS.keys())
+async def test_the_replay_shows_what_the_live_dashboard_showed(moment: float) -> None:
+    app = _replay()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _started(pilot)
+        app.seek_to(moment)
+        await pilot.pause()
+        replayed = app._last_view
+    assert replayed is not None
+    live = await _live_view(app.replay.recording, moment)
+    started_at = app.replay.started_at
+    assert _without_start(replayed, started_at) == _without_start(live, started_at)
+    assert replayed.events[0].text.startswith("replay of http://127.0.0.1:")
+
+
+async def test_seeking_back_rebuilds_the_same_screen() -> None:
+    app = _replay()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _started(pilot)
+        app.seek_to(13.0)
+        await pilot.pause()
+        first = app._last_view
+        app.seek_to(39.0)
+        await pilot.press("left", "left", "shift+left")  # 39 → 29 → 19 → back to the start
+        assert app.replay.position == 0.0
+        app.seek_to(13.0)
+        await pilot.pause()
+        assert app._last_view == first
+
+
+async def test_keys_pause_seek_and_change_the_speed() -> None:
+    app = _replay()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _started(pilot)
+        feed = app.replay
+        await pilot.press("right", "right", "shift+right")
+        assert feed.position == pytest.approx(min(80.0, feed.duration))
+        await pilot.press("left")
+        assert feed.position == pytest.approx(feed.duration - 10)
+        await pilot.press("plus", "plus")
+        assert feed.speed == 5.0
+        await pilot.press("minus", "minus", "minus", "minus", "minus")
+        assert feed.speed == 0.25
+        assert feed.paused
+        await pilot.press("space")
+        assert not feed.paused
+        await pilot.press("p")
+        assert feed.paused
+        note = app.screen_stack[0].query_one(KeysLine).note
+        assert note.startswith("REPLAY ") and note.endswith(" ‖")
+
+
+@pytest.mark.parametrize(("key", "does"), [("b", "benches the server"),
+                                           ("s", "benches the server and saves")])  # fmt: skip
+async def test_keys_that_act_on_a_server_are_off(key: str, does: str) -> None:
+    app = _replay()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _started(pilot)
+        await pilot.press(key)
+        await pilot.pause()
+        shown = [n.message for n in app._notifications]
+        assert shown == [f"replay: {key} is off (it {does}); this is a recording"]
+        assert app.live.bench is None
+
+
+async def test_playing_reaches_the_end_as_seeking_there_does() -> None:
+    app = _replay(paused=False, speed=100.0)
+    async with app.run_test(size=(160, 50)) as pilot:
+        while not app.replay.at_end:
+            await pilot.pause(0.05)
+        await pilot.pause()
+        played = app._last_view
+        assert app.screen_stack[0].query_one(KeysLine).note.endswith(" end")
+        app.seek_to(0.0)
+        app.seek_to(app.replay.duration)
+        await pilot.pause()
+        assert app._last_view == played
+
+
+async def test_the_keys_line_fits_60_columns() -> None:
+    app = _replay()
+    async with app.run_test(size=(60, 24)) as pilot:
+        await _started(pilot)
+        app.replay.set_speed(0.25)
+        await pilot.pause()
+        keys = app.screen_stack[0].query_one(KeysLine)
+        text = str(keys.render())
+        assert "REPLAY" in text and len(text.rstrip()) <= 60
+
+
+@pytest.mark.parametrize(
+    ("content", "args", "error"),
+    [
+        ("not a recording\n", [], "{path} is not a specmon recording"),
+        (None, ["--start", "5m"], "--start 5 min is past the end of {path} (39 s recorded)"),
+    ],
+    ids=["not_a_recording", "start_past_the_end"],
+)
+def test_replay_refuses_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None, args: list[str],
+    error: str,
+) -> None:  # fmt: skip
+    path = RECORDING
+    if content is not None:
+        path = tmp_path / "bad.jsonl"
+        path.write_text(content)
+    assert main(["replay", str(path), *args]) != 0
+    assert capsys.readouterr().err == f"specmon: error: {error.format(path=path)}\n"
