@@ -4,14 +4,17 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import httpx
 
+from specmon.analysis.acceptance import draft_length
 from specmon.analysis.advice import advise
 from specmon.analysis.comparison import Verdict
+from specmon.analysis.drafting import Drafting
 from specmon.analysis.gpus import gpu_verdict
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.sequential import DEFAULT_BUDGET_S, Look, SequentialRule
@@ -35,10 +38,11 @@ from specmon.model import (
 )
 from specmon.render import cycle_text
 from specmon.session.baselines import BaselineLookup
+from specmon.session.drafting import DraftingTracker
 from specmon.sources.backend import Backend, connect
 from specmon.sources.probe import DEFAULT_PROMPT
 from specmon.whatif_text import draft_flag, speculation_off_flag
-from specmon.wording import counted, speedup_text, verdict_text
+from specmon.wording import DRAFTING_OFF, counted, drafting_brief, speedup_text, verdict_text
 
 DEFAULT_CHECK_TOKENS = 200
 CHECK_RULE = SequentialRule()
@@ -101,6 +105,8 @@ async def run_check(
         report.add("ok", f"speculation: {info.speculative.describe()}")
     if gpu is not None:
         await _check_gpus(gpu, report)
+    if info.speculative is not None and report.metrics is not None:
+        run_probe = _DraftingWatch(client, backend, report, clock).around(run_probe)
     lookup = find_baseline(info) if info.speculative is not None else BaselineLookup(None)
     baseline = lookup.baseline
     tokens, prompt = probe_tokens or DEFAULT_CHECK_TOKENS, DEFAULT_PROMPT
@@ -188,6 +194,60 @@ class _Probing:
             if probe is None:
                 return None
             runs.extend(probe.runs)
+
+
+@dataclass(slots=True)
+class _DraftingWatch:
+    """What the server drafts while `check` probes it: /metrics after every probe, counted as
+    the dashboard counts them (`DraftingTracker`); its first figure and every switch a
+    finding."""
+
+    client: httpx.AsyncClient
+    backend: Backend
+    report: CheckReport
+    clock: Callable[[], float]
+    tracker: DraftingTracker = field(default_factory=lambda: DraftingTracker(math.inf))
+
+    def __post_init__(self) -> None:
+        assert self.report.metrics is not None  # the first scrape: the window's start
+        self.tracker.add(self.clock(), self.report.metrics)
+
+    def around(self, run_probe: ProbeRunner) -> ProbeRunner:
+        """`run_probe`, followed by a scrape."""
+
+        async def probe_and_scrape(protocol: Protocol) -> Snapshot:
+            snapshot = await run_probe(protocol)
+            await self.scrape()
+            return snapshot
+
+        return probe_and_scrape
+
+    async def scrape(self) -> None:
+        try:
+            metrics = await self.backend.metrics(self.client)
+        except SourceError:
+            return  # said by the first scrape's finding if it persists; figures stay as they were
+        first = self.report.drafting is None
+        switch = self.tracker.add(self.clock(), metrics)
+        self.report.drafting = self.tracker.now(self.clock(), math.inf)
+        if switch is not None:
+            self.report.switches.append(switch.text)
+            self.report.add("info", switch.text)
+        drafting = self.report.drafting
+        if first and drafting is not None:
+            self.report.add("info" if drafting.off else "ok", _describe_drafting(drafting,
+                            self.report.server, metrics.num_running_reqs))  # fmt: skip
+
+
+def _describe_drafting(drafting: Drafting, info: ServerInfo | None, running: float | None) -> str:
+    """ "drafting now: k 3.0 100% (configured k 3; server gauges, 16 running)"."""
+    configured = draft_length(info) if info is not None else None
+    brief = drafting_brief(drafting.draft_length, drafting.duty_cycle, drafting.off)
+    parts = [f"configured k {configured}" if configured is not None else "",
+             f"server {drafting.source}",
+             f"{running:.0f} running" if running is not None else ""]  # fmt: skip
+    text = f"drafting now: {brief} ({', '.join(p for p in parts if p)})"
+    return text + (f" — {DRAFTING_OFF}" if drafting.off else "")
 
 
 def _advise(report: CheckReport, probe: Snapshot, earlier: Sequence[Snapshot]) -> None:

@@ -11,8 +11,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
+from specmon.analysis.acceptance import draft_length
 from specmon.analysis.advice import Advice
 from specmon.analysis.comparison import Comparison
+from specmon.analysis.drafting import Drafting
 from specmon.analysis.pooled import pool
 from specmon.analysis.validity import Validity
 from specmon.model import RunFigures, ServerInfo, ServerMetrics, Snapshot
@@ -22,8 +24,9 @@ EXIT_STORE = 3
 """The snapshot store could not be read (no such --db, corrupt, locked): nothing was checked."""
 
 Level = Literal["ok", "info", "warn", "fail"]
-CHECK_SCHEMA = 2
-"""The `check --json` object's version (2 added the probes, the interval's level, the looks)."""
+CHECK_SCHEMA = 3
+"""The `check --json` object's version (2 added the probes, the interval's level, the looks;
+3 the drafting now)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +58,10 @@ class CheckReport:
     validity: Validity | None = None
     comparison: Comparison | None = None
     advice: list[Advice] = field(default_factory=list)
+    drafting: Drafting | None = None
+    """What the server drafted while the check probed it (`analysis.drafting`)."""
+    switches: list[str] = field(default_factory=list)
+    """The drafting switches seen meanwhile."""
 
     def add(self, level: Level, text: str, exit_code: int = EXIT_HEALTHY) -> None:
         """Record a finding and raise the exit code to at least `exit_code`."""
@@ -109,4 +116,20 @@ def report_to_dict(report: CheckReport) -> dict[str, object]:
         "break_even_accept_length": None if c is None else c.break_even,
         "margin": None if c is None else c.margin,
         "advice": [asdict(a) for a in report.advice],
+        "drafting": _drafting(report),
+    }
+
+
+def _drafting(report: CheckReport) -> dict[str, object] | None:
+    """The `drafting` object: effective draft length, duty cycle, their source and switches."""
+    d = report.drafting
+    if d is None:
+        return None
+    return {
+        "configured_draft_length": draft_length(report.server) if report.server else None,
+        "effective_draft_length": d.draft_length,
+        "duty_cycle": d.duty_cycle,
+        "off": d.off,
+        "source": d.source,
+        "switches": list(report.switches),
     }

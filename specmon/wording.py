@@ -139,3 +139,20 @@ def validity_mark(validity: Validity | None) -> str | None:
     if validity.unverified:
         return "? unverified: " + "; ".join(validity.unverified)
     return "✓"
+
+
+DRAFTING_OFF = "speculation off at this load"
+"""An adaptive server drafting (almost) nothing at its current load."""
+
+
+def draft_level_text(level: int) -> str:
+    """ "k 3" or "off": a drafting setting (`analysis.drafting.draft_level`)."""
+    return "off" if level == 0 else f"k {level}"
+
+
+def drafting_brief(draft_length: float | None, duty_cycle: float | None, off: bool) -> str:
+    """ "k 3.0 100%", "off 0%", "k 2.0" (no duty cycle known): drafting now, in a table cell."""
+    duty = f" {duty_cycle:.0%}" if duty_cycle is not None else ""
+    if off or draft_length is None:
+        return f"off{duty}"
+    return f"k {draft_length:.1f}{duty}"

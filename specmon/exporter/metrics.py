@@ -62,6 +62,11 @@ GAUGES = {
     "/ baseline ms per token; served only while the baseline applies.",
     "specmon_baseline_decode_tokens_per_second": "Decode tok/s of the baseline's runs, pooled.",
     "specmon_baseline_age_seconds": "Seconds since the baseline was taken.",
+    "specmon_effective_draft_length": "Draft tokens per decode step that drafted, over the "
+    "last 10 s of the server's /metrics (an adaptive server changes it by load); absent "
+    "while no step drafted.",
+    "specmon_drafting_duty_cycle": "Share of the server's decode steps that drafted at all, "
+    "over the last 10 s (0: speculation off at this load).",
 }
 """Name -> help of the gauges with the `target` label alone."""
 BASELINE_STATE = "specmon_baseline_state"
@@ -117,6 +122,10 @@ class Families:
                                      "info).", labels=[*LABEL, *INFO_LABELS])  # fmt: skip
         self.probes = CounterMetricFamily("specmon_probes", "Probe requests specmon sent, by "
                                           "result.", labels=[*LABEL, "result"])  # fmt: skip
+        self.switches = CounterMetricFamily("specmon_drafting_switches", "Switches of the "
+                                            "server's drafting setting (effective draft "
+                                            "length, or off) seen in its lifetime.",
+                                            labels=LABEL)  # fmt: skip
         self.cycles = HistogramMetricFamily("specmon_cycle_seconds", "Every verify step's "
                                             "draft+verify cycle the probes timed (chunk gaps).",
                                             labels=LABEL)  # fmt: skip
@@ -149,6 +158,11 @@ class Families:
         self.probes.add_metric([url, "success"], session.probes_ok)
         self.probes.add_metric([url, "failure"], session.probes_failed)
         self.cycles.add_metric([url], exported.cycles.buckets(), exported.cycles.sum)
+        drafting = view.spec.drafting
+        if up and drafting is not None:
+            self.gauge("specmon_effective_draft_length", url, drafting.draft_length)
+            self.gauge("specmon_drafting_duty_cycle", url, drafting.duty_cycle)
+            self.switches.add_metric([url], drafting.switches)
         if current:
             recent = session.live.recent()
             self.gauge("specmon_probe_decode_tokens_per_second", url, recent.decode_tok_s)
@@ -172,7 +186,7 @@ class Families:
 
     def __iter__(self) -> Iterator[Metric]:
         yield from self.gauges.values()
-        yield from (self.baseline_state, self.info, self.probes, self.cycles)
+        yield from (self.baseline_state, self.info, self.probes, self.switches, self.cycles)
 
 
 class FleetCollector(Collector):

@@ -12,8 +12,14 @@ from enum import IntEnum
 
 from specmon.analysis.comparison import Verdict
 from specmon.config import FleetTarget
-from specmon.session.view import StateName, View
-from specmon.wording import FLEET_TAKE_BASELINE, SPECULATION_OFF, TAKE_BASELINE, validity_mark
+from specmon.session.view import DraftingView, StateName, View
+from specmon.wording import (
+    FLEET_TAKE_BASELINE,
+    SPECULATION_OFF,
+    TAKE_BASELINE,
+    drafting_brief,
+    validity_mark,
+)
 
 
 class Rank(IntEnum):
@@ -71,6 +77,13 @@ class FleetRow:
     """The GPUs in full, or why there are no readings (the line under the table)."""
     gpu_warn: bool
     rank: Rank
+    draft_length: float | None = None
+    """The effective draft length now (`DraftingView`); None while no step drafted."""
+    duty_cycle: float | None = None
+    """The share of decode steps that drafted now (`DraftingView`)."""
+    drafting_differs: str | None = None
+    """What the server drafts now when it is not its launch flags' k ("off 0%", "k 1.0
+    100%"): an adaptive server at this load; the spec cell carries it."""
 
 
 def server_label(target: FleetTarget) -> str:
@@ -86,6 +99,7 @@ def fleet_row(label: str, view: View) -> FleetRow:
     are left out (the comparison of a server with itself is not a speedup of speculation).
     """
     identity, baseline, spec = view.identity, view.baseline, view.spec
+    drafting = spec.drafting
     speculative = spec.enabled
     comparison = baseline.comparison  # none on a plain server (`BaselineView.comparison`)
     validity = baseline.validity
@@ -115,7 +129,17 @@ def fleet_row(label: str, view: View) -> FleetRow:
         gpu_detail=view.gpus.summary or view.gpus.unavailable,
         gpu_warn=view.gpus.warn,
         rank=rank,
+        draft_length=drafting.draft_length if drafting else None,
+        duty_cycle=drafting.duty_cycle if drafting else None,
+        drafting_differs=_drafting_differs(drafting),
     )
+
+
+def _drafting_differs(drafting: DraftingView | None) -> str | None:
+    """`drafting_brief` of what runs now, when it is not the configured draft length."""
+    if drafting is None or not drafting.differs:
+        return None
+    return drafting_brief(drafting.draft_length, drafting.duty_cycle, drafting.off)
 
 
 def _rank(view: View, probe_failing: bool) -> tuple[Rank, str]:

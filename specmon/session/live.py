@@ -11,7 +11,7 @@ import itertools
 from collections import Counter, deque
 from dataclasses import dataclass, replace
 
-from specmon.analysis.acceptance import pooled_positions
+from specmon.analysis.acceptance import draft_length, pooled_positions
 from specmon.analysis.figures import pooled_cycle_percentiles, run_step_cycles
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.validity import LifetimeState
@@ -35,6 +35,7 @@ from specmon.session.view import (
     BaselineView,
     BenchView,
     DecodeView,
+    DraftingView,
     Event,
     IdentityView,
     Level,
@@ -359,6 +360,27 @@ class LiveState:
             accept_history=tuple(v for _, v in self.accept_history) if enabled else (),
             accept_history_points=max(1, int(HISTORY_S / max(self.probe_every, 1.0))),
             positions=pooled_positions(runs) if enabled else None,
+            drafting=self._drafting() if enabled else None,
+        )
+
+    def _drafting(self) -> DraftingView | None:
+        info, sample = self.server.info, self.sample
+        if info is None or sample is None:
+            return None
+        tracker = self.server.drafting
+        figures = tracker.now(sample.t, RATE_SPAN_S)
+        if figures is None:
+            return None
+        return DraftingView(
+            configured=draft_length(info),
+            draft_length=figures.draft_length,
+            duty_cycle=figures.duty_cycle,
+            off=figures.off,
+            source=figures.source,
+            history=tracker.history(sample.t, HISTORY_STEP_S),
+            history_points=int(HISTORY_S / HISTORY_STEP_S),
+            switches=tracker.switches,
+            span_s=RATE_SPAN_S,
         )
 
     def _server(self, missing: list[tuple[str, str]]) -> ServerView:

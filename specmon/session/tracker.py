@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 from specmon.analysis.validity import differing_keys
 from specmon.model import Sample, ServerInfo, SourceName
+from specmon.session.drafting import DraftingTracker
 from specmon.session.view import Level
-from specmon.session.window import MetricsWindow
+from specmon.session.window import HISTORY_S, MetricsWindow
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +29,7 @@ class ServerTracker:
     def __init__(self, name: str) -> None:
         self.name = name
         self.window = MetricsWindow()
+        self.drafting = DraftingTracker(HISTORY_S)
         self.info: ServerInfo | None = None
         self.first_seen: float | None = None
         """Monotonic time this lifetime was first seen."""
@@ -77,6 +79,10 @@ class ServerTracker:
             self._seqs[SourceName.METRICS] = metrics_reading.seq
             if self.window.add(metrics_reading.at, sample.metrics):
                 restarts.append("its counters went down")
+                self.drafting.reset()
+            switch = self.drafting.add(metrics_reading.at, sample.metrics)
+            if switch is not None:
+                changes.append(Change("info", f"{self.name}: {switch.text}"))
         restarts.extend(self._new_process(sample))
         if back:
             self.down_since = None

@@ -73,6 +73,41 @@ class DecodeView:
 
 
 @dataclass(frozen=True, slots=True)
+class DraftingView:
+    """What the server drafts now, beside what it was launched with (`analysis.drafting`)."""
+
+    configured: int | None
+    """k, the draft length of the launch flags (`analysis.acceptance.draft_length`)."""
+    draft_length: float | None
+    """Effective draft length over `span_s`: draft tokens per step that drafted (None: none)."""
+    duty_cycle: float | None
+    """Share of decode steps that drafted over `span_s`; None where the server counts no decode
+    steps (llama.cpp)."""
+    off: bool
+    """Speculation off at this load (`Drafting.off`)."""
+    source: str
+    """"counters" (vLLM, llama.cpp) or "gauges" (SGLang's last-batch setting)."""
+    history: tuple[float, ...]
+    """Draft tokens per decode step, one point per history step of the last 5 minutes."""
+    history_points: int
+    switches: int
+    """Switches of the drafting setting seen in this lifetime (each one is an event)."""
+    span_s: float
+
+    @property
+    def differs(self) -> bool:
+        """It does not draft its launch flags' k now: off, or another length (an adaptive
+        server at this load)."""
+        length = self.draft_length
+        return self.off or length is None or round(length) != self.configured
+
+    @property
+    def adaptive(self) -> bool:
+        """It drafts otherwise than its flags now, or did in this lifetime: worth a line."""
+        return self.differs or self.switches > 0
+
+
+@dataclass(frozen=True, slots=True)
 class SpecView:
     """Acceptance and cycle time of the recent probes (pooled, analysis/pooled.py)."""
 
@@ -105,6 +140,9 @@ class SpecView:
     """Acceptance by draft position over the recent probes (`analysis.acceptance`)."""
     accept_history_points: int = 30
     """How many probes a full `accept_history` holds (one per probe interval)."""
+    drafting: DraftingView | None = None
+    """What the server drafts now; None before its scrapes show a decode step with speculation
+    configured."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -155,6 +155,12 @@ class Engine:
         """The event-loop clock (monotonic seconds)."""
         return self._loop.time()
 
+    @property
+    def model_time(self) -> float:
+        """The end of the latest step (event-loop clock): under a loaded CPU the model runs
+        behind the clock, so ground truth up to a moment is the steps up to this time."""
+        return self._cursor
+
     def wall(self, mono: float) -> float:
         """Unix time of event-loop time `mono` (as the server's clock says: it may jump)."""
         return mono + self.wall_offset + self.faults.clock_jump_s
@@ -316,6 +322,7 @@ class Engine:
             drafted = self._draft_length(remaining)
             # A shorter draft than the chain's: the positions past it are never proposed.
             accepted = min(accepted, drafted)
+            req.record.step_drafts.append(drafted)
             if drafted:
                 req.verify_ct += 1
                 req.correct_drafts += accepted

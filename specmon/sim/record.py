@@ -33,6 +33,8 @@ class EmittedRequest:
         step_deadlines: Model time each of those steps ended (event-loop clock).
         step_drafted: Draft tokens proposed at each verify step.
         step_accepted: Drafts accepted at each verify step (before truncation at the limit).
+        step_drafts: Draft tokens proposed at each decode step, 0 where it drafted none (an
+            adaptive schedule at 0, no speculation), aligned with `step_deadlines[1:]`.
         chunk_tokens: Tokens carried by each streamed chunk (one entry per engine output
             written to the stream; an OpenAI chat role or finish chunk rides with its output).
         chunk_completion_tokens: Cumulative `completion_tokens` at each of those chunks.
@@ -60,6 +62,7 @@ class EmittedRequest:
     step_deadlines: list[float] = field(default_factory=list)
     step_drafted: list[int] = field(default_factory=list)
     step_accepted: list[int] = field(default_factory=list)
+    step_drafts: list[int] = field(default_factory=list)
     chunk_tokens: list[int] = field(default_factory=list)
     chunk_completion_tokens: list[int] = field(default_factory=list)
     chunk_deadlines: list[float] = field(default_factory=list)

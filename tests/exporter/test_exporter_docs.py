@@ -14,7 +14,8 @@ from specmon.exporter.metrics import BASELINE_STATE, GAUGES
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 SERVED = set(GAUGES) | {
     BASELINE_STATE, "specmon_target_info", "specmon_probes_total", "specmon_cycle_seconds_bucket",
-    "specmon_cycle_seconds_sum", "specmon_cycle_seconds_count"}  # fmt: skip
+    "specmon_cycle_seconds_sum", "specmon_cycle_seconds_count",
+    "specmon_drafting_switches_total"}  # fmt: skip
 METRIC = re.compile(r"\bspecmon_[a-z_]+")
 
 

@@ -408,3 +408,26 @@ async def test_diagnostics_say_where_the_probe_acceptance_came_from(
         words = " ".join(text.split())
         assert "acceptance by position: per-request details" in words
         assert "server accept length: per-request details" in words
+
+
+async def test_an_adaptive_server_turning_drafting_off_is_said(
+    make_app: Callable[..., SpecmonApp],
+) -> None:
+    """Its gauges at 0 steps (draft tokens 1) for two intervals: the Speculation panel says
+    OFF at this load, and the events log has the switch, once."""
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await healthy()(pilot)
+        after = server_metrics("spec/metrics_after")
+        spec = str(app.query_one(SpecPanel).query_one("#spec-body").render())
+        assert "drafting" not in spec  # it drafts its flags' k: nothing to say
+        for i in (1, 2, 3):
+            passes = (after.decode_passes_total or 0) + 1000 * i
+            off = replace(after, decode_passes_total=passes, spec_num_steps=0.0,
+                          spec_num_draft_tokens=1.0, num_running_reqs=16.0)  # fmt: skip
+            app.post_message(SampleReady(sample(2.0 + i, server_info(), off, seq=2 + i)))
+            await pilot.pause()
+        spec = str(app.query_one(SpecPanel).query_one("#spec-body").render())
+        assert "drafting OFF at this load" in spec, spec
+        texts = [e.text for e in app.live.events if "drafting" in e.text]
+        assert texts == ["server: drafting k 3 → off (speculation off at this load; 16 running)"]

@@ -57,11 +57,13 @@ FROZEN_KEYS = "FROZEN: f resumes · Enter: open · o: sort · /: filter"
 def _cells(row: FleetRow) -> tuple[str, ...]:
     """A row's texts, in COLUMNS order."""
     speedup = NO_SPEC if row.speculative is False else pct(row.speedup, signed=True)
+    # An adaptive server drafting otherwise than its flags at this load says so after them.
+    now = f" → {row.drafting_differs}" if row.drafting_differs else ""
     return (
         row.label,
         row.state.upper() if row.state == "down" else row.state,
         row.title or DASH,
-        row.speculation,
+        row.speculation + now,
         num(row.decode_tok_s),
         num(row.accept_length, ".2f"),
         num(row.cycle_ms, ".1f"),

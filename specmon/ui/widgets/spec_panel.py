@@ -11,13 +11,15 @@ from textual.reactive import var
 from textual.widgets import Static
 
 from specmon.analysis.comparison import Verdict
-from specmon.session.view import SpecView
+from specmon.session.view import DraftingView, SpecView
 from specmon.ui.format import DASH, num, pct
 from specmon.ui.widgets import quiet
 from specmon.ui.widgets.history_spark import HistorySpark
 from specmon.whatif_text import position_bars
 
 _BARS = " ▁▂▃▄▅▆▇█"
+_DRAFT_POINTS = 12
+"""History points beside the drafting figures (a minute at one point per 5 s)."""
 
 
 def histogram_line(counts: tuple[int, ...]) -> str:
@@ -26,6 +28,21 @@ def histogram_line(counts: tuple[int, ...]) -> str:
     if not top:
         return DASH
     return " ".join(f"{i}{_BARS[round(8 * c / top)]}" for i, c in enumerate(counts, 1))
+
+
+def drafting_line(drafting: DraftingView) -> str:
+    """`drafting k 3.0 of 3 · 100% of steps ▇▇▁`: what an adaptive server drafts now, beside its
+    launch flags' k, and its history (draft tokens per decode step, last points)."""
+    top = max((*drafting.history, float(drafting.configured or 0)), default=0.0)
+    recent = drafting.history[-_DRAFT_POINTS:]
+    spark = "".join(_BARS[round(8 * v / top)] if top else _BARS[0] for v in recent)
+    duty = f" · {pct(drafting.duty_cycle)} of steps" if drafting.duty_cycle is not None else ""
+    if drafting.off:
+        now = f"[bold $stale]OFF[/] at this load{duty}"
+    else:
+        of = f" of {drafting.configured}" if drafting.configured is not None else ""
+        now = f"k [bold]{num(drafting.draft_length, '.1f')}[/]{of}{duty}"
+    return f"drafting {now} {spark}".rstrip()
 
 
 class SpecPanel(Vertical):
@@ -68,6 +85,8 @@ class SpecPanel(Vertical):
             f"accept [bold]{num(view.accept_length, '.2f')}[/] probe · {server} server",
             f"cycle [bold]{num(view.cycle_ms, '.1f', 'ms')}[/] · p50/p95 {gaps}",
             f"break-even {num(view.break_even, '.2f')} · {margin}",
+            # Only where the server drafts otherwise than its flags (now or earlier).
+            *([drafting_line(view.drafting)] if view.drafting and view.drafting.adaptive else []),
             # SGLang's gauge over its last log interval: it jumps while accept length holds.
             f"server accept-rate gauge {pct(view.accept_rate)} [dim](last 40 steps)[/]",
             f"tokens/step {histogram_line(view.tokens_per_cycle)}",

@@ -1,0 +1,98 @@
+"""Effective draft length, duty cycle and switches (`analysis.drafting`, `session.drafting`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from specmon.analysis.drafting import Drafting, draft_level, draft_steps, drafting
+from specmon.model import Histogram, ServerMetrics
+from specmon.session.drafting import DraftingTracker
+
+
+def vllm(drafts: float, tokens: float, itl_count: float) -> ServerMetrics:
+    """vLLM's counters: drafts, draft tokens and the per-step ITL observations."""
+    itl = Histogram(((float("inf"), itl_count),), 0.0, itl_count)
+    return ServerMetrics(spec_drafts_total=drafts, spec_draft_tokens_total=tokens, itl_seconds=itl)
+
+
+def sglang(passes: float, steps: float, draft_tokens: float) -> ServerMetrics:
+    """SGLang's decode passes and the last batch's gauges."""
+    return ServerMetrics(decode_passes_total=passes, spec_num_steps=steps,
+                         spec_num_draft_tokens=draft_tokens)  # fmt: skip
+
+
+def test_vllm_k0_steps_count_only_as_steps() -> None:
+    """A Dynamic SD step at K = 0 moves no draft counter (vLLM PR #54748): 30 of 100 steps
+    drafted 3 tokens each."""
+    part = draft_steps(vllm(0, 0, 0), vllm(30, 90, 100))
+    assert part is not None
+    figures = drafting([part])
+    assert figures == Drafting(3.0, 0.3, "counters")
+    assert figures.off and draft_level(figures) == 0
+    assert figures.per_step == pytest.approx(0.9)
+
+
+def test_idle_and_no_speculation_have_no_figure() -> None:
+    assert draft_steps(vllm(5, 15, 40), vllm(5, 15, 40)) is None  # nothing decoded
+    assert draft_steps(sglang(10, 0, 0), sglang(20, 0, 0)) is None  # SGLang without spec
+    assert draft_steps(ServerMetrics(), ServerMetrics()) is None
+    assert drafting([]) is None
+
+
+def test_sglang_gauges_weigh_by_decode_passes() -> None:
+    on = draft_steps(sglang(0, 3, 4), sglang(60, 3, 4))
+    off = draft_steps(sglang(60, 3, 4), sglang(100, 0, 1))  # steps 0: draft tokens 1
+    assert on is not None and off is not None
+    figures = drafting([on, off])
+    assert figures is not None
+    assert figures.draft_length == 3.0 and figures.duty_cycle == pytest.approx(0.6)
+    assert draft_level(figures) == 3
+
+
+def test_sglang_passes_count_from_their_first_appearance() -> None:
+    """A fresh server has no `cuda_graph_passes_total` before its first decode step."""
+    part = draft_steps(ServerMetrics(spec_num_steps=2, spec_num_draft_tokens=3), sglang(40, 2, 3))
+    assert part is not None and part.steps == 40 and part.draft_tokens == 80
+
+
+def test_sglang_ngram_drafts_at_steps_0() -> None:
+    """The real 0.5.17 NGRAM capture: `spec_num_steps` 0, `spec_num_draft_tokens` 4."""
+    part = draft_steps(sglang(100, 0, 4), sglang(217, 0, 4))
+    assert part is not None
+    assert drafting([part]) == Drafting(3.0, 1.0, "gauges")
+
+
+def test_llamacpp_has_a_length_but_no_duty_cycle() -> None:
+    before = ServerMetrics(spec_drafts_total=10, spec_draft_tokens_total=40)
+    after = ServerMetrics(spec_drafts_total=20, spec_draft_tokens_total=75)
+    figures = drafting([p for p in [draft_steps(before, after)] if p])
+    assert figures == Drafting(3.5, None, "counters")
+    assert not figures.off
+
+
+def test_a_switch_must_hold_two_intervals() -> None:
+    tracker = DraftingTracker(300)
+    total = [0.0, 0.0, 0.0]
+
+    def scrape(t: float, drafts: float, per_draft: int, steps: float) -> str | None:
+        total[0] += drafts
+        total[1] += drafts * per_draft
+        total[2] += steps
+        switch = tracker.add(t, vllm(*total))
+        return None if switch is None else switch.text
+
+    assert scrape(0, 0, 3, 0) is None  # the start of the window
+    assert scrape(1, 100, 3, 100) is None  # the first setting: where the server is
+    assert tracker.level == 3
+    assert scrape(2, 0, 3, 100) is None  # one interval off: maybe mid-switch
+    assert scrape(3, 100, 3, 100) is None  # back: no switch
+    assert scrape(4, 0, 3, 100) is None
+    assert scrape(5, 0, 3, 100) == "drafting k 3 → off (speculation off at this load)"
+    assert scrape(6, 100, 1, 100) is None
+    assert scrape(7, 100, 1, 100) == "drafting off → k 1"
+    assert tracker.switches == 2
+    figures = tracker.now(7, 2.0)  # the intervals ending at 6 and 7
+    assert figures is not None and figures.draft_length == 1.0 and figures.duty_cycle == 1.0
+    assert tracker.history(7.5, 1.0) == (3.0, 0.0, 3.0, 0.0, 0.0, 1.0)  # 7: not complete
+    tracker.reset()
+    assert tracker.level is None and tracker.switches == 0 and tracker.now(8, 10) is None
