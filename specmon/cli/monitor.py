@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from specmon.config import (
     load_config,
 )
 from specmon.errors import SpecmonError, TargetError
+from specmon.session.recording import DEFAULT_MAX_BYTES, Header, RecordingWriter
 from specmon.sources.http import Target, load_api_key
 from specmon.store import Store, default_db_path
 
@@ -56,6 +58,10 @@ def add_arguments(
     store = add("--db", metavar="PATH", help=f"snapshot store (default {default_db_path()})")
     if not command:
         once.add_arguments(group)
+        group.add_argument("--record", metavar="FILE",
+                           help="also write every input the dashboard receives to FILE, for "
+                           "specmon replay (as specmon record does; owner-only, no API key, "
+                           f"at most {DEFAULT_MAX_BYTES // (1024 * 1024)} MB)")  # fmt: skip
     return [
         *servers,
         *_settings(add, theme=theme),
@@ -178,6 +184,8 @@ def run(args: argparse.Namespace) -> int:
     """Open the dashboard; returns when the user quits (0) or it crashed (`EXIT_CRASHED`).
     With --once, print one frame as JSON instead (`cli.once`)."""
     once.check_arguments(args)
+    if args.record and args.once:
+        raise TargetError("--record records the dashboard; --once prints one frame, give one")
     if args.once:
         config = config_from_args(args)  # no theme: nothing is drawn
         store = open_store_or_warn(config.db)
@@ -190,7 +198,13 @@ def run(args: argparse.Namespace) -> int:
     from specmon.ui.app import SpecmonApp  # Textual loads only for the dashboard
 
     config = dashboard_config(args)
+    if args.record and config.fleet:
+        raise TargetError("--record records one server's dashboard: with several servers, "
+                          "record each with specmon record")  # fmt: skip
     targets = targets_of(config)
+    recording = None
+    if args.record:
+        recording = RecordingWriter(Path(args.record), Header.of(config, time.time()))
     store = open_store_or_warn(config.db)
     try:
         if config.fleet:
@@ -199,10 +213,12 @@ def run(args: argparse.Namespace) -> int:
 
             fleet = Fleet([TargetSession(t, targets.server, config, store) for t in config.targets])
             return run_dashboard(FleetApp(config, fleet, store))
-        return run_dashboard(SpecmonApp(config, targets, store))
+        return run_dashboard(SpecmonApp(config, targets, store, recording=recording))
     finally:
         if store is not None:
             store.close()
+        if recording is not None:
+            recording.close()
 
 
 def targets_of(config: MonitorConfig) -> Targets:

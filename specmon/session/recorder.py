@@ -1,7 +1,8 @@
 """Recording a feed: every call it makes to the dashboard is written, then passed on.
 
 The seam is the `FeedSink`: what the dashboard receives from its feed (samples, probes,
-telemetry, benches) is exactly what a replay feeds it again (`specmon.session.replay`).
+telemetry, benches) is exactly what a replay feeds it again (`specmon.session.replay`). Its one
+other input, what it finds in the snapshot store, is recorded where it asks (`recorded_lookups`).
 """
 
 from __future__ import annotations
@@ -10,11 +11,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from specmon.model import Sample, Snapshot
-from specmon.session.baselines import BaselineOrigin
+from specmon.errors import SpecmonError
+from specmon.model import Protocol, Sample, ServerInfo, Snapshot
+from specmon.session.baselines import BaselineLookup, BaselineOrigin
 from specmon.session.feed import Feed, FeedSink
 from specmon.session.recording import RecordingWriter
 from specmon.session.snapshot import SnapshotKind
+from specmon.session.store_baseline import Lookup
 from specmon.session.view import BenchView
 from specmon.session.watch import ProbeOutcome
 
@@ -28,18 +31,25 @@ class RecordingSink:
         inner: FeedSink | None = None,
         *,
         wall: Callable[[], float] = time.time,
+        stopped: Callable[[str], None] | None = None,
     ) -> None:
         """Args:
         writer: The recording.
         inner: The dashboard's sink; None records only (`specmon record`).
         wall: The clock of each entry's time.
+        stopped: Told once why, when the writer stops writing.
         """
         self.writer = writer
         self.inner = inner
         self.wall = wall
+        self.stopped = stopped
 
     def _record(self, kind: str, *args: Any) -> None:
+        if self.writer.stopped is not None:
+            return
         self.writer.write(self.wall(), kind, *args)
+        if self.writer.stopped is not None and self.stopped is not None:
+            self.stopped(self.writer.stopped)
 
     def sample(self, sample: Sample) -> None:
         """A tick of the monitored server's sampler."""
@@ -101,18 +111,23 @@ class RecordingSink:
 class RecordingFeed:
     """A `Feed` whose every report to the dashboard is recorded too (`--record FILE`)."""
 
-    def __init__(self, feed: Feed, writer: RecordingWriter) -> None:
+    def __init__(
+        self, feed: Feed, writer: RecordingWriter, stopped: Callable[[str], None] | None = None
+    ) -> None:
         """Args:
         feed: The dashboard's feed (`LocalFeed`).
         writer: The recording; closed when the feed stops.
+        stopped: Told once why, when the recording stops before the feed does (the size cap,
+            a failed write).
         """
         self.feed = feed
         self.writer = writer
+        self.stopped = stopped
 
     async def run(self, sink: FeedSink) -> None:
         """Run the feed, recording what it reports to `sink`; close the file when it stops."""
         try:
-            await self.feed.run(RecordingSink(self.writer, sink))
+            await self.feed.run(RecordingSink(self.writer, sink, stopped=self.stopped))
         finally:
             self.writer.close()
 
@@ -133,3 +148,21 @@ class RecordingFeed:
     def pause_probe(self, paused: bool) -> None:
         """As the feed's."""
         self.feed.pause_probe(paused)
+
+
+def recorded_lookups(
+    writer: RecordingWriter, lookup: Lookup, *, wall: Callable[[], float] = time.time
+) -> Lookup:
+    """`lookup`, with each answer (or failure) recorded: what the dashboard found in the store is
+    an input too, and a replay answers the same (`ReplayFeed.lookup`)."""
+
+    def recorded(info: ServerInfo, protocol: Protocol) -> BaselineLookup:
+        try:
+            found = lookup(info, protocol)
+        except SpecmonError as exc:
+            writer.write(wall(), "store_lookup", None, str(exc))
+            raise
+        writer.write(wall(), "store_lookup", found, None)
+        return found
+
+    return recorded

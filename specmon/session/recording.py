@@ -3,7 +3,8 @@
 
 JSON Lines, written as it goes and flushed line by line, so a crash loses at most the line being
 written (a truncated last line is read as the end). The first line is the header; each later one
-is one call the feed made to the dashboard (`FeedSink`): its kind, its wall time `at`, and its
+is one call the feed made to the dashboard (`FeedSink`), or the store's answer to a baseline
+lookup the dashboard made (`store_lookup`): its kind, its wall time `at`, and its
 arguments (`specmon.serialize_live`). A reading whose value equals the one written before it is
 written as `"same": true` instead: server info is most of a sample, and rarely changes. Nothing
 holds the API key: server args are masked by the sources that read them (`sources.secrets`), and
@@ -26,7 +27,7 @@ from specmon.model import Reading, Sample, Snapshot
 from specmon.private_files import open_private
 from specmon.serialize import RecordError
 from specmon.serialize_live import from_data, to_data
-from specmon.session.baselines import BaselineOrigin
+from specmon.session.baselines import BaselineLookup, BaselineOrigin
 from specmon.session.snapshot import SnapshotKind
 from specmon.session.view import BenchView
 from specmon.session.watch import ProbeOutcome
@@ -253,9 +254,11 @@ ARG_TYPES: dict[str, tuple[type[Any], ...]] = {
     "bench_done": (Snapshot, SnapshotKind, BaselineOrigin | None),  # type: ignore[dict-item]
     "bench_failed": (SnapshotKind, str),
     "bench_note": (float, str),
+    "store_lookup": (BaselineLookup | None, str | None),  # type: ignore[dict-item]
     "end": (str,),
 }
-"""Each kind of entry (a `FeedSink` method, or the `end` line) and its arguments' types."""
+"""Each kind of entry (a `FeedSink` method; what the store answered, or the error it gave; the
+`end` line) and its arguments' types."""
 
 
 def _entry(data: Any, last: dict[tuple[str, str], Reading]) -> Entry:

@@ -4,6 +4,8 @@ The dashboard gets every recorded input through the same `FeedSink` calls the li
 the recorded pace times `speed`, so its state, and so its screens, are those of the session.
 Seeking forward delivers the inputs in between at once; seeking back starts over from the first
 input (`on_rewind` tells the dashboard to drop its state), since the state is built from inputs.
+What the dashboard found in the snapshot store it asks for again, and gets the recorded answers
+(`lookup`).
 Nothing here reaches a server: benches and the probe pause are refused by the dashboard.
 """
 
@@ -11,9 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import typing
 from collections.abc import Callable
 
-from specmon.session.baselines import BaselineOrigin
+from specmon.errors import SpecmonError
+from specmon.model import Protocol, ServerInfo
+from specmon.session.baselines import BaselineLookup, BaselineOrigin
 from specmon.session.feed import FeedSink
 from specmon.session.recording import Recording
 from specmon.session.snapshot import SnapshotKind
@@ -38,7 +43,12 @@ class ReplayFeed:
         self.speed = speed
         self.paused = paused
         self.started_at = recording.header.started_at
-        self._offsets = [entry.at - self.started_at for entry in recording.entries]
+        self._entries = [e for e in recording.entries if e.kind != "store_lookup"]
+        """The inputs the feed delivers; the store's answers are the dashboard's to ask for."""
+        self._offsets = [entry.at - self.started_at for entry in self._entries]
+        self._answers = [e.args for e in recording.entries if e.kind == "store_lookup"]
+        self._asked = 0
+        """How many of `_answers` the dashboard was given since the start."""
         self.position = 0.0
         """Seconds into the recording: the time of the last input delivered, or of a seek."""
         self._start = max(0.0, min(start, recording.duration))
@@ -92,7 +102,7 @@ class ReplayFeed:
         back from the position, the dashboard's state is dropped and rebuilt from the start."""
         to = max(0.0, min(to, self.duration))
         if to < self.position:
-            self._next, self.position = 0, 0.0
+            self._next, self.position, self._asked = 0, 0.0, 0
             if self.on_rewind is not None:
                 self.on_rewind()
         self._deliver_until(to)
@@ -117,8 +127,29 @@ class ReplayFeed:
         """The next speed down in `SPEEDS` (the slowest stays)."""
         self.set_speed(SPEEDS[max(bisect.bisect_left(SPEEDS, self.speed) - 1, 0)])
 
+    @property
+    def answers_lookups(self) -> bool:
+        """The recording holds what the dashboard found in the store (`--record` does; the
+        headless `specmon record` has no store lookups to record)."""
+        return bool(self._answers)
+
+    def lookup(self, info: ServerInfo, protocol: Protocol) -> BaselineLookup:
+        """The store's next recorded answer (a `store_baseline.Lookup`): the dashboard asks at
+        the same inputs as when it was recorded, so the nth question gets the nth answer.
+
+        Raises:
+            SpecmonError: The recorded failure, or none is left to give.
+        """
+        if self._asked >= len(self._answers):
+            raise SpecmonError("the recording holds no more baseline lookups")
+        found, error = self._answers[self._asked]
+        self._asked += 1
+        if error is not None:
+            raise SpecmonError(error)
+        return typing.cast(BaselineLookup, found)
+
     def _deliver_until(self, to: float) -> None:
-        sink, entries = self._sink, self.recording.entries
+        sink, entries = self._sink, self._entries
         if sink is None:
             return
         while self._next < len(entries) and self._offsets[self._next] <= to:

@@ -8,10 +8,17 @@ probe's protocol; what keeps the nearest baseline from applying goes to the View
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 from specmon.errors import SpecmonError
+from specmon.model import Protocol, ServerInfo
 from specmon.session.baselines import BaselineLookup, BaselineOrigin, lookup_baseline
 from specmon.session.live import LiveState
 from specmon.store import Store
+
+Lookup = Callable[[ServerInfo, Protocol], BaselineLookup]
+"""How a server's baseline is looked up: `lookup_baseline` on a store, bar the store."""
 
 STORE_LOOKUP_EVERY_S = 60.0
 """While no baseline applies, the store is asked again this often (a `specmon bench` of the
@@ -23,12 +30,16 @@ class StoreBaseline:
     STORE_LOOKUP_EVERY_S of sample time while none applies; a newer one that matches replaces a
     baseline that no longer applies."""
 
-    def __init__(self, store: Store | None, live: LiveState) -> None:
+    def __init__(
+        self, store: Store | None, live: LiveState, *, lookup: Lookup | None = None
+    ) -> None:
         """Args:
-        store: Where baselines are saved; None: nothing is looked up.
+        store: Where baselines are saved; None (and no `lookup`): nothing is looked up.
         live: The watched server's state: its info, protocol and baseline.
+        lookup: How the store is asked, when not by `lookup_baseline` on `store`: recorded
+            (`--record`), or answered from a recording (`specmon replay`).
         """
-        self.store = store
+        self.lookup = lookup or (None if store is None else partial(lookup_baseline, store))
         self.live = live
         self._looked_up_at: float | None = None
 
@@ -47,7 +58,7 @@ class StoreBaseline:
             The lookup made; None when none was due, or the store failed (said in the log).
         """
         info = self.live.server.info
-        if info is None or self.store is None or self.live.bench is not None:
+        if info is None or self.lookup is None or self.live.bench is not None:
             return None
         if self._looked_up_at is not None:
             validity = self.live.baseline.validity(info, wall)
@@ -57,7 +68,7 @@ class StoreBaseline:
                 return None
         self._looked_up_at = t
         try:
-            lookup = lookup_baseline(self.store, info, self.live.protocol)
+            lookup = self.lookup(info, self.live.protocol)
         except SpecmonError as exc:
             self.live.log(wall, "error", f"store: {exc}")
             return None

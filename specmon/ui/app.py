@@ -13,6 +13,7 @@ import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
 from rich.console import Console
@@ -28,13 +29,15 @@ from specmon.analysis.comparison import Verdict
 from specmon.config import MonitorConfig, Targets, default_dumps_path
 from specmon.errors import SpecmonError
 from specmon.model import ServerInfo
-from specmon.session.baselines import BaselineOrigin
+from specmon.session.baselines import BaselineOrigin, lookup_baseline
 from specmon.session.feed import Feed, LocalFeed, bench_protocol
 from specmon.session.history_writer import HistoryRecorder, start_history
 from specmon.session.live import LiveState
+from specmon.session.recorder import RecordingFeed, recorded_lookups
+from specmon.session.recording import RecordingWriter
 from specmon.session.relaunch import ManagedServer
 from specmon.session.snapshot import SnapshotKind, default_protocol
-from specmon.session.store_baseline import StoreBaseline
+from specmon.session.store_baseline import Lookup, StoreBaseline
 from specmon.session.view import BenchView, View
 from specmon.session.whatif_view import live_what_if
 from specmon.store import Store
@@ -51,6 +54,7 @@ from specmon.ui.messages import (
     ProbeDone,
     ProbeFailed,
     ProbePaused,
+    RecordingStopped,
     SampleReady,
 )
 from specmon.ui.screens.baseline_choice import BaselineChoice
@@ -134,6 +138,7 @@ class SpecmonApp(App[None]):
         wall: Callable[[], float] = time.time,
         feed: Feed | None = None,
         read_only: bool = False,
+        recording: RecordingWriter | None = None,
     ) -> None:
         """Build the app.
 
@@ -153,6 +158,7 @@ class SpecmonApp(App[None]):
             read_only: Turn off every key that benches, saves, relaunches or writes a file
                 (`READ_ONLY_OFF`, and the comparison's exports), saying so on the keys line:
                 `specmon web` for browsers it does not trust.
+            recording: Where to record every input of this process's own feed (`--record`).
         """
         self.tuning_notes = tuning.install()
         """The tunings of Textual's internals that stood down, for the events log."""
@@ -185,8 +191,13 @@ class SpecmonApp(App[None]):
             if targets is None:
                 raise ValueError("the dashboard needs its targets or a feed")
             feed = LocalFeed(config, targets, store, wall=wall, managed=managed)
+            if recording is not None:
+                feed = RecordingFeed(feed, recording, self._recording_stopped)
+        self.recording = recording
         self.feed = feed
-        self.store_baseline: StoreBaseline | None = StoreBaseline(store, self.live)
+        self.store_baseline: StoreBaseline | None = StoreBaseline(
+            store, self.live, lookup=self._recorded_lookups(store)
+        )
         """Looks the baseline up in the store; None where another does (the fleet's sessions)."""
         self.heap = HeapKeeper()
         self._theme_names: list[str] = []
@@ -313,6 +324,9 @@ class SpecmonApp(App[None]):
             self.live.log(self.wall(), "warn", "TLS verification is off (--insecure)")
         if self.store is None:
             self.live.log(self.wall(), "warn", "no snapshot store: baselines are not saved")
+        if self.recording is not None:
+            self.live.log(self.wall(), "info", f"recording to {self.recording.path}: specmon "
+                          f"replay {self.recording.path} shows it again")  # fmt: skip
 
     def on_unmount(self) -> None:
         """The garbage collector as it was (tests run many apps)."""
@@ -401,6 +415,21 @@ class SpecmonApp(App[None]):
     def _on_probe_paused(self, message: ProbePaused) -> None:
         if message.paused != self.live.probe_paused:
             self._say_probe_paused(message.paused)
+
+    def _recorded_lookups(self, store: Store | None) -> Lookup | None:
+        """With `--record`, the store's answers to baseline lookups are recorded too."""
+        if self.recording is None or store is None:
+            return None
+        return recorded_lookups(self.recording, partial(lookup_baseline, store), wall=self.wall)
+
+    def _recording_stopped(self, why: str) -> None:
+        """The recording stopped (its size cap, a failed write): said in the events log."""
+        self.post_message(RecordingStopped(self.wall(), why))
+
+    @on(RecordingStopped)
+    def _on_recording_stopped(self, message: RecordingStopped) -> None:
+        self.live.log(message.wall, "warn", f"recording stopped: {message.why}")
+        self.refresh_view()
 
     @on(HistoryNote)
     def _on_history_note(self, message: HistoryNote) -> None:

@@ -95,6 +95,14 @@ class HistoryNote(Message):
 
 
 @dataclass
+class RecordingStopped(Message):
+    """The dashboard's recording (`--record`) stopped: at its size cap, or a write failed."""
+
+    wall: float
+    why: str
+
+
+@dataclass
 class FleetRowsReady(Message):
     """Every server's row of the fleet table, worst first."""
 

@@ -89,8 +89,14 @@ class ReplayApp(SpecmonApp):
             BenchNote: self._on_bench_note,
         }  # fmt: skip
         """The dashboard's handler of each input (`PostingSink` makes them messages)."""
+        self.store_baseline = self._recorded_store_baseline()
         feed.on_rewind = self._rewind
         feed.on_move = self._show_position
+
+    def _recorded_store_baseline(self) -> StoreBaseline:
+        """The store lookups of the recorded dashboard, answered from the recording."""
+        feed = self.replay
+        return StoreBaseline(None, self.live, lookup=feed.lookup if feed.answers_lookups else None)
 
     def keys_off(self) -> frozenset[str]:
         """b and s; p pauses the replay, not the server's probe."""
@@ -131,7 +137,7 @@ class ReplayApp(SpecmonApp):
     def _rewind(self) -> None:
         """Drop the state built so far: the seek rebuilds it from the first input."""
         self.live = self.new_live_state()
-        self.store_baseline = StoreBaseline(None, self.live)
+        self.store_baseline = self._recorded_store_baseline()
         self._shown_verdict = None
         self.say_at_start()
 
