@@ -42,8 +42,9 @@ from specmon.launch.ab import (
     run_ab,
 )
 from specmon.launch.ab import target_for as launched_target
+from specmon.launch.llamacpp_help import read_plain_words
 from specmon.launch.sglang_parser import rules_for
-from specmon.launch.split import Split, server_kind, split_command
+from specmon.launch.split import ServerKind, Split, command_argv, server_kind, split_command
 from specmon.launch.sweep import Variant, parse_axes, variants
 from specmon.model import Protocol
 from specmon.render import run_line
@@ -141,7 +142,16 @@ def split_of(args: argparse.Namespace) -> Split:
         command = command[1:]
     if not command:
         raise TargetError("give the speculative server's command after --")
-    return split_command(command, os.environ, rules_for(server_kind(command)))
+    kind = server_kind(command)
+    plain: tuple[str, ...] = ()
+    notes: list[str] = []
+    if kind == ServerKind.LLAMACPP:
+        plain, unread = read_plain_words(command_argv(command))
+        notes = [unread] if unread else []
+        if plain:
+            notes.append(f"this llama-server build speculates by default (its --help): the "
+                         f"baseline adds {' '.join(plain)}")  # fmt: skip
+    return split_command(command, os.environ, rules_for(kind), plain=plain, notes=notes)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -140,8 +140,18 @@ def default_rules(kind: ServerKind) -> FlagRules:
     return {ServerKind.VLLM: VLLM, ServerKind.LLAMACPP: LLAMACPP}.get(kind, SGLANG)
 
 
+def command_argv(command: Sequence[str]) -> list[str]:
+    """The program and its arguments, after any leading `env` and `NAME=value` words."""
+    return _leading_assignments(command)[1]
+
+
 def split_command(
-    command: Sequence[str], environ: Mapping[str, str], rules: FlagRules | None = None
+    command: Sequence[str],
+    environ: Mapping[str, str],
+    rules: FlagRules | None = None,
+    *,
+    plain: Sequence[str] = (),
+    notes: Sequence[str] = (),
 ) -> Split:
     """Split a speculative launch command into the launch and its baseline.
 
@@ -150,6 +160,9 @@ def split_command(
         environ: The environment it would inherit (speculative variables in it are unset for
             the baseline).
         rules: Flag rules (SGLang's own parser's); the kind's maintained list by default.
+        plain: Words the baseline adds to turn off speculation the build does by default
+            (llama.cpp: `launch.llamacpp_help`).
+        notes: Notes of the caller's own (how `plain` was found).
 
     Raises:
         TargetError: An empty or unknown command, or one without speculation.
@@ -161,12 +174,14 @@ def split_command(
     rules = rules or default_rules(kind)
     kept, removed = _walk(argv, rules)
     pins: tuple[Pin, ...] = ()
-    notes: tuple[str, ...] = ()
+    found: tuple[str, ...] = ()
     if kind in (ServerKind.SGLANG, ServerKind.SIM):
-        kept, pins, notes = _sglang_pins(kept)
+        kept, pins, found = _sglang_pins(kept)
+    elif kind == ServerKind.VLLM:
+        found = _dynamic_sd_notes(argv)
     unset = tuple(sorted({n for n in (*environ, *dict(env)) if _SPECULATIVE_ENV.match(n)}))
     base_env = tuple((n, v) for n, v in env if n not in unset)
-    baseline_only: tuple[str, ...] = ()
+    baseline_only = tuple(plain)
     if kind == ServerKind.SIM:
         baseline_only = ("--speculative-algorithm", "none")
     elif not removed and not unset:
@@ -181,7 +196,7 @@ def split_command(
         removed=(*removed, *unset),
         pins=pins,
         baseline_only=baseline_only,
-        notes=notes,
+        notes=(*found, *notes),
         rules=rules.source,
     )
 
@@ -263,6 +278,20 @@ def _sglang_pins(kept: list[str]) -> tuple[list[str], tuple[Pin, ...], tuple[str
             "batch reserves, so the two servers' KV pools may differ; give it to pin it"
         )
     return kept, tuple(pins), tuple(notes)
+
+
+def _dynamic_sd_notes(argv: Sequence[str]) -> tuple[str, ...]:
+    """A vLLM Dynamic SD schedule (`num_speculative_tokens_per_batch_size` in
+    `--speculative-config`) runs Model Runner V1 with piecewise CUDA graphs only (vLLM docs
+    `dynamic_speculative_decoding.md`; issue #49548: throughput collapsing at the switch): its
+    K = 0 band is slower than this plain baseline, which the A/B measures too."""
+    if not any("num_speculative_tokens_per_batch_size" in word for word in argv):
+        return ()
+    return (
+        "the speculative config has a Dynamic SD schedule (num_speculative_tokens_per_batch_"
+        "size): vLLM then runs piecewise CUDA graphs only, so even its K = 0 band decodes "
+        "slower than this plain baseline (vLLM issue #49548); the A/B counts that against it",
+    )
 
 
 def _with_pins(argv: Sequence[str], rules: FlagRules, pins: Sequence[Pin]) -> list[str]:

@@ -123,7 +123,9 @@ async def take_snapshot(
                 if kind == SnapshotKind.BASELINE and info.speculative is not None:
                     raise NotABaseline(
                         f"{target.url} runs with speculation ({info.speculative.describe()}): a "
-                        "baseline needs the same server without its speculative flags"
+                        "baseline needs the same server without its speculative flags (even "
+                        "drafting nothing at its load, an adaptive server at k = 0 keeps its "
+                        "draft machinery running: it is no plain server)"
                     )
                 if on_connect is not None:
                     on_connect(info)

@@ -134,6 +134,18 @@ def test_vllm_speculative_config_in_every_spelling() -> None:
                                    "--model", "m")  # fmt: skip
 
 
+def test_a_vllm_dynamic_sd_schedule_is_noted() -> None:
+    """Dynamic SD forces piecewise CUDA graphs, which slow its K = 0 band too (vLLM #49548)."""
+    spec = '{"method": "eagle3", "num_speculative_tokens": 3, ' + (
+        '"num_speculative_tokens_per_batch_size": [[1, 4, 3], [5, 256, 0]]}'
+    )
+    split = split_command(["vllm", "serve", "m", "--speculative-config", spec], {})
+    assert split.baseline.argv == ("vllm", "serve", "m")
+    assert any("piecewise CUDA graphs" in note for note in split.notes)
+    plain = split_command(["vllm", "serve", "m", "--speculative-config", '{"method": "x"}'], {})
+    assert plain.notes == ()
+
+
 def test_llamacpp_draft_flags_and_their_values() -> None:
     split = split_command(
         ["/opt/llama-server", "-m", "t.gguf", "-md", "d.gguf", "--spec-type", "draft-simple",

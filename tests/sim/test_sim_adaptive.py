@@ -10,9 +10,12 @@ import httpx
 import pytest
 from sim_helpers import StartSim, fast, generate_body, sample_value, stream_chunks
 
+from specmon.model import Protocol
+from specmon.session.snapshot import NotABaseline, SnapshotKind, take_snapshot
 from specmon.sim.__main__ import config_from_args
 from specmon.sim.decode import DecodeModel
 from specmon.sources import vllm
+from specmon.sources.http import Target
 
 Client = Callable[..., httpx.AsyncClient]
 VLLM_BODY = {
@@ -106,3 +109,11 @@ async def test_sglang_gauges_show_the_last_batch(
     assert info["speculative_num_steps"] == 2  # the launch flag stays what it was
     assert info["speculative_adaptive"] is True
     assert (meta.get("spec_verify_ct", 0) == 0) == (drafts == 0)
+
+
+async def test_a_server_drafting_nothing_is_no_baseline(start_sim: StartSim) -> None:
+    """Adaptive at k = 0 from a batch of one: it drafts nothing, yet is refused as a baseline."""
+    sim = await start_sim(fast(adaptive_drafts=((1, 0),)))
+    protocol = Protocol(1, 0, 8, 0.0, "p")
+    with pytest.raises(NotABaseline, match="an adaptive server at k = 0"):
+        await take_snapshot(Target(sim.url), protocol, kind=SnapshotKind.BASELINE)
