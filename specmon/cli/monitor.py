@@ -112,7 +112,7 @@ def _settings(add: Callable[..., argparse.Action], *, theme: bool) -> list[argpa
             "--no-history",
             dest="history",
             action="store_false",
-            help="do not record samples and probes in the store (z then zooms nothing)",
+            help="do not record samples and probes in the store",
         ),
         flag("history_days", "DAYS"),
         flag("history_mb", "MB"),

@@ -30,6 +30,7 @@ from specmon.session.baseline_state import BaselineState, scraped_at
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.figure_sources import probe_figure_sources
 from specmon.session.gpu_tracker import GpuTracker, unavailable
+from specmon.session.history_zoom import COLUMNS, LIVE, Zoomed
 from specmon.session.tracker import Change, ServerTracker
 from specmon.session.view import (
     BaselineView,
@@ -99,6 +100,8 @@ class LiveState:
         """The events log said the baseline's server restarted (`_say_if_baseline_restarted`)."""
         self.why_no_baseline: str | None = None
         """Why the store has no baseline for this server (`no_baseline`); None: not asked."""
+        self.zoomed: Zoomed | None = None
+        """The span of the history the sparklines show (`z`); None: the live 5 minutes."""
 
     def log(self, wall: float, level: Level, text: str) -> None:
         """Add an event."""
@@ -304,16 +307,20 @@ class LiveState:
         rate = self.server.window.decode_tok_s(RATE_SPAN_S)
         current = int(self.sample.t // HISTORY_STEP_S) if self.sample else 0
         tok_s = figures.decode_tok_s if figures else None
+        zoomed = self.zoomed
+        # Completed steps only: the sparkline moves once per step, not at every tick.
+        live = tuple(total / count for step, total, count in self.history if step < current)
         return DecodeView(
             decode_tok_s=tok_s,
             ms_per_token=1000 / tok_s if tok_s else None,
             ttft_ms=figures.ttft_ms if figures else None,
             probe_age_s=now_wall - last.wall if last else None,
-            # Completed steps only: the sparkline moves once per step, not at every tick.
-            history=tuple(total / count for step, total, count in self.history if step < current),
+            history=zoomed.decode if zoomed else live,
             history_source=rate.source if rate else None,
             probe_state=probe_state,
-            history_points=int(HISTORY_S / HISTORY_STEP_S),
+            history_points=COLUMNS if zoomed else int(HISTORY_S / HISTORY_STEP_S),
+            history_span=(zoomed.level if zoomed else LIVE).label,
+            history_marks=zoomed.marks if zoomed else (),
             recent_tok_s=recent.decode_tok_s,
             recent_runs=recent.runs,
         )
@@ -357,8 +364,11 @@ class LiveState:
             margin=comparison.margin if comparison else None,
             verdict=comparison.verdict if comparison else None,
             tokens_per_cycle=histogram if enabled else (),
-            accept_history=tuple(v for _, v in self.accept_history) if enabled else (),
-            accept_history_points=max(1, int(HISTORY_S / max(self.probe_every, 1.0))),
+            accept_history=self._accept_history() if enabled else (),
+            accept_history_points=COLUMNS
+            if self.zoomed
+            else max(1, int(HISTORY_S / max(self.probe_every, 1.0))),
+            accept_history_span=(self.zoomed.level if self.zoomed else LIVE).label,
             positions=pooled_positions(runs) if enabled else None,
             drafting=self._drafting() if enabled else None,
         )
@@ -382,6 +392,11 @@ class LiveState:
             switches=tracker.switches,
             span_s=RATE_SPAN_S,
         )
+
+    def _accept_history(self) -> tuple[float, ...]:
+        if self.zoomed is not None:
+            return self.zoomed.accept
+        return tuple(v for _, v in self.accept_history)
 
     def _server(self, missing: list[tuple[str, str]]) -> ServerView:
         sample = self.sample

@@ -65,6 +65,11 @@ class DecodeView:
     """"every 10 s", "paused", "off", "failing: …"."""
     history_points: int = 60
     """How many points a full `history` holds (each point then keeps its width)."""
+    history_span: str = "5 min"
+    """What `history` spans: the live 5 minutes, or a zoom's (`z`: "1 h", "24 h", "all")."""
+    history_marks: tuple[int, ...] = ()
+    """Points of `history` where the server restarted or changed config, counted from the
+    newest (0)."""
     recent_tok_s: float | None = None
     """The recent probes' pooled decode tok/s (`LiveState.recent`): the window of the accept
     length, cycle and speedup beside it (the fleet row's, the exporter's)."""
@@ -143,6 +148,8 @@ class SpecView:
     drafting: DraftingView | None = None
     """What the server drafts now; None before its scrapes show a decode step with speculation
     configured."""
+    accept_history_span: str = "5 min"
+    """What `accept_history` spans (`DecodeView.history_span`)."""
 
 
 @dataclass(frozen=True, slots=True)

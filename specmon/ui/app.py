@@ -32,6 +32,7 @@ from specmon.model import ServerInfo
 from specmon.session.baselines import BaselineOrigin, lookup_baseline
 from specmon.session.feed import Feed, LocalFeed, bench_protocol
 from specmon.session.history_writer import HistoryRecorder, start_history
+from specmon.session.history_zoom import LIVE, ZoomLevel, next_level, read_zoom
 from specmon.session.live import LiveState
 from specmon.session.recorder import RecordingFeed, recorded_lookups
 from specmon.session.recording import RecordingWriter
@@ -56,6 +57,7 @@ from specmon.ui.messages import (
     ProbePaused,
     RecordingStopped,
     SampleReady,
+    ZoomRead,
 )
 from specmon.ui.screens.baseline_choice import BaselineChoice
 from specmon.ui.screens.comparison import ComparisonScreen
@@ -82,6 +84,7 @@ from specmon.whatif_text import speculative_flags
 COMPACT_BELOW = 30  # rows: no big digits, one GPU line
 TINY_BELOW = 20  # rows: the events log to its newest line, so the panels keep three lines each
 TALL_FROM = 40  # rows: the bottom panels take their figures' height, the sparklines the rest
+ZOOM_AGAIN_S = 30.0  # a zoomed span is read again this often (a 24 h column is 12 minutes)
 THEME_AHEAD_EVERY_S = 0.1  # after the first frame, one theme's CSS parsed ahead a tick
 
 
@@ -117,6 +120,7 @@ class SpecmonApp(App[None]):
         Binding("w", "whatif", "what-if"),
         Binding("p", "toggle_probe", "probe"),
         Binding("f", "freeze", "freeze"),
+        Binding("z", "zoom", "zoom"),
         Binding("d", "dump", "dump"),
         Binding("slash", "filter_events", "filter"),
         Binding("t", "next_theme", "theme"),
@@ -207,6 +211,9 @@ class SpecmonApp(App[None]):
         self._panels: _Panels | None = None
         self.frozen = False
         """`f`: the screen keeps its frame while sampling and probing go on."""
+        self.zoom = LIVE
+        """`z`: the span the sparklines show."""
+        self._zoom_read_at = 0.0
         self._shown_verdict: Verdict | None = None
         """The verdict last shown (`show_view`): another one rings the bell."""
         # Chosen before the stylesheet is first parsed: on mount it would be parsed and applied
@@ -387,6 +394,8 @@ class SpecmonApp(App[None]):
         changes = self.live.on_sample(message.sample)
         if self.history is not None:
             self.history.on_sample(message.sample, changes)
+        if self.zoom != LIVE and self.wall() - self._zoom_read_at >= ZOOM_AGAIN_S:
+            self._read_zoom(self.zoom)
         info = self.live.server.info
         if info is not None:
             self._look_up_baseline(message.sample.t)
@@ -661,6 +670,38 @@ class SpecmonApp(App[None]):
             self.refresh_view()  # the frame it keeps says so
             self.frozen = True
         self.screen_stack[0].query_one(KeysLine).set_note(self._keys_note())
+
+    def action_zoom(self) -> None:
+        """z: the sparklines' span, 5 min → 1 h → 24 h → all → 5 min (the store's history)."""
+        if self.store is None:
+            self.live.log(self.wall(), "warn", "no store: no history to zoom into")
+            self.refresh_view()
+            return
+        self.zoom = next_level(self.zoom)
+        self.live.log(self.wall(), "info", f"sparklines: {self.zoom.label} (z)")
+        if self.zoom == LIVE:
+            self.live.zoomed = None
+            self.refresh_view()
+        else:
+            self._read_zoom(self.zoom)
+
+    @work(group="zoom", exclusive=True, thread=True, exit_on_error=False)
+    def _read_zoom(self, level: ZoomLevel) -> None:
+        """Read the span from the store, off the event loop (its own connection)."""
+        assert self.store is not None  # `action_zoom` zooms only with one
+        self._zoom_read_at = now = self.wall()
+        try:
+            zoomed = read_zoom(self.store.path, self.live.url, level, now)
+        except SpecmonError as exc:
+            self.post_message(HistoryNote(now, "error", f"history: {exc}"))
+        else:
+            self.post_message(ZoomRead(zoomed))
+
+    @on(ZoomRead)
+    def _on_zoom_read(self, message: ZoomRead) -> None:
+        if message.zoomed.level == self.zoom:  # not one `z` left behind
+            self.live.zoomed = message.zoomed
+            self.refresh_view()
 
     def action_filter_events(self) -> None:
         """/: show only the events holding a text."""

@@ -25,7 +25,7 @@ from specmon.ui.screens.fleet import FleetScreen
 from specmon.ui.screens.help import FLEET_KEYS
 
 DASHBOARD_ACTIONS = frozenset(
-    {"baseline", "snapshot", "compare", "toggle_probe", "diagnostics", "cancel_bench"}
+    {"baseline", "snapshot", "compare", "toggle_probe", "diagnostics", "cancel_bench", "zoom"}
 )
 """Keys of one server's dashboard: on the fleet table they would act on a server not shown."""
 

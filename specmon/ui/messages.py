@@ -10,6 +10,7 @@ from textual.message import Message
 from specmon.model import Sample, Snapshot
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.fleet_row import FleetRow
+from specmon.session.history_zoom import Zoomed
 from specmon.session.snapshot import SnapshotKind
 from specmon.session.view import BenchView, Level
 from specmon.session.watch import ProbeOutcome
@@ -100,6 +101,13 @@ class RecordingStopped(Message):
 
     wall: float
     why: str
+
+
+@dataclass
+class ZoomRead(Message):
+    """A span of the history was read for the sparklines (`z`)."""
+
+    zoomed: Zoomed
 
 
 @dataclass

@@ -346,7 +346,7 @@ async def test_a_click_on_the_keys_line_runs_the_key(make_app: Callable[..., Spe
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         keys = str(app.query_one("#keys", Static).content)
-        assert keys.startswith(" b baseline  s snapshot  c compare  w what-if  p  f  d  /  t ")
+        assert keys.startswith(" b baseline  s  c compare  w what-if  p  f  z  d  /  t ")
         await pilot.click("#keys", offset=(keys.index(" p ") + 1, 0))
         assert app.live.probe_paused
         await pilot.click("#keys", offset=(keys.index(" ? ") + 1, 0))
@@ -356,11 +356,11 @@ async def test_a_click_on_the_keys_line_runs_the_key(make_app: Callable[..., Spe
 @pytest.mark.parametrize(
     ("width", "keys"),
     [
-        (160, " b baseline  s snapshot  c compare  w what-if  p probe  f freeze  d dump  / filter  "
-              "t theme  i why —  ? help  q quit "),
-        (80, " b baseline  s snapshot  c compare  w what-if  p  f  d  /  t  i  ? help  q quit "),
-        (60, " b baseline  s  c  w  p  f  d dump  /  t  i  ? help  q quit "),
-        (40, " b  s  c  w  p  f  d  /  t  i  ?  q "),
+        (160, " b baseline  s snapshot  c compare  w what-if  p probe  f freeze  z zoom  d dump  "
+              "/ filter  t theme  i why —  ? help  q quit "),
+        (80, " b baseline  s  c compare  w what-if  p  f  z  d  /  t  i why —  ? help  q quit "),
+        (60, " b baseline  s  c  w  p  f  z  d  /  t  i  ? help  q quit "),
+        (40, " b  s  c  w  p  f  z  d  /  t  i  ?  q "),
     ],
 )  # fmt: skip
 async def test_the_keys_line_lists_every_key_and_fits(

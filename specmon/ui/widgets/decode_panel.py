@@ -47,9 +47,10 @@ class DecodePanel(Vertical):
         )
         # Not the probe's rate above it: the server's output over all its requests, idle time
         # included, so an idle server's sparkline sits below one stream's decode speed.
-        what = "server tok/s, all requests, 5 min"
+        what = f"server tok/s, all requests, {view.history_span}"
         source = view.history_source or DASH
-        self.query_one(HistorySpark).plot(view.history, view.history_points, what, source=source)
+        self.query_one(HistorySpark).plot(view.history, view.history_points, what, source=source,
+                                          marks=view.history_marks)  # fmt: skip
         status = f"probe {escape(view.probe_state)}"
         if view.probe_age_s is not None:
             status += f" · last {age(view.probe_age_s)} ago"

@@ -62,6 +62,20 @@ def bar_rows(values: Sequence[float], width: int, height: int) -> list[str]:
     return rows
 
 
+MARK = "┃"
+"""A restart or config change on the sparkline's time axis (its bottom row)."""
+
+
+def marked(row: str, marks: tuple[int, ...], points: int) -> str:
+    """The bottom `row` of a line of `points` with `MARK` in a cell of each marked point
+    (counted from the newest, which ends the row)."""
+    cells = list(row)
+    for mark in marks:
+        if cells and mark < points:
+            cells[len(cells) - 1 - mark * len(cells) // points] = MARK
+    return "".join(cells)
+
+
 class HistorySpark(Widget):
     """A sparkline that fills from the right, under its caption where the stylesheet shows it
     (`history-spark--caption`'s `display`), the bars in one colour (`history-spark--bars`).
@@ -88,6 +102,8 @@ class HistorySpark(Widget):
         self._cells = 0
         self._values: list[float] = []
         """Each point repeated over its cells: one value a cell."""
+        self._marks: tuple[int, ...] = ()
+        """Points from the newest (0) marked on the axis (`plot`)."""
         self._rows: tuple[tuple[int, int], list[str]] = ((0, 0), [])
         """`bar_rows` for (cells, height), made again when either or the values change."""
         self._looks: tuple[Style, Style, Style | None] | None = None
@@ -95,12 +111,17 @@ class HistorySpark(Widget):
 
     def plot(
         self, data: tuple[float, ...], capacity: int, what: str = "", digits: int = 0,
-        source: str = "",
+        source: str = "", marks: tuple[int, ...] | None = None,
     ) -> None:  # fmt: skip
         """Show `data` (oldest first) of a history that holds at most `capacity` points, under
         its caption: `what` it plots, the range, to `digits` decimals, then where it comes from
         (`source`, the first to be cut off a narrow caption); kept from the last call when
-        `what` is empty."""
+        `what` is empty. `marks`: points counted from the newest (0) drawn as `MARK` on the
+        bottom row (restarts and config changes); None keeps the last call's."""
+        if marks is not None and marks != self._marks:
+            self._marks = marks
+            self._rows = ((0, 0), [])
+            self.refresh()
         self._data, self._capacity = data, capacity
         if what:
             span = f" · {min(data):.{digits}f}–{max(data):.{digits}f}" if data else ""
@@ -155,7 +176,10 @@ class HistorySpark(Widget):
             y, height = y - 1, height - 1
         cells = min(self._cells, width)
         if self._rows[0] != (cells, height):
-            self._rows = ((cells, height), bar_rows(self._values, cells, height))
+            rows = bar_rows(self._values, cells, height)
+            if rows and self._marks:
+                rows[-1] = marked(rows[-1], self._marks, len(self._data))
+            self._rows = ((cells, height), rows)
         rows = self._rows[1]
         if y >= len(rows) or not cells:
             return Strip([Segment(" " * width, blank)], width)

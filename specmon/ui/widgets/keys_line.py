@@ -11,12 +11,12 @@ from textual.widgets import Static
 
 from specmon.ui.fitting import left_out
 
-# Whose word goes first when the line is too narrow for every key's (twelve take 115 columns): the
+# Whose word goes first when the line is too narrow for every key's (thirteen take 122 columns): the
 # key stays, and `? help` says what it does. Help and quit keep theirs the longest; a replay's
 # own keys (`specmon replay`) longer than the dashboard's.
-WORDLESS_FIRST = ("next_theme", "filter_events", "dump", "freeze", "toggle_probe", "diagnostics",
-                  "snapshot", "compare", "whatif", "baseline", "faster", "seek_back",
-                  "pause_replay", "help", "quit")  # fmt: skip
+WORDLESS_FIRST = ("next_theme", "zoom", "filter_events", "dump", "freeze", "toggle_probe",
+                  "diagnostics", "snapshot", "compare", "whatif", "baseline", "faster",
+                  "seek_back", "pause_replay", "help", "quit")  # fmt: skip
 
 
 class Key(NamedTuple):

@@ -64,7 +64,7 @@ class SpecPanel(Vertical):
         if view is None:
             return
         body = self.query_one("#spec-body", Static)
-        what = "accept length of each probe, last 5 min"
+        what = f"accept length of each probe, last {view.accept_history_span}"
         self.query_one(HistorySpark).plot(view.accept_history, view.accept_history_points, what, 2)
         if view.enabled is False:
             quiet.show(body, "speculation is off on this server\n[dim]accept length and cycle "
