@@ -385,7 +385,7 @@ async def test_read_only_turns_off_and_says_so_every_key_that_benches_or_writes(
     async with app.run_test(size=(80, 24)) as pilot:
         keys = str(app.query_one("#keys", Static).content)
         assert keys == (
-            " c compare  w what-if  p probe  f  /  t  i why —  ? help  q quit  read-only "
+            " c compare  w what-if  p probe  f  z  /  t  i why —  ? help  q quit  read-only "
         )
         await pilot.press("b", "s")
         await pilot.pause()
