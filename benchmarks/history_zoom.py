@@ -14,7 +14,7 @@ With `--keys N` the day is written for a simulated server (keys_pty.py's pair), 
 `specmon` opens on it in a 160x50 pty with that store (history on) and `z` is pressed through
 its four spans N times: each press timed from the write of the key to the screen showing the
 span's sparkline caption ("all requests, 24 h"), drawn from the read span. `--launches` times
-the first frame with the day in the store.
+the first frame with the day in the store, alternately with the history on and `--no-history`.
 """
 
 from __future__ import annotations
@@ -97,17 +97,24 @@ def time_zoom_keys(hours: float, presses: int, launches: int) -> dict[str, list[
         db = Path(home) / "specmon.db"
         write_history(db, hours, time.time(), url=url)
         argv = [*k.specmon_argv(), "--url", url, "--baseline-url", base, "--db", str(db)]
+        without = k.Results()
+        k.launch(argv, config, home, k.Results()).quit()  # writes the bytecode cache: not timed
         for launch_no in range(max(1, launches)):
-            term = k.launch(argv, config, home, results)
-            try:
-                if launch_no == 0:
-                    term.idle(2.0)
-                    k.press_rounds(term, presses, rng, results, steps)
-                term.quit()
-            except BaseException:
-                term.kill()
-                raise
-    return {**results.keys, "first frame": results.first_frame}
+            # Alternately with the history on and off: the same machine's load for both.
+            for off, into in ((False, results), (True, without)):
+                term = k.launch(argv + ["--no-history"] * off, config, home, into)
+                try:
+                    if launch_no == 0 and not off:
+                        term.idle(2.0)
+                        k.press_rounds(term, presses, rng, results, steps)
+                    else:
+                        term.idle(rng.uniform(0.3, 0.8))
+                    term.quit()
+                except BaseException:
+                    term.kill()
+                    raise
+    return {**results.keys, "first frame (history on)": results.first_frame,
+            "first frame (--no-history)": without.first_frame}  # fmt: skip
 
 
 def _ms(values: list[float]) -> str:

@@ -13,6 +13,8 @@ machine noise spreads over all of them; medians are reported.
     # this checkout against another (the code before a change), alternating round by round:
     mkdir /tmp/before && git archive COMMIT specmon | tar -x -C /tmp/before
     python benchmarks/overhead.py --tree before=/tmp/before --no-probe-only
+    # with the lasting history on (the default) and off (--no-history), alternating:
+    python benchmarks/overhead.py --sizes 80x24 --no-probe-only --no-history-too --rounds 3
     # ... or all at the same time, each in its own tmux (`--together`: a busy machine's load
     # then falls on every configuration alike, where one after another it falls on some)
 
@@ -49,13 +51,15 @@ class Config:
     size: tuple[int, int]
     probe: bool
     tree: tuple[str, str] | None = None  # (label, path) of another checkout of specmon
+    history: bool = True  # False: --no-history (nothing written to the store)
 
     def label(self) -> str:
         """How the table names it."""
         probe = "" if self.tool != "specmon" else (" probe on (every 10 s)" if self.probe
                                                    else " probe off")  # fmt: skip
         tree = f" ({self.tree[0]})" if self.tree else ""
-        return f"{self.tool}{tree}{probe}"
+        history = "" if self.history else " --no-history"
+        return f"{self.tool}{tree}{probe}{history}"
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,7 @@ def command(config: Config, url: str, vllmstat: str | None, db: str) -> list[str
         assert vllmstat is not None
         return [vllmstat, "--url", url, "--interval", "1"]
     probe = [] if config.probe else ["--no-probe"]
+    probe += [] if config.history else ["--no-history"]
     # -P: `-m` would put the current directory (this checkout) ahead of PYTHONPATH.
     tree = ["env", f"PYTHONPATH={config.tree[1]}"] if config.tree else []
     python = [sys.executable, "-P"] if config.tree else [sys.executable]
@@ -160,6 +165,8 @@ def main() -> int:
                         help="run the configurations at the same time in each round (each in its "
                         "own tmux), not one after another: on a machine shared with other work "
                         "they then see the same load")  # fmt: skip
+    parser.add_argument("--no-history-too", action="store_true",
+                        help="also measure specmon with --no-history, alternating")  # fmt: skip
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
@@ -171,6 +178,8 @@ def main() -> int:
                for probe in ((False,) if args.no_probe_only else (False, True))]  # fmt: skip
     for label, _, path in (t.partition("=") for t in args.tree):
         configs += [replace(c, tree=(label, path)) for c in configs if c.tree is None]
+    if args.no_history_too:
+        configs += [replace(c, history=False) for c in configs if c.tree is None]
     if args.vllmstat:
         configs += [Config("vllmstat", (w, h), False) for w, h in sizes]
     results: list[Result] = []

@@ -32,6 +32,8 @@ class MarkKind(StrEnum):
     """The server restarted."""
     CONFIG = "config"
     """The server came back with other flags or another speculation config."""
+    SWITCH = "switch"
+    """An adaptive server switched how much it drafts."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -104,9 +104,10 @@ def drift(figure: Figure, readings: Sequence[Reading]) -> Drift | None:
 
 
 def since_last_change(readings: Sequence[Reading], marks: Sequence[Mark]) -> list[Reading]:
-    """The readings after the last restart or config change: among `marks`, or a change of
-    lifetime between readings (a restart while nothing watched)."""
-    changes = [m.at for m in marks if m.kind in (MarkKind.RESTART, MarkKind.CONFIG)]
+    """The readings after the last restart, config change or drafting switch: among `marks`, or
+    a change of lifetime between readings (a restart while nothing watched)."""
+    # A drafting switch changes what acceptance means (another draft length): a change too.
+    changes = [m.at for m in marks if m.kind != MarkKind.WATCH]
     after = max(changes, default=-math.inf)
     current = readings[-1].lifetime if readings else None
     if current is not None:

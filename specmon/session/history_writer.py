@@ -153,7 +153,7 @@ class HistoryWriter:
 
 class HistoryRecorder:
     """What the dashboard records of its state: the figures its sparklines show, each sample's
-    and each probe's, and restarts and config changes as marks."""
+    and each probe's, and restarts, config changes and drafting switches as marks."""
 
     def __init__(self, live: LiveState, writer: HistoryWriter) -> None:
         self.live = live
@@ -173,11 +173,7 @@ class HistoryRecorder:
         if info is not None and info.speculative is not None:
             accept = window.accept_length(MEAN_SPAN_S)
             figures.append((Figure.SERVER_ACCEPT, accept.value if accept else None))
-        marks = [
-            Mark(url, sample.wall, MarkKind.CONFIG if c.config else MarkKind.RESTART, c.text)
-            for c in changes
-            if c.restart
-        ]
+        marks = [Mark(url, sample.wall, _kind(c), c.text) for c in changes if c.restart or c.switch]
         self.writer.add(self._points(sample.wall, figures), marks)
 
     def on_probe(self, wall: float, figures: RunFigures) -> None:
@@ -191,6 +187,12 @@ class HistoryRecorder:
         # Whole seconds: a process's start time read twice can differ in its fractions.
         lifetime = round(started) if started is not None else None
         return [Point(self.live.url, lifetime, wall, f, v) for f, v in figures if v is not None]
+
+
+def _kind(change: Change) -> MarkKind:
+    if change.switch:
+        return MarkKind.SWITCH
+    return MarkKind.CONFIG if change.config else MarkKind.RESTART
 
 
 def start_history(

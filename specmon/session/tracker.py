@@ -21,6 +21,8 @@ class Change:
     """A new lifetime began: figures of the old one no longer describe the server."""
     config: bool = False
     """The restart brought other flags or another speculation config."""
+    switch: bool = False
+    """The server switched how much it drafts (an adaptive server, `session.drafting`)."""
 
 
 class ServerTracker:
@@ -82,7 +84,7 @@ class ServerTracker:
                 self.drafting.reset()
             switch = self.drafting.add(metrics_reading.at, sample.metrics)
             if switch is not None:
-                changes.append(Change("info", f"{self.name}: {switch.text}"))
+                changes.append(Change("info", f"{self.name}: {switch.text}", switch=True))
         restarts.extend(self._new_process(sample))
         if back:
             self.down_since = None

@@ -69,6 +69,12 @@ def test_only_the_readings_after_the_last_restart_or_config_change_count() -> No
     assert [d.figure for d in found] == [Figure.ACCEPT] and isinstance(found[0], Drift)
 
 
+def test_a_drafting_switch_cuts_the_series_as_a_config_change_does() -> None:
+    readings = series(6, 3.07, 2.8, noise=0.05, seed=3)
+    switch = Mark("u", T0 + 5 * 3600, MarkKind.SWITCH, "drafts 3 tokens → off at 16 running")
+    assert drifts({Figure.ACCEPT: readings}, [switch]) == []
+
+
 def test_a_new_server_lifetime_cuts_the_series_without_a_mark() -> None:
     readings = [Reading(r.at, 0, r.value, 0, 0, 1, 100.0 if r.at < T0 + 3 * 3600 else 200.0)
                 for r in series(6, 3.07, 2.8, noise=0.05, seed=4)]  # fmt: skip

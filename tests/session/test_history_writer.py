@@ -14,6 +14,7 @@ from specmon.history import Figure, Mark, MarkKind, Point
 from specmon.history_store import Limits
 from specmon.model import RunFigures
 from specmon.session.history_writer import HistoryRecorder, HistoryWriter
+from specmon.session.tracker import Change
 from specmon.store import Store
 from tests.analysis.test_drift import series
 from tests.session.test_live import _info, _live, _metrics, _sample
@@ -113,3 +114,13 @@ def test_a_drift_in_the_store_is_found_once_when_the_writer_starts(tmp_path: Pat
     writer.close()
     assert [d.figure for d in found] == [Figure.ACCEPT]
     assert found[0].change < -0.05
+
+
+def test_a_drafting_switch_is_marked_other_events_are_not() -> None:
+    live, writer = _live(), Collected()
+    sample = _sample(1, _info("spec"), None, 1)
+    live.on_sample(sample)
+    switched = Change("info", "server: drafts 3 tokens → off at 16 running", switch=True)
+    recovered = Change("info", "server metrics: recovered")
+    HistoryRecorder(live, writer).on_sample(sample, [recovered, switched])
+    assert [(m.kind, m.text) for m in writer.marks] == [(MarkKind.SWITCH, switched.text)]

@@ -40,7 +40,7 @@ KEYS = (
     ("f", "freeze the screen (sampling and probing go on; the keys line says frozen); f again "
      "shows the present"),
     ("z", "zoom the sparklines: 5 min, 1 h, 24 h, all the history in the store, and back; "
-     "restarts and config changes marked ┃ on their bottom row"),
+     "restarts, config changes and drafting switches marked ┃ on their bottom row"),
     ("d", "dump the screen as SVG and text into the dumps folder (--dumps; the path is said in "
      "the events log)"),
     ("/", "show only the events holding a text (case aside; empty: all again)"),
