@@ -5,12 +5,14 @@ around it and the `whatif --json` object (the CLI and the dashboard's `w` screen
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from specmon.analysis.acceptance import PositionAcceptance
+from specmon.analysis.by_load import LoadBand, band_label
 from specmon.analysis.whatif import Prediction, WhatIf
 from specmon.model import ServerInfo
-from specmon.wording import DASH, interval_text, num, pct, speedup_text
+from specmon.wording import DASH, duration, interval_text, num, pct, speedup_text
 
 # The table's columns, in order, by the keys of `row`'s cells (`whatif` prints them all; the
 # dashboard's `w` those that fit). The flag last: it is the longest.
@@ -175,3 +177,20 @@ def whatif_to_dict(info: ServerInfo, w: WhatIf) -> dict[str, Any]:
             ],
         },
     }
+
+
+def by_load_lines(bands: Sequence[LoadBand]) -> list[str]:
+    """The server's own figures by its running requests (`analysis.by_load`), a line a band."""
+    if not bands:
+        return ["by load: no decode seen with a running-requests gauge yet"]
+    lines = ["by load (the server's /metrics, last 5 min):",
+             f"  {'running':>8} {'k':>5} {'drafting':>8} {'accept':>6} {'tok/s':>7} "
+             f"{'per request':>11} {'seen':>5}"]  # fmt: skip
+    for band in bands:
+        k = "off" if band.off else num(band.draft_length, ".1f")
+        lines.append(
+            f"  {band_label(band.start):>8} {k:>5} {pct(band.duty_cycle):>8} "
+            f"{num(band.accept_length, '.2f'):>6} {num(band.tok_s, '.0f'):>7} "
+            f"{num(band.per_request_tok_s, '.1f'):>11} {duration(band.seconds):>5}"
+        )
+    return lines

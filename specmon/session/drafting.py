@@ -1,4 +1,5 @@
-"""One server's drafting across scrapes: what it drafts now, its history, and each switch.
+"""One server's drafting across scrapes: what it drafts now, its history, each switch, and its
+figures by load.
 
 An adaptive server changes its draft length by load (SGLang's batch-size buckets, vLLM's
 Dynamic SD) and may stop drafting altogether; each interval between two scrapes is counted by
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
+from specmon.analysis.by_load import LoadBand, LoadInterval, by_load, load_interval
 from specmon.analysis.drafting import Drafting, DraftSteps, draft_level, draft_steps, drafting
 from specmon.model import ServerMetrics
 from specmon.wording import DRAFTING_OFF, draft_level_text
@@ -45,26 +47,36 @@ class DraftingTracker:
     def __init__(self, history_s: float) -> None:
         self.history_s = history_s
         self.intervals: deque[tuple[float, DraftSteps]] = deque()
+        self.loads: deque[tuple[float, LoadInterval]] = deque()
+        """Every interval with its load (`analysis.by_load`), drafting or not."""
         self.level: int | None = None
         """The setting the server drafts at, once it held `HOLD` intervals."""
         self.switches = 0
         """Switches seen in this lifetime."""
         self._last: ServerMetrics | None = None
+        self._last_t: float | None = None
         self._candidate: tuple[int, int] | None = None
         """(a new setting, the intervals it has held so far)."""
 
     def reset(self) -> None:
         """A new lifetime: nothing before it describes the server."""
         self.intervals.clear()
+        self.loads.clear()
         self.level = self._last = self._candidate = None
+        self._last_t = None
         self.switches = 0
 
     def add(self, t: float, metrics: ServerMetrics) -> Switch | None:
         """A new scrape at monotonic `t`; the switch it completes, if any."""
         before, self._last = self._last, metrics
+        start, self._last_t = self._last_t, t
         part = draft_steps(before, metrics) if before is not None else None
-        while self.intervals and self.intervals[0][0] < t - self.history_s:
-            self.intervals.popleft()
+        for kept in (self.intervals, self.loads):
+            while kept and kept[0][0] < t - self.history_s:
+                kept.popleft()
+        load = load_interval(before, metrics, t - start) if before and start is not None else None
+        if load is not None:
+            self.loads.append((t, load))
         if part is None:
             return None
         self.intervals.append((t, part))
@@ -88,6 +100,10 @@ class DraftingTracker:
     def now(self, t: float, span: float) -> Drafting | None:
         """The drafting over about the last `span` seconds before `t`."""
         return drafting(p for at, p in self.intervals if at > t - span)
+
+    def by_load(self) -> tuple[LoadBand, ...]:
+        """The server's figures by its running requests, over the history kept."""
+        return by_load(load for _, load in self.loads)
 
     def history(self, t: float, step_s: float) -> tuple[float, ...]:
         """Draft tokens per decode step (`Drafting.per_step`), one point per `step_s` of the

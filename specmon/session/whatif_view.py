@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from specmon.analysis.advice import Advice, advise
+from specmon.analysis.by_load import LoadBand
 from specmon.analysis.comparison import compare
 from specmon.analysis.pooled import pool
 from specmon.analysis.whatif_inputs import WhatIfAnswer, predict
@@ -26,6 +27,8 @@ class WhatIfView:
     advice: tuple[Advice, ...]
     baseline_note: str | None
     """Why the speedup column is empty (no baseline, or one that does not apply)."""
+    by_load: tuple[LoadBand, ...] = ()
+    """The server's own figures by its running requests (`analysis.by_load`)."""
 
 
 def live_what_if(live: LiveState, now_wall: float, earlier: Sequence[Snapshot]) -> WhatIfView:
@@ -37,11 +40,13 @@ def live_what_if(live: LiveState, now_wall: float, earlier: Sequence[Snapshot]) 
         earlier: The store's snapshots (other draft lengths, acceptance since earlier ones).
     """
     info = live.server.info
+    bands = live.server.drafting.by_load()
     if info is None:
-        return WhatIfView(None, WhatIfAnswer(None, "no server info yet"), (), None)
+        return WhatIfView(None, WhatIfAnswer(None, "no server info yet"), (), None, bands)
     runs = [p.figures for p in live.probes]
     if not runs:
-        return WhatIfView(info, WhatIfAnswer(None, "no probe yet (p resumes probing)"), (), None)
+        no_probe = WhatIfAnswer(None, "no probe yet (p resumes probing)")
+        return WhatIfView(info, no_probe, (), None, bands)
     baseline = live.baseline.snapshot
     validity = live.baseline.validity(info, now_wall, live.gpus_now)
     base = None
@@ -64,4 +69,4 @@ def live_what_if(live: LiveState, now_wall: float, earlier: Sequence[Snapshot]) 
         flag_for=lambda k: draft_flag(info, k),
         off_flag=speculation_off_flag(info),
     )
-    return WhatIfView(info, answer, tuple(advice), note)
+    return WhatIfView(info, answer, tuple(advice), note, bands)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from specmon.analysis.by_load import band_label, band_of, by_load, load_interval
 from specmon.analysis.drafting import Drafting, draft_level, draft_steps, drafting
 from specmon.model import Histogram, ServerMetrics
 from specmon.session.drafting import DraftingTracker
@@ -96,3 +99,24 @@ def test_a_switch_must_hold_two_intervals() -> None:
     assert tracker.history(7.5, 1.0) == (3.0, 0.0, 3.0, 0.0, 0.0, 1.0)  # 7: not complete
     tracker.reset()
     assert tracker.level is None and tracker.switches == 0 and tracker.now(8, 10) is None
+
+
+def test_figures_by_load_band() -> None:
+    """Two intervals at 1 running request drafting k = 3, one at 20 drafting nothing."""
+    light_a = ServerMetrics(spec_drafts_total=0, spec_draft_tokens_total=0,
+                            spec_accepted_tokens_total=0, generation_tokens_total=0,
+                            num_running_reqs=1,
+                            itl_seconds=Histogram(((1.0, 0),), 0, 0))  # fmt: skip
+    light_b = replace(light_a, spec_drafts_total=100, spec_draft_tokens_total=300,
+                      spec_accepted_tokens_total=120, generation_tokens_total=220,
+                      itl_seconds=Histogram(((1.0, 100),), 0, 100))  # fmt: skip
+    heavy = replace(light_b, generation_tokens_total=2220, num_running_reqs=20,
+                    itl_seconds=Histogram(((1.0, 2100),), 0, 2100))  # fmt: skip
+    intervals = [load_interval(light_a, light_b, 2.0), load_interval(light_b, heavy, 4.0)]
+    assert band_of(0.4) is None and band_of(3) == 2 and band_label(16) == "16-31"
+    one, twenty = by_load(i for i in intervals if i is not None)
+    assert (one.start, one.draft_length, one.duty_cycle, one.off) == (1, 3.0, 1.0, False)
+    assert one.accept_length == pytest.approx(2.2) and one.tok_s == 110.0
+    # The interval into the heavy load: running 1 → 20, band 8-15 by its mean (10.5).
+    assert (twenty.start, twenty.off, twenty.duty_cycle) == (8, True, 0.0)
+    assert twenty.tok_s == 500.0 and twenty.per_request_tok_s == pytest.approx(500 / 10.5)

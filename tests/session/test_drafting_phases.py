@@ -164,7 +164,14 @@ class Watcher:
         self.session = TargetSession(FleetTarget(url), Target(url), config, None, probing=False,
                                      wall=lambda: 1000.0 + self.t)  # fmt: skip
 
-    async def tick(self, client: httpx.AsyncClient) -> None:
+    async def tick(self, client: httpx.AsyncClient, running: int = 0) -> None:
+        """A scrape once `running` requests decode (a stream's next request has arrived: the
+        running gauge then says the phase's load, as a scrape at any time mostly would)."""
+        engine = self.sim.state.engine
+        for _ in range(10_000):  # bounded: a stream's next request comes within milliseconds
+            if len(engine.running) >= running:
+                break
+            await asyncio.sleep(0.001)
         metrics = await self.backend.metrics(client)
         self.loop_times.append(self.sim.state.engine.model_time)
         self.t += STEP_S
@@ -213,7 +220,7 @@ async def test_load_rising_and_falling_shows_each_phase_and_each_switch(backend:
                 await load.set_streams(streams)
                 for _ in range(INTERVALS):
                     await load.completions(3 * streams)
-                    await watcher.tick(client)
+                    await watcher.tick(client, streams)
                 start, end = watcher.loop_times[-3], watcher.loop_times[-1]
                 expected = truth(sim, start, end)
                 view = watcher.session.view()
@@ -244,6 +251,15 @@ async def test_load_rising_and_falling_shows_each_phase_and_each_switch(backend:
                 assert json_drafting["configured_draft_length"] == 3
         finally:
             await load.stop()
+        # By load: the light bands draft k = 3, the bands from 8 running requests do not.
+        bands = watcher.session.live.server.drafting.by_load()
+        light, heavy = bands[0], bands[-1]
+        assert light.start == 1 and heavy.start >= 8, bands
+        assert not light.off and light.draft_length == pytest.approx(3.0, rel=0.02)
+        assert light.accept_length is not None and light.accept_length > 1
+        assert heavy.off  # its ramp intervals drafted a little: an accept length of theirs
+        for band in (light, heavy):
+            assert band.tok_s is not None and band.per_request_tok_s is not None
         switches = [e.text for e in watcher.session.live.events if "drafting" in e.text]
         assert len(switches) == 2, switches
         assert switches[0].startswith("server: drafting k 3 → off (speculation off at this load")

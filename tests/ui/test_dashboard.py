@@ -498,6 +498,8 @@ async def test_whatif_screen_predicts_other_draft_lengths(
         notes = str(screen.query_one("#whatif-notes", Static).render())
         assert "acceptance by position (histogram" in notes
         assert "cycle model (fixed)" in notes  # NGRAM: one cycle, the lookup assumption
+        # The captures' running gauge reads 0 at both scrapes: idle, so no band yet.
+        assert "by load: no decode seen with a running-requests gauge yet" in notes
         await pilot.press("escape")
         assert not isinstance(app.screen, WhatIfScreen)
 
