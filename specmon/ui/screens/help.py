@@ -35,7 +35,8 @@ KEYS = (
     ("Esc", "cancel a baseline or snapshot in progress (nothing is saved), or stop waiting"),
     ("c", "compare every snapshot of this target with its matched baseline (keys below)"),
     ("w", "what-if: tokens per step, cycle, decode tok/s and speedup at every draft length "
-     "from the recent probes, the best one, and the advisor's findings (Esc, w, q close it)"),
+     "from the recent probes, the best one, the advisor's findings, and the server's own "
+     "figures by load (Esc, w, q close it)"),
     ("p", "pause / resume the probe"),
     ("f", "freeze the screen (sampling and probing go on; the keys line says frozen); f again "
      "shows the present"),
