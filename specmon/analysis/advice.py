@@ -12,6 +12,7 @@ from typing import Literal
 
 from specmon.analysis.comparison import Comparison, Verdict
 from specmon.analysis.pooled import Pooled, pool
+from specmon.analysis.representative import TrafficGap
 from specmon.analysis.validity import fingerprint, protocol_differences
 from specmon.analysis.whatif import WhatIf
 from specmon.analysis.whatif_inputs import is_tree
@@ -70,6 +71,7 @@ def advise(
     earlier: Sequence[Snapshot],
     flag_for: Callable[[int], str],
     off_flag: str,
+    traffic: TrafficGap | None = None,
 ) -> list[Advice]:
     """Every finding for a speculative server's runs, most important first.
 
@@ -83,8 +85,11 @@ def advise(
             configuration).
         flag_for: The launch flag that sets draft length k on this server.
         off_flag: The launch flags that turn speculation off on this server.
+        traffic: The probe's accept length beside the server's traffic's: when the gap is
+            named, the traffic's figure is what speculation earns (`_unrepresentative`).
     """
     found = [*_no_op_flags(info), *_tree(info)]
+    found += _unrepresentative(traffic, comparison, off_flag)
     found += _under_break_even(comparison, whatif, flag_for, off_flag)
     found += _better_draft_length(whatif, flag_for)
     found += _acceptance_fall(info, protocol, now, earlier)
@@ -176,6 +181,31 @@ def _under_break_even(
             evidence,
         )
     ]
+
+
+def _unrepresentative(
+    gap: TrafficGap | None, comparison: Comparison | None, off_flag: str
+) -> list[Advice]:
+    """The probe accepts unlike the traffic: judge by the traffic's accept length. Against a
+    baseline, the traffic's speedup is its accept length over break-even, less 1 (decode tok/s
+    is 1000 · accept / cycle, the baseline's 1000 · break-even / cycle: `comparison`)."""
+    if gap is None or not gap.named:
+        return []
+    text = "the probe is not representative of the traffic"
+    level: Level = "info"
+    flag = None
+    if comparison is not None and comparison.break_even:
+        gain = gap.traffic / comparison.break_even - 1
+        if gap.traffic < comparison.break_even:
+            level, flag = "warn", off_flag
+            text += f": at the traffic's accept length speculation loses ({gain:+.0%})"
+        else:
+            text += f": at the traffic's accept length speculation gains {gain:+.0%}"
+        evidence = f"{gap.sentence}; break-even {comparison.break_even:.2f}"
+    else:
+        evidence = gap.sentence
+    text += "; --probe-prompts FILE with your traffic's prompts makes the probe match it"
+    return [Advice(level, text, flag, evidence)]
 
 
 def _better_draft_length(whatif: WhatIf | None, flag_for: Callable[[int], str]) -> list[Advice]:

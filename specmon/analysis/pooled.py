@@ -15,7 +15,7 @@ length weigh equally; a run cut short weighs by its time.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from specmon.model import RunFigures
@@ -61,6 +61,9 @@ class Pooled:
     timed runs."""
     accept_length: float | None
     cycle_ms: float | None
+    accept_rel_se: float | None = None
+    """Relative standard error of `accept_length` (the same ratio estimator over the runs'
+    tokens and steps); None with fewer than two runs with steps."""
 
     @property
     def ms_per_token(self) -> float | None:
@@ -94,7 +97,16 @@ def pool(runs: Sequence[RunFigures]) -> Pooled:
             * sum(p.seconds for p in timed_steps if p.seconds is not None)
             / sum(p.steps for p in timed_steps if p.steps)
         )
-    return Pooled(len(timed), tok_s, rel_se, accept, cycle)
+    accept_se = None
+    if accept is not None:
+        accept_se = _ratio_rel_se([(p.tokens, p.steps or 0.0) for p in stepped], accept)
+    return Pooled(len(timed), tok_s, rel_se, accept, cycle, accept_se)
+
+
+def pool_groups(groups: Mapping[str, Sequence[RunFigures]]) -> dict[str, Pooled]:
+    """Each group's runs pooled alone (per probe category): `pool` applied per group, so a
+    category's figures mean what the set's do."""
+    return {name: pool(runs) for name, runs in groups.items()}
 
 
 def _ratio_rel_se(pairs: list[tuple[float, float]], ratio: float) -> float | None:

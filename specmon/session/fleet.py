@@ -140,7 +140,9 @@ class TargetSession:
 
     def probe_done(self, outcome: ProbeOutcome) -> None:
         """A probe finished."""
-        self.live.on_probe(outcome.wall, outcome.t, outcome.figures, outcome.result)
+        self.live.on_probe(
+            outcome.wall, outcome.t, outcome.figures, outcome.result, outcome.category
+        )
         self.probes_ok += 1
         self.last_probe_ok = True
         self.last_probe_success_wall = outcome.wall

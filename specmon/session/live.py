@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 
 from specmon.analysis.acceptance import draft_length, pooled_positions
 from specmon.analysis.figures import pooled_cycle_percentiles, run_step_cycles
-from specmon.analysis.pooled import Pooled, pool
+from specmon.analysis.pooled import Pooled, pool, pool_groups
+from specmon.analysis.representative import TrafficGap, traffic_gap
 from specmon.analysis.validity import LifetimeState
 from specmon.model import (
     CycleBasis,
@@ -26,6 +27,7 @@ from specmon.model import (
     SourceName,
     StepsSource,
 )
+from specmon.probe_prompts import DEFAULT_CATEGORY
 from specmon.session.baseline_state import BaselineState, scraped_at
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.figure_sources import probe_figure_sources
@@ -35,6 +37,7 @@ from specmon.session.tracker import Change, ServerTracker
 from specmon.session.view import (
     BaselineView,
     BenchView,
+    CategoryView,
     DecodeView,
     DraftingView,
     Event,
@@ -74,6 +77,8 @@ class ProbeRun:
     result: ProbeResult
     step_cycles: tuple[float, ...]
     """Every verify step's cycle in ms (`run_step_cycles`): the pooled p50/p95's steps."""
+    category: str = DEFAULT_CATEGORY
+    """The category of the prompt it sent (`specmon.probe_prompts`)."""
 
 
 class LiveState:
@@ -89,6 +94,11 @@ class LiveState:
         self.history: deque[tuple[int, float, int]] = deque()
         """(step index, sum of rates, their count): one sparkline point per HISTORY_STEP_S."""
         self.probes: deque[ProbeRun] = deque(maxlen=RECENT_PROBES)
+        self.by_category: dict[str, deque[RunFigures]] = {}
+        """The recent probes of each category (as many as `probes` holds), in the order the
+        categories first came."""
+        self.gap_named = False
+        """The events log said the probe is not representative of the traffic."""
         self.accept_history: deque[tuple[float, float]] = deque()
         self.probe_error: str | None = None
         self.probe_paused = False
@@ -161,9 +171,19 @@ class LiveState:
             )
         self._said_restarted = restarted
 
-    def on_probe(self, wall: float, t: float, figures: RunFigures, result: ProbeResult) -> None:
-        """A live probe finished."""
-        self.probes.append(ProbeRun(wall, t, figures, result, tuple(run_step_cycles(result))))
+    def on_probe(
+        self,
+        wall: float,
+        t: float,
+        figures: RunFigures,
+        result: ProbeResult,
+        category: str = DEFAULT_CATEGORY,
+    ) -> None:
+        """A live probe of a prompt of `category` finished."""
+        cycles = tuple(run_step_cycles(result))
+        self.probes.append(ProbeRun(wall, t, figures, result, cycles, category))
+        self.by_category.setdefault(category, deque(maxlen=RECENT_PROBES)).append(figures)
+        self._say_if_gap_changed(wall)
         if figures.accept_length is not None:
             self.accept_history.append((t, figures.accept_length))
         while self.accept_history and self.accept_history[0][0] < t - HISTORY_S:
@@ -171,6 +191,25 @@ class LiveState:
         if self.probe_error is not None:
             self.log(wall, "info", "probe recovered")
         self.probe_error = None
+
+    def traffic_gap(self) -> TrafficGap | None:
+        """The recent probes' accept length beside the server's over all its requests in about
+        the same window (its counters)."""
+        info = self.server.info
+        if info is None or info.speculative is None:
+            return None
+        return traffic_gap(self.recent(), self.server.window.accept_length(MEAN_SPAN_S))
+
+    def _say_if_gap_changed(self, wall: float) -> None:
+        """Log when the probe stops (or starts again) being representative of the traffic."""
+        gap = self.traffic_gap()
+        if gap is None:
+            return
+        if gap.named and not self.gap_named:
+            self.log(wall, "warn", gap.sentence)
+        elif self.gap_named and not gap.named:
+            self.log(wall, "info", gap.sentence)
+        self.gap_named = gap.named
 
     def on_probe_error(self, wall: float, message: str) -> None:
         """A live probe failed."""
@@ -350,6 +389,7 @@ class LiveState:
             for a, b in itertools.pairwise(self.probes[-1].result.chunks):
                 tokens[b.completion_tokens - a.completion_tokens] += 1
         histogram = tuple(tokens.get(k, 0) for k in range(1, max(tokens, default=0) + 1))
+        gap = self.traffic_gap()
         return SpecView(
             enabled=enabled,
             accept_length=recent.accept_length,
@@ -371,6 +411,8 @@ class LiveState:
             accept_history_span=(self.zoomed.level if self.zoomed else LIVE).label,
             positions=pooled_positions(runs) if enabled else None,
             drafting=self._drafting() if enabled else None,
+            categories=self._categories() if enabled else (),
+            traffic_gap=gap,
         )
 
     def _drafting(self) -> DraftingView | None:
@@ -397,6 +439,16 @@ class LiveState:
         if self.zoomed is not None:
             return self.zoomed.accept
         return tuple(v for _, v in self.accept_history)
+
+    def _categories(self) -> tuple[CategoryView, ...]:
+        """Each category's recent probes pooled; none for a set of one (the headline is it)."""
+        if len(self.by_category) < 2:
+            return ()
+        pooled = pool_groups({name: list(runs) for name, runs in self.by_category.items()})
+        return tuple(
+            CategoryView(name, p.accept_length, p.decode_tok_s, p.runs)
+            for name, p in pooled.items()
+        )
 
     def _server(self, missing: list[tuple[str, str]]) -> ServerView:
         sample = self.sample

@@ -11,6 +11,7 @@ from typing import Literal
 
 from specmon.analysis.acceptance import PositionAcceptance
 from specmon.analysis.comparison import Comparison, Verdict
+from specmon.analysis.representative import TrafficGap
 from specmon.analysis.validity import Validity, ValidityState
 from specmon.wording import DASH
 
@@ -113,6 +114,16 @@ class DraftingView:
 
 
 @dataclass(frozen=True, slots=True)
+class CategoryView:
+    """One probe category's recent probes, pooled (`analysis.pooled.pool_groups`)."""
+
+    category: str
+    accept_length: float | None
+    decode_tok_s: float | None
+    runs: int
+
+
+@dataclass(frozen=True, slots=True)
 class SpecView:
     """Acceptance and cycle time of the recent probes (pooled, analysis/pooled.py)."""
 
@@ -150,6 +161,10 @@ class SpecView:
     configured."""
     accept_history_span: str = "5 min"
     """What `accept_history` spans (`DecodeView.history_span`)."""
+    categories: tuple[CategoryView, ...] = ()
+    """Per probe category, when the probe rotates several (`--probe-prompts`)."""
+    traffic_gap: TrafficGap | None = None
+    """The probe's accept length beside the traffic's (`server_accept_length`, counted)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,9 @@ def view_to_dict(view: View) -> dict[str, Any]:
     baseline["applies"] = view.baseline.applies
     if view.baseline.validity is not None:
         baseline["validity"]["state"] = view.baseline.validity.state.value
+    gap = view.spec.traffic_gap
+    if gap is not None:
+        document["spec"]["traffic_gap"].update(share=gap.share, named=gap.named)
     return document
 
 

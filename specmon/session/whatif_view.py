@@ -68,5 +68,6 @@ def live_what_if(live: LiveState, now_wall: float, earlier: Sequence[Snapshot]) 
         earlier=earlier,
         flag_for=lambda k: draft_flag(info, k),
         off_flag=speculation_off_flag(info),
+        traffic=live.traffic_gap(),
     )
     return WhatIfView(info, answer, tuple(advice), note, bands)

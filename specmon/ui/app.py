@@ -410,7 +410,9 @@ class SpecmonApp(App[None]):
     @on(ProbeDone)
     def _on_probe(self, message: ProbeDone) -> None:
         outcome = message.outcome
-        self.live.on_probe(outcome.wall, outcome.t, outcome.figures, outcome.result)
+        self.live.on_probe(
+            outcome.wall, outcome.t, outcome.figures, outcome.result, outcome.category
+        )
         if self.history is not None:
             self.history.on_probe(outcome.wall, outcome.figures)
         self.refresh_view()

@@ -9,6 +9,7 @@ from specmon.analysis.advice import advise
 from specmon.analysis.comparison import Verdict, compare
 from specmon.analysis.cycle_model import CyclePoint, fit_cycle
 from specmon.analysis.pooled import Pooled
+from specmon.analysis.representative import TrafficGap
 from specmon.analysis.whatif import WhatIf, what_if
 from specmon.model import Protocol, RunFigures, ServerInfo, Snapshot, SpecConfig
 
@@ -137,3 +138,25 @@ def test_acceptance_fell_since_an_earlier_snapshot_of_the_configuration() -> Non
     assert _advise(info, _now(2.95, 14.0), None, [earlier]) == []  # within 5%: noise
     other = replace(earlier, protocol=replace(PROTOCOL, max_tokens=500))
     assert _advise(info, _now(2.5, 14.0), None, [other]) == []  # another protocol
+
+
+def _traffic_advice(probe: float, traffic: float) -> list:  # type: ignore[type-arg]
+    # Cycle 20 ms against a 10 ms baseline step: break-even 2.0.
+    now = _now(probe, 20.0)
+    gap = TrafficGap(probe, traffic, "counters", 0.01)
+    found = advise(_info(), protocol=PROTOCOL, now=now, comparison=compare(now, BASE),
+                   whatif=None, earlier=[], flag_for=lambda k: f"--k {k}", off_flag="--off",
+                   traffic=gap)  # fmt: skip
+    return [a for a in found if "not representative" in a.text]
+
+
+def test_an_unrepresentative_probe_is_judged_by_the_traffics_accept_length() -> None:
+    (loses,) = _traffic_advice(3.7, 1.8)  # the probe wins big; the traffic is under break-even
+    assert loses.level == "warn" and loses.flag == "--off"
+    assert "speculation loses (-10%)" in loses.text
+    assert "your traffic accepts 1.80, the probe 3.70" in loses.evidence
+    assert "break-even 2.00" in loses.evidence
+    (gains,) = _traffic_advice(3.7, 2.4)
+    assert gains.level == "info" and gains.flag is None
+    assert "speculation gains +20%" in gains.text
+    assert _traffic_advice(2.1, 2.0) == []  # within 10%: the probe stands for the traffic

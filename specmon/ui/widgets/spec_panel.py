@@ -1,17 +1,19 @@
-"""Speculation: accept length (probe and server), cycle time, break-even and margin (first: a
-short panel keeps them), the server's accept-rate gauge, a histogram of tokens per verify step
-and acceptance by draft position.
+"""Speculation: accept length (probe and server; the gap named when the probe is not
+representative of the traffic), cycle time, break-even and margin (first: a short panel keeps
+them), the server's accept-rate gauge, a histogram of tokens per verify step, acceptance by draft
+position, and accept length and decode tok/s per probe category when the probe rotates several.
 """
 
 from __future__ import annotations
 
+from rich.markup import escape
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.reactive import var
 from textual.widgets import Static
 
 from specmon.analysis.comparison import Verdict
-from specmon.session.view import DraftingView, SpecView
+from specmon.session.view import CategoryView, DraftingView, SpecView
 from specmon.ui.format import DASH, num, pct
 from specmon.ui.widgets import quiet
 from specmon.ui.widgets.history_spark import HistorySpark
@@ -43,6 +45,27 @@ def drafting_line(drafting: DraftingView) -> str:
         of = f" of {drafting.configured}" if drafting.configured is not None else ""
         now = f"k [bold]{num(drafting.draft_length, '.1f')}[/]{of}{duty}"
     return f"drafting {now} {spark}".rstrip()
+
+
+CATEGORY_COLUMN = 6
+"""Characters per category column: a name cut to 5 and a space (the full names in the tooltip)."""
+
+
+def category_lines(categories: tuple[CategoryView, ...]) -> list[str]:
+    """Three lines, a column per category: its name, accept length and decode tok/s."""
+    if not categories:
+        return []
+    width = CATEGORY_COLUMN
+
+    def row(label: str, cells: list[str]) -> str:
+        return f"{label:<7}" + "".join(cell.rjust(width) for cell in cells)
+
+    names = [escape(c.category[: width - 1]) for c in categories]
+    return [
+        "[dim]" + row("by cat.", names) + "[/]",
+        row("accept", [num(c.accept_length, ".2f") for c in categories]),
+        row("tok/s", [num(c.decode_tok_s, ".0f") for c in categories]),
+    ]
 
 
 class SpecPanel(Vertical):
@@ -79,10 +102,14 @@ class SpecPanel(Vertical):
             word = view.verdict.value.upper() if view.verdict == Verdict.LOSING else view.verdict
             margin = f"[bold {style}]{view.margin:+.2f} {word}[/]"
         gaps = f"{num(view.cycle_ms_p50, '.1f')}/{num(view.cycle_ms_p95, '.1f')}"
-        if view.cycle_note:
-            quiet.tooltip(body, view.cycle_note)
+        gap = view.traffic_gap
         lines = [
             f"accept [bold]{num(view.accept_length, '.2f')}[/] probe · {server} server",
+            *(
+                [f"[bold $warning]probe ≠ traffic[/] {gap.share:+.0%}: not representative"]
+                if gap is not None and gap.named
+                else []
+            ),
             f"cycle [bold]{num(view.cycle_ms, '.1f', 'ms')}[/] · p50/p95 {gaps}",
             f"break-even {num(view.break_even, '.2f')} · {margin}",
             # Only where the server drafts otherwise than its flags (now or earlier).
@@ -93,5 +120,11 @@ class SpecPanel(Vertical):
             "by position "
             + (position_bars(view.positions, percent=False) if view.positions else DASH)
             + " [dim]· w what-if[/]",
+            *category_lines(view.categories),
         ]
+        names = ", ".join(c.category for c in view.categories)
+        notes = [view.cycle_note, gap.sentence if gap is not None and gap.named else None,
+                 f"probe categories: {names}" if names else None]  # fmt: skip
+        if any(notes):
+            quiet.tooltip(body, "\n".join(note for note in notes if note))
         quiet.show(body, "\n".join(lines))

@@ -1,0 +1,68 @@
+"""Whether the probe accepts like the server's traffic (docs/metrics.md, "Probe versus traffic").
+
+The probe's accept length (its recent runs pooled) is one prompt's, or a few categories'; the
+server's own over all its requests in about the same window comes from its counters
+(`rates.server_accept_length`). When the two differ beyond noise, the probe is not
+representative of the traffic, and what the traffic gets is the figure to judge by.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from specmon.analysis.pooled import Pooled
+from specmon.analysis.rates import WindowAccept
+
+GAP_SHARE = 0.10
+"""A gap larger than this share of the traffic's accept length may be named: five pooled probes
+of 256 tokens on the simulator read accept length within ~2% (one standard error), and the
+counters over a window of traffic rest on more steps still."""
+NOISE_SES = 3.0
+"""The gap must also exceed this many standard errors of the probe's own accept length
+(`Pooled.accept_rel_se`, which needs two probes): a real NGRAM server's single probes spread
+by over 10% (captures: 2.70 then 3.2 on the same prompt), so one probe names nothing."""
+COUNTED_SOURCES = ("drafts", "counters")
+"""The server figures that count every request of the window (SGLang's 40-step gauge is too
+short a window to judge a 10% gap by)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrafficGap:
+    """The probe's accept length beside the traffic's."""
+
+    probe: float
+    traffic: float
+    traffic_source: str
+    """Where the traffic's figure came from (`WindowAccept.source`)."""
+    probe_rel_se: float | None
+    """The probe's relative standard error (None with one probe: no gap is named)."""
+
+    @property
+    def share(self) -> float:
+        """How far the probe reads from the traffic, relative to the traffic's (+: above)."""
+        return self.probe / self.traffic - 1
+
+    @property
+    def named(self) -> bool:
+        """Whether the gap is beyond noise (`GAP_SHARE`, `NOISE_SES`): the probe is not
+        representative."""
+        if self.probe_rel_se is None:
+            return False
+        return abs(self.share) > max(GAP_SHARE, NOISE_SES * self.probe_rel_se)
+
+    @property
+    def sentence(self) -> str:
+        """The finding in words, for the events log, `check` and the advisor."""
+        return f"your traffic accepts {self.traffic:.2f}, the probe {self.probe:.2f}: " + (
+            "the probe is not representative" if self.named else "the probe is representative"
+        )
+
+
+def traffic_gap(probe: Pooled, traffic: WindowAccept | None) -> TrafficGap | None:
+    """The probe's pooled runs beside the traffic, or None when either accept length is missing
+    or the server's is not a count over the window (`COUNTED_SOURCES`)."""
+    if probe.accept_length is None or traffic is None or traffic.source not in COUNTED_SOURCES:
+        return None
+    if traffic.value <= 0:
+        return None
+    return TrafficGap(probe.accept_length, traffic.value, traffic.source, probe.accept_rel_se)

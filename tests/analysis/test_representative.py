@@ -1,0 +1,51 @@
+"""Probe versus traffic: the gap is named beyond 10% and beyond the probe's own noise only."""
+
+from __future__ import annotations
+
+import pytest
+from runs import run
+
+from specmon.analysis.pooled import pool, pool_groups
+from specmon.analysis.rates import WindowAccept
+from specmon.analysis.representative import traffic_gap
+
+
+@pytest.mark.parametrize(
+    ("accepts", "traffic", "named"),
+    [
+        ([3.7, 3.7, 3.7], 2.1, True),  # the issue's example
+        ([2.1, 2.1, 2.1], 2.1, False),  # matching traffic
+        ([2.3, 2.3, 2.3], 2.1, False),  # 9.5%: within the 10% floor
+        ([2.4, 2.4, 2.4], 2.1, True),  # 14%, steady probes
+        ([1.9, 4.0, 3.0], 2.1, False),  # 28% on average, but the probes spread wider than that
+        ([3.7], 2.1, False),  # one probe: its noise is unknown, nothing is named
+    ],
+)
+def test_the_gap_is_named_beyond_noise(accepts: list[float], traffic: float, named: bool) -> None:
+    gap = traffic_gap(pool([run(100.0, a) for a in accepts]), WindowAccept(traffic, "counters"))
+    assert gap is not None
+    assert gap.named is named
+    assert ("not representative" in gap.sentence) is named
+
+
+def test_the_sentence_gives_both_figures() -> None:
+    gap = traffic_gap(pool([run(100.0, 3.7)] * 3), WindowAccept(2.1, "drafts"))
+    assert gap is not None
+    assert (
+        gap.sentence == "your traffic accepts 2.10, the probe 3.70: the probe is not representative"
+    )
+
+
+def test_no_gap_without_a_counted_traffic_figure() -> None:
+    probes = pool([run(100.0, 3.7)] * 3)
+    assert traffic_gap(probes, None) is None
+    assert traffic_gap(probes, WindowAccept(2.1, "gauge")) is None  # 40 steps: too short
+    assert traffic_gap(pool([run(100.0)]), WindowAccept(2.1, "counters")) is None
+
+
+def test_each_group_is_pooled_as_the_whole_is() -> None:
+    code, chat = [run(90.0, 2.6), run(110.0, 2.6)], [run(70.0, 1.95)]
+    groups = pool_groups({"code": code, "chat": chat})
+    assert list(groups) == ["code", "chat"]
+    assert groups["code"] == pool(code)
+    assert groups["chat"].accept_length == pytest.approx(1.95)
