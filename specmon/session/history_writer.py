@@ -8,6 +8,7 @@ the store within its limits (`history_store.maintain`) and looks for drift.
 
 from __future__ import annotations
 
+import math
 import queue
 import threading
 import time
@@ -52,6 +53,7 @@ class HistoryWriter:
         on_error: Callable[[str], object],
         on_drift: Callable[[Drift], object],
         wall: Callable[[], float] = time.time,
+        flush_every_s: float = FLUSH_EVERY_S,
     ) -> None:
         """Args:
         path: The store's file (the writer opens a connection of its own).
@@ -60,8 +62,10 @@ class HistoryWriter:
         on_error: Told each new store error (one line); the history goes on being tried.
         on_drift: Told each drift finding (once per figure and lifetime start).
         wall: Wall clock.
+        flush_every_s: How long a batch gathers readings before it is written.
         """
         self.path = path
+        self.flush_every_s = flush_every_s
         self.target = target
         self.limits = limits
         self.on_error = on_error
@@ -94,13 +98,15 @@ class HistoryWriter:
         if store is None:
             return
         with store:
-            maintained = drift_at = self.wall()
-            self._attempt(history_store.maintain, store, maintained, self.limits)
-            self._attempt(self._look_for_drift, store, drift_at)  # a drift of the last session
+            # Kept and judged (a drift of the last session too) after the first batch, not at
+            # once: the dashboard's first frames are drawn meanwhile.
+            maintained = drift_at = -math.inf
             stopping = False
             while not stopping:
                 points, marks, stopping = self._batch()
                 self._attempt(history_store.append, store, points, marks)
+                if stopping:
+                    break  # quitting: the rest waits for the next start
                 now = self.wall()
                 if now - maintained >= MAINTAIN_EVERY_S:
                     maintained = now
@@ -110,7 +116,7 @@ class HistoryWriter:
                     self._attempt(self._look_for_drift, store, now)
 
     def _batch(self) -> tuple[list[Point], list[Mark], bool]:
-        """What comes in over `FLUSH_EVERY_S` (waiting for the first); True: stop after it."""
+        """What comes in over `flush_every_s` (waiting for the first); True: stop after it."""
         points: list[Point] = []
         marks: list[Mark] = []
         deadline: float | None = None
@@ -125,7 +131,7 @@ class HistoryWriter:
             points.extend(item[0])
             marks.extend(item[1])
             if deadline is None:
-                deadline = time.monotonic() + FLUSH_EVERY_S
+                deadline = time.monotonic() + self.flush_every_s
 
     def _look_for_drift(self, store: Store, now: float) -> None:
         start = now - DRIFT_LOOKBACK_S

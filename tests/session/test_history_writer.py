@@ -93,7 +93,7 @@ def test_a_store_that_cannot_be_written_is_said_once(tmp_path: Path) -> None:
     assert len(said) == 1 and said[0].startswith(f"history: cannot create {blocked / 'db'}")
 
 
-def test_a_drift_in_the_store_is_found_once_when_the_writer_starts(tmp_path: Path) -> None:
+def test_a_drift_in_the_store_is_found_after_the_writers_first_batch(tmp_path: Path) -> None:
     path = tmp_path / "db"
     readings = series(6, 3.07, 2.8, noise=0.1, seed=5)
     with Store(path) as store:
@@ -108,8 +108,9 @@ def test_a_drift_in_the_store_is_found_once_when_the_writer_starts(tmp_path: Pat
         done.set()
 
     writer = HistoryWriter(path, URL, Limits(), on_error=print, on_drift=on_drift,
-                           wall=lambda: end)  # fmt: skip
+                           wall=lambda: end, flush_every_s=0)  # fmt: skip
     writer.start()
+    writer.add([Point(URL, None, end, Figure.DECODE, 70.0)])  # after the first batch
     assert done.wait(30)
     writer.close()
     assert [d.figure for d in found] == [Figure.ACCEPT]
