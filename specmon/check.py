@@ -14,7 +14,7 @@ import httpx
 from specmon.analysis.acceptance import draft_length
 from specmon.analysis.advice import advise
 from specmon.analysis.comparison import Verdict
-from specmon.analysis.drafting import Drafting
+from specmon.analysis.drafting import Drafting, drafts_otherwise
 from specmon.analysis.gpus import gpu_verdict
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.sequential import DEFAULT_BUDGET_S, Look, SequentialRule
@@ -41,7 +41,7 @@ from specmon.session.baselines import BaselineLookup
 from specmon.session.drafting import DraftingTracker
 from specmon.sources.backend import Backend, connect
 from specmon.sources.probe import DEFAULT_PROMPT
-from specmon.whatif_text import draft_flag, speculation_off_flag
+from specmon.whatif_text import advisor_flags
 from specmon.wording import DRAFTING_OFF, counted, drafting_brief, speedup_text, verdict_text
 
 DEFAULT_CHECK_TOKENS = 200
@@ -257,6 +257,13 @@ def _advise(report: CheckReport, probe: Snapshot, earlier: Sequence[Snapshot]) -
     valid = report.baseline is not None and report.comparison is not None
     base = pool(report.baseline.runs) if valid and report.baseline else None
     whatif = predict(info, probe.protocol, probe.runs, base, earlier).result
+    drafting = report.drafting
+    differs = bool(report.switches) or (
+        drafting is not None
+        and drafts_otherwise(drafting.off, drafting.draft_length, draft_length(info))
+    )
+    running = report.metrics.num_running_reqs if report.metrics is not None else None
+    flag_for, off_flag = advisor_flags(info, differs=differs, running=running)
     report.advice = advise(
         info,
         protocol=probe.protocol,
@@ -264,8 +271,8 @@ def _advise(report: CheckReport, probe: Snapshot, earlier: Sequence[Snapshot]) -
         comparison=report.comparison,
         whatif=whatif,
         earlier=earlier,
-        flag_for=lambda k: draft_flag(info, k),
-        off_flag=speculation_off_flag(info),
+        flag_for=flag_for,
+        off_flag=off_flag,
     )
     at = len(report.findings) - 1
     for advice in report.advice:

@@ -5,11 +5,11 @@ around it and the `whatif --json` object (the CLI and the dashboard's `w` screen
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from specmon.analysis.acceptance import PositionAcceptance
-from specmon.analysis.by_load import LoadBand, band_label
+from specmon.analysis.by_load import LoadBand, band_end, band_label, band_of
 from specmon.analysis.whatif import Prediction, WhatIf
 from specmon.model import ServerInfo
 from specmon.wording import DASH, duration, interval_text, num, pct, speedup_text
@@ -194,3 +194,29 @@ def by_load_lines(bands: Sequence[LoadBand]) -> list[str]:
             f"{num(band.per_request_tok_s, '.1f'):>11} {duration(band.seconds):>5}"
         )
     return lines
+
+
+def adaptive_setting(info: ServerInfo, k: int, running: float | None) -> str:
+    """Draft length k at the load of `running` requests, in an adaptive server's own settings:
+    SGLang's batch-size bucket (`--speculative-adaptive-config`, keyed by the batch size it
+    starts at; topk 1, so k drafts are k steps) or vLLM's Dynamic SD range
+    (`num_speculative_tokens_per_batch_size: [[lo, hi, K], …]`); k = 0: no drafting there."""
+    start = band_of(running or 1) or 1
+    if info.backend == "vllm":
+        end = band_end(start)
+        return (
+            f"[{start}, {end if end is not None else 'max_num_seqs'}, {k}] in "
+            "num_speculative_tokens_per_batch_size of --speculative-config"
+        )
+    return f'"{start}": {{"candidate_steps": [{k}]}} in --speculative-adaptive-config'
+
+
+def advisor_flags(
+    info: ServerInfo, *, differs: bool, running: float | None
+) -> tuple[Callable[[int], str], str]:
+    """The advisor's `flag_for` and `off_flag`: the launch flags, or on an adaptive server (SGLang's
+    `speculative_adaptive`; vLLM, whose config is not served, one seen drafting otherwise than
+    its flags: `differs`) its own setting for the load of `running` requests."""
+    if info.args.get("speculative_adaptive") is True or differs:
+        return (lambda k: adaptive_setting(info, k, running)), adaptive_setting(info, 0, running)
+    return (lambda k: draft_flag(info, k)), speculation_off_flag(info)

@@ -27,12 +27,17 @@ def band_of(running: float) -> int | None:
     return max(start for start in BAND_STARTS if start <= n)
 
 
+def band_end(start: int) -> int | None:
+    """The band's last running-request count; None for the last band (no end)."""
+    later = [s for s in BAND_STARTS if s > start]
+    return later[0] - 1 if later else None
+
+
 def band_label(start: int) -> str:
     """ "1", "2-3", "256+"."""
-    later = [s for s in BAND_STARTS if s > start]
-    if not later:
+    end = band_end(start)
+    if end is None:
         return f"{start}+"
-    end = later[0] - 1
     return str(start) if end == start else f"{start}-{end}"
 
 

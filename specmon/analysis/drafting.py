@@ -150,6 +150,12 @@ def drafting(parts: Iterable[DraftSteps]) -> Drafting | None:
     )
 
 
+def drafts_otherwise(off: bool, draft_length: float | None, configured: int | None) -> bool:
+    """Not drafting the launch flags' k now: off, or another length (an adaptive server at
+    this load)."""
+    return off or draft_length is None or round(draft_length) != configured
+
+
 def draft_level(figures: Drafting) -> int:
     """The setting a window ran at, for telling switches: 0 when speculation was off, else the
     effective draft length rounded."""

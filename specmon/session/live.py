@@ -410,12 +410,13 @@ class LiveState:
             else max(1, int(HISTORY_S / max(self.probe_every, 1.0))),
             accept_history_span=(self.zoomed.level if self.zoomed else LIVE).label,
             positions=pooled_positions(runs) if enabled else None,
-            drafting=self._drafting() if enabled else None,
+            drafting=self.drafting_view() if enabled else None,
             categories=self._categories() if enabled else (),
             traffic_gap=gap,
         )
 
-    def _drafting(self) -> DraftingView | None:
+    def drafting_view(self) -> DraftingView | None:
+        """What the server drafts now (`SpecView.drafting`)."""
         info, sample = self.server.info, self.sample
         if info is None or sample is None:
             return None

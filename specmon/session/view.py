@@ -11,6 +11,7 @@ from typing import Literal
 
 from specmon.analysis.acceptance import PositionAcceptance
 from specmon.analysis.comparison import Comparison, Verdict
+from specmon.analysis.drafting import drafts_otherwise
 from specmon.analysis.representative import TrafficGap
 from specmon.analysis.validity import Validity, ValidityState
 from specmon.wording import DASH
@@ -104,8 +105,7 @@ class DraftingView:
     def differs(self) -> bool:
         """It does not draft its launch flags' k now: off, or another length (an adaptive
         server at this load)."""
-        length = self.draft_length
-        return self.off or length is None or round(length) != self.configured
+        return drafts_otherwise(self.off, self.draft_length, self.configured)
 
     @property
     def adaptive(self) -> bool:

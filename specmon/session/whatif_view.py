@@ -14,7 +14,7 @@ from specmon.analysis.pooled import pool
 from specmon.analysis.whatif_inputs import WhatIfAnswer, predict
 from specmon.model import ServerInfo, Snapshot
 from specmon.session.live import LiveState
-from specmon.whatif_text import draft_flag, speculation_off_flag
+from specmon.whatif_text import advisor_flags
 from specmon.wording import TAKE_BASELINE
 
 
@@ -59,6 +59,11 @@ def live_what_if(live: LiveState, now_wall: float, earlier: Sequence[Snapshot]) 
         base = pool(baseline.runs)
     now = pool(runs)
     answer = predict(info, live.protocol, runs, base, earlier)
+    drafting, latest = live.drafting_view(), live.server.window.latest
+    running = latest.num_running_reqs if latest is not None else None
+    flag_for, off_flag = advisor_flags(
+        info, differs=drafting is not None and drafting.adaptive, running=running
+    )
     advice = advise(
         info,
         protocol=live.protocol,
@@ -66,8 +71,8 @@ def live_what_if(live: LiveState, now_wall: float, earlier: Sequence[Snapshot]) 
         comparison=compare(now, base) if base is not None else None,
         whatif=answer.result,
         earlier=earlier,
-        flag_for=lambda k: draft_flag(info, k),
-        off_flag=speculation_off_flag(info),
+        flag_for=flag_for,
+        off_flag=off_flag,
         traffic=live.traffic_gap(),
     )
     return WhatIfView(info, answer, tuple(advice), note, bands)

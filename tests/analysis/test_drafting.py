@@ -8,8 +8,9 @@ import pytest
 
 from specmon.analysis.by_load import band_label, band_of, by_load, load_interval
 from specmon.analysis.drafting import Drafting, draft_level, draft_steps, drafting
-from specmon.model import Histogram, ServerMetrics
+from specmon.model import Histogram, ServerInfo, ServerMetrics, SpecConfig
 from specmon.session.drafting import DraftingTracker
+from specmon.whatif_text import advisor_flags
 
 
 def vllm(drafts: float, tokens: float, itl_count: float) -> ServerMetrics:
@@ -120,3 +121,26 @@ def test_figures_by_load_band() -> None:
     # The interval into the heavy load: running 1 → 20, band 8-15 by its mean (10.5).
     assert (twenty.start, twenty.off, twenty.duty_cycle) == (8, True, 0.0)
     assert twenty.tok_s == 500.0 and twenty.per_request_tok_s == pytest.approx(500 / 10.5)
+
+
+def _info(backend: str, **args: object) -> ServerInfo:
+    spec = SpecConfig("EAGLE3", 3, 1, 4)
+    return ServerInfo(backend, "1", "m", 1, 1, 1, spec, 1, False, None, True, args)
+
+
+def test_advice_on_an_adaptive_server_is_in_its_own_settings() -> None:
+    """SGLang's bucket for the load now (`speculative_adaptive` in its args); vLLM's Dynamic SD
+    range when it was seen drafting otherwise than its flags; the launch flags otherwise."""
+    flag_for, off = advisor_flags(_info("sglang", speculative_adaptive=True), differs=False,
+                                  running=12)  # fmt: skip
+    assert flag_for(2) == '"8": {"candidate_steps": [2]} in --speculative-adaptive-config'
+    assert off == '"8": {"candidate_steps": [0]} in --speculative-adaptive-config'
+    flag_for, off = advisor_flags(_info("vllm"), differs=True, running=1)
+    assert (
+        flag_for(2) == "[1, 1, 2] in num_speculative_tokens_per_batch_size of --speculative-config"
+    )
+    _, off = advisor_flags(_info("vllm"), differs=True, running=500)
+    assert off.startswith("[256, max_num_seqs, 0]")
+    flag_for, off = advisor_flags(_info("sglang"), differs=False, running=12)
+    assert flag_for(2) == "--speculative-num-steps 2 --speculative-num-draft-tokens 3"
+    assert off == "--speculative-algorithm (remove it)"
