@@ -293,11 +293,13 @@ class Config:
 
     size: tuple[int, int]
     condition: str
+    record: bool = False
+    """With `--record FILE` (not the demo)."""
 
     @property
     def name(self) -> str:
         """How the results name it."""
-        return f"{self.size[0]}x{self.size[1]} {self.condition}"
+        return f"{self.size[0]}x{self.size[1]} {self.condition}" + (" recording" * self.record)
 
 
 ONCE_A_LAUNCH = ("q (screen restored)", "q (process exited)", "first frame (start → panels)")
@@ -357,6 +359,8 @@ def run_config(
             else:
                 url, base = stack.enter_context(servers(config.condition == "hung"))
                 argv = [*specmon_argv(), "--url", url, "--baseline-url", base, *db]
+                if config.record:
+                    argv += ["--record", str(Path(home) / "session.jsonl")]
             launch(argv, config, home, Results()).quit()  # writes the bytecode cache: not timed
             for launch_no in range(launches):
                 term = launch(argv, config, home, results)
@@ -401,7 +405,7 @@ def summary(samples: list[float]) -> dict[str, float]:
 def table(all_results: dict[Config, Results], size: tuple[int, int]) -> str:
     """A Markdown table of one size: median / max ms per key and condition."""
     configs = [c for c in all_results if c.size == size]
-    head = " | ".join(f"{c.condition}: median / max ms" for c in configs)
+    head = " | ".join(f"{c.name.split(' ', 1)[1]}: median / max ms" for c in configs)
     lines = [f"| key (what the screen must show) | {head} |", "|---|" + "---|" * len(configs)]
     measured = {label for c in configs for label in all_results[c].samples()}
     for label in [s.label for s in ROUND if s.label in measured] + list(ONCE_A_LAUNCH):
@@ -434,6 +438,11 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=14)
     parser.add_argument("--keys", help="only the steps these keys start (e.g. 'i,?')")
     parser.add_argument("--out", type=Path, help="write every sample here (JSON)")
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="also each condition but the demo with --record FILE on",
+    )
     args = parser.parse_args()
     if shutil.which("git") is None:
         print("git is needed (the results name the commit)", file=sys.stderr)
@@ -443,6 +452,8 @@ def main() -> int:
     rng = random.Random(args.seed)
     sizes = [tuple(int(n) for n in s.split("x")) for s in args.sizes.split(",")]
     configs = [Config((w, h), c) for w, h in sizes for c in args.conditions.split(",")]
+    if args.record:  # each server condition again, recording: alternating would be fairer still
+        configs += [replace(c, record=True) for c in configs if c.condition != "demo"]
     keys = args.keys.split(",") if args.keys else None
     steps = tuple(s for s in ROUND if keys is None or s.group in keys)
     all_results = {c: run_config(c, args.presses, args.launches, rng, steps) for c in configs}

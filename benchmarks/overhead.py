@@ -52,6 +52,7 @@ class Config:
     probe: bool
     tree: tuple[str, str] | None = None  # (label, path) of another checkout of specmon
     history: bool = True  # False: --no-history (nothing written to the store)
+    record: bool = False  # `--record FILE` on
 
     def label(self) -> str:
         """How the table names it."""
@@ -59,7 +60,7 @@ class Config:
                                                    else " probe off")  # fmt: skip
         tree = f" ({self.tree[0]})" if self.tree else ""
         history = "" if self.history else " --no-history"
-        return f"{self.tool}{tree}{probe}{history}"
+        return f"{self.tool}{tree}{probe}{history}{', recording' if self.record else ''}"
 
 
 @dataclass(frozen=True)
@@ -81,8 +82,9 @@ def command(config: Config, url: str, vllmstat: str | None, db: str) -> list[str
     # -P: `-m` would put the current directory (this checkout) ahead of PYTHONPATH.
     tree = ["env", f"PYTHONPATH={config.tree[1]}"] if config.tree else []
     python = [sys.executable, "-P"] if config.tree else [sys.executable]
+    record = ["--record", db.removesuffix(".db") + ".jsonl"] if config.record else []
     return [*tree, *python, "-m", "specmon", "--url", url, "--interval", "1", "--db", db,
-            *probe]  # fmt: skip
+            *probe, *record]  # fmt: skip
 
 
 def measure(config: Config, argv: list[str], seconds: float) -> Result:
@@ -167,6 +169,11 @@ def main() -> int:
                         "they then see the same load")  # fmt: skip
     parser.add_argument("--no-history-too", action="store_true",
                         help="also measure specmon with --no-history, alternating")  # fmt: skip
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="also measure each specmon configuration with --record on",
+    )
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
@@ -180,6 +187,8 @@ def main() -> int:
         configs += [replace(c, tree=(label, path)) for c in configs if c.tree is None]
     if args.no_history_too:
         configs += [replace(c, history=False) for c in configs if c.tree is None]
+    if args.record:
+        configs += [replace(c, record=True) for c in configs if c.tree is None and c.history]
     if args.vllmstat:
         configs += [Config("vllmstat", (w, h), False) for w, h in sizes]
     results: list[Result] = []

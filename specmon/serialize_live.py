@@ -29,8 +29,13 @@ READING_TYPES: dict[str, type[Any]] = {
 """What a `Reading.value` may hold (the sampler's sources), by the tag written beside it."""
 
 
+_PLAIN = frozenset((str, int, float, bool))
+
+
 def to_data(value: Any) -> Any:
     """`value` (a dataclass of the model, or what one holds) as JSON-serialisable data."""
+    if value is None or type(value) in _PLAIN:  # most values: first, at ~800 a sample
+        return value
     if isinstance(value, Snapshot):
         return {"id": value.id, "record": snapshot_to_record(value)}
     if isinstance(value, Reading):

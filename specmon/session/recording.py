@@ -119,10 +119,11 @@ class RecordingWriter:
         """Append one input; past the size cap, write the `end` line and stop."""
         if self.stopped is not None:
             return
-        data: dict[str, Any] = {"at": at, "kind": kind, "args": [to_data(a) for a in args]}
         if kind in SAMPLE_KINDS:
-            self._elide_unchanged(kind, args[0], data["args"][0])
-        line = json.dumps(data, separators=(",", ":")) + "\n"
+            written = [self._sample_data(kind, args[0])]
+        else:
+            written = [to_data(a) for a in args]
+        line = json.dumps({"at": at, "kind": kind, "args": written}, separators=(",", ":")) + "\n"
         if self.written + len(line) > self.max_bytes:
             self.full = True
             self.stopped = f"the size cap ({self.max_bytes // (1024 * 1024)} MB) was reached"
@@ -131,17 +132,19 @@ class RecordingWriter:
             return
         self._write(line)
 
-    def _elide_unchanged(self, kind: str, sample: Sample, data: dict[str, Any]) -> None:
-        # By value, not by `seq`: the sampler reads server info anew every few seconds (a new
-        # seq, most often an equal value), and a new sampler (another baseline server) counts
-        # from 0 again.
+    def _sample_data(self, kind: str, sample: Sample) -> dict[str, Any]:
+        """The sample as data, each reading whose value equals the one written before it (by
+        value, not `seq`: server info is read anew every few seconds, most often unchanged, and
+        a new sampler counts from 0 again) as `"same": true`, left unconverted."""
+        readings = {}
         for name, reading in sample.readings.items():
             before = self._last.get((kind, name))
             self._last[(kind, name)] = reading.value
             if reading.value is not None and (before is reading.value or before == reading.value):
-                written = data["readings"][name]
-                del written["value"], written["type"]
-                written["same"] = True
+                readings[name] = {**to_data(replace(reading, value=None)), "same": True}
+            else:
+                readings[name] = to_data(reading)
+        return {"t": sample.t, "wall": sample.wall, "readings": readings}
 
     def _line(self, data: Mapping[str, Any]) -> None:
         self._write(json.dumps(data, separators=(",", ":")) + "\n")

@@ -193,3 +193,20 @@ def test_replay_refuses_in_one_line(
         path.write_text(content)
     assert main(["replay", str(path), *args]) != 0
     assert capsys.readouterr().err == f"specmon: error: {error.format(path=path)}\n"
+
+
+async def test_start_shows_the_moment_as_a_seek_there_does() -> None:
+    recording = read_recording(RECORDING)
+    config = recording.header.config(MonitorConfig(url="unused"))
+    started = ReplayApp(config, ReplayFeed(recording, paused=True, start=13.0))
+    async with started.run_test(size=(160, 50)) as pilot:
+        await _started(pilot)
+        await pilot.pause()
+        assert started.replay.position == 13.0
+        at_start = started._last_view
+    sought = _replay()
+    async with sought.run_test(size=(160, 50)) as pilot:
+        await _started(pilot)
+        sought.seek_to(13.0)
+        await pilot.pause()
+        assert sought._last_view == at_start
