@@ -51,13 +51,17 @@ class ReplayFeed:
         """How many of `_answers` the dashboard was given since the start."""
         self.position = 0.0
         """Seconds into the recording: the time of the last input delivered, or of a seek."""
-        self._start = max(0.0, min(start, recording.duration))
+        self.start = max(0.0, min(start, recording.duration))
+        """Seconds into the recording `run` begins at."""
         self._next = 0
         """The index of the next input to deliver."""
         self._sink: FeedSink | None = None
         self._wake: asyncio.Event | None = None
         self.on_rewind: Callable[[], None] | None = None
         """Called before a seek back replays from the start: the dashboard drops its state."""
+        self.on_start: Callable[[float], None] | None = None
+        """Called by `run` to go to `start` when the dashboard seeks there its own way (drawn
+        once, after the inputs); None: `seek`."""
         self.on_move: Callable[[], None] | None = None
         """Called after the position changed (the replay banner shows it)."""
 
@@ -84,7 +88,7 @@ class ReplayFeed:
         """Deliver the inputs to `sink` at the recorded pace until cancelled."""
         self._sink = sink
         wake = self._wake = asyncio.Event()
-        self.seek(self._start)
+        (self.on_start or self.seek)(self.start)
         while True:
             wake.clear()
             if self.paused or self.at_end:

@@ -91,6 +91,7 @@ class ReplayApp(SpecmonApp):
         """The dashboard's handler of each input (`PostingSink` makes them messages)."""
         self.store_baseline = self._recorded_store_baseline()
         feed.on_rewind = self._rewind
+        feed.on_start = self.seek_to
         feed.on_move = self._show_position
 
     def _recorded_store_baseline(self) -> StoreBaseline:
