@@ -16,7 +16,9 @@ from specmon.analysis.advice import advise
 from specmon.analysis.comparison import Verdict
 from specmon.analysis.drafting import Drafting, drafts_otherwise
 from specmon.analysis.gpus import gpu_verdict
-from specmon.analysis.pooled import Pooled, pool
+from specmon.analysis.pooled import Pooled, pool, pool_groups
+from specmon.analysis.rates import server_accept_length
+from specmon.analysis.representative import GAP_SHARE, TrafficGap, traffic_gap
 from specmon.analysis.sequential import DEFAULT_BUDGET_S, Look, SequentialRule
 from specmon.analysis.validity import LifetimeCheck, Validity, baseline_validity
 from specmon.analysis.whatif_inputs import predict
@@ -36,13 +38,21 @@ from specmon.model import (
     Snapshot,
     Telemetry,
 )
+from specmon.probe_prompts import ProbePrompt, Rotation
 from specmon.render import cycle_text
 from specmon.session.baselines import BaselineLookup
 from specmon.session.drafting import DraftingTracker
 from specmon.sources.backend import Backend, connect
 from specmon.sources.probe import DEFAULT_PROMPT
 from specmon.whatif_text import advisor_flags
-from specmon.wording import DRAFTING_OFF, counted, drafting_brief, speedup_text, verdict_text
+from specmon.wording import (
+    DRAFTING_OFF,
+    counted,
+    drafting_brief,
+    num,
+    speedup_text,
+    verdict_text,
+)
 
 DEFAULT_CHECK_TOKENS = 200
 CHECK_RULE = SequentialRule()
@@ -67,6 +77,7 @@ async def run_check(
     budget_s: float = DEFAULT_BUDGET_S,
     clock: Callable[[], float] = time.monotonic,
     rule: SequentialRule = CHECK_RULE,
+    prompts: Sequence[ProbePrompt] = (),
 ) -> CheckReport:
     """Check one server: reachable, auth, version, metrics, speculation, a probe, the baseline.
 
@@ -87,6 +98,8 @@ async def run_check(
             are taken until the speedup's interval excludes 0 (`rule`) or this runs out.
         clock: Monotonic clock for the budget and the time to the verdict.
         rule: When to judge the speedup and at which level (analysis/sequential.py).
+        prompts: `--probe-prompts`: one more probe per category, after the verdict's probes,
+            reported per category (`pool_groups`); none without.
     """
     report = CheckReport(url)
     try:
@@ -150,8 +163,76 @@ async def run_check(
             probe = replace(probe, runs=report.probes,
                             protocol=replace(probe.protocol, runs=len(report.probes)))  # fmt: skip
             _judge(report, baseline, validity, look, budget_s, rule)
+    if not await _say_traffic(run_probe, protocol, report):
+        return report
+    if prompts and not await _by_category(run_probe, prompts, tokens, report):
+        return report
     _advise(report, probe, earlier())
     return report
+
+
+TRAFFIC_PROBES = 3
+"""Probes enough to judge the gap to the traffic by their spread (one has none)."""
+
+
+async def _say_traffic(run_probe: ProbeRunner, protocol: Protocol, report: CheckReport) -> bool:
+    """The probes' accept length beside the server's over all its requests while they ran
+    (`analysis.representative`); a named gap is a warning that leaves the exit code alone.
+
+    One probe (no baseline to probe against) 10% off the traffic is not judged alone: more
+    are taken, up to `TRAFFIC_PROBES`. False when one of them failed (said).
+    """
+    gap = _traffic_gap(report)
+    while gap is not None and gap.probe_rel_se is None and abs(gap.share) > GAP_SHARE:
+        if len(report.probes) >= TRAFFIC_PROBES:
+            break
+        probe = await _probe(run_probe, protocol, report)
+        if probe is None:
+            return False
+        report.probes = (*report.probes, *probe.runs)
+        gap = _traffic_gap(report)
+    if gap is not None:
+        report.traffic = gap
+        report.add("warn" if gap.named else "ok", f"traffic: {gap.sentence}")
+    return True
+
+
+def _traffic_gap(report: CheckReport) -> TrafficGap | None:
+    if report.metrics is None or report.metrics_after is None:
+        return None
+    traffic = server_accept_length(report.metrics, report.metrics_after)
+    return traffic_gap(pool(report.probes), traffic)
+
+
+async def _by_category(
+    run_probe: ProbeRunner, prompts: Sequence[ProbePrompt], tokens: int, report: CheckReport
+) -> bool:
+    """One probe per category, its figures pooled per category; False when one failed (said).
+
+    A baseline is benched with one prompt: no speedup per category is claimed from it.
+    """
+    rotation = Rotation(prompts)
+    runs: dict[str, list[RunFigures]] = {}
+    for _ in rotation.categories:
+        prompt = rotation.next()
+        protocol = Protocol(1, 0, prompt.max_tokens or tokens, prompt.temperature, prompt.prompt)
+        probe = await _probe(run_probe, protocol, report)
+        if probe is None:
+            return False
+        runs.setdefault(prompt.category, []).extend(probe.runs)
+    report.categories = pool_groups(runs)
+    cells = [
+        f"{name} accept {num(p.accept_length, '.2f')}, {num(p.decode_tok_s, '.1f')} tok/s"
+        for name, p in report.categories.items()
+    ]
+    note = ""
+    if report.baseline is not None:
+        note = (
+            f" (baseline #{report.baseline.id} was benched with one prompt: no speedup per "
+            "category)"
+        )
+    report.add("ok", "by category: " + "; ".join(cells) + note)
+    return True
 
 
 async def _probe(
@@ -227,6 +308,7 @@ class _DraftingWatch:
             metrics = await self.backend.metrics(self.client)
         except SourceError:
             return  # said by the first scrape's finding if it persists; figures stay as they were
+        self.report.metrics_after = metrics
         first = self.report.drafting is None
         switch = self.tracker.add(self.clock(), metrics)
         self.report.drafting = self.tracker.now(self.clock(), math.inf)
@@ -273,6 +355,7 @@ def _advise(report: CheckReport, probe: Snapshot, earlier: Sequence[Snapshot]) -
         earlier=earlier,
         flag_for=flag_for,
         off_flag=off_flag,
+        traffic=report.traffic,
     )
     at = len(report.findings) - 1
     for advice in report.advice:

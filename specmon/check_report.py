@@ -15,7 +15,8 @@ from specmon.analysis.acceptance import draft_length
 from specmon.analysis.advice import Advice
 from specmon.analysis.comparison import Comparison
 from specmon.analysis.drafting import Drafting
-from specmon.analysis.pooled import pool
+from specmon.analysis.pooled import Pooled, pool
+from specmon.analysis.representative import TrafficGap
 from specmon.analysis.validity import Validity
 from specmon.model import RunFigures, ServerInfo, ServerMetrics, Snapshot
 
@@ -24,9 +25,9 @@ EXIT_STORE = 3
 """The snapshot store could not be read (no such --db, corrupt, locked): nothing was checked."""
 
 Level = Literal["ok", "info", "warn", "fail"]
-CHECK_SCHEMA = 3
+CHECK_SCHEMA = 4
 """The `check --json` object's version (2 added the probes, the interval's level, the looks;
-3 the drafting now)."""
+3 the drafting now; 4 the traffic's accept length beside the probe's, and per-category probes)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +63,12 @@ class CheckReport:
     """What the server drafted while the check probed it (`analysis.drafting`)."""
     switches: list[str] = field(default_factory=list)
     """The drafting switches seen meanwhile."""
+    metrics_after: ServerMetrics | None = None
+    """The latest scrape after a probe: with `metrics`, the window of the traffic's figure."""
+    traffic: TrafficGap | None = None
+    """The probes' accept length beside the server's over all requests meanwhile."""
+    categories: dict[str, Pooled] = field(default_factory=dict)
+    """One probe per category of `--probe-prompts`, pooled per category (empty without)."""
 
     def add(self, level: Level, text: str, exit_code: int = EXIT_HEALTHY) -> None:
         """Record a finding and raise the exit code to at least `exit_code`."""
@@ -117,6 +124,25 @@ def report_to_dict(report: CheckReport) -> dict[str, object]:
         "margin": None if c is None else c.margin,
         "advice": [asdict(a) for a in report.advice],
         "drafting": _drafting(report),
+        "traffic": _traffic(report.traffic),
+        "categories": {
+            name: {"accept_length": p.accept_length, "decode_tok_s": p.decode_tok_s, "runs": p.runs}
+            for name, p in report.categories.items()
+        },
+    }
+
+
+def _traffic(gap: TrafficGap | None) -> dict[str, object] | None:
+    """The `traffic` object: the server's accept length over the check's probes, the probes'."""
+    if gap is None:
+        return None
+    return {
+        "accept_length": gap.traffic,
+        "source": gap.traffic_source,
+        "probe_accept_length": gap.probe,
+        "probe_rel_se": gap.probe_rel_se,
+        "share": gap.share,
+        "named": gap.named,
     }
 
 

@@ -53,9 +53,13 @@ class TrafficGap:
     @property
     def sentence(self) -> str:
         """The finding in words, for the events log, `check` and the advisor."""
-        return f"your traffic accepts {self.traffic:.2f}, the probe {self.probe:.2f}: " + (
-            "the probe is not representative" if self.named else "the probe is representative"
-        )
+        if self.named:
+            verdict = "the probe is not representative"
+        elif self.probe_rel_se is None:
+            verdict = "one probe is too few to tell whether it is representative"
+        else:
+            verdict = "the probe is representative"
+        return f"your traffic accepts {self.traffic:.2f}, the probe {self.probe:.2f}: {verdict}"
 
 
 def traffic_gap(probe: Pooled, traffic: WindowAccept | None) -> TrafficGap | None:

@@ -24,7 +24,9 @@ from specmon.cli.common import (
     takes,
     target_of,
 )
+from specmon.errors import TargetError
 from specmon.model import Protocol, ServerInfo, Snapshot
+from specmon.probe_prompts import ProbePrompt, probe_prompts_setting
 from specmon.session.baselines import BaselineLookup, check_lifetime, lookup_baseline
 from specmon.session.snapshot import SnapshotKind, take_snapshot
 from specmon.sources.http import make_client
@@ -55,6 +57,14 @@ def register(commands: Any) -> None:
         "baseline's protocol wins, and check says so",
     )
     check.add_argument(
+        "--probe-prompts",
+        default=argparse.SUPPRESS,
+        metavar="builtin|FILE",
+        help="after the verdict, one probe per category of these prompts ('builtin': code, "
+        "chat, math, summarisation, repetitive; or a JSONL file as the dashboard's), reported "
+        "per category",
+    )
+    check.add_argument(
         "--budget",
         type=seconds,
         default=DEFAULT_BUDGET_S,
@@ -71,7 +81,7 @@ def register(commands: Any) -> None:
     add_connection(check)
     check.set_defaults(run=run, failure_exit=EXIT_UNREACHABLE, store_exit=EXIT_STORE)
     # None: not given, so a baseline's protocol decides without a word (`run_check`).
-    takes(check, probe_tokens=None, max_age=DEFAULT_MAX_AGE_S)
+    takes(check, probe_tokens=None, probe_prompts=None, max_age=DEFAULT_MAX_AGE_S)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -88,6 +98,20 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if store is not None:
             store.close()
+
+
+def _prompts(value: str | None) -> tuple[ProbePrompt, ...]:
+    """`--probe-prompts` read (the dashboard's setting, given before or after `check`).
+
+    Raises:
+        TargetError: The file is unusable, naming file:line and the field.
+    """
+    if value is None:
+        return ()
+    try:
+        return probe_prompts_setting(value)
+    except ValueError as exc:
+        raise TargetError(f"--probe-prompts: {exc}") from None
 
 
 async def _check(args: argparse.Namespace, store: Store | None) -> int:
@@ -122,6 +146,7 @@ async def _check(args: argparse.Namespace, store: Store | None) -> int:
                 gpu=telemetry.read,
                 earlier=lambda: store.list() if store else [],
                 budget_s=args.budget,
+                prompts=_prompts(args.probe_prompts),
             )
     finally:
         await telemetry.aclose()
