@@ -1,4 +1,5 @@
-"""`specmon bench URL`: warm-up + N streamed runs, one line each, a summary, a saved snapshot."""
+"""`specmon bench URL`: warm-up + N streamed runs, one line each, a summary, a saved snapshot;
+with `--probe-prompts`, that for each category in turn, a snapshot each."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 from typing import Any
 
 from specmon.analysis.gpus import describe_gpu_state
+from specmon.analysis.pooled import pool
 from specmon.bench import Progress
 from specmon.cli import stopping
 from specmon.cli.agent import add_gpu_metrics
@@ -17,11 +19,14 @@ from specmon.cli.common import (
     count,
     open_store,
     positive_int,
+    probe_prompts_arg,
+    takes,
     target_of,
     tokens,
 )
-from specmon.errors import SpecmonError
-from specmon.model import Protocol, ServerInfo
+from specmon.errors import SpecmonError, TargetError
+from specmon.model import Protocol, ServerInfo, Snapshot
+from specmon.probe_prompts import ProbePrompt, Rotation
 from specmon.render import run_line, summary_lines, target_line
 from specmon.serialize import SCHEMA, snapshot_to_dict
 from specmon.session.snapshot import SnapshotKind, take_snapshot
@@ -50,12 +55,21 @@ def register(commands: Any) -> None:
     bench.add_argument("--label", help="a label stored with the snapshot")
     bench.add_argument("--prompt", default=DEFAULT_PROMPT, help="prompt text (default: built in)")
     bench.add_argument(
+        "--probe-prompts",
+        default=argparse.SUPPRESS,
+        metavar="builtin|FILE",
+        help="bench each category of these prompts in turn instead of --prompt ('builtin': "
+        "code, chat, math, summarisation, repetitive; or a JSONL file as the dashboard's), "
+        "one snapshot per category, labelled with it",
+    )
+    bench.add_argument(
         "--json", action="store_true", help=f"print one JSON object (schema {SCHEMA})"
     )
     add_db(bench)
     add_gpu_metrics(bench)
     add_connection(bench)
     bench.set_defaults(run=run, interrupted="the bench did not complete: nothing saved")
+    takes(bench, probe_prompts=None)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,8 +79,60 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _bench(args: argparse.Namespace, store: Store) -> int:
+    prompts = probe_prompts_arg(args.probe_prompts)
+    if not prompts:
+        exit_code, snapshot, snapshot_id = await _bench_one(args, store, args.prompt, 0.0, None)
+        if args.json:
+            print(json.dumps(_body(snapshot, snapshot_id), indent=2))
+        return exit_code
+    if args.prompt != DEFAULT_PROMPT:
+        raise TargetError("give either --prompt or --probe-prompts, not both")
+    rotation = Rotation(prompts)
+    results: list[tuple[ProbePrompt, Snapshot, int | None]] = []
+    exit_code = 0
+    for _ in rotation.categories:  # each category's first prompt
+        prompt = rotation.next()
+        code, snapshot, snapshot_id = await _bench_one(
+            args, store, prompt.prompt, prompt.temperature, prompt.category, prompt.max_tokens
+        )
+        exit_code = max(exit_code, code)
+        results.append((prompt, snapshot, snapshot_id))
+    out = sys.stderr if args.json else sys.stdout
+    print("By category (pooled runs of each):", file=out)
+    for prompt, snapshot, snapshot_id in results:
+        p = pool(snapshot.runs)
+        accept = f", accept {p.accept_length:.2f}" if p.accept_length is not None else ""
+        speed = f"{p.decode_tok_s:.1f} tok/s" if p.decode_tok_s else "no decode figure"
+        print(f"  {prompt.category}: decode {speed}{accept} (snapshot {snapshot_id})", file=out)
+    if args.json:
+        categories = [
+            {"category": prompt.category, **_body(snapshot, snapshot_id)}
+            for prompt, snapshot, snapshot_id in results
+        ]
+        print(json.dumps({"schema": SCHEMA, "categories": categories}, indent=2))
+    return exit_code
+
+
+def _body(snapshot: Snapshot, snapshot_id: int | None) -> dict[str, Any]:
+    body = snapshot_to_dict(snapshot)
+    body["snapshot_id"] = snapshot_id
+    return body
+
+
+async def _bench_one(
+    args: argparse.Namespace,
+    store: Store,
+    prompt: str,
+    temperature: float,
+    category: str | None,
+    max_tokens: int | None = None,
+) -> tuple[int, Snapshot, int | None]:
+    """One bench of `prompt`, printed and saved (labelled with its category when it has
+    one): the exit code, the snapshot, its id when saved."""
     target = target_of(args)
-    protocol = Protocol(args.runs, args.warmup, args.max_tokens, 0.0, args.prompt)
+    protocol = Protocol(args.runs, args.warmup, max_tokens or args.max_tokens, temperature,
+                        prompt)  # fmt: skip
+    label = args.label if category is None else " · ".join(filter(None, [args.label, category]))
     out = sys.stderr if args.json else sys.stdout
 
     def progress(p: Progress) -> None:
@@ -77,7 +143,8 @@ async def _bench(args: argparse.Namespace, store: Store) -> int:
         print(f"Benchmarking {target.url}: {target_line(info)}", file=out)
         print(
             f"Protocol: {protocol.warmup} warm-up + {protocol.runs} runs × "
-            f"{protocol.max_tokens} tokens, temperature 0, ignore_eos",
+            f"{protocol.max_tokens} tokens, temperature {protocol.temperature:g}, ignore_eos"
+            + (f", category {category}" if category else ""),
             file=out,
             flush=True,
         )
@@ -86,7 +153,7 @@ async def _bench(args: argparse.Namespace, store: Store) -> int:
         target,
         protocol,
         kind=SnapshotKind.RUN,
-        label=args.label,
+        label=label,
         gpu_metrics=args.gpu_metrics,
         on_connect=connected,
         on_progress=progress,
@@ -107,8 +174,4 @@ async def _bench(args: argparse.Namespace, store: Store) -> int:
     else:
         kind = "baseline (speculation off)" if info.speculative is None else "speculative run"
         print(f"Saved snapshot {snapshot_id}, a {kind}, to {store.path}", file=out)
-    if args.json:
-        body = snapshot_to_dict(snapshot)
-        body["snapshot_id"] = snapshot_id
-        print(json.dumps(body, indent=2))
-    return exit_code
+    return exit_code, snapshot, snapshot_id

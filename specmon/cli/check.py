@@ -19,14 +19,13 @@ from specmon.cli.common import (
     add_db,
     add_max_age,
     open_store,
+    probe_prompts_arg,
     seconds,
     setting,
     takes,
     target_of,
 )
-from specmon.errors import TargetError
 from specmon.model import Protocol, ServerInfo, Snapshot
-from specmon.probe_prompts import ProbePrompt, probe_prompts_setting
 from specmon.session.baselines import BaselineLookup, check_lifetime, lookup_baseline
 from specmon.session.snapshot import SnapshotKind, take_snapshot
 from specmon.sources.http import make_client
@@ -100,20 +99,6 @@ def run(args: argparse.Namespace) -> int:
             store.close()
 
 
-def _prompts(value: str | None) -> tuple[ProbePrompt, ...]:
-    """`--probe-prompts` read (the dashboard's setting, given before or after `check`).
-
-    Raises:
-        TargetError: The file is unusable, naming file:line and the field.
-    """
-    if value is None:
-        return ()
-    try:
-        return probe_prompts_setting(value)
-    except ValueError as exc:
-        raise TargetError(f"--probe-prompts: {exc}") from None
-
-
 async def _check(args: argparse.Namespace, store: Store | None) -> int:
     target = target_of(args)
 
@@ -146,7 +131,7 @@ async def _check(args: argparse.Namespace, store: Store | None) -> int:
                 gpu=telemetry.read,
                 earlier=lambda: store.list() if store else [],
                 budget_s=args.budget,
-                prompts=_prompts(args.probe_prompts),
+                prompts=probe_prompts_arg(args.probe_prompts),
             )
     finally:
         await telemetry.aclose()

@@ -10,6 +10,8 @@ from typing import Any
 
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S
 from specmon.config import SETTINGS
+from specmon.errors import TargetError
+from specmon.probe_prompts import ProbePrompt, probe_prompts_setting
 from specmon.sources.http import (
     DEFAULT_API_KEY_ENV,
     DEFAULT_CONNECT_TIMEOUT,
@@ -77,6 +79,21 @@ def setting(name: str) -> Callable[[str], Any]:
             raise argparse.ArgumentTypeError(str(exc)) from None
 
     return convert
+
+
+def probe_prompts_arg(value: str | None) -> tuple[ProbePrompt, ...]:
+    """`--probe-prompts` of `check` and `bench` (the dashboard's setting, given before or after
+    the command): none when not given.
+
+    Raises:
+        TargetError: The file is unusable, naming file:line and the field.
+    """
+    if value is None:
+        return ()
+    try:
+        return probe_prompts_setting(value)
+    except ValueError as exc:
+        raise TargetError(f"--probe-prompts: {exc}") from None
 
 
 class _RefuseSecretOnCommandLine(argparse.Action):
