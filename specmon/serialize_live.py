@@ -91,6 +91,9 @@ def _read(hint: Any, data: Any, where: str) -> Any:
             raise RecordError(f"{where}: {len(items)} items, expected {len(args)}")
         pairs = enumerate(zip(args, items, strict=True))
         return tuple(_read(a, item, f"{where}[{i}]") for i, (a, item) in pairs)
+    if origin is list:
+        (arg,) = get_args(hint)
+        return [_read(arg, item, f"{where}[{i}]") for i, item in enumerate(_list(data, where))]
     if origin is frozenset:
         (arg,) = get_args(hint)
         return frozenset(_read(arg, item, where) for item in _list(data, where))

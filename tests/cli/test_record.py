@@ -15,14 +15,22 @@ from specmon.sim import SimConfig, SimThread
 SECRET = "sk-record-cli-SECRET-77"
 
 
+@pytest.mark.parametrize("where", ["environment", "file"])
 def test_record_writes_what_the_dashboard_would_see_without_the_key(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    where: str,
+) -> None:  # fmt: skip
     out = tmp_path / "incident.jsonl"
-    monkeypatch.setenv("SPECMON_API_KEY", SECRET)
+    key: list[str] = []
+    if where == "environment":
+        monkeypatch.setenv("SPECMON_API_KEY", SECRET)
+    else:
+        (tmp_path / "key").write_text(SECRET)
+        (tmp_path / "key").chmod(0o600)
+        key = ["--api-key-file", str(tmp_path / "key")]
     with SimThread(SimConfig(api_key=SECRET, seed=5)) as sim:
         code = main(["record", sim.url, "--out", str(out), "--duration", "1.2",
-                     "--interval", "0.2", "--no-probe"])  # fmt: skip
+                     "--interval", "0.2", "--no-probe", *key])  # fmt: skip
     err = capsys.readouterr().err.splitlines()
     assert code == 0, err
     assert err[0] == f"specmon record: recording {sim.url} to {out}; Ctrl-C stops"

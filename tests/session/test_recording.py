@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import stat
-from dataclasses import replace
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -231,3 +232,16 @@ def test_a_reading_is_elided_only_when_its_value_is_the_same(tmp_path: Path) -> 
         False, True, False]  # fmt: skip
     hosts = [e.args[0].telemetry.host for e in read_recording(path).entries]
     assert hosts == [first, first, replace(first, cpu_percent=90.0)]
+
+
+def test_every_container_of_the_model_reads_back() -> None:
+    @dataclass(frozen=True)
+    class Holder:
+        pairs: tuple[tuple[str, float], ...]
+        names: frozenset[str]
+        values: list[int]
+        by_name: Mapping[str, float]
+        fixed: tuple[int, str]
+
+    holder = Holder((("a", 1.0),), frozenset({"y", "x"}), [1, 2], {"k": 2.5}, (3, "z"))
+    assert from_data(Holder, json.loads(json.dumps(to_data(holder)))) == holder

@@ -22,7 +22,7 @@ from specmon.session.view import View
 from specmon.sources.http import Target
 from specmon.ui.app import SpecmonApp
 from specmon.ui.messages import PostingSink
-from specmon.ui.replay_app import ReplayApp
+from specmon.ui.replay_app import REPLAY_KEYS, ReplayApp
 from specmon.ui.widgets.keys_line import KeysLine
 
 RECORDING = Path(__file__).parents[1] / "fixtures" / "recordings" / "sim_session.jsonl"
@@ -210,3 +210,16 @@ async def test_start_shows_the_moment_as_a_seek_there_does() -> None:
         sought.seek_to(13.0)
         await pilot.pause()
         assert sought._last_view == at_start
+
+
+async def test_help_lists_the_replay_keys_and_the_keys_that_are_off() -> None:
+    app = _replay()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _started(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        keys = dict(REPLAY_KEYS)
+        assert keys["space, p"] == "pause or resume the replay"
+        assert keys["b"] == "off in a replay (it benches the server)"
+        assert "p" not in keys  # p pauses the replay, not the server's probe
+        assert app.screen is app.get_screen("replay-help")
