@@ -5,6 +5,7 @@ These wait for real workers, never for fixed times: each wait is for a condition
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -12,7 +13,9 @@ from pathlib import Path
 import pytest
 from live_helpers import until
 
+from specmon import history_store
 from specmon.config import MonitorConfig, Targets
+from specmon.history import Figure, MarkKind
 from specmon.sim import SimConfig, SimThread
 from specmon.sim.record import EmittedRequest
 from specmon.sources.http import Target
@@ -115,3 +118,40 @@ async def test_hung_server_keeps_keys_answering_and_recovers(
             await pilot.press("p")
             await until(pilot, lambda: app._last_view.identity.state == "live")  # type: ignore[union-attr]
             await until(pilot, lambda: app.live.probe_error is None and len(app.live.probes) > 0)
+
+
+async def test_the_dashboard_records_its_history_and_writes_the_last_batch_on_quitting(
+    sims: tuple[SimThread, SimThread], tmp_path: Path
+) -> None:
+    spec, _ = sims
+    with Store(tmp_path / "db") as store:
+        app = _app(spec, None, store)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: len(app.live.probes) >= 2)
+            await until(pilot, lambda: app.live.server.window.decode_tok_s(10.0) is not None)
+            assert app.history is not None
+        # Quitting wrote what the writer held (its batches are 5 s apart).
+        end = time.time() + 1
+        accept = history_store.readings(store, spec.url, Figure.ACCEPT, 0, end)
+        decode = history_store.readings(store, spec.url, Figure.DECODE, 0, end)
+        marks = history_store.marks(store, spec.url, 0, end)
+    assert len(accept) >= 2 and all(r.value == pytest.approx(2.1, rel=0.3) for r in accept)
+    assert decode and all(r.span == 0 for r in decode)
+    assert [m.kind for m in marks] == [MarkKind.WATCH]
+
+
+async def test_no_history_and_a_shared_feed_record_nothing(
+    sims: tuple[SimThread, SimThread], tmp_path: Path
+) -> None:
+    spec, _ = sims
+    with Store(tmp_path / "db") as store:
+        off = _app(spec, None, store, history=False)
+        async with off.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: len(off.live.probes) >= 1)
+            assert off.history is None
+        tab = SpecmonApp(off.config, None, store, feed=off.feed)  # a `specmon web` tab's way
+        async with tab.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: len(tab.live.probes) >= 1)
+            assert tab.history is None
+        assert history_store.targets(store) == []
+        assert history_store.marks(store, spec.url, 0, time.time() + 1) == []
