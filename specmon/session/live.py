@@ -99,6 +99,9 @@ class LiveState:
         categories first came."""
         self.gap_named = False
         """The events log said the probe is not representative of the traffic."""
+        self._said_one_prompt: int | None = None
+        """The baseline the events log said was benched with one prompt, beside a probe that
+        rotates categories (`_say_if_baseline_lacks_categories`)."""
         self.accept_history: deque[tuple[float, float]] = deque()
         self.probe_error: str | None = None
         self.probe_paused = False
@@ -184,6 +187,7 @@ class LiveState:
         self.probes.append(ProbeRun(wall, t, figures, result, cycles, category))
         self.by_category.setdefault(category, deque(maxlen=RECENT_PROBES)).append(figures)
         self._say_if_gap_changed(wall)
+        self._say_if_baseline_lacks_categories(wall)
         if figures.accept_length is not None:
             self.accept_history.append((t, figures.accept_length))
         while self.accept_history and self.accept_history[0][0] < t - HISTORY_S:
@@ -228,6 +232,18 @@ class LiveState:
         speed = f"{tok_s:.1f} tok/s" if tok_s else "no decode figure"
         self.log(wall, "info", f"baseline #{snapshot.id} ({snapshot.url}): {speed}, "
                  f"{origin.value}")  # fmt: skip
+        self._say_if_baseline_lacks_categories(wall)
+
+    def _say_if_baseline_lacks_categories(self, wall: float) -> None:
+        """Once per baseline: a baseline holds one prompt's runs, so beside a probe rotating
+        several categories the speedup is of their pooled probes, not one per category."""
+        snapshot = self.baseline.snapshot
+        if snapshot is None or len(self.by_category) < 2 or self._said_one_prompt == snapshot.id:
+            return
+        self._said_one_prompt = snapshot.id
+        self.log(wall, "info", f"baseline #{snapshot.id} was benched with one prompt: the speedup "
+                 "is of the probe's categories pooled, none per category "
+                 "(bench --probe-prompts benches a baseline per category)")  # fmt: skip
 
     def no_baseline(self, wall: float, why: str, *, say: bool = True) -> None:
         """The store has no baseline that applies (`StoreBaseline`): why, for the View, and

@@ -53,6 +53,9 @@ async def test_each_category_gets_a_column_and_the_gap_a_line(
         assert first.accept_length is not None
         assert f"{first.accept_length:.2f}" in text.splitlines()[-2]
         assert "probe ≠ traffic" not in text
+        said = [e.text for e in view.events if "benched with one prompt" in e.text]
+        assert len(said) == 1  # once: the baseline has no runs per category
+        assert "the speedup is of the probe's categories pooled" in said[0]
         panel = app.query_one(SpecPanel)
         panel.view = replace(view.spec, traffic_gap=TrafficGap(3.7, 2.1, "counters", 0.01))
         await pilot.pause()
