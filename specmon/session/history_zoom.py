@@ -1,20 +1,16 @@
-"""The sparklines' zoom (`z`): 5 minutes live, then 1 hour, 24 hours and all the history, read
-from the store and cut into as many columns as a wide sparkline has.
-
-`read_zoom` runs in a worker thread with a connection of its own; what it returns goes to
-`LiveState.zoomed`, which the View then shows in place of the live 5 minutes.
+"""The sparklines' zoom (`z`): 5 minutes live, then 1 hour, 24 hours and all the history, cut
+into as many columns as a wide sparkline has. Pure: `zoom_reader.read_zoom` reads a span from
+the store (in a worker); what it returns goes to `LiveState.zoomed`, which the View then shows
+in place of the live 5 minutes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
-from specmon import history_store
-from specmon.history import Figure, Mark, MarkKind
+from specmon.history import Mark
 from specmon.session.window import HISTORY_S
-from specmon.store import Store
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,27 +50,6 @@ class Zoomed:
 def next_level(level: ZoomLevel) -> ZoomLevel:
     """The level `z` goes to from `level`: 5 min → 1 h → 24 h → all → 5 min."""
     return LEVELS[(LEVELS.index(level) + 1) % len(LEVELS)]
-
-
-def read_zoom(path: Path, url: str, level: ZoomLevel, now: float) -> Zoomed:
-    """Read `level`'s span of `url`'s history from the store at `path` (never creating one).
-
-    Raises:
-        StoreError: The store cannot be read.
-    """
-    with Store(path, create=False) as store:
-        if level.span_s is not None:
-            start = now - level.span_s
-        else:
-            first = history_store.first_at(store, url)
-            start = min(first, now - 1) if first is not None else now - HISTORY_S
-        decode = history_store.columns(store, url, Figure.DECODE, start, now, COLUMNS)
-        accept = history_store.columns(store, url, Figure.ACCEPT, start, now, COLUMNS)
-        marks = history_store.marks(store, url, start, now)
-    marks = [m for m in marks if m.kind != MarkKind.WATCH]  # specmon's, not the server's
-    step = (now - start) / COLUMNS
-    return Zoomed(level, filled(decode), filled(accept), mark_columns(marks, start, step),
-                  tuple(m.text for m in marks))  # fmt: skip
 
 
 def filled(values: Sequence[float | None]) -> tuple[float, ...]:

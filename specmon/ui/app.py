@@ -32,7 +32,7 @@ from specmon.model import ServerInfo
 from specmon.session.baselines import BaselineOrigin, lookup_baseline
 from specmon.session.feed import Feed, LocalFeed, bench_protocol
 from specmon.session.history_writer import HistoryRecorder, start_history
-from specmon.session.history_zoom import LIVE, ZoomLevel, next_level, read_zoom
+from specmon.session.history_zoom import LIVE, ZoomLevel, next_level
 from specmon.session.live import LiveState
 from specmon.session.recorder import RecordingFeed, recorded_lookups
 from specmon.session.recording import RecordingWriter
@@ -41,6 +41,7 @@ from specmon.session.snapshot import SnapshotKind, default_protocol
 from specmon.session.store_baseline import Lookup, StoreBaseline
 from specmon.session.view import BenchView, View
 from specmon.session.whatif_view import live_what_if
+from specmon.session.zoom_reader import read_zoom
 from specmon.store import Store
 from specmon.ui import tuning
 from specmon.ui.dump import dump_screen
