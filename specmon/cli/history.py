@@ -129,6 +129,8 @@ def history_text(store: Store, url: str, start: float, end: float) -> list[str]:
         cells = [num(v, ".1f" if f in (Figure.DECODE, Figure.PROBE_DECODE, Figure.CYCLE)
                      else ".2f") for f, v in zip(COLUMNS, values, strict=True)]  # fmt: skip
         lines.append("  ".join([_when(start + row * step), *(f"{c:>15}" for c in cells)]))
+    if len(lines) == 2:
+        lines.append(f"no readings in this span (the history begins {_when(first)})")
     marks = history_store.marks(store, url, start, end)
     lines += [f"{_when(m.at)}  {m.kind.value}: {m.text}" for m in marks]
     series = {f: history_store.readings(store, url, f, start, end) for f in JUDGED}

@@ -72,6 +72,18 @@ def test_json_holds_every_reading_the_marks_and_the_drift(
     assert doc["drift"][0]["change"] < -0.05
 
 
+def test_a_span_without_readings_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "db"
+    now = time.time()
+    _store_with_a_declining_day(db, now - 86400)  # a day older than the span asked for
+    assert main(["history", URL, "--since", "30m", "--db", str(db)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2].startswith("no readings in this span (the history begins ")
+    assert lines[3] == "no drift: no acceptance or probe figures to judge"
+
+
 def test_a_server_without_history_names_those_with(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
