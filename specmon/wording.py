@@ -150,6 +150,11 @@ def draft_level_text(level: int) -> str:
     return "off" if level == 0 else f"k {level}"
 
 
+def drafting_short(draft_length: float | None, off: bool) -> str:
+    """ "off" or "k1.0": what an adaptive server drafts now, after its flags in a table cell."""
+    return "off" if off or draft_length is None else f"k{draft_length:.1f}"
+
+
 def drafting_brief(draft_length: float | None, duty_cycle: float | None, off: bool) -> str:
     """ "k 3.0 100%", "off 0%", "k 2.0" (no duty cycle known): drafting now, in a table cell."""
     duty = f" {duty_cycle:.0%}" if duty_cycle is not None else ""

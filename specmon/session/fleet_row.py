@@ -17,7 +17,7 @@ from specmon.wording import (
     FLEET_TAKE_BASELINE,
     SPECULATION_OFF,
     TAKE_BASELINE,
-    drafting_brief,
+    drafting_short,
     validity_mark,
 )
 
@@ -82,8 +82,8 @@ class FleetRow:
     duty_cycle: float | None = None
     """The share of decode steps that drafted now (`DraftingView`)."""
     drafting_differs: str | None = None
-    """What the server drafts now when it is not its launch flags' k ("off 0%", "k 1.0
-    100%"): an adaptive server at this load; the spec cell carries it."""
+    """What the server drafts now when it is not its launch flags' k ("off", "k1.0"): an
+    adaptive server at this load; the spec cell carries it."""
 
 
 def server_label(target: FleetTarget) -> str:
@@ -136,10 +136,10 @@ def fleet_row(label: str, view: View) -> FleetRow:
 
 
 def _drafting_differs(drafting: DraftingView | None) -> str | None:
-    """`drafting_brief` of what runs now, when it is not the configured draft length."""
+    """`drafting_short` of what runs now, when it is not the configured draft length."""
     if drafting is None or not drafting.differs:
         return None
-    return drafting_brief(drafting.draft_length, drafting.duty_cycle, drafting.off)
+    return drafting_short(drafting.draft_length, drafting.off)
 
 
 def _rank(view: View, probe_failing: bool) -> tuple[Rank, str]:

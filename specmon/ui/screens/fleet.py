@@ -58,7 +58,7 @@ def _cells(row: FleetRow) -> tuple[str, ...]:
     """A row's texts, in COLUMNS order."""
     speedup = NO_SPEC if row.speculative is False else pct(row.speedup, signed=True)
     # An adaptive server drafting otherwise than its flags at this load says so after them.
-    now = f" → {row.drafting_differs}" if row.drafting_differs else ""
+    now = f" →{row.drafting_differs}" if row.drafting_differs else ""
     return (
         row.label,
         row.state.upper() if row.state == "down" else row.state,
