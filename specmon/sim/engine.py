@@ -214,6 +214,7 @@ class Engine:
             del self._prompts_seen[next(iter(self._prompts_seen))]
         interval = stream_interval or self.config.stream_interval
         rid = request_id(self.config.seed, self.epoch, index)
+        category = classify_prompt(text)
         record = EmittedRequest(
             rid=rid,
             endpoint=endpoint,
@@ -224,6 +225,7 @@ class Engine:
             max_new_tokens=max_new_tokens,
             arrival_mono=arrival,
             arrival_wall=self.wall(arrival),
+            category=category,
         )
         return SimRequest(
             index=index,
@@ -236,7 +238,7 @@ class Engine:
             rng=request_rng(self.config.seed, self.epoch, index),
             arrival=arrival,
             record=record,
-            category=classify_prompt(text),
+            category=category,
             histogram=[0] * self.model.num_draft_tokens,
         )
 

@@ -24,6 +24,8 @@ class EmittedRequest:
         max_new_tokens: Requested output length.
         arrival_mono: When the engine admitted it.
         arrival_wall: Same, unix seconds.
+        category: What its prompt reads as (`sim.categories`; None: no category): the accept
+            length it was drawn at.
         completion_tokens: Tokens generated (the first one comes from prefill).
         verify_ct: Verify steps (draft+verify cycles); 0 without speculation.
         correct_drafts: Accepted drafts over all verify steps, bonus tokens excluded.
@@ -53,6 +55,7 @@ class EmittedRequest:
     max_new_tokens: int
     arrival_mono: float
     arrival_wall: float
+    category: str | None = None
     completion_tokens: int = 0
     verify_ct: int = 0
     correct_drafts: int = 0

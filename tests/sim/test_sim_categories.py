@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import httpx
 import pytest
 from sim_helpers import StartSim, fast
@@ -122,3 +125,15 @@ def test_a_chat_request_is_read_from_its_last_user_message() -> None:
     ]
     assert classify_prompt(_chat_text(messages)) == "chat"
     assert _chat_text("not a list") == ""
+
+
+async def test_the_ground_truth_record_names_each_requests_category(
+    start_sim: StartSim, tmp_path: Path
+) -> None:
+    path = tmp_path / "truth.jsonl"
+    sim = await start_sim(fast(record_path=str(path)))
+    async with httpx.AsyncClient(base_url=sim.url, timeout=10.0) as client:
+        for text in ("How was your weekend?", DEFAULT_PROMPT):
+            await run_probe(client, prompt=text, max_tokens=8)
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [r["category"] for r in rows] == ["chat", None]
