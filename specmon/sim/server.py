@@ -120,6 +120,14 @@ class SimServer:
         self._closing = asyncio.Event()
         self.hung = asyncio.Event()
 
+    async def __aenter__(self) -> SimServer:
+        """`async with SimServer(config) as sim:` serves for the block, then stops."""
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
     @property
     def url(self) -> str:
         """Base URL, e.g. `http://127.0.0.1:30000` (valid once started)."""

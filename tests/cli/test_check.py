@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -236,18 +235,8 @@ async def _sequential_check(
         )  # fmt: skip
 
 
-@asynccontextmanager
-async def _serving(config: SimConfig) -> AsyncIterator[SimServer]:
-    server = SimServer(config)
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
-
-
 async def test_check_probes_until_its_budget_runs_out_and_says_how_long() -> None:
-    async with _serving(FAST) as spec, _serving(PLAIN) as plain:
+    async with SimServer(FAST) as spec, SimServer(PLAIN) as plain:
         # 12 s a probe against a 30 s budget: a third probe would end at 36 s.
         probes = _Probes(spec.url, each_s=12.0)
         report = await _sequential_check(probes, spec.url, plain.url)
@@ -263,7 +252,7 @@ async def test_check_probes_until_its_budget_runs_out_and_says_how_long() -> Non
 
 
 async def test_a_failing_probe_after_the_first_is_said_and_no_verdict_given() -> None:
-    async with _serving(FAST) as spec, _serving(PLAIN) as plain:
+    async with SimServer(FAST) as spec, SimServer(PLAIN) as plain:
         probes = _Probes(spec.url, each_s=0.5, fail_at=2)
         report = await _sequential_check(probes, spec.url, plain.url)
     assert report.exit_code == EXIT_DEGRADED and report.comparison is None
@@ -274,7 +263,7 @@ async def test_a_failing_probe_after_the_first_is_said_and_no_verdict_given() ->
 
 async def test_a_baseline_too_noisy_to_decide_is_named_with_what_to_do() -> None:
     # The H200's shape: three baseline runs far apart; ten probes cannot narrow its part.
-    async with _serving(FAST) as spec, _serving(PLAIN) as plain:
+    async with SimServer(FAST) as spec, SimServer(PLAIN) as plain:
         probes = _Probes(spec.url, each_s=0.5)
         report = await _sequential_check(probes, spec.url, plain.url, (190.0, 310.0, 250.0))
     assert report.comparison is not None and report.comparison.verdict == Verdict.WITHIN_NOISE

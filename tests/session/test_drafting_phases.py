@@ -11,8 +11,6 @@ two intervals of each phase.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -141,16 +139,6 @@ class Load:
                 self._finished.notify_all()
 
 
-@asynccontextmanager
-async def serving(config: SimConfig) -> AsyncIterator[SimServer]:
-    server = SimServer(config)
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
-
-
 class Watcher:
     """The dashboard's session of the server, fed one scrape at a time on a fake clock."""
 
@@ -208,7 +196,7 @@ async def _check(url: str) -> dict[str, Any]:
 @pytest.mark.parametrize("backend", ["sglang", "vllm"])
 async def test_load_rising_and_falling_shows_each_phase_and_each_switch(backend: str) -> None:
     async with (
-        serving(SimConfig(**{**ADAPTIVE.__dict__, "backend": backend})) as sim,
+        SimServer(SimConfig(**{**ADAPTIVE.__dict__, "backend": backend})) as sim,
         httpx.AsyncClient(base_url=sim.url, timeout=30.0) as client,
     ):
         found, info = await connect(client)
