@@ -28,6 +28,7 @@ from specmon.analysis.validity import (
     snapshot_validity,
 )
 from specmon.model import Snapshot
+from specmon.probe_prompts import ProbePrompt, category_of
 from specmon.serialize import summary_of
 from specmon.wording import (
     DASH,
@@ -49,6 +50,8 @@ class ComparisonRow:
     url: str
     created_at: float
     label: str | None
+    category: str | None
+    """The category of its protocol's prompt (`probe_prompts.category_of`); None when unknown."""
     config: str
     """`SpecConfig.describe()`, or "no speculation"."""
     speculative: bool
@@ -116,6 +119,7 @@ def comparison_rows(
     candidates: Sequence[Snapshot] | None = None,
     max_age_s: float,
     lifetimes: Mapping[int, LifetimeCheck] | None = None,
+    prompts: Sequence[ProbePrompt] = (),
 ) -> list[ComparisonRow]:
     """One row per snapshot, in the order given.
 
@@ -139,6 +143,7 @@ def comparison_rows(
             url=snapshot.url,
             created_at=snapshot.created_at,
             label=snapshot.label,
+            category=category_of(snapshot.protocol.prompt, prompts),
             config=describe_config(snapshot.server.speculative),
             speculative=snapshot.server.speculative is not None,
             pooled=pool(snapshot.runs),
@@ -172,12 +177,12 @@ def _paired(
     )
 
 
-EXPORT_SCHEMA = 2
-"""The JSON export's version: 2 wraps the rows in {"schema", "rows"} and names every figure as
-the CSV does (1 was a bare list with a nested speedup)."""
+EXPORT_SCHEMA = 3
+"""The JSON export's version: 3 adds each row's `category`; 2 wrapped the rows in {"schema",
+"rows"} and named every figure as the CSV does (1 was a bare list with a nested speedup)."""
 
-_HEADERS = ("id", "url", "created", "label", "config", "decode tok/s", "min", "max", "accept",
-            "cycle ms", "baseline", "baseline tok/s", "speedup", "verdict", "break-even",
+_HEADERS = ("id", "url", "created", "label", "category", "config", "decode tok/s", "min", "max",
+            "accept", "cycle ms", "baseline", "baseline tok/s", "speedup", "verdict", "break-even",
             "baseline valid")  # fmt: skip
 """The Markdown table's columns, in order."""
 
@@ -199,6 +204,7 @@ def _cells(row: ComparisonRow) -> list[str | None]:
         row.url,
         format_time(row.created_at),
         row.label,
+        row.category,
         row.config,
         _fixed(row.pooled.decode_tok_s, 1),
         _fixed(row.decode_tok_s_min, 1),
@@ -227,6 +233,8 @@ class ExportRecord:
     created_at: float
     """Unix seconds."""
     label: str | None
+    category: str | None
+    """The category of its protocol's prompt; None (empty in CSV) when unknown."""
     config: str
     speculative: bool
     decode_tok_s: float | None
@@ -261,6 +269,7 @@ def _record(row: ComparisonRow) -> ExportRecord:
         created=format_time(row.created_at),
         created_at=row.created_at,
         label=row.label,
+        category=row.category,
         config=row.config,
         speculative=row.speculative,
         decode_tok_s=row.pooled.decode_tok_s,

@@ -73,6 +73,17 @@ BUILTIN_SET = (
 )
 
 
+def category_of(prompt: str, prompts: Sequence[ProbePrompt] = ()) -> str | None:
+    """The category of a snapshot or baseline taken with `prompt` (its protocol's prompt): that
+    of the first prompt with exactly this text among `prompts` (the user's `--probe-prompts`
+    file), then the built-in set, then the default prompt ("general"); None for any other text
+    (a `bench --prompt` of one's own)."""
+    for known in (*prompts, *BUILTIN_SET, *DEFAULT_SET):
+        if known.prompt == prompt:
+            return known.category
+    return None
+
+
 class ProbePromptsError(ValueError):
     """A prompt file that cannot be used: one line naming file:line and the field."""
 

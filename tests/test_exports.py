@@ -17,7 +17,9 @@ from specmon.cli import main
 from specmon.compare_report import compare_text
 from specmon.exports import ComparisonRow, comparison_rows, export
 from specmon.model import Protocol, RunFigures, ServerInfo, Snapshot, SpecConfig
+from specmon.probe_prompts import BUILTIN_SET, ProbePrompt
 from specmon.serialize import snapshot_from_record
+from specmon.sources.probe import DEFAULT_PROMPT
 from specmon.store import Store
 from specmon.wording import pct
 
@@ -249,14 +251,15 @@ URL = "http://10.1.230.174:8000"
 
 def test_markdown_export() -> None:
     assert export(_rows(), "md") == (
-        "| id | url | created | label | config | decode tok/s | min | max | accept | cycle ms"
-        " | baseline | baseline tok/s | speedup | verdict | break-even | baseline valid |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
-        f"| 2 | {URL} | 2025-06-15T15:16:40Z | tuned \\| v2 | EAGLE3 steps=2 topk=1 draft=3"
+        "| id | url | created | label | category | config | decode tok/s | min | max | accept"
+        " | cycle ms | baseline | baseline tok/s | speedup | verdict | break-even"
+        " | baseline valid |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+        f"| 2 | {URL} | 2025-06-15T15:16:40Z | tuned \\| v2 | — | EAGLE3 steps=2 topk=1 draft=3"
         " | 75.9 | 75.7 | 76.1 | 2.10 | 27.6 | 1 | 62.9 | +20.7% [+20.4%, +21.0%] | winning | 1.74"
         " | ✓ |\n"
-        f"| 1 | {URL} | 2025-06-15T15:06:40Z | — | no speculation | 62.9 | 62.8 | 63.0 | — | —"
-        " | — | — | — | — | — | — |\n"
+        f"| 1 | {URL} | 2025-06-15T15:06:40Z | — | — | no speculation | 62.9 | 62.8 | 63.0 | —"
+        " | — | — | — | — | — | — | — |\n"
     )
 
 
@@ -294,7 +297,7 @@ def test_csv_export_is_numbers_and_booleans() -> None:
 
 def test_json_export() -> None:
     document = json.loads(export(_rows(spec_at=T0 + 7200), "json"))
-    assert document["schema"] == 2
+    assert document["schema"] == 3
     spec, base = document["rows"]
     assert (spec["id"], spec["url"], spec["created_at"]) == (2, URL, T0 + 7200)
     assert spec["speculative"] is True
@@ -312,7 +315,7 @@ def test_json_export() -> None:
 
 
 def test_export_of_no_rows() -> None:
-    assert json.loads(export([], "json")) == {"schema": 2, "rows": []}
+    assert json.loads(export([], "json")) == {"schema": 3, "rows": []}
     assert export([], "csv").count("\n") == 1
     assert export([], "md").count("\n") == 2
 
@@ -384,6 +387,66 @@ def test_a_stored_comparison_read_long_after_still_holds(
     assert (spec["baseline_id"], spec["baseline_valid"], spec["baseline_reasons"]) == (1, True, [])
 
 
+def _in_category(snapshot: Snapshot, prompt: ProbePrompt) -> Snapshot:
+    """The snapshot as `bench --probe-prompts` takes it for `prompt`'s category."""
+    return replace(snapshot, protocol=replace(PROTOCOL, prompt=prompt.prompt))
+
+
+CODE, CHAT = BUILTIN_SET[0], BUILTIN_SET[1]
+
+
+def test_each_row_names_the_category_of_its_prompt_and_pairs_within_it() -> None:
+    # `bench --probe-prompts builtin` on the plain server, then on the speculative one: each
+    # category's run is paired with that category's baseline, not the latest (chat's, slower).
+    mine = ProbePrompt("support", "My order never arrived: what can I do?")
+    snapshots = [
+        _in_category(baseline(1, at=T0), CODE),
+        _in_category(baseline(2, at=T0 + 60, tok_s=(50.0, 50.1, 50.2, 50.1, 50.05)), CHAT),
+        _in_category(speculative(3, at=T0 + 600), CODE),
+        _in_category(speculative(4, at=T0 + 660), CHAT),
+        replace(baseline(5, at=T0 + 700), protocol=replace(PROTOCOL, prompt=DEFAULT_PROMPT)),
+        _in_category(baseline(6, at=T0 + 800), mine),
+        baseline(7, at=T0 + 900),  # a prompt of one's own: no category
+    ]
+    rows = comparison_rows(snapshots, max_age_s=MAX_AGE, prompts=[mine])
+    assert [(row.id, row.category, row.baseline_id) for row in rows] == [
+        (1, "code", None),
+        (2, "chat", None),
+        (3, "code", 1),
+        (4, "chat", 2),
+        (5, "general", None),
+        (6, "support", None),
+        (7, None, None),
+    ]
+    assert all(row.validity is not None and row.validity.valid for row in rows[2:4])
+    # Without the user's file its prompts are unknown: no category.
+    assert comparison_rows(snapshots[5:6], max_age_s=MAX_AGE)[0].category is None
+    records = list(csv.DictReader(io.StringIO(export(rows, "csv"))))
+    assert [r["category"] for r in records] == ["code", "chat", "code", "chat", "general",
+                                                "support", ""]  # fmt: skip
+    document = json.loads(export(rows, "json"))
+    assert [r["category"] for r in document["rows"]][-2:] == ["support", None]
+    assert "| code | EAGLE3 steps=2 topk=1 draft=3 |" in export(rows, "md")
+
+
+def test_snapshots_export_names_categories_of_a_prompt_file(tmp_path: Path) -> None:
+    mine = ProbePrompt("support", "My order never arrived: what can I do?")
+    (tmp_path / "prompts.jsonl").write_text(
+        json.dumps({"category": mine.category, "prompt": mine.prompt}) + "\n"
+    )
+    db = str(tmp_path / "s.db")
+    with Store(db) as store:
+        store.save_all([replace(_in_category(baseline(1), mine), id=None),
+                        replace(_in_category(speculative(2), CODE), id=None)])  # fmt: skip
+    out = tmp_path / "exp.json"
+    export_ = ["snapshots", "export", "--offline", "--db", db, "-o", str(out)]
+    assert main([*export_, "--probe-prompts", str(tmp_path / "prompts.jsonl")]) == 0
+    assert [r["category"] for r in json.loads(out.read_text())["rows"]] == ["support", "code"]
+    assert main(export_) == 0
+    assert [r["category"] for r in json.loads(out.read_text())["rows"]] == [None, "code"]
+    assert main([*export_, "--probe-prompts", str(tmp_path / "none.jsonl")]) == 2
+
+
 def test_the_output_suffix_says_the_format_and_a_mismatch_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -395,7 +458,7 @@ def test_the_output_suffix_says_the_format_and_a_mismatch_is_refused(
     records = list(csv.DictReader(io.StringIO((tmp_path / "exp.csv").read_text())))
     assert [r["id"] for r in records] == ["1", "2"]
     assert main([*export_, "-o", str(tmp_path / "EXP.JSON")]) == 0
-    assert json.loads((tmp_path / "EXP.JSON").read_text())["schema"] == 2
+    assert json.loads((tmp_path / "EXP.JSON").read_text())["schema"] == 3
     assert main([*export_, "--format", "csv", "-o", str(tmp_path / "exp.txt")]) == 0
     assert (tmp_path / "exp.txt").read_text().startswith("id,url,created,")
     capsys.readouterr()

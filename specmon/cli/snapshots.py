@@ -19,6 +19,7 @@ from specmon.cli.common import (
     add_max_age,
     open_store,
     positive_int,
+    probe_prompts_arg,
     takes,
     target_of,
 )
@@ -70,6 +71,14 @@ def register(commands: Any) -> None:
         metavar="PATH",
         help="write here instead of stdout (.md, .csv or .json says the format)",
     )
+    export_.add_argument(
+        "--probe-prompts",
+        default=argparse.SUPPRESS,
+        metavar="FILE",
+        help="name the category of snapshots benched with this JSONL file's prompts too (the "
+        "built-in set's and the default prompt's are always named)",
+    )
+    takes(export_, probe_prompts=None)
     # The shared options go before or after the action too; an action that does not take one
     # (--max-age for list and show) refuses it wherever it was given (common.apply_shared).
     for parser in (snapshots, compare, export_):
@@ -138,7 +147,8 @@ def _snapshots(args: argparse.Namespace, store: Store) -> int:
     matched = {b.id: b for s in items if s.server.speculative is not None
                and (b := match_baseline(s, every)) is not None}  # fmt: skip
     rows = comparison_rows(items, candidates=every, max_age_s=args.max_age,
-                           lifetimes=_lifetimes(args, matched.values()))  # fmt: skip
+                           lifetimes=_lifetimes(args, matched.values()),
+                           prompts=probe_prompts_arg(args.probe_prompts))  # fmt: skip
     text = export(rows, fmt)
     if args.output:
         path = Path(args.output).expanduser()

@@ -642,7 +642,8 @@ class SpecmonApp(App[None]):
         if baseline is not None and baseline.id is not None:
             known[baseline.id] = self.live.baseline.lifetime(self.live.server.info)
         self.push_screen(ComparisonScreen(self.store, urls, self.config.max_age, self.wall, known,
-                                          exports=not self.read_only))  # fmt: skip
+                                          exports=not self.read_only,
+                                          prompts=self.config.probe_prompts))  # fmt: skip
 
     def action_whatif(self) -> None:
         """w: the recent probes at other draft lengths, and the advisor's findings."""

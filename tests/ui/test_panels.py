@@ -23,6 +23,7 @@ from textual.widgets import DataTable, ProgressBar, Static
 
 from specmon.analysis.figures import run_figures
 from specmon.model import Protocol, Snapshot, Telemetry
+from specmon.probe_prompts import ProbePrompt
 from specmon.session.snapshot import SnapshotKind
 from specmon.session.view import BenchView
 from specmon.sources.probe import DEFAULT_PROMPT
@@ -233,9 +234,12 @@ async def test_comparison_keeps_decode_and_speedup_in_view(
 async def test_comparison_exports_numbers_for_scripts_and_text_for_people(
     make_app: Callable[..., SpecmonApp], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """v and j write what a script reads (ratios, true/false), e Markdown for people."""
+    """v and j write what a script reads (ratios, true/false), e Markdown for people; each row
+    names the category of its prompt, by the dashboard's --probe-prompts before the built-in."""
     monkeypatch.chdir(tmp_path)
     app = make_app()
+    # The user's file names the prompt the snapshots were taken with (else it reads "general").
+    app.config = replace(app.config, probe_prompts=(ProbePrompt("mine", DEFAULT_PROMPT),))
     async with app.run_test(size=(120, 30)) as pilot:
         await _store_snapshots(app)
         await pilot.press("c")
@@ -249,6 +253,7 @@ async def test_comparison_exports_numbers_for_scripts_and_text_for_people(
     assert spec["baseline_valid"] == "false"
     row = json.loads(exported["json"])["rows"][1]
     assert row["baseline_valid"] is False and isinstance(row["speedup_ratio"], float)
+    assert spec["category"] == row["category"] == "mine"
     assert "| ✗ too old: taken 44 min before the run (> 30 min) |" in exported["md"]
 
 

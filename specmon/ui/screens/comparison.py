@@ -7,7 +7,7 @@ and the highlighted row's verdict and validity are written out in full below the
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import cast
 
@@ -22,6 +22,7 @@ from specmon.analysis.validity import LifetimeCheck
 from specmon.errors import SpecmonError
 from specmon.exports import ComparisonRow, ExportFormat, comparison_rows, export
 from specmon.private_files import write_private
+from specmon.probe_prompts import ProbePrompt
 from specmon.store import Store
 from specmon.ui.columns import Column, cut, fit
 from specmon.ui.format import DASH, escape, num
@@ -89,6 +90,7 @@ class ComparisonScreen(ModalScreen[None]):
         lifetimes: Mapping[int, LifetimeCheck],
         *,
         exports: bool = True,
+        prompts: Sequence[ProbePrompt] = (),
     ) -> None:
         """Args:
         store: Where the snapshots are.
@@ -97,6 +99,7 @@ class ComparisonScreen(ModalScreen[None]):
         wall: Wall clock.
         lifetimes: The baseline server lifetimes the dashboard knows (by baseline id).
         exports: Whether e, v and j write files (off in a read-only dashboard).
+        prompts: The probe's prompts, whose categories the exports name (`--probe-prompts`).
         """
         super().__init__()
         self.lifetimes = lifetimes
@@ -105,6 +108,7 @@ class ComparisonScreen(ModalScreen[None]):
         self.max_age_s = max_age_s
         self.wall = wall
         self.exports = exports
+        self.prompts = prompts
         self.rows: list[ComparisonRow] = []
         self.cells: list[tuple[str, ...]] = []
         """Each row's full texts, one per column of COLUMNS."""
@@ -134,7 +138,7 @@ class ComparisonScreen(ModalScreen[None]):
             return
         snapshots = sorted((s for s in every if s.url in self.urls), key=lambda s: s.created_at)
         self.rows = comparison_rows(snapshots, candidates=every, max_age_s=self.max_age_s,
-                                    lifetimes=self.lifetimes)  # fmt: skip
+                                    lifetimes=self.lifetimes, prompts=self.prompts)  # fmt: skip
         self.cells = [_cells(row) for row in self.rows]
         if not self.rows:
             how = ("b takes a baseline, s a snapshot" if self.exports
