@@ -22,6 +22,7 @@ from typing import Any, Self
 
 import platformdirs
 
+from specmon.analysis.ab_runs import AbRun, Side
 from specmon.analysis.validity import fingerprint, protocol_differences
 from specmon.errors import SpecmonError
 from specmon.model import Protocol, Snapshot
@@ -79,6 +80,21 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )
         """,
         "CREATE INDEX history_marks_target_at ON history_marks (target, at)",
+    ),
+    (
+        # `ab`'s benches: which A/B (its first snapshot's id), round, side and sweep
+        # configuration each snapshot was, so its levels and crossover read back
+        # (`latest_ab`) without parsing labels. Snapshots saved before hold no row.
+        """
+        CREATE TABLE ab_benches (
+            snapshot_id INTEGER PRIMARY KEY REFERENCES snapshots (id),
+            ab INTEGER NOT NULL,
+            round INTEGER NOT NULL,
+            side TEXT NOT NULL,
+            config TEXT
+        )
+        """,
+        "CREATE INDEX ab_benches_ab ON ab_benches (ab)",
     ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -218,7 +234,7 @@ class Store:
         return self.save_all([snapshot])[0]
 
     def save_all(self, snapshots: Sequence[Snapshot]) -> builtins.list[int]:
-        """Store completed snapshots all in one transaction (`ab`'s pairs): all or none.
+        """Store completed snapshots all in one transaction: all or none.
 
         Returns:
             Their new ids, in order.
@@ -227,30 +243,81 @@ class Store:
             ValueError: A snapshot has no runs (an interrupted bench stores nothing).
             StoreError: The write failed; nothing was stored.
         """
+        with self._errors(), self._transaction():
+            return self._insert(snapshots)
+
+    def save_ab(self, runs: Sequence[AbRun]) -> builtins.list[int]:
+        """Store an A/B's benches all in one transaction, all or none: their snapshots, and
+        which A/B, round, side and configuration each was (for `latest_ab`).
+
+        Returns:
+            The snapshots' new ids, in order.
+
+        Raises:
+            ValueError: A bench has no runs.
+            StoreError: The write failed; nothing was stored.
+        """
+        with self._errors(), self._transaction():
+            ids = self._insert([run.snapshot for run in runs])
+            self._db.executemany(
+                "INSERT INTO ab_benches (snapshot_id, ab, round, side, config)"
+                " VALUES (?, ?, ?, ?, ?)",
+                [
+                    (i, ids[0], run.round, run.side.value, run.config)
+                    for i, run in zip(ids, runs, strict=True)
+                ],
+            )
+        return ids
+
+    def latest_ab(self, fingerprint: str) -> builtins.list[AbRun]:
+        """The benches of the newest A/B on a server of this fingerprint (its configuration
+        apart from speculation, as `latest_baseline` matches), in the order they ran; none when
+        the store holds no such A/B. Unreadable rows are left out and described in `skipped`.
+
+        Raises:
+            StoreError: The store could not be read.
+        """
+        with self._errors():
+            rows = self._db.execute(
+                "SELECT b.snapshot_id, s.record, b.round, b.side, b.config FROM ab_benches b"
+                " JOIN snapshots s ON s.id = b.snapshot_id WHERE b.ab = ("
+                "  SELECT MAX(b2.ab) FROM ab_benches b2 JOIN snapshots s2 ON s2.id = b2.ab"
+                "  WHERE s2.fingerprint = ?"
+                ") ORDER BY b.snapshot_id",
+                (fingerprint,),
+            ).fetchall()
+        self.skipped = []
+        return [
+            AbRun(round_, Side(side), snapshot, config)
+            for row_id, record, round_, side, config in rows
+            if (snapshot := self._load_or_skip(row_id, record)) is not None
+        ]
+
+    def _insert(self, snapshots: Sequence[Snapshot]) -> builtins.list[int]:
+        """Insert completed snapshots inside the caller's transaction; their ids."""
         if any(not snapshot.runs for snapshot in snapshots):
             raise ValueError("a snapshot needs at least one run to be stored")
         ids: builtins.list[int] = []
-        with self._errors(), self._transaction():
-            for snapshot in snapshots:
-                server = snapshot.server
-                record = json.dumps(snapshot_to_record(snapshot), sort_keys=True)
-                cursor = self._db.execute(
-                    "INSERT INTO snapshots (created_at, url, label, backend, model, version,"
-                    " speculative, fingerprint, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        snapshot.created_at,
-                        snapshot.url,
-                        snapshot.label,
-                        server.backend,
-                        server.model,
-                        server.version,
-                        int(server.speculative is not None),
-                        fingerprint(server.args),
-                        record,
-                    ),
-                )
-                assert cursor.lastrowid is not None  # an INSERT into a rowid table sets it
-                ids.append(cursor.lastrowid)
+        for snapshot in snapshots:
+            server = snapshot.server
+            record = json.dumps(snapshot_to_record(snapshot), sort_keys=True)
+            cursor = self._db.execute(
+                "INSERT INTO snapshots (created_at, url, label, backend, model, version,"
+                " speculative, fingerprint, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    snapshot.created_at,
+                    snapshot.url,
+                    snapshot.label,
+                    server.backend,
+                    server.model,
+                    server.version,
+                    int(server.speculative is not None),
+                    fingerprint(server.args),
+                    record,
+                ),
+            )
+            assert cursor.lastrowid is not None  # an INSERT into a rowid table sets it
+            ids.append(cursor.lastrowid)
         return ids
 
     @contextmanager

@@ -41,6 +41,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from runs import run
 
+from specmon.analysis.ab_runs import AbRun, Side, judged
 from specmon.analysis.comparison import Speedup, verdict
 from specmon.analysis.load import best_per_concurrency
 from specmon.analysis.sequential import SequentialRule
@@ -57,7 +58,6 @@ from specmon.cli.ab_report import report_to_dict as ab_report_to_dict
 from specmon.config import FleetTarget, MonitorConfig
 from specmon.exporter.metrics import ExportedTarget, render
 from specmon.exports import comparison_rows, export
-from specmon.launch.ab import AbRun, Side, judged
 from specmon.launch.split import split_command
 from specmon.model import (
     ProbeChunk,
@@ -468,7 +468,7 @@ def _baseline_of(spec: AbRun, runs: list[AbRun]) -> int | None:
 def test_ab_reads_as_the_export_of_its_snapshots(seed: int, tmp_path: Path) -> None:
     runs = ab_history(seed)
     with Store(tmp_path / "db") as store:
-        ids = store.save_all([r.snapshot for r in runs])  # as `ab` saves them
+        ids = store.save_ab(runs)  # as `ab` saves them
         every = store.list()
     runs = [replace(r, snapshot=replace(r.snapshot, id=i)) for r, i in zip(runs, ids, strict=True)]
     per_config = judged(runs, max_age_s=MAX_AGE_S)

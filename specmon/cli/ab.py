@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from specmon.analysis.ab_runs import Side, judged
 from specmon.analysis.load import best_per_concurrency
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S
 from specmon.bench import Progress
@@ -34,13 +35,7 @@ from specmon.cli.common import (
 )
 from specmon.cli.launch import add_launch_options
 from specmon.errors import SpecmonError, TargetError
-from specmon.launch.ab import (
-    AbEvents,
-    AbPlan,
-    Side,
-    judged,
-    run_ab,
-)
+from specmon.launch.ab import AbEvents, AbPlan, run_ab
 from specmon.launch.ab import target_for as launched_target
 from specmon.launch.llamacpp_help import read_plain_words
 from specmon.launch.sglang_parser import rules_for
@@ -235,7 +230,7 @@ async def _ab(args: argparse.Namespace, plan: AbPlan, store: Store, skipped: lis
             print(line, file=out)
     ids: list[int] = []
     try:
-        ids = store.save_all([run.snapshot for run in runs])  # all or none
+        ids = store.save_ab(runs)  # all or none
     except SpecmonError as exc:
         print(f"specmon: error: could not save the snapshots: {exc}", file=sys.stderr)
         return 1

@@ -11,12 +11,11 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 
-from specmon.analysis.load import Crossover, Level, crossover, level
+from specmon.analysis.ab_runs import AbRun, Side
 from specmon.bench import Progress
 from specmon.errors import SourceError
 from specmon.launch.process import LaunchFailed, ServerProcess, port_free
@@ -30,13 +29,6 @@ from specmon.wording import streams
 
 DEFAULT_HEALTH_TIMEOUT_S = 600.0
 """SGLang's first start on a GPU compiles kernels for minutes."""
-
-
-class Side(StrEnum):
-    """Which of the two servers."""
-
-    BASELINE = "baseline"
-    SPECULATIVE = "speculative"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,18 +61,6 @@ class AbPlan:
         if not self.variants:
             return [(None, self.split.speculative)]
         return [(v.label, v.launch) for v in self.variants]
-
-
-@dataclass(frozen=True, slots=True)
-class AbRun:
-    """One complete bench of an A/B."""
-
-    round: int
-    side: Side
-    snapshot: Snapshot
-    config: str | None = None
-    """The sweep's label of the speculative configuration (None for the baseline, and without
-    a sweep)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,42 +165,3 @@ async def bench_level(
                 f"{concurrency} streams; its log: {server.log}"
             ) from None
         raise
-
-
-def configs(runs: Sequence[AbRun]) -> list[str | None]:
-    """The speculative configurations of an A/B, in the order they ran."""
-    return list(dict.fromkeys(r.config for r in runs if r.side == Side.SPECULATIVE))
-
-
-def levels(runs: Sequence[AbRun], *, max_age_s: float, config: str | None = None) -> list[Level]:
-    """The figures of one configuration at each concurrency, each round's pair (its baseline
-    and that configuration) pooled over the rounds (`analysis.load.level`) and judged at its
-    own time: however long the A/B ran, a round is as fresh as the gap within it."""
-    pairs: dict[int, dict[int, dict[Side, Snapshot]]] = {}
-    for run in runs:
-        if run.side == Side.SPECULATIVE and run.config != config:
-            continue
-        rounds = pairs.setdefault(run.snapshot.protocol.concurrency, {})
-        rounds.setdefault(run.round, {})[run.side] = run.snapshot
-    return [
-        level(
-            concurrency,
-            [
-                (sides[Side.BASELINE], sides[Side.SPECULATIVE])
-                for _, sides in sorted(rounds.items())
-            ],
-            max_age_s=max_age_s,
-        )
-        for concurrency, rounds in sorted(pairs.items())
-    ]
-
-
-def judged(
-    runs: Sequence[AbRun], *, max_age_s: float
-) -> list[tuple[str | None, list[Level], Crossover]]:
-    """Each configuration's `levels` and their crossover, in the order the configurations ran."""
-    out = []
-    for config in configs(runs):
-        found = levels(runs, max_age_s=max_age_s, config=config)
-        out.append((config, found, crossover(found)))
-    return out

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from specmon.analysis.ab_runs import AbRun, Side
 from specmon.analysis.comparison import Verdict
 from specmon.analysis.load import Crossover
 from specmon.cli import ab, main
 from specmon.cli.ab_report import crossover_line
-from specmon.launch.ab import AbRun, Side
 from specmon.serialize import snapshot_from_record
 
 

@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 from ab_helpers import Launched, free_port, overlap
 
+from specmon.analysis.ab_runs import Side, levels
 from specmon.analysis.comparison import compare
 from specmon.analysis.pooled import pool
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S
 from specmon.bench import BenchInvalid
-from specmon.launch.ab import AbEvents, AbPlan, Side, bench_level, levels, run_ab, target_for
+from specmon.launch.ab import AbEvents, AbPlan, bench_level, run_ab, target_for
 from specmon.launch.process import LaunchFailed, ServerProcess
 from specmon.launch.split import Launch, Split, split_command
 from specmon.model import Protocol, Snapshot

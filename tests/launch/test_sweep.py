@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from ab_helpers import Launched, free_port
 
+from specmon.analysis.ab_runs import Side, configs, judged
 from specmon.analysis.load import best_per_concurrency
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S
 from specmon.errors import TargetError
-from specmon.launch.ab import AbPlan, Side, configs, judged, run_ab, target_for
+from specmon.launch.ab import AbPlan, run_ab, target_for
 from specmon.launch.split import ServerKind, split_command
 from specmon.launch.sweep import parse_axes, variants
 from specmon.model import Protocol

@@ -23,17 +23,11 @@ import pytest
 from ab_helpers import Launched, free_port, overlap
 from real_helpers import server_url
 
+from specmon.analysis.ab_runs import AbRun, Side, levels
 from specmon.analysis.comparison import Comparison, compare, round_spread
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S
-from specmon.launch.ab import (
-    AbPlan,
-    AbRun,
-    Side,
-    levels,
-    run_ab,
-    target_for,
-)
+from specmon.launch.ab import AbPlan, run_ab, target_for
 from specmon.launch.process import ServerProcess
 from specmon.launch.split import Split, split_command
 from specmon.model import Protocol, Snapshot
