@@ -8,11 +8,24 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from specmon.analysis.ab_runs import StoredAb
 from specmon.analysis.acceptance import PositionAcceptance
-from specmon.analysis.by_load import LoadBand, band_end, band_label, band_of
+from specmon.analysis.by_load import LoadBand, band_end, band_label, band_of, levels_in_band
+from specmon.analysis.comparison import Verdict
+from specmon.analysis.load import Level
 from specmon.analysis.whatif import Prediction, WhatIf
 from specmon.model import ServerInfo
-from specmon.wording import DASH, duration, interval_text, num, pct, speedup_text
+from specmon.wording import (
+    DASH,
+    age,
+    crossover_line,
+    duration,
+    interval_text,
+    num,
+    pct,
+    speedup_text,
+    streams,
+)
 
 # The table's columns, in order, by the keys of `row`'s cells (`whatif` prints them all; the
 # dashboard's `w` those that fit). The flag last: it is the longest.
@@ -179,21 +192,51 @@ def whatif_to_dict(info: ServerInfo, w: WhatIf) -> dict[str, Any]:
     }
 
 
-def by_load_lines(bands: Sequence[LoadBand]) -> list[str]:
-    """The server's own figures by its running requests (`analysis.by_load`), a line a band."""
+def by_load_lines(
+    bands: Sequence[LoadBand], ab: StoredAb | None = None, now_wall: float | None = None
+) -> list[str]:
+    """The server's own figures by its running requests (`analysis.by_load`), a line a band,
+    each beside the stored A/B's speedup at the streams in that band; then the A/B's levels
+    and crossover (`ab_lines`)."""
     if not bands:
-        return ["by load: no decode seen with a running-requests gauge yet"]
-    lines = ["by load (the server's /metrics, last 5 min):",
+        return [
+            "by load: no decode seen with a running-requests gauge yet",
+            *ab_lines(ab, now_wall),
+        ]
+    lines = ["by load (the server's /metrics, last 5 min; ab: the stored A/B at those streams):",
              f"  {'running':>8} {'k':>5} {'drafting':>8} {'accept':>6} {'tok/s':>7} "
-             f"{'per request':>11} {'seen':>5}"]  # fmt: skip
+             f"{'per request':>11} {'seen':>5}  ab"]  # fmt: skip
+    levels = ab.levels if ab is not None else ()
     for band in bands:
         k = "off" if band.off else num(band.draft_length, ".1f")
+        gains = ", ".join(_ab_gain(lv) for lv in levels_in_band(levels, band.start)) or DASH
         lines.append(
             f"  {band_label(band.start):>8} {k:>5} {pct(band.duty_cycle):>8} "
             f"{num(band.accept_length, '.2f'):>6} {num(band.tok_s, '.0f'):>7} "
-            f"{num(band.per_request_tok_s, '.1f'):>11} {duration(band.seconds):>5}"
+            f"{num(band.per_request_tok_s, '.1f'):>11} {duration(band.seconds):>5}  {gains}"
         )
-    return lines
+    return lines + ab_lines(ab, now_wall)
+
+
+_GAIN_WORD = {Verdict.WINNING: "gains", Verdict.LOSING: "loses", Verdict.WITHIN_NOISE: "noise"}
+
+
+def _ab_gain(lv: Level) -> str:
+    """ "+12% gains", "−5% loses", "+1% noise": one A/B level's speedup and what it says."""
+    c = lv.comparison
+    if c is None:
+        return DASH
+    return f"{pct(c.speedup.value, signed=True, places=0)} {_GAIN_WORD[c.verdict]}"
+
+
+def ab_lines(ab: StoredAb | None, now_wall: float | None) -> list[str]:
+    """The stored A/B of this configuration: its speedup at each load measured, then where
+    speculation stops paying (`crossover_line`, as `ab` says it)."""
+    if ab is None:
+        return ["ab: none stored for this configuration (specmon ab measures each load)"]
+    ago = f", {age(now_wall - ab.ended_at)} ago" if now_wall is not None else ""
+    each = ", ".join(f"{_ab_gain(lv)} at {streams(lv.concurrency)}" for lv in ab.levels)
+    return [f"ab #{ab.ab_id}{ago}: {each}", crossover_line(ab.crossover)]
 
 
 def adaptive_setting(info: ServerInfo, k: int, running: float | None) -> str:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # analysis imports this module: type names only, no cycle at run time
     from specmon.analysis.comparison import Comparison, Speedup
+    from specmon.analysis.load import Crossover
     from specmon.analysis.validity import Validity
     from specmon.model import SpecConfig
 
@@ -161,3 +162,17 @@ def drafting_brief(draft_length: float | None, duty_cycle: float | None, off: bo
     if off or draft_length is None:
         return f"off{duty}"
     return f"k {draft_length:.1f}{duty}"
+
+
+def crossover_line(cross: Crossover) -> str:
+    """Where speculation stops paying, in one sentence."""
+    said = cross.verdict.value if cross.verdict is not None else "not comparable"
+    if cross.pays_up_to is None:
+        at = DASH if cross.stops_at is None else streams(cross.stops_at)
+        return f"Crossover: speculation wins at no load measured ({at}: {said})."
+    text = f"Crossover: speculation wins up to {streams(cross.pays_up_to)}"
+    if cross.exceptions:
+        text += f" (not at {', '.join(map(str, cross.exceptions))})"
+    if cross.stops_at is None:
+        return text + ", the highest load measured."
+    return text + f"; above that it stops paying ({streams(cross.stops_at)}: {said})."

@@ -79,3 +79,28 @@ def of_configuration(runs: Sequence[AbRun], speculative: SpecConfig | None) -> l
         for run in runs
         if run.side == Side.BASELINE or run.snapshot.server.speculative == speculative
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredAb:
+    """A stored A/B of the configuration a server runs: its levels and crossover."""
+
+    ab_id: int
+    """The A/B's first snapshot's id (`Store.latest_ab`)."""
+    ended_at: float
+    """When its last bench was taken (wall clock)."""
+    levels: tuple[Level, ...]
+    crossover: Crossover
+
+
+def stored_ab(
+    runs: Sequence[AbRun], speculative: SpecConfig | None, *, max_age_s: float
+) -> StoredAb | None:
+    """The levels and crossover of the benches taken with the server's configuration
+    (`of_configuration`), judged as `ab` judged them; None when the A/B ran none of them."""
+    found = judged(of_configuration(runs, speculative), max_age_s=max_age_s)
+    if not found or not runs or runs[0].snapshot.id is None:
+        return None
+    (_, found_levels, cross), *_ = found
+    ended = max(run.snapshot.created_at for run in runs)
+    return StoredAb(runs[0].snapshot.id, ended, tuple(found_levels), cross)

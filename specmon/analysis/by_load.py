@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from specmon.analysis.drafting import DraftSteps, draft_steps, drafting
+from specmon.analysis.load import Level
 from specmon.analysis.rates import counter_delta
 from specmon.model import ServerMetrics
 
@@ -39,6 +40,12 @@ def band_label(start: int) -> str:
     if end is None:
         return f"{start}+"
     return str(start) if end == start else f"{start}-{end}"
+
+
+def levels_in_band(levels: Iterable[Level], start: int) -> tuple[Level, ...]:
+    """The A/B levels (`analysis.load.level`) whose streams fall in the band starting at
+    `start`: an A/B at N streams keeps N requests running, as the band counts them."""
+    return tuple(lv for lv in levels if band_of(lv.concurrency) == start)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,6 @@ from specmon.cli import launch, monitor, stopping
 from specmon.cli.ab_report import (
     AB_SCHEMA,
     best_lines,
-    crossover_line,
     report_to_dict,
     split_lines,
     table_lines,
@@ -45,6 +44,7 @@ from specmon.model import Protocol
 from specmon.render import run_line
 from specmon.sources.probe import DEFAULT_PROMPT
 from specmon.store import Store
+from specmon.wording import crossover_line
 
 
 def concurrency_list(text: str) -> tuple[int, ...]:

@@ -100,20 +100,6 @@ def _validity(lv: Level) -> str:
     return validity_mark(invalid[0] if invalid else lv.validity[0]) or DASH
 
 
-def crossover_line(cross: Crossover) -> str:
-    """Where speculation stops paying, in one sentence."""
-    said = cross.verdict.value if cross.verdict is not None else "not comparable"
-    if cross.pays_up_to is None:
-        at = DASH if cross.stops_at is None else streams(cross.stops_at)
-        return f"Crossover: speculation wins at no load measured ({at}: {said})."
-    text = f"Crossover: speculation wins up to {streams(cross.pays_up_to)}"
-    if cross.exceptions:
-        text += f" (not at {', '.join(map(str, cross.exceptions))})"
-    if cross.stops_at is None:
-        return text + ", the highest load measured."
-    return text + f"; above that it stops paying ({streams(cross.stops_at)}: {said})."
-
-
 def best_lines(best: Sequence[Best]) -> list[str]:
     """The sweep's best configuration at each concurrency."""
     lines = ["Best configuration per concurrency:"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from specmon.analysis.ab_runs import StoredAb
 from specmon.analysis.advice import Advice, advise
 from specmon.analysis.by_load import LoadBand
 from specmon.analysis.comparison import compare
@@ -29,24 +30,33 @@ class WhatIfView:
     """Why the speedup column is empty (no baseline, or one that does not apply)."""
     by_load: tuple[LoadBand, ...] = ()
     """The server's own figures by its running requests (`analysis.by_load`)."""
+    ab: StoredAb | None = None
+    """The store's latest A/B of this configuration (`session.ab_lookup`)."""
+    now_wall: float | None = None
+    """When the view was made (the A/B's age)."""
 
 
-def live_what_if(live: LiveState, now_wall: float, earlier: Sequence[Snapshot]) -> WhatIfView:
+def live_what_if(
+    live: LiveState, now_wall: float, earlier: Sequence[Snapshot], ab: StoredAb | None = None
+) -> WhatIfView:
     """The what-if of the recent probes (`RECENT_PROBES`), with the baseline when it applies.
 
     Args:
         live: The dashboard's state.
         now_wall: The wall clock now (the baseline's age).
         earlier: The store's snapshots (other draft lengths, acceptance since earlier ones).
+        ab: The store's latest A/B of this configuration, shown beside the load bands.
     """
     info = live.server.info
     bands = live.server.drafting.by_load()
     if info is None:
-        return WhatIfView(None, WhatIfAnswer(None, "no server info yet"), (), None, bands)
+        return WhatIfView(
+            None, WhatIfAnswer(None, "no server info yet"), (), None, bands, ab, now_wall
+        )
     runs = [p.figures for p in live.probes]
     if not runs:
         no_probe = WhatIfAnswer(None, "no probe yet (p resumes probing)")
-        return WhatIfView(info, no_probe, (), None, bands)
+        return WhatIfView(info, no_probe, (), None, bands, ab, now_wall)
     baseline = live.baseline.snapshot
     validity = live.baseline.validity(info, now_wall, live.gpus_now)
     base = None
@@ -75,4 +85,4 @@ def live_what_if(live: LiveState, now_wall: float, earlier: Sequence[Snapshot]) 
         off_flag=off_flag,
         traffic=live.traffic_gap(),
     )
-    return WhatIfView(info, answer, tuple(advice), note, bands)
+    return WhatIfView(info, answer, tuple(advice), note, bands, ab, now_wall)

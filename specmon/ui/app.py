@@ -29,6 +29,7 @@ from specmon.analysis.comparison import Verdict
 from specmon.config import MonitorConfig, Targets, default_dumps_path
 from specmon.errors import SpecmonError
 from specmon.model import ServerInfo
+from specmon.session.ab_lookup import lookup_ab
 from specmon.session.baselines import BaselineOrigin, lookup_baseline
 from specmon.session.feed import Feed, LocalFeed, bench_protocol
 from specmon.session.history_writer import HistoryRecorder, start_history
@@ -651,12 +652,15 @@ class SpecmonApp(App[None]):
 
     def _open_what_if(self, live: LiveState) -> None:
         """The what-if screen of one server's state."""
+        info, ab = live.server.info, None
         try:
             earlier = self.store.list() if self.store is not None else []
+            if self.store is not None and info is not None:
+                ab = lookup_ab(self.store, info, max_age_s=self.config.max_age)
         except SpecmonError as exc:
             live.log(self.wall(), "warn", f"what-if without earlier snapshots: {exc}")
             earlier = []
-        self.push_screen(WhatIfScreen(live_what_if(live, self.wall(), earlier)))
+        self.push_screen(WhatIfScreen(live_what_if(live, self.wall(), earlier, ab)))
 
     def action_toggle_probe(self) -> None:
         """p: pause or resume the probe."""

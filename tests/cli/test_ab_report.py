@@ -13,8 +13,8 @@ from specmon.analysis.ab_runs import AbRun, Side
 from specmon.analysis.comparison import Verdict
 from specmon.analysis.load import Crossover
 from specmon.cli import ab, main
-from specmon.cli.ab_report import crossover_line
 from specmon.serialize import snapshot_from_record
+from specmon.wording import crossover_line
 
 
 def test_crossover_says_one_stream_and_several_streams() -> None:

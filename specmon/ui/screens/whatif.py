@@ -79,7 +79,7 @@ class WhatIfScreen(ModalScreen[None]):
         if not view.advice:
             lines.append("advisor: nothing to change on this evidence")
         if view.info is not None and view.info.speculative is not None:
-            lines += by_load_lines(view.by_load)
+            lines += by_load_lines(view.by_load, view.ab, view.now_wall)
         self.query_one("#whatif-notes", Static).update(escape("\n".join(lines)))
 
     def on_resize(self) -> None:

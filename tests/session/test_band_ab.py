@@ -1,0 +1,104 @@
+"""Issue 27 item 2: beside the load bands, the stored A/B of this server's configuration. An
+A/B of the adaptive simulator (its baseline the same simulator without speculation) at 1 and 12
+streams is stored as `ab` stores it; the dashboard watches the adaptive server through 1 → 16
+streams; the `w` screen's view finds the A/B and sets each level beside its band: speculation
+gains at 1 stream (k = 3 drafted) and nothing at 12 (no drafting from 8 running requests)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import httpx
+
+from specmon.analysis.ab_runs import AbRun, Side
+from specmon.analysis.comparison import Verdict
+from specmon.analysis.load import Level, crossover
+from specmon.model import Protocol
+from specmon.session.ab_lookup import lookup_ab
+from specmon.session.snapshot import SnapshotKind, take_snapshot
+from specmon.session.whatif_view import live_what_if
+from specmon.sim import SimConfig, SimServer
+from specmon.sources.backend import connect
+from specmon.sources.http import Target
+from specmon.store import Store
+from specmon.whatif_text import by_load_lines
+from specmon.wording import crossover_line, pct
+from tests.session.test_drafting_phases import ADAPTIVE, INTERVALS, TOKENS, Load, Watcher
+
+PROTOCOL = Protocol(runs=3, warmup=1, max_tokens=TOKENS, temperature=0.0, prompt="Explain a CPU.")
+CONCURRENCIES = (1, 12)
+"""12 streams keep 8-15 requests running: the heavy band, where the server drafts nothing."""
+AB_AT = 1_750_000_000.0
+"""The A/B's benches' wall clock: a minute apart from here."""
+ROUNDS = 2
+MAX_AGE_S = 1800.0
+
+
+async def _ab(config: SimConfig, store: Store) -> list[int]:
+    """`ab`'s benches, round by round: the plain simulator, then the adaptive one, at each
+    concurrency; saved as `ab` saves them."""
+    plain = dataclasses.replace(config, speculative_algorithm=None, adaptive_drafts=None)
+    runs: list[AbRun] = []
+    clock = iter(AB_AT + 60.0 * n for n in range(1000))
+    for round_ in range(1, ROUNDS + 1):
+        for side, sim_config in ((Side.BASELINE, plain), (Side.SPECULATIVE, config)):
+            kind = SnapshotKind.BASELINE if side == Side.BASELINE else SnapshotKind.RUN
+            async with SimServer(sim_config) as sim:
+                for concurrency in CONCURRENCIES:
+                    protocol = dataclasses.replace(PROTOCOL, concurrency=concurrency)
+                    snapshot = await take_snapshot(
+                        Target(sim.url), protocol, kind=kind, wall=lambda: next(clock)
+                    )
+                    runs.append(AbRun(round_, side, snapshot))
+    return store.save_ab(runs)
+
+
+async def test_the_w_screen_sets_the_stored_ab_beside_each_band(tmp_path: Path) -> None:
+    with Store(tmp_path / "db") as store:
+        ids = await _ab(ADAPTIVE, store)
+        async with (
+            SimServer(ADAPTIVE) as sim,
+            httpx.AsyncClient(base_url=sim.url, timeout=30.0) as client,
+        ):
+            found, info = await connect(client)
+            watcher = Watcher(sim, sim.url, found, info)
+            load = Load(client, "sglang")
+            await watcher.tick(client)
+            try:
+                for streams in (1, 16):
+                    await load.set_streams(streams)
+                    for _ in range(INTERVALS):
+                        await load.completions(3 * streams)
+                        await watcher.tick(client, streams)
+            finally:
+                await load.stop()
+            ab = lookup_ab(store, info, max_age_s=MAX_AGE_S)
+    assert ab is not None and ab.ab_id == ids[0]
+    speedup = {
+        lv.concurrency: lv.comparison.speedup.value for lv in ab.levels if lv.comparison is not None
+    }
+    # k = 3 drafted at 1 stream (accept length 2.2 per 1.6 ms cycle against 1 token per 1 ms);
+    # nothing drafted from 8 running requests: the speculative server decodes as the plain one
+    # (how much it gains at 1 stream depends on this machine's event loop at 1 ms steps).
+    assert speedup[1] > speedup[12], speedup
+    assert ab.crossover == crossover(ab.levels)
+
+    view = live_what_if(watcher.session.live, ab.ended_at + 7200, [], ab)
+    assert view.ab is ab
+    lines = by_load_lines(view.by_load, view.ab, view.now_wall)
+    rows = {line.split()[0]: line for line in lines if line.startswith("  ")}
+    said = {lv.concurrency: _said(lv) for lv in ab.levels}
+    assert rows["1"].endswith(f"  {said[1]}"), lines  # band 1: the A/B's level at 1 stream
+    assert rows["8-15"].endswith(f"  {said[12]}"), lines  # 12 streams keep 8-15 running
+    assert said[1].startswith("+")
+    assert lines[-2] == f"ab #{ids[0]}, 2.0h ago: {said[1]} at 1 stream, {said[12]} at 12 streams"
+    assert lines[-1] == crossover_line(ab.crossover)
+
+
+def _said(lv: Level) -> str:
+    """ "+67% gains": a level's speedup, whole percent, and its verdict's word."""
+    c = lv.comparison
+    assert c is not None
+    word = {Verdict.WINNING: "gains", Verdict.LOSING: "loses", Verdict.WITHIN_NOISE: "noise"}
+    return f"{pct(c.speedup.value, signed=True, places=0)} {word[c.verdict]}"
