@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from specmon.model import Protocol
 from specmon.sources.probe import DEFAULT_PROMPT
 
 DEFAULT_CATEGORY = "general"
@@ -71,6 +72,22 @@ BUILTIN_SET = (
         "The quick brown fox jumps over the lazy dog.",
     ),
 )
+
+
+def prompt_protocol(protocol: Protocol, prompt: ProbePrompt) -> Protocol:
+    """`protocol` with `prompt`'s text, temperature and max tokens (when it names them): what a
+    category is benched and probed under, so its baseline matches its probes only."""
+    return replace(protocol, prompt=prompt.prompt, temperature=prompt.temperature,
+                   max_tokens=prompt.max_tokens or protocol.max_tokens)  # fmt: skip
+
+
+def category_protocols(protocol: Protocol, prompts: Sequence[ProbePrompt]) -> dict[str, Protocol]:
+    """Each category's protocol: `prompt_protocol` of its first prompt, the one `bench
+    --probe-prompts` benches (in the order the categories first appear)."""
+    found: dict[str, Protocol] = {}
+    for prompt in prompts:
+        found.setdefault(prompt.category, prompt_protocol(protocol, prompt))
+    return found
 
 
 def category_of(prompt: str, prompts: Sequence[ProbePrompt] = ()) -> str | None:

@@ -26,7 +26,7 @@ from specmon.cli.common import (
 )
 from specmon.errors import SpecmonError, TargetError
 from specmon.model import Protocol, ServerInfo, Snapshot
-from specmon.probe_prompts import ProbePrompt, Rotation
+from specmon.probe_prompts import ProbePrompt, Rotation, prompt_protocol
 from specmon.render import run_line, summary_lines, target_line
 from specmon.serialize import SCHEMA, snapshot_to_dict
 from specmon.session.snapshot import SnapshotKind, take_snapshot
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
 async def _bench(args: argparse.Namespace, store: Store) -> int:
     prompts = probe_prompts_arg(args.probe_prompts)
     if not prompts:
-        exit_code, snapshot, snapshot_id = await _bench_one(args, store, args.prompt, 0.0, None)
+        exit_code, snapshot, snapshot_id = await _bench_one(args, store, None)
         if args.json:
             print(json.dumps(_body(snapshot, snapshot_id), indent=2))
         return exit_code
@@ -92,9 +92,7 @@ async def _bench(args: argparse.Namespace, store: Store) -> int:
     exit_code = 0
     for _ in rotation.categories:  # each category's first prompt
         prompt = rotation.next()
-        code, snapshot, snapshot_id = await _bench_one(
-            args, store, prompt.prompt, prompt.temperature, prompt.category, prompt.max_tokens
-        )
+        code, snapshot, snapshot_id = await _bench_one(args, store, prompt)
         exit_code = max(exit_code, code)
         results.append((prompt, snapshot, snapshot_id))
     out = sys.stderr if args.json else sys.stdout
@@ -120,18 +118,15 @@ def _body(snapshot: Snapshot, snapshot_id: int | None) -> dict[str, Any]:
 
 
 async def _bench_one(
-    args: argparse.Namespace,
-    store: Store,
-    prompt: str,
-    temperature: float,
-    category: str | None,
-    max_tokens: int | None = None,
+    args: argparse.Namespace, store: Store, prompt: ProbePrompt | None
 ) -> tuple[int, Snapshot, int | None]:
-    """One bench of `prompt`, printed and saved (labelled with its category when it has
-    one): the exit code, the snapshot, its id when saved."""
+    """One bench of a category's `prompt` (None: `--prompt`), printed and saved (labelled with
+    its category when it has one): the exit code, the snapshot, its id when saved."""
     target = target_of(args)
-    protocol = Protocol(args.runs, args.warmup, max_tokens or args.max_tokens, temperature,
-                        prompt)  # fmt: skip
+    protocol = Protocol(args.runs, args.warmup, args.max_tokens, 0.0, args.prompt)
+    category = None
+    if prompt is not None:
+        protocol, category = prompt_protocol(protocol, prompt), prompt.category
     label = args.label if category is None else " · ".join(filter(None, [args.label, category]))
     out = sys.stderr if args.json else sys.stdout
 

@@ -36,6 +36,9 @@ from specmon.session.view import BaselineView, BenchView
 
 NOT_READ_YET = LifetimeCheck(LifetimeState.UNVERIFIED, "the baseline server has not been read yet")
 JUST_TAKEN = LifetimeCheck(LifetimeState.SAME, "taken just now")
+NOT_SAMPLED = LifetimeCheck(
+    LifetimeState.UNVERIFIED, "its server is not the one the dashboard samples for baselines"
+)
 RELAUNCH_UNREAD = LifetimeCheck(
     LifetimeState.UNVERIFIED, "the server restarted; its new launch's info is not read yet"
 )
@@ -156,6 +159,20 @@ class BaselineState:
         if here and watched is not None and watched.speculative is not None:
             return relaunched_for_speculation()
         return self._restart or self._observed
+
+    def lifetime_for(self, snapshot: Snapshot, watched: ServerInfo) -> LifetimeCheck:
+        """What is known of the lifetime of another baseline's server (a category's,
+        `CategoryBaselines`): as `lifetime` where it is this baseline's server, unverified
+        where that server is not sampled."""
+        if snapshot.url == self.watched_url:
+            if not self.watched_current:
+                return RELAUNCH_UNREAD
+            if watched.speculative is not None:
+                return relaunched_for_speculation()
+        elif snapshot.url == self.followed and self.server.info is not None:
+            return lifetime_check(snapshot.lifetime, lifetime_of(
+                self.server.info, self.server.window.latest, self.server.started_at))  # fmt: skip
+        return NOT_SAMPLED
 
     def validity(
         self,

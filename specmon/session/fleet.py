@@ -79,7 +79,8 @@ class TargetSession:
         self.wall = wall
         self.probe_protocol = default_protocol(5, 0, config.probe_tokens)
         self.live = LiveState(target.url, self.probe_protocol, max_age_s=config.max_age,
-                              probe_every=config.probe_every)  # fmt: skip
+                              probe_every=config.probe_every,
+                              prompts=config.probe_prompts)  # fmt: skip
         self.live.probe_enabled = config.probe
         baseline = replace(self.server, url=target.baseline_url) if target.baseline_url else None
         self.feed = LocalFeed(replace(self.config, probe=probing and config.probe),

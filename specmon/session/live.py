@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter, deque
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from specmon.analysis.acceptance import draft_length, pooled_positions
@@ -27,9 +28,10 @@ from specmon.model import (
     SourceName,
     StepsSource,
 )
-from specmon.probe_prompts import DEFAULT_CATEGORY
+from specmon.probe_prompts import DEFAULT_CATEGORY, DEFAULT_SET, ProbePrompt, category_protocols
 from specmon.session.baseline_state import BaselineState, scraped_at
 from specmon.session.baselines import BaselineOrigin
+from specmon.session.category_baselines import CategoryBaselines
 from specmon.session.figure_sources import probe_figure_sources
 from specmon.session.gpu_tracker import GpuTracker, unavailable
 from specmon.session.history_zoom import COLUMNS, LIVE, Zoomed
@@ -84,12 +86,24 @@ class ProbeRun:
 class LiveState:
     """Everything the dashboard knows, fed by the app's workers; `view()` renders it."""
 
-    def __init__(self, url: str, protocol: Protocol, *, max_age_s: float, probe_every: float):
+    def __init__(
+        self,
+        url: str,
+        protocol: Protocol,
+        *,
+        max_age_s: float,
+        probe_every: float,
+        prompts: Sequence[ProbePrompt] = DEFAULT_SET,
+    ):
         self.url = url
         self.protocol = protocol
         self.probe_every = probe_every
         self.server = ServerTracker("server")
         self.baseline = BaselineState(url, protocol, max_age_s=max_age_s)
+        self.category_baselines = CategoryBaselines(
+            category_protocols(protocol, prompts), max_age_s=max_age_s
+        )
+        """A baseline per category of the probe's prompts (`StoreBaseline` looks them up)."""
         self.sample: Sample | None = None
         self.history: deque[tuple[int, float, int]] = deque()
         """(step index, sum of rates, their count): one sparkline point per HISTORY_STEP_S."""
@@ -238,7 +252,12 @@ class LiveState:
         """Once per baseline: a baseline holds one prompt's runs, so beside a probe rotating
         several categories the speedup is of their pooled probes, not one per category."""
         snapshot = self.baseline.snapshot
-        if snapshot is None or len(self.by_category) < 2 or self._said_one_prompt == snapshot.id:
+        if (
+            snapshot is None
+            or len(self.by_category) < 2
+            or self.category_baselines.found
+            or self._said_one_prompt == snapshot.id
+        ):
             return
         self._said_one_prompt = snapshot.id
         self.log(wall, "info", f"baseline #{snapshot.id} was benched with one prompt: the speedup "
@@ -283,7 +302,7 @@ class LiveState:
             missing.append(("speedup", SPECULATION_OFF))
         elif baseline.comparison is None:
             missing.append(("speedup", "no timed probe of this server yet"))
-        spec = self._spec(recent, baseline, missing)
+        spec = self._spec(recent, baseline, missing, now_wall)
         sample = self.sample
         sources = (
             tuple(
@@ -385,6 +404,7 @@ class LiveState:
         recent: Pooled,
         baseline: BaselineView,
         missing: list[tuple[str, str]],
+        now_wall: float,
     ) -> SpecView:
         info = self.server.info
         enabled = None if info is None else info.speculative is not None
@@ -406,6 +426,9 @@ class LiveState:
                 tokens[b.completion_tokens - a.completion_tokens] += 1
         histogram = tuple(tokens.get(k, 0) for k in range(1, max(tokens, default=0) + 1))
         gap = self.traffic_gap()
+        categories = self._categories(now_wall) if enabled else ()
+        missing.extend((f"speedup of {c.category}", c.why_no_speedup)
+                       for c in categories if c.why_no_speedup)  # fmt: skip
         return SpecView(
             enabled=enabled,
             accept_length=recent.accept_length,
@@ -427,7 +450,7 @@ class LiveState:
             accept_history_span=(self.zoomed.level if self.zoomed else LIVE).label,
             positions=pooled_positions(runs) if enabled else None,
             drafting=self.drafting_view() if enabled else None,
-            categories=self._categories() if enabled else (),
+            categories=categories,
             traffic_gap=gap,
         )
 
@@ -457,13 +480,30 @@ class LiveState:
             return self.zoomed.accept
         return tuple(v for _, v in self.accept_history)
 
-    def _categories(self) -> tuple[CategoryView, ...]:
-        """Each category's recent probes pooled; none for a set of one (the headline is it)."""
-        if len(self.by_category) < 2:
+    def _categories(self, now_wall: float) -> tuple[CategoryView, ...]:
+        """Each category's recent probes pooled, and compared with its own baseline where one
+        applies (`CategoryBaselines`); none for a set of one (the headline is it)."""
+        info = self.server.info
+        if len(self.by_category) < 2 or info is None:
             return ()
         pooled = pool_groups({name: list(runs) for name, runs in self.by_category.items()})
+        bases = self.category_baselines
+        gpu = self.gpus_now()
+        speedups = bases.speedups(
+            pooled,
+            lambda category: bases.validity(
+                category, info, now_wall, lambda s: self.baseline.lifetime_for(s, info), gpu
+            ),
+        )
         return tuple(
-            CategoryView(name, p.accept_length, p.decode_tok_s, p.runs)
+            CategoryView(
+                name,
+                p.accept_length,
+                p.decode_tok_s,
+                p.runs,
+                speedups[name].comparison,
+                speedups[name].why_none,
+            )
             for name, p in pooled.items()
         )
 

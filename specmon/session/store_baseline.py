@@ -42,6 +42,7 @@ class StoreBaseline:
         self.lookup = lookup or (None if store is None else partial(lookup_baseline, store))
         self.live = live
         self._looked_up_at: float | None = None
+        self._categories_at: float | None = None
 
     def update(self, t: float, wall: float, *, say: bool = True) -> BaselineLookup | None:
         """Look the baseline up when it is due (at every sample of the watched server).
@@ -60,6 +61,7 @@ class StoreBaseline:
         info = self.live.server.info
         if info is None or self.lookup is None or self.live.bench is not None:
             return None
+        self._update_categories(t, wall, info)
         if self._looked_up_at is not None:
             validity = self.live.baseline.validity(info, wall)
             if validity is not None and validity.valid:
@@ -79,6 +81,28 @@ class StoreBaseline:
             self.live.set_baseline(wall, found, BaselineOrigin.STORE)
         return lookup
 
+    def _update_categories(self, t: float, wall: float, info: ServerInfo) -> None:
+        """Each category's baseline, beside a probe rotating several: at the first info, then
+        every STORE_LOOKUP_EVERY_S while a category has none that applies."""
+        bases = self.live.category_baselines
+        if not bases.active or self.lookup is None:
+            return
+        if self._categories_at is not None:
+            if t - self._categories_at < STORE_LOOKUP_EVERY_S:
+                return
+            gpu = self.live.gpus_now()
+            checks = [bases.validity(category, info, wall,
+                                     lambda s: self.live.baseline.lifetime_for(s, info), gpu)
+                      for category in bases.protocols]  # fmt: skip
+            if all(check is not None and check.valid for check in checks):
+                return
+        self._categories_at = t
+        try:
+            bases.look_up(self.lookup, info)
+        except SpecmonError as exc:
+            self.live.log(wall, "error", f"store: {exc}")
+
     def again(self) -> None:
         """Look up at the next sample (another target's baseline is being taken)."""
         self._looked_up_at = None
+        self._categories_at = None

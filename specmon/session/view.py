@@ -121,6 +121,10 @@ class CategoryView:
     accept_length: float | None
     decode_tok_s: float | None
     runs: int
+    comparison: Comparison | None = None
+    """Against a baseline of this category (its prompt) that applies (`CategoryBaselines`)."""
+    why_no_speedup: str | None = None
+    """Why `comparison` is None: no baseline of this category, or one that does not apply."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -245,7 +245,8 @@ class SpecmonApp(App[None]):
         """The state the View is built from, as it is before any input (a replay that seeks
         back starts again from one)."""
         live = LiveState(self.config.url, self.probe_protocol, max_age_s=self.config.max_age,
-                         probe_every=self.config.probe_every)  # fmt: skip
+                         probe_every=self.config.probe_every,
+                         prompts=self.config.probe_prompts)  # fmt: skip
         live.probe_enabled = self.config.probe
         return live
 

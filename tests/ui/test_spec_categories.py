@@ -11,7 +11,9 @@ from replay import replay_probe
 from test_dashboard import healthy
 from test_sizes import NAMED, resize_through
 
+from specmon.analysis.comparison import compare
 from specmon.analysis.figures import run_figures
+from specmon.analysis.pooled import Pooled
 from specmon.analysis.representative import TrafficGap
 from specmon.session.view import CategoryView
 from specmon.session.watch import ProbeOutcome
@@ -51,7 +53,7 @@ async def test_each_category_gets_a_column_and_the_gap_a_line(
         assert "by cat." in text and "summa" in text
         first = view.spec.categories[1]
         assert first.accept_length is not None
-        assert f"{first.accept_length:.2f}" in text.splitlines()[-2]
+        assert f"{first.accept_length:.2f}" in text.splitlines()[-3]
         assert "probe ≠ traffic" not in text
         said = [e.text for e in view.events if "benched with one prompt" in e.text]
         assert len(said) == 1  # once: the baseline has no runs per category
@@ -63,10 +65,18 @@ async def test_each_category_gets_a_column_and_the_gap_a_line(
         await resize_through(pilot, NAMED)  # 60x15 included: drawn, nothing raised
 
 
-def test_a_category_table_is_three_lines_of_equal_columns() -> None:
-    lines = category_lines(
-        (CategoryView("code", 2.6, 90.0, 2), CategoryView("chat", None, None, 0))
+def test_a_category_table_is_four_lines_of_equal_columns() -> None:
+    versus_own_baseline = compare(
+        Pooled(3, 90.0, 0.01, 2.6, 28.9), Pooled(3, 60.0, 0.01, None, None)
     )
-    assert len(lines) == 3
+    lines = category_lines(
+        (
+            CategoryView("code", 2.6, 90.0, 2, versus_own_baseline),
+            CategoryView("chat", None, None, 0, None, "no baseline in the store"),
+        )
+    )
+    assert len(lines) == 4
     assert lines[1].split() == ["accept", "2.60", "—"]
+    assert lines[3].split() == ["speedup", "+50%", "—"]
+    assert len({len(line) for line in lines[1:]}) == 1  # equal columns
     assert category_lines(()) == []

@@ -52,7 +52,8 @@ CATEGORY_COLUMN = 6
 
 
 def category_lines(categories: tuple[CategoryView, ...]) -> list[str]:
-    """Three lines, a column per category: its name, accept length and decode tok/s."""
+    """Four lines, a column per category: its name, accept length, decode tok/s and speedup
+    against its own baseline ("—" where none applies: `i` says why)."""
     if not categories:
         return []
     width = CATEGORY_COLUMN
@@ -65,7 +66,14 @@ def category_lines(categories: tuple[CategoryView, ...]) -> list[str]:
         "[dim]" + row("by cat.", names) + "[/]",
         row("accept", [num(c.accept_length, ".2f") for c in categories]),
         row("tok/s", [num(c.decode_tok_s, ".0f") for c in categories]),
+        row("speedup", [_speedup_cell(c) for c in categories]),
     ]
+
+
+def _speedup_cell(category: CategoryView) -> str:
+    """ "+21%": whole percents, so that a column of 6 keeps a space between cells."""
+    comparison = category.comparison
+    return DASH if comparison is None else pct(comparison.speedup.value, signed=True, places=0)
 
 
 class SpecPanel(Vertical):
