@@ -10,6 +10,7 @@ from typing import Any
 
 from specmon.analysis.ab_runs import StoredAb
 from specmon.analysis.acceptance import PositionAcceptance
+from specmon.analysis.band_whatif import BandWhatIf
 from specmon.analysis.by_load import LoadBand, band_end, band_label, band_of, levels_in_band
 from specmon.analysis.comparison import Verdict
 from specmon.analysis.load import Level
@@ -263,3 +264,32 @@ def advisor_flags(
     if info.args.get("speculative_adaptive") is True or differs:
         return (lambda k: adaptive_setting(info, k, running)), adaptive_setting(info, 0, running)
     return (lambda k: draft_flag(info, k)), speculation_off_flag(info)
+
+
+def band_what_if_lines(info: ServerInfo, found: Sequence[BandWhatIf]) -> list[str]:
+    """Per load band, the draft length predicted best there from its own acceptance and cycle
+    (`analysis.band_whatif`): named only when its interval lies above the one running there
+    (`WhatIf.faster`, the advisor's rule), in the server's adaptive setting for that band."""
+    if not found:
+        return []
+    lines = ["what-if by load (each band's own accept length and cycle, per request):"]
+    for each in found:
+        label, result = band_label(each.band.start), each.answer.result
+        if result is None:
+            lines.append(f"  {label:>8}: {each.answer.reason}")
+            continue
+        current, faster = result.current, result.faster
+        if faster is None:
+            lines.append(
+                f"  {label:>8}: k = {result.draft_tokens} ({current.decode_tok_s:.1f} tok/s): "
+                "no other draft length is predicted faster beyond its interval"
+            )
+            continue
+        gain = faster.decode_tok_s / current.decode_tok_s - 1
+        setting = adaptive_setting(info, faster.draft_tokens, each.band.start)
+        lines.append(
+            f"  {label:>8}: k = {faster.draft_tokens} predicted {faster.decode_tok_s:.1f} tok/s, "
+            f"{pct(gain, signed=True)} vs k = {result.draft_tokens}, beyond its interval — "
+            f"{setting}"
+        )
+    return lines

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from specmon.analysis.acceptance import draft_length, pooled_positions
+from specmon.analysis.acceptance import PositionAcceptance, draft_length, pooled_positions
 from specmon.analysis.cycle_model import CycleFit, CyclePoint, drafts_without_model, fit_cycle
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.validity import fingerprint, protocol_differences
@@ -161,7 +161,33 @@ def predict(
         return WhatIfAnswer(None, "the runs measured no acceptance by draft position or no cycle")
     k = runs_draft_length(info, runs) or len(positions.rates)
     points = [CyclePoint(k, now.cycle_ms, "now"), *earlier_points(info, k, protocol, earlier)]
-    n0 = non_drafting_share(runs)
+    return model_answer(info, now, positions, k, points, base, non_drafting_share(runs))
+
+
+def model_answer(
+    info: ServerInfo,
+    now: Pooled,
+    positions: PositionAcceptance,
+    k: int,
+    points: Sequence[CyclePoint],
+    base: Pooled | None,
+    n0: float,
+) -> WhatIfAnswer:
+    """The what-if model fitted to figures measured at draft length k (the probes', or a load
+    band's: `analysis.band_whatif`): the cycle through `points` (the current one first), then
+    `what_if`; a server that drafts with a model and has one cycle and no baseline is not
+    ranked.
+
+    Args:
+        info: The server (a speculative chain: `refusal` said None).
+        now: The figures at k.
+        positions: Acceptance by draft position.
+        k: The draft length measured.
+        points: Measured cycles, the current one first.
+        base: The valid baseline's pooled runs, or None.
+        n0: The share of steps that drafted nothing.
+    """
+    assert info.speculative is not None
     model_drafts = _drafts_with_model(info.speculative.algorithm, n0)
     cycle = fit_cycle(points, base.ms_per_token if base else None, model_drafts=model_drafts)
     if cycle is not None and model_drafts and cycle.fit == CycleFit.FIXED:

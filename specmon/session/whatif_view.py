@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from specmon.analysis.ab_runs import StoredAb
+from specmon.analysis.acceptance import pooled_positions
 from specmon.analysis.advice import Advice, advise
+from specmon.analysis.band_whatif import BandWhatIf, band_what_if
 from specmon.analysis.by_load import LoadBand
 from specmon.analysis.comparison import compare
 from specmon.analysis.pooled import pool
@@ -34,6 +36,8 @@ class WhatIfView:
     """The store's latest A/B of this configuration (`session.ab_lookup`)."""
     now_wall: float | None = None
     """When the view was made (the A/B's age)."""
+    band_what_ifs: tuple[BandWhatIf, ...] = ()
+    """The what-if of each load band (`analysis.band_whatif`)."""
 
 
 def live_what_if(
@@ -85,4 +89,6 @@ def live_what_if(
         off_flag=off_flag,
         traffic=live.traffic_gap(),
     )
-    return WhatIfView(info, answer, tuple(advice), note, bands, ab, now_wall)
+    positions, ab_levels = pooled_positions(runs), ab.levels if ab is not None else ()
+    per_band = tuple(band_what_if(info, band, positions, ab_levels) for band in bands)
+    return WhatIfView(info, answer, tuple(advice), note, bands, ab, now_wall, per_band)

@@ -10,11 +10,16 @@ import dataclasses
 from pathlib import Path
 
 import httpx
+import pytest
 
 from specmon.analysis.ab_runs import AbRun, Side
+from specmon.analysis.acceptance import PositionAcceptance, pooled_positions
+from specmon.analysis.band_whatif import band_what_if
+from specmon.analysis.by_load import LoadBand
 from specmon.analysis.comparison import Verdict
 from specmon.analysis.load import Level, crossover
-from specmon.model import Protocol
+from specmon.analysis.pooled import Pooled
+from specmon.model import PositionSource, Protocol, SpecConfig
 from specmon.session.ab_lookup import lookup_ab
 from specmon.session.snapshot import SnapshotKind, take_snapshot
 from specmon.session.whatif_view import live_what_if
@@ -22,9 +27,10 @@ from specmon.sim import SimConfig, SimServer
 from specmon.sources.backend import connect
 from specmon.sources.http import Target
 from specmon.store import Store
-from specmon.whatif_text import by_load_lines
+from specmon.whatif_text import band_what_if_lines, by_load_lines
 from specmon.wording import crossover_line, pct
 from tests.session.test_drafting_phases import ADAPTIVE, INTERVALS, TOKENS, Load, Watcher
+from tests.session.test_live import _info
 
 PROTOCOL = Protocol(runs=3, warmup=1, max_tokens=TOKENS, temperature=0.0, prompt="Explain a CPU.")
 CONCURRENCIES = (1, 12)
@@ -35,7 +41,7 @@ ROUNDS = 2
 MAX_AGE_S = 1800.0
 
 
-async def _ab(config: SimConfig, store: Store) -> list[int]:
+async def _ab(config: SimConfig, store: Store) -> list[AbRun]:
     """`ab`'s benches, round by round: the plain simulator, then the adaptive one, at each
     concurrency; saved as `ab` saves them."""
     plain = dataclasses.replace(config, speculative_algorithm=None, adaptive_drafts=None)
@@ -51,12 +57,15 @@ async def _ab(config: SimConfig, store: Store) -> list[int]:
                         Target(sim.url), protocol, kind=kind, wall=lambda: next(clock)
                     )
                     runs.append(AbRun(round_, side, snapshot))
-    return store.save_ab(runs)
+    ids = store.save_ab(runs)
+    return [dataclasses.replace(r, snapshot=dataclasses.replace(r.snapshot, id=i))
+            for r, i in zip(runs, ids, strict=True)]  # fmt: skip
 
 
 async def test_the_w_screen_sets_the_stored_ab_beside_each_band(tmp_path: Path) -> None:
     with Store(tmp_path / "db") as store:
-        ids = await _ab(ADAPTIVE, store)
+        runs = await _ab(ADAPTIVE, store)
+        ids = [r.snapshot.id for r in runs]
         async with (
             SimServer(ADAPTIVE) as sim,
             httpx.AsyncClient(base_url=sim.url, timeout=30.0) as client,
@@ -95,6 +104,18 @@ async def test_the_w_screen_sets_the_stored_ab_beside_each_band(tmp_path: Path) 
     assert lines[-2] == f"ab #{ids[0]}, 2.0h ago: {said[1]} at 1 stream, {said[12]} at 12 streams"
     assert lines[-1] == crossover_line(ab.crossover)
 
+    # What-if by load: the light band's from its own figures, the A/B's baseline at 1 stream
+    # beside it; the heavy band drafts nothing to predict from.
+    probes = [run for r in runs if r.side == Side.SPECULATIVE for run in r.snapshot.runs]
+    light, heavy = (band_what_if(info, band, pooled_positions(probes), ab.levels)
+                    for band in (view.by_load[0], view.by_load[-1]))  # fmt: skip
+    result = light.answer.result
+    assert result is not None, light.answer.reason
+    assert result.draft_tokens == 3
+    assert result.current.decode_tok_s == pytest.approx(light.band.per_request_tok_s)
+    assert result.current.comparison is not None
+    assert heavy.answer.reason == "no drafting at this load to predict from"
+
 
 def _said(lv: Level) -> str:
     """ "+67% gains": a level's speedup, whole percent, and its verdict's word."""
@@ -102,3 +123,36 @@ def _said(lv: Level) -> str:
     assert c is not None
     word = {Verdict.WINNING: "gains", Verdict.LOSING: "loses", Verdict.WITHIN_NOISE: "noise"}
     return f"{pct(c.speedup.value, signed=True, places=0)} {word[c.verdict]}"
+
+
+def test_each_drafting_band_gets_a_what_if_from_its_own_figures() -> None:
+    """Issue 27 item 5: per band, the probes' what-if model fitted to the band's own accept
+    length and cycle, its baseline the A/B's plain side at streams in the band."""
+    k3 = SpecConfig("EAGLE3", 3, 1, 4)
+    info = dataclasses.replace(_info(), speculative=k3)
+    positions = PositionAcceptance((0.7, 0.5, 0.3), 1000.0, PositionSource.COUNTERS)
+    base = Pooled(6, 40.0, 0.01, None, None)
+    level = Level(1, base, Pooled(6, 60.0, 0.01, 2.2, 36.0), None, None, (), None, None)
+    light = LoadBand(1, 60.0, 3.0, 1.0, False, 2.5, 60.0, 60.0)
+    found = band_what_if(info, light, positions, (level,))
+    result = found.answer.result
+    assert result is not None, found.answer.reason
+    assert result.draft_tokens == 3
+    # At the band's own k the model gives back the band's own rate and tokens per step.
+    assert result.current.decode_tok_s == pytest.approx(60.0)
+    assert result.current.tokens_per_step == pytest.approx(2.5)
+    assert result.current.comparison is not None  # against the A/B's baseline at 1 stream
+    assert result.current.comparison.speedup.value == pytest.approx(0.5)
+    heavy = LoadBand(8, 60.0, None, 0.0, True, None, 900.0, 75.0)
+    off = band_what_if(info, heavy, positions, (level,))
+    assert off.answer.result is None
+    assert off.answer.reason == "no drafting at this load to predict from"
+    lines = band_what_if_lines(info, [found, off])
+    assert lines[0].startswith("what-if by load")
+    assert lines[2] == "      8-15: no drafting at this load to predict from"
+    # k = 2 is predicted 1.5% faster than k = 3, well inside its interval: none is named.
+    assert result.faster is None
+    assert lines[1] == (
+        "         1: k = 3 (60.0 tok/s): no other draft length is predicted faster beyond its "
+        "interval"
+    )

@@ -18,7 +18,7 @@ from specmon.session.whatif_view import WhatIfView
 from specmon.ui.columns import Column, cut, fit
 from specmon.ui.format import escape
 from specmon.ui.widgets import quiet
-from specmon.whatif_text import LABELS, by_load_lines, row, summary
+from specmon.whatif_text import LABELS, band_what_if_lines, by_load_lines, row, summary
 
 COLUMNS = (  # LABELS' keys in LABELS' order
     Column("k", LABELS["k"], essential=True),
@@ -80,6 +80,7 @@ class WhatIfScreen(ModalScreen[None]):
             lines.append("advisor: nothing to change on this evidence")
         if view.info is not None and view.info.speculative is not None:
             lines += by_load_lines(view.by_load, view.ab, view.now_wall)
+            lines += band_what_if_lines(view.info, view.band_what_ifs)
         self.query_one("#whatif-notes", Static).update(escape("\n".join(lines)))
 
     def on_resize(self) -> None:
