@@ -153,26 +153,33 @@ class BaselineState:
     def lifetime(self, watched: ServerInfo | None) -> LifetimeCheck:
         """What is known of the baseline server's lifetime now: the one decision the panel,
         the exporter and the events log (`LiveState`) show."""
-        here = self.snapshot is not None and self.snapshot.url == self.watched_url
-        if here and not self.watched_current:
-            return RELAUNCH_UNREAD
-        if here and watched is not None and watched.speculative is not None:
-            return relaunched_for_speculation()
-        return self._restart or self._observed
+        here = self._here(self.snapshot.url, watched) if self.snapshot is not None else None
+        return here or self._restart or self._observed
 
     def lifetime_for(self, snapshot: Snapshot, watched: ServerInfo) -> LifetimeCheck:
         """What is known of the lifetime of another baseline's server (a category's,
-        `CategoryBaselines`): as `lifetime` where it is this baseline's server, unverified
-        where that server is not sampled."""
-        if snapshot.url == self.watched_url:
-            if not self.watched_current:
-                return RELAUNCH_UNREAD
-            if watched.speculative is not None:
-                return relaunched_for_speculation()
-        elif snapshot.url == self.followed and self.server.info is not None:
+        `CategoryBaselines`): as `lifetime` where it was taken at the watched server's address,
+        from the baseline server's latest reading where the dashboard samples it, else
+        unverified."""
+        here = self._here(snapshot.url, watched)
+        if here is not None:
+            return here
+        if snapshot.url == self.followed and self.server.info is not None:
             return lifetime_check(snapshot.lifetime, lifetime_of(
                 self.server.info, self.server.window.latest, self.server.started_at))  # fmt: skip
         return NOT_SAMPLED
+
+    def _here(self, url: str, watched: ServerInfo | None) -> LifetimeCheck | None:
+        """A baseline taken at the watched server's address: not known until a restarted
+        server's new info is read, relaunched for speculation by design when it speculates;
+        None elsewhere."""
+        if url != self.watched_url:
+            return None
+        if not self.watched_current:
+            return RELAUNCH_UNREAD
+        if watched is not None and watched.speculative is not None:
+            return relaunched_for_speculation()
+        return None
 
     def validity(
         self,
