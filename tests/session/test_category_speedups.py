@@ -12,9 +12,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import test_exports as exports_cases  # its snapshot builders (a module: its tests stay there)
 
+from specmon.analysis.validity import LifetimeState, relaunched_for_speculation
 from specmon.model import Protocol, Sample
 from specmon.probe_prompts import BUILTIN_SET, category_protocols
+from specmon.session.baseline_state import NOT_SAMPLED, RELAUNCH_UNREAD, BaselineState
 from specmon.session.live import LiveState
 from specmon.session.snapshot import SnapshotKind, take_snapshot
 from specmon.session.store_baseline import StoreBaseline
@@ -127,3 +130,17 @@ async def sampled(watch: Watch, live: LiveState) -> AsyncIterator[Sample]:
         sampling.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await sampling
+
+
+def test_a_category_baseline_s_lifetime_follows_the_dashboard_s_rules() -> None:
+    """Taken at the watched address: relaunched for speculation by design (unread right after
+    a restart); on a server the dashboard does not sample: unverified, so valid but unconfirmed."""
+    state = BaselineState("http://10.1.230.174:8000", PROBE, max_age_s=1800)
+    spec_info = exports_cases.speculative(2).server
+    here = replace(exports_cases.baseline(1), url=state.watched_url)
+    assert state.lifetime_for(here, spec_info) == relaunched_for_speculation()
+    elsewhere = replace(here, url="http://10.1.230.175:8000")
+    assert state.lifetime_for(elsewhere, spec_info) == NOT_SAMPLED
+    assert NOT_SAMPLED.state == LifetimeState.UNVERIFIED
+    state.watched_current = False
+    assert state.lifetime_for(here, spec_info) == RELAUNCH_UNREAD
