@@ -249,8 +249,9 @@ class LiveState:
         self._say_if_baseline_lacks_categories(wall)
 
     def _say_if_baseline_lacks_categories(self, wall: float) -> None:
-        """Once per baseline: a baseline holds one prompt's runs, so beside a probe rotating
-        several categories the speedup is of their pooled probes, not one per category."""
+        """Once per baseline, while no category has a stored baseline of its own: a baseline
+        holds one prompt's runs, so beside a probe rotating several categories the speedup is
+        of their pooled probes, not one per category."""
         snapshot = self.baseline.snapshot
         if (
             snapshot is None
