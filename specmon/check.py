@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 
 import httpx
 
+from specmon.analysis.ab_runs import StoredAb
 from specmon.analysis.acceptance import draft_length
 from specmon.analysis.advice import advise
 from specmon.analysis.comparison import Verdict
@@ -44,7 +45,7 @@ from specmon.session.baselines import BaselineLookup
 from specmon.session.drafting import DraftingTracker
 from specmon.sources.backend import Backend, connect
 from specmon.sources.probe import DEFAULT_PROMPT
-from specmon.whatif_text import advisor_flags
+from specmon.whatif_text import ab_lines, advisor_flags
 from specmon.wording import (
     DRAFTING_OFF,
     counted,
@@ -78,6 +79,7 @@ async def run_check(
     clock: Callable[[], float] = time.monotonic,
     rule: SequentialRule = CHECK_RULE,
     prompts: Sequence[ProbePrompt] = (),
+    find_ab: Callable[[ServerInfo], StoredAb | None] = lambda _info: None,
 ) -> CheckReport:
     """Check one server: reachable, auth, version, metrics, speculation, a probe, the baseline.
 
@@ -100,6 +102,7 @@ async def run_check(
         rule: When to judge the speedup and at which level (analysis/sequential.py).
         prompts: `--probe-prompts`: one more probe per category, after the verdict's probes,
             reported per category (`pool_groups`); none without.
+        find_ab: The store's latest A/B of a server's configuration (`session.ab_lookup`).
     """
     report = CheckReport(url)
     try:
@@ -121,6 +124,9 @@ async def run_check(
     if info.speculative is not None and report.metrics is not None:
         run_probe = _DraftingWatch(client, backend, report, clock).around(run_probe)
     lookup = find_baseline(info) if info.speculative is not None else BaselineLookup(None)
+    report.ab = find_ab(info) if info.speculative is not None else None
+    if report.ab is not None:
+        report.add("info", " — ".join(ab_lines(report.ab, wall())))
     baseline = lookup.baseline
     tokens, prompt = probe_tokens or DEFAULT_CHECK_TOKENS, DEFAULT_PROMPT
     if baseline is not None:

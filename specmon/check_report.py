@@ -11,23 +11,27 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
+from specmon.analysis.ab_runs import StoredAb
 from specmon.analysis.acceptance import draft_length
 from specmon.analysis.advice import Advice
+from specmon.analysis.by_load import band_label, band_of
 from specmon.analysis.comparison import Comparison
 from specmon.analysis.drafting import Drafting
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.representative import TrafficGap
 from specmon.analysis.validity import Validity
 from specmon.model import RunFigures, ServerInfo, ServerMetrics, Snapshot
+from specmon.serialize import comparison_to_dict, crossover_to_dict
 
 EXIT_HEALTHY, EXIT_DEGRADED, EXIT_UNREACHABLE = 0, 1, 2
 EXIT_STORE = 3
 """The snapshot store could not be read (no such --db, corrupt, locked): nothing was checked."""
 
 Level = Literal["ok", "info", "warn", "fail"]
-CHECK_SCHEMA = 4
+CHECK_SCHEMA = 5
 """The `check --json` object's version (2 added the probes, the interval's level, the looks;
-3 the drafting now; 4 the traffic's accept length beside the probe's, and per-category probes)."""
+3 the drafting now; 4 the traffic's accept length beside the probe's, and per-category probes;
+5 the stored A/B of the server's configuration)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +72,8 @@ class CheckReport:
     traffic: TrafficGap | None = None
     """The probes' accept length beside the server's over all requests meanwhile."""
     categories: dict[str, Pooled] = field(default_factory=dict)
+    ab: StoredAb | None = None
+    """The store's latest A/B of this configuration (`session.ab_lookup`)."""
     """One probe per category of `--probe-prompts`, pooled per category (empty without)."""
 
     def add(self, level: Level, text: str, exit_code: int = EXIT_HEALTHY) -> None:
@@ -125,10 +131,31 @@ def report_to_dict(report: CheckReport) -> dict[str, object]:
         "advice": [asdict(a) for a in report.advice],
         "drafting": _drafting(report),
         "traffic": _traffic(report.traffic),
+        "ab": _ab(report.ab),
         "categories": {
             name: {"accept_length": p.accept_length, "decode_tok_s": p.decode_tok_s, "runs": p.runs}
             for name, p in report.categories.items()
         },
+    }
+
+
+def _ab(ab: StoredAb | None) -> dict[str, object] | None:
+    """The `ab` object: the stored A/B's speedup at each load, its load band, its crossover."""
+    if ab is None:
+        return None
+    return {
+        "ab_id": ab.ab_id,
+        "ended_at": ab.ended_at,
+        "levels": [
+            {
+                "concurrency": lv.concurrency,
+                "band": band_label(start) if (start := band_of(lv.concurrency)) else None,
+                "comparison": comparison_to_dict(lv.comparison),
+                "valid": lv.valid,
+            }
+            for lv in ab.levels
+        ],
+        "crossover": crossover_to_dict(ab.crossover),
     }
 
 

@@ -20,6 +20,7 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from specmon.analysis.comparison import Comparison
+from specmon.analysis.load import Crossover
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.stats import summarize
 from specmon.analysis.validity import fingerprint
@@ -481,3 +482,14 @@ def _kind(value: object) -> str:
     if isinstance(value, Mapping):
         return "an object"
     return type(value).__name__
+
+
+def crossover_to_dict(cross: Crossover) -> dict[str, Any]:
+    """Where speculation stops paying (`analysis.load.crossover`), as `ab --json` and
+    `check --json` give it."""
+    return {
+        "pays_up_to": cross.pays_up_to,
+        "stops_at": cross.stops_at,
+        "verdict": cross.verdict.value if cross.verdict is not None else None,
+        "exceptions": list(cross.exceptions),
+    }

@@ -8,7 +8,7 @@ from typing import Any
 from specmon.analysis.comparison import TENTATIVE_ROUNDS
 from specmon.analysis.load import Best, Crossover, Level
 from specmon.launch.split import Split
-from specmon.serialize import comparison_to_dict, pooled_to_dict
+from specmon.serialize import comparison_to_dict, crossover_to_dict, pooled_to_dict
 from specmon.wording import (
     DASH,
     num,
@@ -128,15 +128,6 @@ def _level_to_dict(lv: Level) -> dict[str, Any]:
     }
 
 
-def _crossover_to_dict(cross: Crossover) -> dict[str, Any]:
-    return {
-        "pays_up_to": cross.pays_up_to,
-        "stops_at": cross.stops_at,
-        "verdict": cross.verdict.value if cross.verdict is not None else None,
-        "exceptions": list(cross.exceptions),
-    }
-
-
 def report_to_dict(
     split: Split,
     per_config: Sequence[tuple[str | None, Sequence[Level], Crossover]],
@@ -160,7 +151,7 @@ def report_to_dict(
             {
                 "config": config,
                 "levels": [_level_to_dict(lv) for lv in found],
-                "crossover": _crossover_to_dict(cross),
+                "crossover": crossover_to_dict(cross),
             }
             for config, found, cross in per_config
         ],

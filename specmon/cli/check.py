@@ -26,6 +26,7 @@ from specmon.cli.common import (
     target_of,
 )
 from specmon.model import Protocol, ServerInfo, Snapshot
+from specmon.session.ab_lookup import lookup_ab
 from specmon.session.baselines import BaselineLookup, check_lifetime, lookup_baseline
 from specmon.session.snapshot import SnapshotKind, take_snapshot
 from specmon.sources.http import make_client
@@ -132,6 +133,9 @@ async def _check(args: argparse.Namespace, store: Store | None) -> int:
                 earlier=lambda: store.list() if store else [],
                 budget_s=args.budget,
                 prompts=probe_prompts_arg(args.probe_prompts),
+                find_ab=lambda info: (
+                    lookup_ab(store, info, max_age_s=args.max_age) if store else None
+                ),
             )
     finally:
         await telemetry.aclose()

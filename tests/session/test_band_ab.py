@@ -7,19 +7,24 @@ gains at 1 stream (k = 3 drafted) and nothing at 12 (no drafting from 8 running 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
-from specmon.analysis.ab_runs import AbRun, Side
+from specmon.analysis.ab_runs import AbRun, Side, StoredAb
 from specmon.analysis.acceptance import PositionAcceptance, pooled_positions
 from specmon.analysis.band_whatif import band_what_if
 from specmon.analysis.by_load import LoadBand
 from specmon.analysis.comparison import Verdict
 from specmon.analysis.load import Level, crossover
 from specmon.analysis.pooled import Pooled
-from specmon.model import PositionSource, Protocol, SpecConfig
+from specmon.analysis.validity import LifetimeCheck, LifetimeState
+from specmon.check import run_check
+from specmon.check_report import report_to_dict
+from specmon.model import PositionSource, Protocol, ServerInfo, Snapshot, SpecConfig
 from specmon.session.ab_lookup import lookup_ab
 from specmon.session.snapshot import SnapshotKind, take_snapshot
 from specmon.session.whatif_view import live_what_if
@@ -83,6 +88,7 @@ async def test_the_w_screen_sets_the_stored_ab_beside_each_band(tmp_path: Path) 
             finally:
                 await load.stop()
             ab = lookup_ab(store, info, max_age_s=MAX_AGE_S)
+            checked = await _check(sim.url, lambda _info: ab)
     assert ab is not None and ab.ab_id == ids[0]
     speedup = {
         lv.concurrency: lv.comparison.speedup.value for lv in ab.levels if lv.comparison is not None
@@ -103,6 +109,15 @@ async def test_the_w_screen_sets_the_stored_ab_beside_each_band(tmp_path: Path) 
     assert said[1].startswith("+")
     assert lines[-2] == f"ab #{ids[0]}, 2.0h ago: {said[1]} at 1 stream, {said[12]} at 12 streams"
     assert lines[-1] == crossover_line(ab.crossover)
+    # check names the same A/B, a finding and in JSON, each level with its band.
+    assert " — ".join(lines[-2:]).split(" ago: ")[1] in [f["text"].split(" ago: ")[-1]
+                                                       for f in checked["findings"]]  # fmt: skip
+    assert checked["ab"]["ab_id"] == ids[0]
+    assert [(lv["concurrency"], lv["band"]) for lv in checked["ab"]["levels"]] == [
+        (1, "1"),
+        (12, "8-15"),
+    ]
+    assert checked["ab"]["crossover"]["pays_up_to"] == ab.crossover.pays_up_to
 
     # What-if by load: the light band's from its own figures, the A/B's baseline at 1 stream
     # beside it; the heavy band drafts nothing to predict from.
@@ -156,3 +171,18 @@ def test_each_drafting_band_gets_a_what_if_from_its_own_figures() -> None:
         "         1: k = 3 (60.0 tok/s): no other draft length is predicted faster beyond its "
         "interval"
     )
+
+
+async def _check(url: str, find_ab: Callable[[ServerInfo], StoredAb | None]) -> dict[str, Any]:
+    """`check --json` of the server, the store's A/B given."""
+
+    async def probe(protocol: Protocol) -> Snapshot:
+        return await take_snapshot(Target(url), protocol, kind=SnapshotKind.RUN)
+
+    async def same(_baseline: Snapshot) -> LifetimeCheck:
+        return LifetimeCheck(LifetimeState.SAME, "the same server process")
+
+    async with httpx.AsyncClient(base_url=url, timeout=30.0) as client:
+        report = await run_check(client, url, run_probe=probe, check_lifetime=same,
+                                 probe_tokens=TOKENS, find_ab=find_ab)  # fmt: skip
+    return report_to_dict(report)
