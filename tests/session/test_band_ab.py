@@ -7,24 +7,20 @@ gains at 1 stream (k = 3 drafted) and nothing at 12 (no drafting from 8 running 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
+from watching import check_json
 
-from specmon.analysis.ab_runs import AbRun, Side, StoredAb
+from specmon.analysis.ab_runs import AbRun, Side
 from specmon.analysis.acceptance import PositionAcceptance, pooled_positions
 from specmon.analysis.band_whatif import band_what_if
 from specmon.analysis.by_load import LoadBand
 from specmon.analysis.comparison import Verdict
 from specmon.analysis.load import Level, crossover
 from specmon.analysis.pooled import Pooled
-from specmon.analysis.validity import LifetimeCheck, LifetimeState
-from specmon.check import run_check
-from specmon.check_report import report_to_dict
-from specmon.model import PositionSource, Protocol, ServerInfo, Snapshot, SpecConfig
+from specmon.model import PositionSource, Protocol, SpecConfig
 from specmon.session.ab_lookup import lookup_ab
 from specmon.session.snapshot import SnapshotKind, take_snapshot
 from specmon.session.whatif_view import live_what_if
@@ -88,7 +84,7 @@ async def test_the_w_screen_sets_the_stored_ab_beside_each_band(tmp_path: Path) 
             finally:
                 await load.stop()
             ab = lookup_ab(store, info, max_age_s=MAX_AGE_S)
-            checked = await _check(sim.url, lambda _info: ab)
+            checked = await check_json(sim.url, TOKENS, find_ab=lambda _info: ab)
     assert ab is not None and ab.ab_id == ids[0]
     speedup = {
         lv.concurrency: lv.comparison.speedup.value for lv in ab.levels if lv.comparison is not None
@@ -171,18 +167,3 @@ def test_each_drafting_band_gets_a_what_if_from_its_own_figures() -> None:
         "         1: k = 3 (60.0 tok/s): no other draft length is predicted faster beyond its "
         "interval"
     )
-
-
-async def _check(url: str, find_ab: Callable[[ServerInfo], StoredAb | None]) -> dict[str, Any]:
-    """`check --json` of the server, the store's A/B given."""
-
-    async def probe(protocol: Protocol) -> Snapshot:
-        return await take_snapshot(Target(url), protocol, kind=SnapshotKind.RUN)
-
-    async def same(_baseline: Snapshot) -> LifetimeCheck:
-        return LifetimeCheck(LifetimeState.SAME, "the same server process")
-
-    async with httpx.AsyncClient(base_url=url, timeout=30.0) as client:
-        report = await run_check(client, url, run_probe=probe, check_lifetime=same,
-                                 probe_tokens=TOKENS, find_ab=find_ab)  # fmt: skip
-    return report_to_dict(report)

@@ -5,17 +5,16 @@ the simulator emitted (accept length × plain step / cycle, drawn)."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import test_exports as exports_cases  # its snapshot builders (a module: its tests stay there)
+from watching import sampled
 
 from specmon.analysis.validity import LifetimeState, relaunched_for_speculation
-from specmon.model import Protocol, Sample
+from specmon.model import Protocol
 from specmon.probe_prompts import BUILTIN_SET, category_protocols
 from specmon.session.baseline_state import NOT_SAMPLED, RELAUNCH_UNREAD, BaselineState
 from specmon.session.live import LiveState
@@ -108,28 +107,6 @@ async def test_a_category_without_a_baseline_says_why(tmp_path: Path) -> None:
     assert [c.comparison for c in view.spec.categories] == [None] * 3
     missing = dict(view.missing)
     assert missing["speedup of code"] == "no baseline in the store"
-
-
-@contextlib.asynccontextmanager
-async def sampled(watch: Watch, live: LiveState) -> AsyncIterator[Sample]:
-    """Samples feed `live` for the block (the probe needs the connection), from the first
-    with the server's info (yielded)."""
-    known = asyncio.Event()
-
-    def emit(sample: Sample) -> None:
-        live.on_sample(sample)
-        if live.server.info is not None:
-            known.set()
-
-    sampling = asyncio.create_task(watch.sample(emit, lambda _error: None))
-    try:
-        await asyncio.wait_for(known.wait(), timeout=30)
-        assert live.sample is not None
-        yield live.sample
-    finally:
-        sampling.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await sampling
 
 
 def test_a_category_baseline_s_lifetime_follows_the_dashboard_s_rules() -> None:

@@ -13,22 +13,18 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
 
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from watching import check_json
 
 from specmon.analysis.drafting import OFF_SHARE
-from specmon.analysis.validity import LifetimeCheck, LifetimeState
-from specmon.check import run_check
-from specmon.check_report import report_to_dict
 from specmon.config import FleetTarget, MonitorConfig
 from specmon.exporter.metrics import ExportedTarget, render
-from specmon.model import Protocol, Reading, Sample, ServerInfo, ServerMetrics, Snapshot
+from specmon.model import Reading, Sample, ServerInfo, ServerMetrics
 from specmon.session.fleet import TargetSession
 from specmon.session.fleet_row import fleet_row
-from specmon.session.snapshot import SnapshotKind, take_snapshot
 from specmon.sim import SimConfig, SimServer
 from specmon.sources.backend import Backend, connect
 from specmon.sources.http import Target
@@ -180,19 +176,6 @@ def exported(text: str, name: str) -> float | None:
     return values[0] if values else None
 
 
-async def _check(url: str) -> dict[str, Any]:
-    async def probe(protocol: Protocol) -> Snapshot:
-        return await take_snapshot(Target(url), protocol, kind=SnapshotKind.RUN)
-
-    async def same(_baseline: Snapshot) -> LifetimeCheck:
-        return LifetimeCheck(LifetimeState.SAME, "the same server process")
-
-    async with httpx.AsyncClient(base_url=url, timeout=30.0) as client:
-        report = await run_check(client, url, run_probe=probe, check_lifetime=same,
-                                 probe_tokens=TOKENS)  # fmt: skip
-    return report_to_dict(report)
-
-
 @pytest.mark.parametrize("backend", ["sglang", "vllm"])
 async def test_load_rising_and_falling_shows_each_phase_and_each_switch(backend: str) -> None:
     async with (
@@ -227,7 +210,7 @@ async def test_load_rising_and_falling_shows_each_phase_and_each_switch(backend:
                               exported(text, "specmon_drafting_duty_cycle"), expected,
                               f"exporter, {phase}")  # fmt: skip
                 before = sim.state.engine.model_time
-                body = await _check(sim.url)
+                body = await check_json(sim.url, TOKENS)
                 checked = truth(sim, before, sim.state.engine.model_time)
                 json_drafting = body["drafting"]
                 same_drafting(

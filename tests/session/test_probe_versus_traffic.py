@@ -10,8 +10,9 @@ from collections.abc import AsyncIterator, Sequence
 
 import httpx
 import pytest
+from watching import sampled
 
-from specmon.model import Protocol, Sample
+from specmon.model import Protocol
 from specmon.probe_prompts import BUILTIN_SET, ProbePrompt
 from specmon.session.live import LiveState
 from specmon.session.watch import Watch
@@ -30,26 +31,11 @@ async def watched(
     prompts: Sequence[ProbePrompt],
 ) -> AsyncIterator[tuple[SimServer, Watch, LiveState]]:
     """A simulator, a Watch of it rotating `prompts`, and the LiveState its samples feed."""
-    sim = SimServer(CONFIG)
-    await sim.start()
-    watch = Watch(Target(sim.url), interval=0.1, telemetry=False, prompts=prompts)
-    live = LiveState(sim.url, Protocol(5, 0, 256, 0.0, ""), max_age_s=1800, probe_every=10)
-    known = asyncio.Event()
-
-    def emit(sample: Sample) -> None:
-        live.on_sample(sample)
-        if live.server.info is not None:
-            known.set()
-
-    sampling = asyncio.create_task(watch.sample(emit, lambda _error: None))
-    try:
-        await asyncio.wait_for(known.wait(), timeout=30)
-        yield sim, watch, live
-    finally:
-        sampling.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await sampling
-        await sim.stop()
+    async with SimServer(CONFIG) as sim:
+        watch = Watch(Target(sim.url), interval=0.1, telemetry=False, prompts=prompts)
+        live = LiveState(sim.url, Protocol(5, 0, 256, 0.0, ""), max_age_s=1800, probe_every=10)
+        async with sampled(watch, live):
+            yield sim, watch, live
 
 
 async def probe(watch: Watch, live: LiveState, tokens: int) -> None:
