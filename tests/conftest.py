@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,17 @@ _DEFAULTS = {
 for _signum, _handler in _DEFAULTS.items():
     if signal.getsignal(_signum) == signal.SIG_IGN:
         signal.signal(_signum, _handler)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _own_user_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The run's own data, state and config folders: a command given no --db (or dumps, crash
+    files, config) never reads or writes the user's, whose store may be of a newer specmon."""
+    home = tmp_path_factory.mktemp("user-dirs")
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
+            patch.setenv(name, str(home / name.lower()))
+        yield
 
 
 @pytest.fixture

@@ -111,10 +111,10 @@ class ReplayApp(SpecmonApp):
         return "  ".join((f"REPLAY {clock} {pace}", *(["frozen"] if self.frozen else [])))
 
     def _start_workers(self) -> None:
-        self.run_worker(self.replay.run(PostingSink(self._handle)), group="feed",
+        self.run_worker(self.replay.run(PostingSink(self._replayed)), group="feed",
                         exit_on_error=False)  # fmt: skip
 
-    def _handle(self, message: Message) -> None:
+    def _replayed(self, message: Message) -> None:
         """Hand a recorded input to the dashboard's handler for it, now."""
         self._handlers[type(message)](message)
 

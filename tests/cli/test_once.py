@@ -52,7 +52,12 @@ def test_one_server_against_its_stored_baseline(
     # The comparison's figures are the View's: now / base − 1 of the two sides it shows.
     now, base = baseline["current_tok_s"], baseline["tok_s"]
     assert comparison["speedup"]["value"] == pytest.approx(now / base - 1, rel=1e-9)
-    assert view["spec"]["break_even"] == pytest.approx(2.0, rel=0.05)
+    # break-even = cycle / the baseline's ms per token, both as the frame shows them; the
+    # simulator's truth is 8 ms / 4 ms = 2.0, which a loaded machine's sleeps pull down (each
+    # step overshoots alike: 1.86 was seen in CI beside the helpers' work).
+    spec = view["spec"]
+    assert spec["break_even"] == pytest.approx(spec["cycle_ms"] * base / 1000, rel=1e-9)
+    assert spec["break_even"] == pytest.approx(2.0, rel=0.15)
 
 
 def test_a_fleet_frame_has_every_server_worst_first(

@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from real_helpers import bench, counters, deltas, free_port, run_json, serving, warm_up
+from real_helpers import (
+    bench,
+    counted_bench,
+    free_port,
+    run_json,
+    serving,
+    warm_up,
+)
 
 from specmon.analysis.pooled import pool
 from specmon.model import CycleBasis, RunFigures, StepsSource
@@ -29,9 +36,9 @@ def test_bench_agrees_with_llamacpp_counters(
     llamacpp_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     warm_up(capsys, llamacpp_url, tmp_path)
-    before = counters(llamacpp_url, "llamacpp:")
-    body = bench(capsys, llamacpp_url, tmp_path / "s.db", runs=RUNS, tokens=TOKENS)
-    d = deltas(before, counters(llamacpp_url, "llamacpp:"))
+    body, d = counted_bench(
+        capsys, llamacpp_url, tmp_path / "s.db", "llamacpp:", runs=RUNS, tokens=TOKENS
+    )
     target = body["target"]
     assert (target["backend"], target["model"]) == ("llamacpp", "tiny-llama")
     assert target["version"].startswith("b")  # the build, e.g. "b1-0c1e570"
@@ -96,7 +103,8 @@ def test_check_against_a_real_baseline(
     verdict = body["verdict"]
     assert code == (1 if verdict == "losing" else 0), body["findings"]
     assert any(f["text"].endswith("(steps from server timings)") for f in body["findings"])
-    assert (verdict.upper() if verdict == "losing" else verdict) in body["findings"][-1]["text"]
+    [judged] = [f["text"] for f in body["findings"] if f["text"].startswith("vs ")]
+    assert (verdict.upper() if verdict == "losing" else verdict) in judged
 
 
 def test_check_names_a_restart_of_the_real_baseline_server(

@@ -17,7 +17,7 @@ import statistics
 from pathlib import Path
 
 import pytest
-from real_helpers import bench, counters, deltas, run_json, warm_up
+from real_helpers import counted_bench, run_json, warm_up
 
 pytestmark = pytest.mark.realserver
 
@@ -28,9 +28,7 @@ def test_bench_agrees_with_vllm_counters(
     vllm_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     warm_up(capsys, vllm_url, tmp_path)
-    before = counters(vllm_url, "vllm:")
-    body = bench(capsys, vllm_url, tmp_path / "s.db", runs=RUNS, tokens=TOKENS)
-    d = deltas(before, counters(vllm_url, "vllm:"))
+    body, d = counted_bench(capsys, vllm_url, tmp_path / "s.db", "vllm:", runs=RUNS, tokens=TOKENS)
     target = body["target"]
     assert (target["backend"], target["version"], target["model"]) == (
         "vllm",
