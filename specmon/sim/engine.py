@@ -75,6 +75,8 @@ class SimRequest:
     last_emit_tokens: int = 0
     finished: bool = False
     aborted: bool = False
+    recorded: bool = False
+    """Its ground truth is stored (`SimState.finish_record`, once)."""
 
     @property
     def completion_tokens(self) -> int:

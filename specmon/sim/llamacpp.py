@@ -339,7 +339,15 @@ async def handle_completion(
     error = {"error": {"code": 500, "message": "Simulated mid-stream failure", "type": "server"}}
     try:
         return await stream_request(
-            request, engine, req, state.faults, render, error, tail, done=False
+            request,
+            engine,
+            req,
+            state.faults,
+            render,
+            error,
+            tail,
+            done=False,
+            over=lambda: state.finish_record(req),
         )
     finally:
         state.finish_record(req)

@@ -236,7 +236,15 @@ async def _stream(request: web.Request, state: SimState, req: SimRequest) -> web
 
     error = error_chunk(state, "Simulated mid-stream failure")
     try:
-        return await stream_request(request, state.engine, req, state.faults, render, error)
+        return await stream_request(
+            request,
+            state.engine,
+            req,
+            state.faults,
+            render,
+            error,
+            over=lambda: state.finish_record(req),
+        )
     finally:
         state.finish_record(req)
 

@@ -161,7 +161,16 @@ async def _stream(
         return out
 
     error = error_chunk(state, "Simulated mid-stream failure")
-    return await stream_request(request, state.engine, req, state.faults, render, error, tail)
+    return await stream_request(
+        request,
+        state.engine,
+        req,
+        state.faults,
+        render,
+        error,
+        tail,
+        over=lambda: state.finish_record(req),
+    )
 
 
 def _chat_chunk(head: dict[str, Any], delta: dict[str, Any], finish: str | None) -> dict[str, Any]:

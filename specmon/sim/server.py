@@ -92,8 +92,11 @@ class SimState:
         return self.sglang
 
     def finish_record(self, req: SimRequest) -> None:
-        """Store the ground truth of a request whose response is over."""
-        self.server.record(req.record)
+        """Store the ground truth of a request whose response is over (once: a stream stores
+        it before its end is sent, so a client that read the end finds it stored)."""
+        if not req.recorded:
+            req.recorded = True
+            self.server.record(req.record)
 
 
 class SimServer:

@@ -48,6 +48,7 @@ async def stream_request(
     tail: Callable[[], list[dict[str, Any]]] = list,
     *,
     done: bool = True,
+    over: Callable[[], None] | None = None,
 ) -> web.StreamResponse:
     """Stream `req`'s outputs as `data:` chunks, then `tail()` chunks and `[DONE]`.
 
@@ -60,6 +61,8 @@ async def stream_request(
         error_payload: The mid-stream error chunk of this version.
         tail: Payloads sent after the final output (usage, spec details).
         done: End with `data: [DONE]` (llama.cpp's native stream does not).
+        over: Called once the last output is sent, before the tail: the request's ground truth
+            is stored before the client can read the stream's end.
 
     Returns:
         The (already written) response.
@@ -110,6 +113,8 @@ async def stream_request(
             first = False
             if out.finished:
                 break
+        if over is not None:
+            over()
         for payload in tail():
             await write(b"data: " + dumps(payload).encode() + b"\n\n")
         if done:

@@ -322,7 +322,16 @@ async def _stream(
         return [{**chunk, **_per_request_metrics(state, req)}]
 
     error = {"error": {"object": "error", "message": "Simulated mid-stream failure", "code": 500}}
-    return await stream_request(request, state.engine, req, state.faults, render, error, tail)
+    return await stream_request(
+        request,
+        state.engine,
+        req,
+        state.faults,
+        render,
+        error,
+        tail,
+        over=lambda: state.finish_record(req),
+    )
 
 
 async def _complete(state: SimState, req: SimRequest, head: dict[str, Any]) -> web.StreamResponse:

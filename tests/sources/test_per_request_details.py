@@ -51,24 +51,13 @@ def _truth(record: EmittedRequest, k: int) -> tuple[int, ...]:
     return tuple(counts.get(j, 0) for j in range(k + 1))
 
 
-async def _recorded(sim: SimThread, count: int) -> list[EmittedRequest]:
-    """The simulator's records once it holds `count`: it records a request when its response
-    is over, which may come just after the client read the last chunk (bounded wait)."""
-    for _ in range(500):
-        if len(sim.server.emitted) >= count:
-            break
-        await asyncio.sleep(0.01)
-    return list(sim.server.emitted)
-
-
 async def _two_at_once(config: SimConfig) -> tuple[list[ProbeResult], list[EmittedRequest]]:
     """Two probes sharing the server: neither ran alone."""
     run = vllm.run_probe if config.backend == "vllm" else probe.run_probe
     with SimThread(config) as sim:
         async with make_client(Target(sim.url)) as client:
             results = await asyncio.gather(*(run(client, max_tokens=n) for n in LENGTHS))
-        emitted = await _recorded(sim, len(LENGTHS))
-        by_length = {r.max_new_tokens: r for r in emitted}
+        by_length = {r.max_new_tokens: r for r in sim.server.emitted}
     return list(results), [by_length[n] for n in LENGTHS]
 
 
@@ -105,7 +94,7 @@ async def test_sglang_spec_tokens_details_carry_the_same_histogram() -> None:
     with SimThread(SGLANG) as sim:
         async with httpx.AsyncClient(base_url=sim.url) as client:
             answer = await client.post("/v1/completions", json=body)
-        [record] = await _recorded(sim, 1)
+        record = sim.server.emitted[-1]
     chunks = [json.loads(line[6:]) for line in answer.text.splitlines() if line[6:7] == "{"]
     details = next(c["sglext"]["spec_tokens_details"] for c in chunks if "sglext" in c)
     assert set(details) == SGLANG_DETAILS
