@@ -26,11 +26,13 @@ for _signum, _handler in _DEFAULTS.items():
 
 @pytest.fixture(scope="session", autouse=True)
 def _own_user_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """The run's own data, state and config folders: a command given no --db (or dumps, crash
-    files, config) never reads or writes the user's, whose store may be of a newer specmon."""
+    """The run's own data and state folders: a command given no --db (or dumps, crash files)
+    never reads or writes the user's, whose store may be of a newer specmon. Not the cache and
+    config folders: the real servers the tests launch keep theirs there (a fresh vLLM cache
+    made every launched vLLM's streams arrive bunched in CI)."""
     home = tmp_path_factory.mktemp("user-dirs")
     with pytest.MonkeyPatch.context() as patch:
-        for name in ("XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
+        for name in ("XDG_DATA_HOME", "XDG_STATE_HOME"):
             patch.setenv(name, str(home / name.lower()))
         yield
 
