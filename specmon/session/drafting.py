@@ -41,13 +41,19 @@ class Switch:
         return f"drafting {draft_level_text(self.before)} → {draft_level_text(self.after)}{tail}"
 
 
+MAX_INTERVALS = 600
+"""At most this many intervals kept (twice the 5 minutes at the default 1 s scrape): a faster
+scrape (the CI soak's 50 a second) would otherwise keep 15,000 of each, a growing heap."""
+
+
 class DraftingTracker:
-    """The intervals of the last `history_s` seconds and the setting they ran at."""
+    """The intervals of the last `history_s` seconds (at most `MAX_INTERVALS`) and the setting
+    they ran at."""
 
     def __init__(self, history_s: float) -> None:
         self.history_s = history_s
-        self.intervals: deque[tuple[float, DraftSteps]] = deque()
-        self.loads: deque[tuple[float, LoadInterval]] = deque()
+        self.intervals: deque[tuple[float, DraftSteps]] = deque(maxlen=MAX_INTERVALS)
+        self.loads: deque[tuple[float, LoadInterval]] = deque(maxlen=MAX_INTERVALS)
         """Every interval with its load (`analysis.by_load`), drafting or not."""
         self.level: int | None = None
         """The setting the server drafts at, once it held `HOLD` intervals."""
