@@ -10,7 +10,9 @@ seconds, and every screen is opened and closed through the pty (keys_pty.py's ro
 start and at the end, keys_pty.py's round is timed through the pty (write of the key to the read
 that shows its result, parsed by pyte): the dashboard after a week answers as it did fresh, or
 not. Every `--sample-every` seconds: the dashboard's RSS and the objects its garbage collector
-tracks (`soak.tracked_objects`, written by the dashboard itself), whose trends `soak.trend` fits.
+tracks (`soak.tracked_objects`), both written by the dashboard itself, whose trends `soak.trend`
+fits. `--out` is written once the start's round is timed, at every restart and at the end: a run
+cut short still leaves its figures so far ("finished": false).
 
     python benchmarks/soak_week.py --hours 2 --out benchmarks/results/soak-week.json
 
@@ -30,13 +32,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-import psutil
 from keys_pty import ESC, PANELS, ROUND, Results, Term, Timeout, press_rounds, summary
 from soak import (
     FAULTS,
     OBJECTS_FLAT_WITHIN,
     RSS_FLAT_WITHIN,
     Simulators,
+    rss,
     tracked_objects,
     trend,
 )
@@ -89,7 +91,8 @@ class CountingApp(SpecmonApp):
 
     def _write_stats(self) -> None:
         line = {"t": round(time.monotonic() - self._started, 1), "objects": tracked_objects(),
-                "samples": self.samples, "probes": self.probes}  # fmt: skip
+                "rss_mib": round(rss() / 2**20, 1), "samples": self.samples,
+                "probes": self.probes}  # fmt: skip
         with self._stats_path.open("a") as out:
             out.write(json.dumps(line) + "\n")
 
@@ -158,11 +161,7 @@ def main() -> int:
         args.db, args.stats = Path(args.db), Path(args.stats)
         return dashboard(args)
     result = soak(args)
-    text = json.dumps(result, indent=2)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n")
-    print(text)
+    print(json.dumps(result, indent=2))
     flat = all(result[name]["flat"] for name in ("rss_trend_mib", "objects_trend"))
     return 0 if flat and not result["errors"] else 1
 
@@ -173,7 +172,6 @@ def soak(args: argparse.Namespace) -> dict[str, Any]:
     interval, probe_every = SCRAPE_EVERY_S / squeeze, PROBE_EVERY_S / squeeze
     rng = random.Random(args.seed)
     errors: list[str] = []
-    rss: list[tuple[float, float]] = []
     sims = Simulators()
     with tempfile.TemporaryDirectory(prefix="specmon-soak-week-") as home:
         stats = Path(home) / "stats.jsonl"
@@ -187,19 +185,18 @@ def soak(args: argparse.Namespace) -> dict[str, Any]:
             term.wait_for(lambda screen: all(p in screen for p in PANELS), term.started, "start")
             term.idle(30.0)
             keys_start = timed_round(term, args.rounds, rng, errors)
-            process = psutil.Process(term.pid)
+            write_out(args, figures(args, interval, probe_every, stats, keys_start, {}, errors))
             start = time.monotonic()
             end = start + args.hours * 3600
-            next_sample = next_restart = next_baseline = start
+            next_restart = next_baseline = start
             fault = 0
             while time.monotonic() < end:
                 now = time.monotonic()
-                if now >= next_sample:
-                    rss.append((now - start, process.memory_info().rss / 2**20))
-                    next_sample = now + args.sample_every
                 if now >= next_restart:
                     sims.ask("restart")
                     next_restart = now + args.restart_every
+                    write_out(args, figures(args, interval, probe_every, stats, keys_start, {},
+                                            errors))  # fmt: skip
                 if now >= next_baseline:
                     os.write(term.fd, b"b")
                     term.idle(1.0)
@@ -221,9 +218,33 @@ def soak(args: argparse.Namespace) -> dict[str, Any]:
             raise
         finally:
             sims.close()
-        lines = [json.loads(line) for line in stats.read_text().splitlines()]
-    last = lines[-1]
+        result = figures(args, interval, probe_every, stats, keys_start, keys_end, errors)
+        result["finished"] = True
+        write_out(args, result)
+    return result
+
+
+def write_out(args: argparse.Namespace, result: dict[str, Any]) -> None:
+    """`result` to `--out`, if given."""
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=2) + "\n")
+
+
+def figures(
+    args: argparse.Namespace,
+    interval: float,
+    probe_every: float,
+    stats: Path,
+    keys_start: dict[str, dict[str, float]],
+    keys_end: dict[str, dict[str, float]],
+    errors: list[str],
+) -> dict[str, Any]:
+    """The soak's figures from what the dashboard wrote to `stats` so far."""
+    lines = [json.loads(line) for line in stats.read_text().splitlines()]
+    last = lines[-1] if lines else {"samples": 0, "probes": 0}
     return {
+        "finished": False,
         "command": " ".join(["python", "benchmarks/soak_week.py", *sys.argv[1:]]),
         "hours": args.hours,
         "interval_s": round(interval, 4),
@@ -232,7 +253,9 @@ def soak(args: argparse.Namespace) -> dict[str, Any]:
         "simulated_days_of_samples": round(last["samples"] * SCRAPE_EVERY_S / 86400, 2),
         "probes": last["probes"],
         "simulated_days_of_probes": round(last["probes"] * PROBE_EVERY_S / 86400, 2),
-        "rss_trend_mib": trend(rss, args.settle_s, RSS_FLAT_WITHIN),
+        "rss_trend_mib": trend(
+            [(line["t"], line["rss_mib"]) for line in lines], args.settle_s, RSS_FLAT_WITHIN
+        ),
         # The dashboard's clock starts a minute or two before this one (its start, the first
         # timed round): against a settling time of minutes, the same one serves both.
         "objects_trend": trend(
@@ -251,7 +274,7 @@ def soak(args: argparse.Namespace) -> dict[str, Any]:
             for keys in (keys_start, keys_end)
         ],
         "errors": errors,
-        "rss_mib_over_time": [(round(t), round(m, 1)) for t, m in rss],
+        "rss_mib_over_time": [(line["t"], line["rss_mib"]) for line in lines],
         "objects_over_time": [(line["t"], line["objects"]) for line in lines],
     }
 
