@@ -24,10 +24,11 @@ import time
 
 import httpx
 
+from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.sim import SimConfig, SimThread
 from specmon.sources.backend import Connection
-from specmon.sources.http import Target, get, make_client, polling_client
-from specmon.sources.probe import DEFAULT_PROMPT
+from specmon.sources.http import get, make_client, polling_client
+from specmon.target import Target
 
 PATHS = ("/metrics", "/get_server_info")
 PROBE = "/generate (probe, 256 tokens)"

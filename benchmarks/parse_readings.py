@@ -27,11 +27,12 @@ from dataclasses import replace
 
 import httpx
 
+from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.sim import SimConfig, SimThread
 from specmon.sources import metrics as metrics_module
 from specmon.sources.dcgm import telemetry_from_text
 from specmon.sources.metrics import metrics_from_text
-from specmon.sources.probe import DEFAULT_PROMPT, generate_payload
+from specmon.sources.probe import generate_payload
 from specmon.sources.scrape_memo import ScrapeMemo
 from specmon.sources.sglang import parse_server_info
 

@@ -24,9 +24,9 @@ from typing import Any
 import httpx
 
 from specmon.config import MonitorConfig, Targets
-from specmon.sources.http import Target
 from specmon.sources.metrics import metrics_from_text
 from specmon.store import Store
+from specmon.target import Target
 
 TOKENS = 128
 

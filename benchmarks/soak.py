@@ -45,8 +45,8 @@ import psutil
 from specmon.config import MonitorConfig, Targets
 from specmon.sim import Faults, SimConfig, SimThread
 from specmon.sim.faults import duplicate_series, set_values
-from specmon.sources.http import Target
 from specmon.store import Store
+from specmon.target import Target
 from specmon.ui.app import SpecmonApp
 from specmon.ui.messages import SampleReady
 from specmon.ui.tuning.render_cache import release_render_caches

@@ -45,8 +45,8 @@ from soak import (
 
 import specmon.ui.app as app_module
 from specmon.config import MonitorConfig, Targets
-from specmon.sources.http import Target
 from specmon.store import Store
+from specmon.target import Target
 from specmon.ui.app import SpecmonApp
 from specmon.ui.messages import ProbeDone, SampleReady
 

@@ -39,12 +39,11 @@ from specmon.model import (
     Snapshot,
     Telemetry,
 )
-from specmon.probe_prompts import ProbePrompt, Rotation
+from specmon.probe_prompts import DEFAULT_PROMPT, ProbePrompt, Rotation
 from specmon.render import cycle_text
 from specmon.session.baselines import BaselineLookup
 from specmon.session.drafting import DraftingTracker
 from specmon.sources.backend import Backend, connect
-from specmon.sources.probe import DEFAULT_PROMPT
 from specmon.whatif_text import ab_lines, advisor_flags
 from specmon.wording import (
     DRAFTING_OFF,
@@ -60,7 +59,7 @@ CHECK_RULE = SequentialRule()
 """Looks after 3, 5 and 10 probes at 1 − 0.05/3 each (analysis/sequential.py)."""
 
 ProbeRunner = Callable[[Protocol], Awaitable[Snapshot]]
-"""Runs the probe as a one-run snapshot (`session.snapshot.take_snapshot`)."""
+"""Runs the probe as a one-run snapshot (`snapshot.take_snapshot`)."""
 
 
 async def run_check(

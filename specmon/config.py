@@ -17,12 +17,7 @@ import platformdirs
 
 from specmon.errors import TargetError
 from specmon.probe_prompts import BUILTIN, DEFAULT_SET, ProbePrompt, probe_prompts_setting
-from specmon.sources.http import (
-    DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_READ_TIMEOUT,
-    Target,
-    normalise_url,
-)
+from specmon.target import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT, Target, normalise_url
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 30000  # SGLang's default

@@ -16,8 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from specmon.model import Protocol
-from specmon.sources.probe import DEFAULT_PROMPT
 
+DEFAULT_PROMPT = (
+    "Write a detailed, step by step explanation of how a CPU executes an instruction, "
+    "from fetch to write-back, with an example for each stage."
+)
+"""The probe's prompt when none is given: one long, open-ended answer."""
 DEFAULT_CATEGORY = "general"
 """The category of the single default prompt (a set of one)."""
 BUILTIN = "builtin"

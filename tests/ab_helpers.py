@@ -16,7 +16,8 @@ from specmon.launch.split import split_command
 from specmon.model import ServerInfo
 from specmon.session.relaunch import ManagedServer
 from specmon.sources.backend import connect
-from specmon.sources.http import Target, make_client
+from specmon.sources.http import make_client
+from specmon.target import Target
 
 
 def free_port() -> int:

@@ -17,9 +17,8 @@ from specmon.cli import main
 from specmon.compare_report import compare_text
 from specmon.exports import ComparisonRow, comparison_rows, export
 from specmon.model import Protocol, RunFigures, ServerInfo, Snapshot, SpecConfig
-from specmon.probe_prompts import BUILTIN_SET, ProbePrompt
+from specmon.probe_prompts import BUILTIN_SET, DEFAULT_PROMPT, ProbePrompt
 from specmon.serialize import snapshot_from_record
-from specmon.sources.probe import DEFAULT_PROMPT
 from specmon.store import Store
 from specmon.wording import pct
 

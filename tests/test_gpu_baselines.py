@@ -18,10 +18,10 @@ from specmon.compare_report import compare_text
 from specmon.errors import Unreachable
 from specmon.model import GpuDevice, GpuState, Protocol, RunFigures, Snapshot, Telemetry
 from specmon.serialize import RecordError, snapshot_from_record, snapshot_to_record
-from specmon.session.snapshot import SnapshotKind, take_snapshot
 from specmon.sim import SimConfig, SimServer
+from specmon.snapshot import SnapshotKind, take_snapshot
 from specmon.sources.backend import connect
-from specmon.sources.http import Target
+from specmon.target import Target
 
 FAST = SimConfig(plain_step_ms=2.0, cycle_ms=4.0, accept_length=2.1, ttft_ms=5.0, seed=3)
 PROTOCOL = Protocol(runs=2, warmup=0, max_tokens=40, temperature=0.0, prompt="p")

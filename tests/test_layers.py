@@ -3,6 +3,8 @@ or Rich."""
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import pkgutil
 import subprocess
 import sys
@@ -55,21 +57,78 @@ def test_the_cli_loads_textual_only_for_the_dashboard() -> None:
     assert out.stdout.strip() == "False"
 
 
-def _imports(module: str) -> set[str]:
-    """The specmon modules a module's source imports (by its `import` statements)."""
-    import ast
-    import importlib.util
-
+def _imports(module: str, *, runtime_only: bool = False) -> set[str]:
+    """The specmon modules a module's source imports (by its `import` statements); with
+    `runtime_only`, less those under `if TYPE_CHECKING:` (annotations only)."""
     spec = importlib.util.find_spec(module)
     assert spec is not None and spec.origin is not None
     tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if runtime_only and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for statement in node.body
+        for inner in ast.walk(statement)
+    }
     found = set()
     for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.ImportFrom) and node.module:
             found.add(node.module)
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
     return {name for name in found if name.startswith("specmon")}
+
+
+def _part(module: str) -> str:
+    """The layer a module belongs to: its package under specmon (`specmon.session`), or the
+    module itself for one at the root (`specmon.config`)."""
+    return ".".join(module.split(".")[:2])
+
+
+EVERY_MODULE = sorted(m.name for m in pkgutil.walk_packages(specmon.__path__, "specmon."))
+
+
+def _layer_graph() -> dict[str, set[str]]:
+    """Which layer imports which, at run time (docs/design.md, "Layers")."""
+    graph: dict[str, set[str]] = {}
+    for module in EVERY_MODULE:
+        for imported in _imports(module, runtime_only=True):
+            if _part(imported) != _part(module):
+                graph.setdefault(_part(module), set()).add(_part(imported))
+    return graph
+
+
+def _reaches(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Every layer `start` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for layer in graph.get(todo.pop(), ()):
+            if layer not in seen:
+                seen.add(layer)
+                todo.append(layer)
+    return seen
+
+
+def test_the_layers_import_each_other_one_way() -> None:
+    """No cycle between layers: a layer that reaches itself through its imports is tangled."""
+    graph = _layer_graph()
+    tangled = sorted(layer for layer in graph if layer in _reaches(graph, layer))
+    assert not tangled, f"layers in an import cycle: {tangled}"
+    assert {"specmon.session", "specmon.launch", "specmon.config"} <= set(graph)
+
+
+def test_launch_is_below_the_session_and_config_below_the_sources() -> None:
+    """A session relaunches servers (session -> launch), never the reverse; the settings are
+    plain values every layer reads (config -> sources would load the HTTP client to parse them)."""
+    graph = _layer_graph()
+    assert "specmon.launch" in graph["specmon.session"]
+    assert "specmon.session" not in _reaches(graph, "specmon.launch")
+    below_config = _reaches(graph, "specmon.config")
+    above = ("specmon.sources", "specmon.launch", "specmon.session")
+    assert not {layer for layer in below_config if layer.startswith(above)}
 
 
 UI = sorted(m.name for m in pkgutil.walk_packages(specmon.__path__, "specmon.")

@@ -10,6 +10,7 @@ from specmon.config import load_config
 from specmon.errors import TargetError
 from specmon.probe_prompts import (
     BUILTIN_SET,
+    DEFAULT_PROMPT,
     DEFAULT_SET,
     ProbePrompt,
     ProbePromptsError,
@@ -18,7 +19,7 @@ from specmon.probe_prompts import (
     probe_prompts_setting,
 )
 from specmon.sources import llamacpp, vllm
-from specmon.sources.probe import DEFAULT_PROMPT, generate_payload
+from specmon.sources.probe import generate_payload
 
 
 def _file(tmp_path: Path, *lines: str) -> Path:

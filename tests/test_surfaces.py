@@ -73,12 +73,12 @@ from specmon.model import (
 from specmon.session.baselines import lookup_baseline
 from specmon.session.fleet import TargetSession
 from specmon.session.fleet_row import fleet_row
-from specmon.session.snapshot import default_protocol
 from specmon.session.watch import ProbeOutcome
-from specmon.sources.http import Target
+from specmon.snapshot import default_protocol
 from specmon.sources.metrics import metrics_from_text
 from specmon.sources.sglang import parse_server_info
 from specmon.store import Store
+from specmon.target import Target
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sglang-0.5.17"
 NOW = 1_796_023_200.0

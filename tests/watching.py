@@ -15,9 +15,9 @@ from specmon.check import run_check
 from specmon.check_report import report_to_dict
 from specmon.model import Protocol, Sample, Snapshot
 from specmon.session.live import LiveState
-from specmon.session.snapshot import SnapshotKind, take_snapshot
 from specmon.session.watch import Watch
-from specmon.sources.http import Target
+from specmon.snapshot import SnapshotKind, take_snapshot
+from specmon.target import Target
 
 
 @contextlib.asynccontextmanager

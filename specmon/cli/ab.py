@@ -41,8 +41,8 @@ from specmon.launch.sglang_parser import rules_for
 from specmon.launch.split import ServerKind, Split, command_argv, server_kind, split_command
 from specmon.launch.sweep import Variant, parse_axes, variants
 from specmon.model import Protocol
+from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.render import run_line
-from specmon.sources.probe import DEFAULT_PROMPT
 from specmon.store import Store
 from specmon.wording import crossover_line
 

@@ -26,11 +26,10 @@ from specmon.cli.common import (
 )
 from specmon.errors import SpecmonError, TargetError
 from specmon.model import Protocol, ServerInfo, Snapshot
-from specmon.probe_prompts import ProbePrompt, Rotation, prompt_protocol
+from specmon.probe_prompts import DEFAULT_PROMPT, ProbePrompt, Rotation, prompt_protocol
 from specmon.render import run_line, summary_lines, target_line
 from specmon.serialize import SCHEMA, snapshot_to_dict
-from specmon.session.snapshot import SnapshotKind, take_snapshot
-from specmon.sources.probe import DEFAULT_PROMPT
+from specmon.snapshot import SnapshotKind, take_snapshot
 from specmon.store import Store
 
 

@@ -28,7 +28,7 @@ from specmon.cli.common import (
 from specmon.model import Protocol, ServerInfo, Snapshot
 from specmon.session.ab_lookup import lookup_ab
 from specmon.session.baselines import BaselineLookup, check_lifetime, lookup_baseline
-from specmon.session.snapshot import SnapshotKind, take_snapshot
+from specmon.snapshot import SnapshotKind, take_snapshot
 from specmon.sources.http import make_client
 from specmon.sources.telemetry import open_telemetry
 from specmon.store import Store, StoreMissing

@@ -12,16 +12,9 @@ from specmon.analysis.validity import DEFAULT_MAX_AGE_S
 from specmon.config import SETTINGS
 from specmon.errors import TargetError
 from specmon.probe_prompts import ProbePrompt, probe_prompts_setting
-from specmon.sources.http import (
-    DEFAULT_API_KEY_ENV,
-    DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_READ_TIMEOUT,
-    Target,
-    load_api_key,
-    make_client,
-    normalise_url,
-)
+from specmon.sources.http import DEFAULT_API_KEY_ENV, load_api_key, make_client
 from specmon.store import Store, default_db_path
+from specmon.target import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT, Target, normalise_url
 
 __all__ = ["Target", "make_client", "normalise_url"]
 

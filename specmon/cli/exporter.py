@@ -15,8 +15,8 @@ from specmon.cli import monitor, stopping
 from specmon.cli.common import takes
 from specmon.config import MonitorConfig
 from specmon.errors import TargetError
-from specmon.sources.http import Target
 from specmon.store import Store
+from specmon.target import Target
 
 DEFAULT_LISTEN = "127.0.0.1:9835"
 # A host (name, IPv4, or [IPv6]) glob, then optionally `:` and a port glob.

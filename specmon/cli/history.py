@@ -17,8 +17,8 @@ from specmon import history_store
 from specmon.analysis.drift import JUDGED, LABELS, drifts
 from specmon.cli.common import add_db, open_store
 from specmon.history import Figure, Reading
-from specmon.sources.http import normalise_url
 from specmon.store import Store, StoreMissing, default_db_path
+from specmon.target import normalise_url
 from specmon.wording import num
 
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}

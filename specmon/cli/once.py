@@ -12,8 +12,8 @@ from specmon.cli.common import seconds
 from specmon.config import MonitorConfig
 from specmon.errors import TargetError
 from specmon.session.once import WAITS_FOR, FrameSession, first_frame
-from specmon.sources.http import Target
 from specmon.store import Store
+from specmon.target import Target
 
 DEFAULT_ONCE_TIMEOUT_S = 30.0
 EXIT_INCOMPLETE = 1

@@ -37,8 +37,8 @@ from specmon.private_files import write_private
 from specmon.render import run_line, summary_lines, target_line
 from specmon.serialize import snapshot_to_dict
 from specmon.session.baselines import check_lifetimes
-from specmon.sources.http import normalise_url
 from specmon.store import Store, StoreMissing, default_db_path
+from specmon.target import normalise_url
 from specmon.wording import num
 
 

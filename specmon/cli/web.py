@@ -27,7 +27,8 @@ from specmon.cli.common import count, positive_int, refuse_on_command_line, take
 from specmon.errors import SpecmonError, TargetError
 from specmon.session.feed import LocalFeed
 from specmon.session.hub import Hub
-from specmon.sources.http import ApiKey, load_secret
+from specmon.sources.http import load_secret
+from specmon.target import ApiKey
 from specmon.web_hosts import allowed_hosts, is_loopback, plain_name
 
 DEFAULT_BIND = "127.0.0.1"

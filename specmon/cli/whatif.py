@@ -22,9 +22,9 @@ from specmon.cli.common import (
     tokens,
 )
 from specmon.model import Protocol
+from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.render import target_line
 from specmon.session.whatif import WhatIfReport, measure_what_if
-from specmon.sources.probe import DEFAULT_PROMPT
 from specmon.store import Store
 from specmon.whatif_text import LABELS, row, summary, whatif_to_dict
 

@@ -16,7 +16,7 @@ from specmon.errors import SpecmonError, TargetError
 from specmon.exporter.metrics import CONTENT_TYPE, ExportedTarget, render
 from specmon.listen import listen
 from specmon.session.fleet import Fleet, TargetSession
-from specmon.sources.http import normalise_url
+from specmon.target import normalise_url
 
 MAX_TARGETS = 256
 """Targets `/probe` may add with `any_target`: each is a sampler and a client kept open."""

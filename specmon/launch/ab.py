@@ -23,8 +23,8 @@ from specmon.launch.split import Launch, Split, address
 from specmon.launch.sweep import Variant
 from specmon.model import Protocol, Snapshot
 from specmon.private_files import private_dir
-from specmon.session.snapshot import SnapshotKind, take_snapshot
-from specmon.sources.http import Target
+from specmon.snapshot import SnapshotKind, take_snapshot
+from specmon.target import Target
 from specmon.wording import streams
 
 DEFAULT_HEALTH_TIMEOUT_S = 600.0

@@ -22,9 +22,10 @@ from specmon.analysis.validity import (
 from specmon.errors import SourceError, SpecmonError
 from specmon.model import Lifetime, Protocol, ServerInfo, Snapshot
 from specmon.sources.backend import connect
-from specmon.sources.http import Target, make_client
+from specmon.sources.http import make_client
 from specmon.sources.telemetry import open_telemetry
 from specmon.store import Store
+from specmon.target import Target
 
 
 class BaselineOrigin(StrEnum):

@@ -21,9 +21,9 @@ from specmon.model import Protocol as BenchProtocol
 from specmon.model import Sample, Snapshot
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.relaunch import ManagedServer
-from specmon.session.snapshot import Progress, SnapshotKind, default_protocol, take_snapshot
 from specmon.session.view import BenchView
 from specmon.session.watch import BASELINE_SERVER_EVERY_S, ProbeOutcome, Watch
+from specmon.snapshot import Progress, SnapshotKind, default_protocol, take_snapshot
 from specmon.sources.http import load_client_transport
 from specmon.store import Store
 

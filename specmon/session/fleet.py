@@ -21,12 +21,12 @@ from specmon.model import Sample, Snapshot
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.feed import FeedSink, LocalFeed
 from specmon.session.live import LiveState
-from specmon.session.snapshot import SnapshotKind, default_protocol
 from specmon.session.store_baseline import StoreBaseline
 from specmon.session.view import BenchView, View
 from specmon.session.watch import ProbeOutcome, Watch
-from specmon.sources.http import Target
+from specmon.snapshot import SnapshotKind, default_protocol
 from specmon.store import Store
+from specmon.target import Target
 
 RETAKE_AFTER_S = 300.0
 """With `take_baselines`, a target gets at most one baseline attempt this often."""

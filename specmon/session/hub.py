@@ -31,9 +31,9 @@ from specmon.errors import SpecmonError
 from specmon.model import Sample, Snapshot
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.feed import FeedSink, LocalFeed
-from specmon.session.snapshot import SnapshotKind
 from specmon.session.view import BenchView
 from specmon.session.watch import ProbeOutcome
+from specmon.snapshot import SnapshotKind
 
 _LENGTH = struct.Struct(">I")
 MAX_REQUEST = 64 * 1024  # a tab's requests are a few hundred bytes

@@ -16,10 +16,10 @@ from specmon.model import Protocol, Sample, ServerInfo, Snapshot
 from specmon.session.baselines import BaselineLookup, BaselineOrigin
 from specmon.session.feed import Feed, FeedSink
 from specmon.session.recording import RecordingWriter
-from specmon.session.snapshot import SnapshotKind
 from specmon.session.store_baseline import Lookup
 from specmon.session.view import BenchView
 from specmon.session.watch import ProbeOutcome
+from specmon.snapshot import SnapshotKind
 
 
 class RecordingSink:

@@ -28,9 +28,9 @@ from specmon.private_files import open_private
 from specmon.serialize import RecordError
 from specmon.serialize_live import from_data, to_data
 from specmon.session.baselines import BaselineLookup, BaselineOrigin
-from specmon.session.snapshot import SnapshotKind
 from specmon.session.view import BenchView
 from specmon.session.watch import ProbeOutcome
+from specmon.snapshot import SnapshotKind
 
 FORMAT = "specmon-recording"
 VERSION = 1

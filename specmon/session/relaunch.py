@@ -18,8 +18,8 @@ from specmon.launch.process import LaunchFailed, ServerProcess, port_free
 from specmon.launch.split import Launch, Split, address
 from specmon.model import Protocol, Snapshot
 from specmon.private_files import private_dir
-from specmon.session.snapshot import SnapshotKind, take_snapshot
-from specmon.sources.http import Target
+from specmon.snapshot import SnapshotKind, take_snapshot
+from specmon.target import Target
 
 
 class ManagedServer:

@@ -21,7 +21,7 @@ from specmon.model import Protocol, ServerInfo
 from specmon.session.baselines import BaselineLookup, BaselineOrigin
 from specmon.session.feed import FeedSink
 from specmon.session.recording import Recording
-from specmon.session.snapshot import SnapshotKind
+from specmon.snapshot import SnapshotKind
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
 """The speeds `+` and `-` step through."""

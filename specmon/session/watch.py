@@ -15,9 +15,10 @@ from specmon.errors import SourceError, SpecmonError
 from specmon.model import ProbeResult, RunFigures, Sample, SourceName
 from specmon.probe_prompts import DEFAULT_CATEGORY, DEFAULT_SET, ProbePrompt, Rotation
 from specmon.sources.backend import Connection
-from specmon.sources.http import Target, polling_client
+from specmon.sources.http import polling_client
 from specmon.sources.sampler import PollSource, Sampler, next_deadline
 from specmon.sources.telemetry import open_telemetry
+from specmon.target import Target
 
 INFO_EVERY_S = 5.0  # server info is large (31 KB on 0.5.17) and changes only across restarts
 BASELINE_SERVER_EVERY_S = 2.0  # the baseline server is watched for restarts only

@@ -17,10 +17,11 @@ from specmon.session.baselines import (
     check_lifetime,
     lookup_baseline,
 )
-from specmon.session.snapshot import SnapshotKind, take_snapshot
+from specmon.snapshot import SnapshotKind, take_snapshot
 from specmon.sources.backend import connect
-from specmon.sources.http import Target, make_client
+from specmon.sources.http import make_client
 from specmon.store import Store
+from specmon.target import Target
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,9 +29,10 @@ from specmon.model import (
     ProcessStats,
     Telemetry,
 )
-from specmon.sources.http import Target, get, polling_client
+from specmon.sources.http import get, polling_client
 from specmon.sources.metrics import wanted_text
 from specmon.sources.scrape_memo import ScrapeMemo
+from specmon.target import Target
 
 DCGM_PORT = 9400
 """dcgm-exporter's default port, and `specmon agent`'s."""

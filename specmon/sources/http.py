@@ -10,10 +10,9 @@ import ssl
 import stat
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import httpx
 
@@ -28,12 +27,11 @@ from specmon.errors import (
     Unreachable,
 )
 from specmon.sources.secrets import MASK
+from specmon.target import DEFAULT_READ_TIMEOUT, ApiKey, Target
 
 if TYPE_CHECKING:
     from specmon.sources.aiohttp_transport import AiohttpTransport
 
-DEFAULT_CONNECT_TIMEOUT = 2.0
-DEFAULT_READ_TIMEOUT = 5.0
 DEFAULT_API_KEY_ENV = "SPECMON_API_KEY"
 MAX_BODY_BYTES = 16 * 2**20
 """The largest answer `get` reads: a real 0.5.17 /metrics at TP 8 is ~65 KB, its server info
@@ -45,62 +43,6 @@ one, and a server (or proxy) trickling its answer a few bytes at a time would ot
 a scrape for minutes."""
 # Headers that describe the body as it came over the wire, not as `get` hands it on (decoded).
 _WIRE_HEADERS = frozenset({b"content-encoding", b"content-length", b"transfer-encoding"})
-
-
-@dataclass(frozen=True, slots=True)
-class ApiKey:
-    """A bearer token whose `repr` and `str` never show it."""
-
-    value: str = field(repr=False)
-    origin: str
-    """Where it came from ("env SPECMON_API_KEY", "file ~/.key"): safe to print."""
-
-    def __str__(self) -> str:
-        return f"<api key from {self.origin}>"
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """Where a server is and how to talk to it."""
-
-    url: str
-    """Normalised base URL, e.g. "http://10.1.230.174:8000" (no trailing slash)."""
-    api_key: ApiKey | None = None
-    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
-    read_timeout: float = DEFAULT_READ_TIMEOUT
-    insecure: bool = False
-    """Skip TLS verification (only ever by explicit `--insecure`)."""
-
-
-def normalise_url(raw: str) -> str:
-    """Turn "host:port", "host" or "http(s)://host:port/" into a base URL.
-
-    Raises:
-        TargetError: The text is not a usable http(s) address.
-    """
-    text = raw.strip()
-    if not text:
-        raise TargetError("empty server address")
-    if "://" not in text:
-        text = "http://" + text
-    try:
-        parts = urlsplit(text)
-    except ValueError as exc:  # an unbalanced IPv6 bracket
-        raise TargetError(f"not an address: {raw!r} ({exc})") from None
-    if parts.scheme not in ("http", "https"):
-        raise TargetError(
-            f"unsupported scheme {parts.scheme!r} in {raw!r}: use http:// or https://"
-        )
-    try:
-        port = parts.port
-    except ValueError:
-        raise TargetError(f"bad port in {raw!r}") from None
-    if not parts.hostname:
-        raise TargetError(f"no host in {raw!r}")
-    if parts.query or parts.fragment or parts.path not in ("", "/"):
-        raise TargetError(f"give the server's base address, without a path: {raw!r}")
-    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
-    return f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
 
 
 def load_api_key(

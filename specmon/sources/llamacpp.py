@@ -25,10 +25,11 @@ import httpx
 
 from specmon.errors import HttpStatus, MalformedResponse, NotLlamaCpp
 from specmon.model import ProbeResult, ServerInfo, ServerMetrics, SpecConfig, StepsSource
+from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.sources.drafts import metrics_or_none, per_position, settled_scrape
 from specmon.sources.http import get, json_int, parse_json
 from specmon.sources.metrics import fetch_text, parse_scrape
-from specmon.sources.probe import DEFAULT_PROMPT, ChunkUpdate, stream_json, stream_probe
+from specmon.sources.probe import ChunkUpdate, stream_json, stream_probe
 from specmon.sources.secrets import mask_args
 
 PREFIXES = ("llamacpp:", "llamacpp_")

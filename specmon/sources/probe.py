@@ -23,6 +23,7 @@ from specmon.errors import (
     TimedOut,
 )
 from specmon.model import ProbeChunk, ProbeResult
+from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.sources.http import check_status, describe_transport_error, stream
 from specmon.sources.sse import EventReader
 
@@ -31,11 +32,6 @@ STREAM_TOKEN_MARGIN = 16
 MAX_EVENT_BYTES = 16 * 2**20
 """The most bytes read between two stream events (a legitimate chunk is a few KB)."""
 _SSE_HEADERS = {"Accept": "text/event-stream", "Cache-Control": "no-store"}
-
-DEFAULT_PROMPT = (
-    "Write a detailed, step by step explanation of how a CPU executes an instruction, "
-    "from fetch to write-back, with an example for each stage."
-)
 
 
 @dataclass(frozen=True, slots=True)

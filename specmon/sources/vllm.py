@@ -45,16 +45,11 @@ from specmon.model import (
     SpecConfig,
     StepsSource,
 )
+from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.sources.drafts import metrics_or_none, per_position, settled_scrape
 from specmon.sources.http import get, json_int, parse_json
 from specmon.sources.metrics import fetch_text, parse_scrape, wanted_text
-from specmon.sources.probe import (
-    DEFAULT_PROMPT,
-    ChunkUpdate,
-    histogram_of,
-    stream_json,
-    stream_probe,
-)
+from specmon.sources.probe import ChunkUpdate, histogram_of, stream_json, stream_probe
 from specmon.sources.secrets import mask_args
 
 PREFIXES = ("vllm:", "vllm_")

@@ -38,11 +38,11 @@ from specmon.session.live import LiveState
 from specmon.session.recorder import RecordingFeed, recorded_lookups
 from specmon.session.recording import RecordingWriter
 from specmon.session.relaunch import ManagedServer
-from specmon.session.snapshot import SnapshotKind, default_protocol
 from specmon.session.store_baseline import Lookup, StoreBaseline
 from specmon.session.view import BenchView, View
 from specmon.session.whatif_view import live_what_if
 from specmon.session.zoom_reader import read_zoom
+from specmon.snapshot import SnapshotKind, default_protocol
 from specmon.store import Store
 from specmon.ui import tuning
 from specmon.ui.dump import dump_screen

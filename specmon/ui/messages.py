@@ -11,9 +11,9 @@ from specmon.model import Sample, Snapshot
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.fleet_row import FleetRow
 from specmon.session.history_zoom import Zoomed
-from specmon.session.snapshot import SnapshotKind
 from specmon.session.view import BenchView, Level
 from specmon.session.watch import ProbeOutcome
+from specmon.snapshot import SnapshotKind
 
 
 @dataclass

@@ -19,11 +19,11 @@ from specmon.check import run_check
 from specmon.check_report import EXIT_DEGRADED, CheckReport
 from specmon.cli import main
 from specmon.model import Protocol, Snapshot
+from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.session.baselines import BaselineLookup
-from specmon.session.snapshot import SnapshotKind, take_snapshot
 from specmon.sim import SimConfig, SimServer, SimThread
-from specmon.sources.http import Target
-from specmon.sources.probe import DEFAULT_PROMPT
+from specmon.snapshot import SnapshotKind, take_snapshot
+from specmon.target import Target
 
 FAST = SimConfig(plain_step_ms=4.0, cycle_ms=8.0, accept_length=2.1, ttft_ms=10.0, seed=3)
 PLAIN = replace(FAST, speculative_algorithm=None)  # the simulator drops the other spec args

@@ -18,10 +18,10 @@ from specmon.check_report import CheckReport, report_to_dict
 from specmon.cli import main
 from specmon.model import Protocol, Snapshot
 from specmon.probe_prompts import BUILTIN_SET, ProbePrompt
-from specmon.session.snapshot import SnapshotKind, take_snapshot
 from specmon.sim import SimConfig, SimServer, SimThread
-from specmon.sources.http import Target
+from specmon.snapshot import SnapshotKind, take_snapshot
 from specmon.sources.probe import run_probe
+from specmon.target import Target
 
 # The check's own prompt matches no category: it accepts 3.5; chat traffic accepts 1.95.
 CONFIG = SimConfig(speculative_num_draft_tokens=4, plain_step_ms=1.0, cycle_ms=1.0, ttft_ms=2.0,

@@ -11,7 +11,7 @@ from specmon.analysis.validity import DEFAULT_MAX_AGE_S
 from specmon.cli import main, parse_args
 from specmon.cli.monitor import config_from_args
 from specmon.sim import SimConfig, SimThread
-from specmon.sources.http import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT
+from specmon.target import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT
 
 # option -> (what is typed, dest, what it parses to); None typed: a flag.
 VALUES: dict[str, tuple[str | None, str, object]] = {

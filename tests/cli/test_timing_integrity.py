@@ -14,10 +14,11 @@ from specmon.analysis.stats import percentile
 from specmon.bench import BenchInvalid
 from specmon.cli import main
 from specmon.model import CycleBasis, ProbeChunk, ProbeResult, StepsSource
-from specmon.session.snapshot import BENCH_ATTEMPTS, SnapshotKind, default_protocol, take_snapshot
 from specmon.sim import SimConfig, SimThread
-from specmon.sources.http import Target, make_client
+from specmon.snapshot import BENCH_ATTEMPTS, SnapshotKind, default_protocol, take_snapshot
+from specmon.sources.http import make_client
 from specmon.sources.probe import run_probe
+from specmon.target import Target
 from specmon.wording import BUFFERED_STREAM
 
 # A steady cycle (no jitter from batching: one request at a time) and stream_interval 4.

@@ -26,8 +26,8 @@ from specmon.config import FleetTarget, MonitorConfig
 from specmon.exporter.server import IDLE_TARGET_S, Exporter
 from specmon.session.fleet import Fleet, TargetSession
 from specmon.sim import SimConfig, SimThread
-from specmon.sources.http import Target
 from specmon.store import Store
+from specmon.target import Target
 
 TOKENS = 150
 # Every draft accepted (accept length = draft tokens): the acceptance draws are then the same

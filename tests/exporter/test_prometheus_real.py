@@ -29,8 +29,8 @@ from specmon.config import FleetTarget, MonitorConfig
 from specmon.exporter.server import Exporter
 from specmon.session.fleet import Fleet, TargetSession
 from specmon.sim import SimConfig, SimThread
-from specmon.sources.http import Target
 from specmon.store import Store
+from specmon.target import Target
 
 PROMETHEUS = "/usr/bin/prometheus"
 PROMTOOL = "/usr/bin/promtool"

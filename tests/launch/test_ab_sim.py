@@ -24,10 +24,10 @@ from specmon.launch.ab import AbEvents, AbPlan, bench_level, run_ab, target_for
 from specmon.launch.process import LaunchFailed, ServerProcess
 from specmon.launch.split import Launch, Split, split_command
 from specmon.model import Protocol, Snapshot
-from specmon.session.snapshot import SnapshotKind, take_snapshot
 from specmon.sim import SimConfig, SimThread
 from specmon.sim.__main__ import config_from_args
-from specmon.sources.http import Target
+from specmon.snapshot import SnapshotKind, take_snapshot
+from specmon.target import Target
 
 PROTOCOL = Protocol(runs=3, warmup=1, max_tokens=48, temperature=0.0, prompt="Count to ten.")
 # Fast decode, so that a bench takes well under a second; speculation wins at one stream.

@@ -19,7 +19,7 @@ from specmon.launch.ab import AbPlan, run_ab, target_for
 from specmon.launch.split import ServerKind, split_command
 from specmon.launch.sweep import parse_axes, variants
 from specmon.model import Protocol
-from specmon.sources.http import Target
+from specmon.target import Target
 
 T0 = 1_750_000_000.0
 SGL = ["python", "-m", "sglang.launch_server", "--model-path", "m"]

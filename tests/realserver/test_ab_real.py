@@ -31,9 +31,9 @@ from specmon.launch.ab import AbPlan, run_ab, target_for
 from specmon.launch.process import ServerProcess
 from specmon.launch.split import Split, split_command
 from specmon.model import Protocol, Snapshot
-from specmon.session.snapshot import SnapshotKind, take_snapshot
-from specmon.sources.http import Target
-from specmon.sources.probe import DEFAULT_PROMPT
+from specmon.probe_prompts import DEFAULT_PROMPT
+from specmon.snapshot import SnapshotKind, take_snapshot
+from specmon.target import Target
 
 pytestmark = pytest.mark.realserver
 

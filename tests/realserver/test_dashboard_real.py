@@ -13,8 +13,8 @@ from real_helpers import RealServer
 from textual.pilot import Pilot
 
 from specmon.config import MonitorConfig, Targets
-from specmon.sources.http import Target
 from specmon.store import Store
+from specmon.target import Target
 from specmon.ui.app import SpecmonApp
 
 pytestmark = pytest.mark.realserver

@@ -22,8 +22,9 @@ from real_helpers import counters, deltas, warm_up
 from specmon.analysis.figures import run_figures
 from specmon.analysis.rates import exclusive_accept_length
 from specmon.model import AcceptSource, PositionSource, ProbeResult
-from specmon.sources.http import Target, make_client
+from specmon.sources.http import make_client
 from specmon.sources.vllm import completions_payload, run_probe
+from specmon.target import Target
 
 pytestmark = pytest.mark.realserver
 

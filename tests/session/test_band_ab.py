@@ -22,12 +22,12 @@ from specmon.analysis.load import Level, crossover
 from specmon.analysis.pooled import Pooled
 from specmon.model import PositionSource, Protocol, SpecConfig
 from specmon.session.ab_lookup import lookup_ab
-from specmon.session.snapshot import SnapshotKind, take_snapshot
 from specmon.session.whatif_view import live_what_if
 from specmon.sim import SimConfig, SimServer
+from specmon.snapshot import SnapshotKind, take_snapshot
 from specmon.sources.backend import connect
-from specmon.sources.http import Target
 from specmon.store import Store
+from specmon.target import Target
 from specmon.whatif_text import band_what_if_lines, by_load_lines
 from specmon.wording import crossover_line, pct
 from tests.session.test_drafting_phases import ADAPTIVE, INTERVALS, TOKENS, Load, Watcher

@@ -24,11 +24,11 @@ from specmon.model import Sample
 from specmon.session.baseline_state import BaselineState
 from specmon.session.baselines import BaselineOrigin, check_lifetime
 from specmon.session.fleet import Fleet, TargetSession
-from specmon.session.snapshot import SnapshotKind, default_protocol, take_snapshot
 from specmon.session.watch import Watch
 from specmon.sim import SimConfig, SimThread
-from specmon.sources.http import Target
+from specmon.snapshot import SnapshotKind, default_protocol, take_snapshot
 from specmon.store import Store
+from specmon.target import Target
 
 # Metrics off: no counters to go down, so only the process can tell.
 PLAIN = ["--speculative-algorithm", "none", "--random-seed", "7", "--plain-step-ms", "2",

@@ -15,16 +15,15 @@ from watching import sampled
 
 from specmon.analysis.validity import LifetimeState, relaunched_for_speculation
 from specmon.model import Protocol
-from specmon.probe_prompts import BUILTIN_SET, category_protocols
+from specmon.probe_prompts import BUILTIN_SET, DEFAULT_PROMPT, category_protocols
 from specmon.session.baseline_state import NOT_SAMPLED, RELAUNCH_UNREAD, BaselineState
 from specmon.session.live import LiveState
-from specmon.session.snapshot import SnapshotKind, take_snapshot
 from specmon.session.store_baseline import StoreBaseline
 from specmon.session.watch import Watch
 from specmon.sim import EmittedRequest, SimConfig, SimServer
-from specmon.sources.http import Target
-from specmon.sources.probe import DEFAULT_PROMPT
+from specmon.snapshot import SnapshotKind, take_snapshot
 from specmon.store import Store
+from specmon.target import Target
 
 # Steps long enough that scheduling jitter on a busy machine stays within a percent or two of a
 # 300-token run (tests/cli/test_bench_accuracy.py); four draft tokens so repetitive's 3.6 holds.

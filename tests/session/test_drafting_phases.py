@@ -27,7 +27,7 @@ from specmon.session.fleet import TargetSession
 from specmon.session.fleet_row import fleet_row
 from specmon.sim import SimConfig, SimServer
 from specmon.sources.backend import Backend, connect
-from specmon.sources.http import Target
+from specmon.target import Target
 
 ADAPTIVE = SimConfig(
     plain_step_ms=1.0,

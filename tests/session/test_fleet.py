@@ -15,16 +15,16 @@ from replay import FIXTURES, replay_probe
 from specmon.analysis.figures import run_figures
 from specmon.config import FleetTarget, MonitorConfig
 from specmon.model import Protocol, Reading, Sample, ServerInfo, Snapshot
+from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.session.baselines import BaselineOrigin, lookup_baseline
 from specmon.session.fleet import Fleet, TargetSession
 from specmon.session.fleet_row import Rank, fleet_row, server_label, worst_first
 from specmon.session.store_baseline import STORE_LOOKUP_EVERY_S
 from specmon.session.view import View
 from specmon.sim import SimConfig, SimThread
-from specmon.sources.http import Target
-from specmon.sources.probe import DEFAULT_PROMPT
 from specmon.sources.sglang import parse_server_info
 from specmon.store import Store
+from specmon.target import Target
 
 FAST = SimConfig(plain_step_ms=2.0, cycle_ms=4.0, accept_length=2.0, ttft_ms=5.0, seed=3)
 CONFIG = MonitorConfig(url="http://unused", interval=0.2, probe_every=0.3, probe_tokens=32,

@@ -17,8 +17,8 @@ from specmon.probe_prompts import BUILTIN_SET, ProbePrompt
 from specmon.session.live import LiveState
 from specmon.session.watch import Watch
 from specmon.sim import SimConfig, SimServer
-from specmon.sources.http import Target
 from specmon.sources.probe import run_probe
+from specmon.target import Target
 
 # Millisecond cycles at k = 3 (four draft tokens: repetitive text's 3.6 is not clamped).
 CONFIG = SimConfig(speculative_num_draft_tokens=4, plain_step_ms=0.5, cycle_ms=0.5, ttft_ms=1.0,

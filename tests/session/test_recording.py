@@ -27,11 +27,11 @@ from specmon.session.recording import (
     RecordingWriter,
     read_recording,
 )
-from specmon.session.snapshot import SnapshotKind
 from specmon.session.view import BenchView
 from specmon.session.watch import ProbeOutcome
 from specmon.sim import SimConfig, SimThread
-from specmon.sources.http import ApiKey, Target
+from specmon.snapshot import SnapshotKind
+from specmon.target import ApiKey, Target
 
 SECRET = "sk-recording-SECRET-4242"
 FAST = SimConfig(plain_step_ms=4.0, cycle_ms=8.0, accept_length=2.1, ttft_ms=10.0, seed=3,

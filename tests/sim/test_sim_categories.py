@@ -11,13 +11,13 @@ from sim_helpers import StartSim, fast
 
 from specmon.analysis.figures import run_figures
 from specmon.analysis.pooled import pool
-from specmon.probe_prompts import BUILTIN_SET
+from specmon.probe_prompts import BUILTIN_SET, DEFAULT_PROMPT
 from specmon.sim.__main__ import config_from_args
 from specmon.sim.categories import CATEGORIES, DEFAULT_ACCEPT_BY_CATEGORY, classify_prompt
 from specmon.sim.config import SimConfig
 from specmon.sim.decode import DecodeModel, request_rng
 from specmon.sim.openai_api import _chat_text
-from specmon.sources.probe import DEFAULT_PROMPT, run_probe
+from specmon.sources.probe import run_probe
 
 
 @pytest.mark.parametrize(

@@ -22,8 +22,9 @@ from specmon.errors import (
     Unreachable,
 )
 from specmon.sim import SimConfig, SimThread
-from specmon.sources.http import Target, get, make_client, polling_client
+from specmon.sources.http import get, make_client, polling_client
 from specmon.sources.probe import run_probe
+from specmon.target import Target
 
 
 @pytest.fixture(scope="module")

@@ -17,8 +17,9 @@ from specmon.errors import (
     ResponseTooLarge,
     TimedOut,
 )
-from specmon.sources.http import ApiKey, Target, get, make_client
+from specmon.sources.http import get, make_client
 from specmon.sources.probe import MAX_EVENT_BYTES, requested_tokens, run_probe
+from specmon.target import ApiKey, Target
 
 
 def _client(handler: httpx.MockTransport, *, read: float = 5.0) -> httpx.AsyncClient:

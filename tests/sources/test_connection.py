@@ -9,7 +9,8 @@ import pytest
 
 from specmon.errors import Unreachable
 from specmon.sources.backend import Connection
-from specmon.sources.http import Target, make_client
+from specmon.sources.http import make_client
+from specmon.target import Target
 
 
 async def test_metrics_before_the_server_kind_is_known_says_what_it_asked() -> None:

@@ -11,7 +11,8 @@ from specmon.errors import HttpStatus, MalformedResponse, TargetError, Unreachab
 from specmon.model import GpuDevice
 from specmon.sim import SimConfig, SimThread
 from specmon.sources.dcgm import DcgmSource, split_metrics_url, telemetry_from_text
-from specmon.sources.http import Target, make_client
+from specmon.sources.http import make_client
+from specmon.target import Target
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "dcgm"
 URL = "http://gpu-node-07:9400/metrics"

@@ -9,15 +9,8 @@ import httpx
 import pytest
 
 from specmon.errors import TargetError, TimedOut, Unreachable
-from specmon.sources.http import (
-    ApiKey,
-    Target,
-    describe_transport_error,
-    get,
-    load_api_key,
-    make_client,
-    normalise_url,
-)
+from specmon.sources.http import describe_transport_error, get, load_api_key, make_client
+from specmon.target import ApiKey, Target, normalise_url
 
 
 @pytest.mark.parametrize(

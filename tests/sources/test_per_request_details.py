@@ -19,8 +19,9 @@ from specmon.model import AcceptSource, PositionSource, ProbeResult
 from specmon.sim import SimConfig, SimThread
 from specmon.sim.record import EmittedRequest
 from specmon.sources import probe, vllm
-from specmon.sources.http import Target, make_client
+from specmon.sources.http import make_client
 from specmon.sources.metrics import parse_scrape
+from specmon.target import Target
 
 REAL = Path(__file__).parents[1] / "fixtures" / "vllm-0.32.0-cpu"
 VLLM = SimConfig(

@@ -27,12 +27,12 @@ from specmon.model import (
     Snapshot,
     Telemetry,
 )
+from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.sources.dcgm import telemetry_from_text
-from specmon.sources.http import Target
 from specmon.sources.metrics import metrics_from_text
-from specmon.sources.probe import DEFAULT_PROMPT
 from specmon.sources.sglang import parse_server_info
 from specmon.store import Store
+from specmon.target import Target
 from specmon.ui.app import SpecmonApp
 
 NOW = 1_796_023_200.0  # a fixed wall clock: 2026-11-30 08:00:00 UTC

@@ -30,10 +30,10 @@ from tuned import needs
 
 from specmon.analysis.figures import run_figures
 from specmon.session.baselines import BaselineOrigin
-from specmon.session.snapshot import SnapshotKind
 from specmon.session.store_baseline import STORE_LOOKUP_EVERY_S
 from specmon.session.view import BenchView
 from specmon.session.watch import ProbeOutcome
+from specmon.snapshot import SnapshotKind
 from specmon.ui.app import SpecmonApp
 from specmon.ui.messages import (
     BaselineSampleReady,

@@ -19,8 +19,8 @@ from specmon.config import MonitorConfig, Targets
 from specmon.session import watch as app_module
 from specmon.session.feed import LocalFeed
 from specmon.sim import SimThread
-from specmon.sources.http import Target
 from specmon.store import Store
+from specmon.target import Target
 from specmon.ui.app import SpecmonApp
 
 

@@ -18,8 +18,8 @@ from specmon.config import MonitorConfig, Targets
 from specmon.history import Figure, MarkKind
 from specmon.sim import SimConfig, SimThread
 from specmon.sim.record import EmittedRequest
-from specmon.sources.http import Target
 from specmon.store import Store
+from specmon.target import Target
 from specmon.ui.app import SpecmonApp
 from specmon.ui.messages import PostingSink
 from specmon.wording import BUFFERED_STREAM

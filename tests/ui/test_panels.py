@@ -23,10 +23,9 @@ from textual.widgets import DataTable, ProgressBar, Static
 
 from specmon.analysis.figures import run_figures
 from specmon.model import Protocol, Snapshot, Telemetry
-from specmon.probe_prompts import ProbePrompt
-from specmon.session.snapshot import SnapshotKind
+from specmon.probe_prompts import DEFAULT_PROMPT, ProbePrompt
 from specmon.session.view import BenchView
-from specmon.sources.probe import DEFAULT_PROMPT
+from specmon.snapshot import SnapshotKind
 from specmon.ui.app import SpecmonApp
 from specmon.ui.columns import Column, cut, fit
 from specmon.ui.fitting import left_out

@@ -19,7 +19,7 @@ from specmon.config import MonitorConfig, Targets
 from specmon.session.recording import Recording, read_recording
 from specmon.session.replay import ReplayFeed
 from specmon.session.view import View
-from specmon.sources.http import Target
+from specmon.target import Target
 from specmon.ui.app import SpecmonApp
 from specmon.ui.messages import PostingSink
 from specmon.ui.replay_app import REPLAY_KEYS, ReplayApp

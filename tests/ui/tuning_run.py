@@ -50,7 +50,7 @@ async def run() -> dict[str, Any]:
     from textual.strip import Strip
 
     from specmon.config import MonitorConfig, Targets
-    from specmon.sources.http import Target
+    from specmon.target import Target
     from specmon.ui import tuning
     from specmon.ui.app import SpecmonApp
     from specmon.ui.tuning.app_state import unhandled_exception

@@ -16,10 +16,11 @@ from specmon.analysis.gpus import models
 from specmon.bench import BenchInvalid, Progress, run_bench
 from specmon.errors import SourceError, SpecmonError
 from specmon.model import Protocol, ServerInfo, Snapshot, Telemetry
+from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.sources.backend import connect
-from specmon.sources.http import Target, make_client
-from specmon.sources.probe import DEFAULT_PROMPT
+from specmon.sources.http import make_client
 from specmon.sources.telemetry import TelemetrySource, open_telemetry
+from specmon.target import Target
 
 __all__ = ["BENCH_ATTEMPTS", "NotABaseline", "Progress", "SnapshotKind", "default_protocol",
            "take_snapshot"]  # fmt: skip

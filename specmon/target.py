@@ -1,0 +1,70 @@
+"""Where a server is and how to talk to it: its address (normalised), credentials and timeouts.
+
+Plain values, below every layer that reads or configures a server (config, sources, launch).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from specmon.errors import TargetError
+
+DEFAULT_CONNECT_TIMEOUT = 2.0
+DEFAULT_READ_TIMEOUT = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    """A bearer token whose `repr` and `str` never show it."""
+
+    value: str = field(repr=False)
+    origin: str
+    """Where it came from ("env SPECMON_API_KEY", "file ~/.key"): safe to print."""
+
+    def __str__(self) -> str:
+        return f"<api key from {self.origin}>"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where a server is and how to talk to it."""
+
+    url: str
+    """Normalised base URL, e.g. "http://10.1.230.174:8000" (no trailing slash)."""
+    api_key: ApiKey | None = None
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    read_timeout: float = DEFAULT_READ_TIMEOUT
+    insecure: bool = False
+    """Skip TLS verification (only ever by explicit `--insecure`)."""
+
+
+def normalise_url(raw: str) -> str:
+    """Turn "host:port", "host" or "http(s)://host:port/" into a base URL.
+
+    Raises:
+        TargetError: The text is not a usable http(s) address.
+    """
+    text = raw.strip()
+    if not text:
+        raise TargetError("empty server address")
+    if "://" not in text:
+        text = "http://" + text
+    try:
+        parts = urlsplit(text)
+    except ValueError as exc:  # an unbalanced IPv6 bracket
+        raise TargetError(f"not an address: {raw!r} ({exc})") from None
+    if parts.scheme not in ("http", "https"):
+        raise TargetError(
+            f"unsupported scheme {parts.scheme!r} in {raw!r}: use http:// or https://"
+        )
+    try:
+        port = parts.port
+    except ValueError:
+        raise TargetError(f"bad port in {raw!r}") from None
+    if not parts.hostname:
+        raise TargetError(f"no host in {raw!r}")
+    if parts.query or parts.fragment or parts.path not in ("", "/"):
+        raise TargetError(f"give the server's base address, without a path: {raw!r}")
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
