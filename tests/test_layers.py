@@ -91,7 +91,7 @@ EVERY_MODULE = sorted(m.name for m in pkgutil.walk_packages(specmon.__path__, "s
 
 
 def _layer_graph() -> dict[str, set[str]]:
-    """Which layer imports which, at run time (docs/design.md, "Layers")."""
+    """Which layer imports which, at run time (docs/development.md, "Layout and layers")."""
     graph: dict[str, set[str]] = {}
     for module in EVERY_MODULE:
         for imported in _imports(module, runtime_only=True):
