@@ -3,11 +3,13 @@ scrape_memo.py): a reading with the endpoint's memo is the reading of a fresh on
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from prometheus_client.parser import text_string_to_metric_families
 
 from specmon.agent import render_metrics
 from specmon.model import GpuDevice, GpuProcess, Telemetry
@@ -118,3 +120,100 @@ def test_scrapes_read_through_the_memo_read_as_fresh(scrapes: list[list[str]]) -
                 memo.parse(text)
             continue
         assert memo.parse(text) == fresh
+
+
+# The fast path as the parser it is: any run of scrapes, through one memo, reads as
+# prometheus-client reads each scrape alone (comments left out, as `ScrapeMemo.parse` says), and
+# fails where it fails. Values include those the parser and `float` read differently.
+_VALUES = ("0", "1", "-1.5", "1e3", "1.5E-3", ".5", "1.", "+Inf", "-Inf", "Inf", "NaN", "nan",
+           "Infinity", "1_0", "0x10", "1e400", "-0", "", "x")  # fmt: skip
+
+
+def _escaped(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+_label_values = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=8)
+_blocks = st.one_of(
+    st.just(""),
+    st.just("{}"),
+    st.dictionaries(st.sampled_from(["gpu", "le", "model_name", "x"]), _label_values, max_size=3)
+    .map(lambda labels: ",".join(f'{k}="{_escaped(v)}"' for k, v in labels.items()))
+    .map(lambda inner: "{" + inner + "}"),
+    st.sampled_from(['{x="1",}', '{x="a}b"}', '{x="unclosed}', "{x=1}", '{="v"}']),
+)
+_names = st.sampled_from(["a", "b_total", "c:d"])
+_separators = st.sampled_from([" ", "  ", "\t"])
+_heads = st.builds(
+    lambda name, block, sep: f"{name}{block}{sep}",
+    st.one_of(_names, st.just("1bad")),
+    _blocks,
+    _separators,
+)
+_good_heads = st.builds(
+    lambda name, block, sep: f"{name}{block}{sep}",
+    _names,
+    _blocks.filter(lambda b: "x=" not in b and '=""' not in b and "}b" not in b),
+    _separators,
+)
+_comments = st.sampled_from(["# HELP a some {brace}", "# TYPE a gauge", "#", "<html>"])
+
+
+@st.composite
+def _scrapes(
+    draw: st.DrawFn, heads_: st.SearchStrategy[str], *, noise: bool = True
+) -> list[list[str]]:
+    """Scrapes of a few series (heads: name, labels, separator) seen again and again, as an
+    endpoint serves them, with values that change; `noise`: timestamps and comments too."""
+    heads = draw(st.lists(heads_, min_size=1, max_size=4))
+    stamps = ["", " 1700000000000", " "] if noise else [""]
+    line = st.builds(
+        lambda head, value, stamp: f"{head}{value}{stamp}",
+        st.sampled_from(heads),
+        st.sampled_from(_VALUES),
+        st.sampled_from(stamps),
+    )
+    if noise:
+        line = st.one_of(line, _comments)
+    return draw(st.lists(st.lists(line, max_size=6), min_size=1, max_size=8))
+
+
+def _reference(text: str) -> list[ParsedSample] | type[Exception]:
+    """prometheus-client's reading of the samples alone, or the failure it raised."""
+    samples = "".join(line + "\n" for line in text.split("\n") if line.strip() and line[0] != "#")
+    try:
+        return [
+            ParsedSample(s.name, dict(s.labels), float(s.value))
+            for family in text_string_to_metric_families(samples)
+            for s in family.samples
+            if not math.isnan(float(s.value))
+        ]
+    except (ValueError, TypeError, IndexError, KeyError):
+        return Exception
+
+
+@pytest.mark.parametrize("keep", [None, 4])
+@given(scrapes=_scrapes(_heads))
+def test_any_run_of_scrapes_reads_as_the_parser_reads_each(
+    keep: int | None, scrapes: list[list[str]]
+) -> None:
+    _read_alike(ScrapeMemo(keep=keep), scrapes)
+
+
+@settings(max_examples=500)
+@given(scrapes=_scrapes(_good_heads, noise=False))
+def test_values_read_alike_on_series_seen_before(scrapes: list[list[str]]) -> None:
+    """Series that parse, again and again: their values take the fast path when `float` and
+    the parser agree on them, and the parser's otherwise."""
+    _read_alike(ScrapeMemo(), scrapes)
+
+
+def _read_alike(memo: ScrapeMemo, scrapes: list[list[str]]) -> None:
+    for lines in scrapes:
+        text = "\n".join(lines) + "\n"
+        expected = _reference(text)
+        if expected is Exception:
+            with pytest.raises((ValueError, TypeError, IndexError, KeyError)):
+                memo.parse(text)
+        else:
+            assert memo.parse(text) == expected, text
