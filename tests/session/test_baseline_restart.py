@@ -101,7 +101,7 @@ async def test_a_new_process_of_the_baseline_server_is_a_restart_everywhere() ->
         assert state.lifetime(None).state == LifetimeState.SAME
     # Start times within START_SLACK_S are one process's (a real server takes longer than that to
     # come back); a fast machine gets through the block above in about a second (CI did).
-    time.sleep(max(0.0, baseline.lifetime.started_at + 2 * START_SLACK_S - time.time()))
+    await asyncio.sleep(max(0.0, baseline.lifetime.started_at + 2 * START_SLACK_S - time.time()))
     with _sim(port):  # the same flags, the same seed: a new process
         await _sampled(watch, state, ticks=3)
         dashboard = state.lifetime(None)
