@@ -33,7 +33,7 @@ from specmon.config import FleetTarget, MonitorConfig
 from specmon.exporter.server import Exporter
 from specmon.session.fleet import Fleet, TargetSession
 from specmon.sim import SimConfig, SimThread
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.target import Target
 
 SPEC = SimConfig(plain_step_ms=10.0, cycle_ms=20.0, accept_length=3.0, ttft_ms=10.0, seed=7)

@@ -28,10 +28,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from specmon import history_store
 from specmon.history import Figure, Mark, MarkKind, Point
-from specmon.history_store import Limits
-from specmon.store import Store
+from specmon.storage import history_store
+from specmon.storage.history_store import Limits
+from specmon.storage.store import Store
 
 URL = "http://127.0.0.1:30000"
 FLUSH_S = 5

@@ -25,7 +25,7 @@ import httpx
 
 from specmon.config import MonitorConfig, Targets
 from specmon.sources.metrics import metrics_from_text
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.target import Target
 
 TOKENS = 128

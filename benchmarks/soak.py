@@ -45,7 +45,7 @@ import psutil
 from specmon.config import MonitorConfig, Targets
 from specmon.sim import Faults, SimConfig, SimThread
 from specmon.sim.faults import duplicate_series, set_values
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.target import Target
 from specmon.ui.app import SpecmonApp
 from specmon.ui.messages import SampleReady

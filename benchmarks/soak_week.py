@@ -45,7 +45,7 @@ from soak import (
 
 import specmon.ui.app as app_module
 from specmon.config import MonitorConfig, Targets
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.target import Target
 from specmon.ui.app import SpecmonApp
 from specmon.ui.messages import ProbeDone, SampleReady

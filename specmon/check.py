@@ -1,5 +1,5 @@
 """`specmon check`: triage in seconds, one finding per line, an exit code scripts can use
-(the report, its exit codes and its JSON: `specmon.check_report`).
+(the report, its exit codes and its JSON: `specmon.reports.check_report`).
 """
 
 from __future__ import annotations
@@ -23,14 +23,8 @@ from specmon.analysis.representative import GAP_SHARE, TrafficGap, traffic_gap
 from specmon.analysis.sequential import DEFAULT_BUDGET_S, Look, SequentialRule
 from specmon.analysis.validity import LifetimeCheck, Validity, baseline_validity
 from specmon.analysis.whatif_inputs import predict
-from specmon.bench import BenchInvalid
-from specmon.check_report import (
-    EXIT_DEGRADED,
-    EXIT_UNREACHABLE,
-    CheckReport,
-    Finding,
-)
 from specmon.errors import AuthFailed, MetricsDisabled, SourceError
+from specmon.measure.bench import BenchInvalid
 from specmon.model import (
     BACKEND_NAMES,
     Protocol,
@@ -40,11 +34,17 @@ from specmon.model import (
     Telemetry,
 )
 from specmon.probe_prompts import DEFAULT_PROMPT, ProbePrompt, Rotation
-from specmon.render import cycle_text
+from specmon.reports.bench_text import cycle_text
+from specmon.reports.check_report import (
+    EXIT_DEGRADED,
+    EXIT_UNREACHABLE,
+    CheckReport,
+    Finding,
+)
+from specmon.reports.whatif_text import ab_lines, advisor_flags
 from specmon.session.baselines import BaselineLookup
 from specmon.session.drafting import DraftingTracker
 from specmon.sources.backend import Backend, connect
-from specmon.whatif_text import ab_lines, advisor_flags
 from specmon.wording import (
     DRAFTING_OFF,
     counted,

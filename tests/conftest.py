@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from specmon.store import Store
+from specmon.storage.store import Store
 
 # A test run started under `nohup`, or by a shell as `cmd &`, inherits SIGHUP or SIGINT ignored,
 # and so would every process the tests start (an ignored signal stays ignored across exec): the

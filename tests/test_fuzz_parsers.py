@@ -20,10 +20,10 @@ from strategies import exposition_lines, json_values
 from specmon.config import ENV_PREFIX, SETTINGS, load_config
 from specmon.errors import SpecmonError, TargetError
 from specmon.model import Protocol, RunFigures, Snapshot
-from specmon.serialize import RecordError, snapshot_from_record, snapshot_to_record
 from specmon.sources import dcgm, llamacpp, vllm
 from specmon.sources.sglang import parse_server_info
-from specmon.store import Store
+from specmon.storage.serialize import RecordError, snapshot_from_record, snapshot_to_record
+from specmon.storage.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FUZZ = settings(max_examples=100, deadline=None)

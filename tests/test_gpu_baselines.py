@@ -10,17 +10,17 @@ import httpx
 import pytest
 
 from specmon.analysis.validity import LifetimeCheck, LifetimeState, snapshot_validity
-from specmon.bench import run_bench
 from specmon.check import run_check
-from specmon.check_report import EXIT_HEALTHY, CheckReport
 from specmon.cli import main
-from specmon.compare_report import compare_text
 from specmon.errors import Unreachable
+from specmon.measure.bench import run_bench
+from specmon.measure.snapshot import SnapshotKind, take_snapshot
 from specmon.model import GpuDevice, GpuState, Protocol, RunFigures, Snapshot, Telemetry
-from specmon.serialize import RecordError, snapshot_from_record, snapshot_to_record
+from specmon.reports.check_report import EXIT_HEALTHY, CheckReport
+from specmon.reports.compare_report import compare_text
 from specmon.sim import SimConfig, SimServer
-from specmon.snapshot import SnapshotKind, take_snapshot
 from specmon.sources.backend import connect
+from specmon.storage.serialize import RecordError, snapshot_from_record, snapshot_to_record
 from specmon.target import Target
 
 FAST = SimConfig(plain_step_ms=2.0, cycle_ms=4.0, accept_length=2.1, ttft_ms=5.0, seed=3)

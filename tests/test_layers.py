@@ -32,7 +32,9 @@ def test_every_headless_module_imports_without_textual_or_rich() -> None:
     assert "specmon.cli.bench" in HEADLESS
     assert {"specmon.sources.sampler", "specmon.sources.scrape_memo"} <= set(HEADLESS)
     assert "specmon.launch.ab" in HEADLESS  # launched servers: headless too
-    assert {"specmon.cli.whatif", "specmon.session.whatif", "specmon.whatif_text"} <= set(HEADLESS)
+    assert {"specmon.cli.whatif", "specmon.session.whatif", "specmon.reports.whatif_text"} <= set(
+        HEADLESS
+    )
     assert {"specmon.session.fleet", "specmon.session.fleet_row", "specmon.exporter.metrics",
             "specmon.exporter.server", "specmon.cli.exporter"} <= set(HEADLESS)  # fmt: skip
     assert {"specmon.session.feed", "specmon.session.hub", "specmon.cli.web"} <= set(HEADLESS)
@@ -42,7 +44,7 @@ def test_the_exporter_reads_figures_from_the_session() -> None:
     """It serves the View's figures: it computes none (no pooling, comparison or validity)."""
     for module in ("specmon.exporter.metrics", "specmon.exporter.server"):
         bad = {m for m in _imports(module)
-               if m.startswith(("specmon.sources.probe", "specmon.bench"))
+               if m.startswith(("specmon.sources.probe", "specmon.measure.bench"))
                or m in ("specmon.analysis.pooled", "specmon.analysis.comparison",
                         "specmon.analysis.validity")}  # fmt: skip
         assert not bad, f"{module} imports {bad}"
@@ -138,7 +140,7 @@ UI = sorted(m.name for m in pkgutil.walk_packages(specmon.__path__, "specmon.")
 def test_the_ui_imports_no_source_and_no_feature_that_does_io() -> None:
     # docs/design.md §2: the app keeps workers, message routing and rendering; the session does I/O.
     for module in UI:
-        io = ("specmon.sources", "specmon.bench", "specmon.launch")
+        io = ("specmon.sources", "specmon.measure.bench", "specmon.launch")
         bad = {m for m in _imports(module) if m.startswith(io)}
         assert not bad, f"{module} imports {bad}"
 

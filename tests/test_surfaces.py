@@ -53,12 +53,11 @@ from specmon.analysis.validity import (
     relaunched_for_speculation,
 )
 from specmon.check import run_check
-from specmon.check_report import report_to_dict
 from specmon.cli.ab_report import report_to_dict as ab_report_to_dict
 from specmon.config import FleetTarget, MonitorConfig
 from specmon.exporter.metrics import ExportedTarget, render
-from specmon.exports import comparison_rows, export
 from specmon.launch.split import split_command
+from specmon.measure.snapshot import default_protocol
 from specmon.model import (
     ProbeChunk,
     ProbeResult,
@@ -70,14 +69,15 @@ from specmon.model import (
     ServerMetrics,
     Snapshot,
 )
+from specmon.reports.check_report import report_to_dict
+from specmon.reports.snapshot_table import comparison_rows, export
 from specmon.session.baselines import lookup_baseline
 from specmon.session.fleet import TargetSession
 from specmon.session.fleet_row import fleet_row
 from specmon.session.watch import ProbeOutcome
-from specmon.snapshot import default_protocol
 from specmon.sources.metrics import metrics_from_text
 from specmon.sources.sglang import parse_server_info
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.target import Target
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sglang-0.5.17"

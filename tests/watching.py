@@ -12,11 +12,11 @@ import httpx
 
 from specmon.analysis.validity import LifetimeCheck, LifetimeState
 from specmon.check import run_check
-from specmon.check_report import report_to_dict
+from specmon.measure.snapshot import SnapshotKind, take_snapshot
 from specmon.model import Protocol, Sample, Snapshot
+from specmon.reports.check_report import report_to_dict
 from specmon.session.live import LiveState
 from specmon.session.watch import Watch
-from specmon.snapshot import SnapshotKind, take_snapshot
 from specmon.target import Target
 
 

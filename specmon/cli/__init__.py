@@ -33,7 +33,7 @@ from specmon.cli.common import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, a
 from specmon.cli.stopping import stopped_by_signals
 from specmon.config import DEFAULT_HOST, DEFAULT_PORT
 from specmon.errors import SpecmonError, TargetError
-from specmon.store import StoreError
+from specmon.storage.store import StoreError
 
 COMMANDS = (
     bench,

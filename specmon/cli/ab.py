@@ -13,7 +13,6 @@ from typing import Any
 from specmon.analysis.ab_runs import Side, judged
 from specmon.analysis.load import best_per_concurrency
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S
-from specmon.bench import Progress
 from specmon.cli import launch, monitor, stopping
 from specmon.cli.ab_report import (
     AB_SCHEMA,
@@ -40,10 +39,11 @@ from specmon.launch.llamacpp_help import read_plain_words
 from specmon.launch.sglang_parser import rules_for
 from specmon.launch.split import ServerKind, Split, command_argv, server_kind, split_command
 from specmon.launch.sweep import Variant, parse_axes, variants
+from specmon.measure.bench import Progress
 from specmon.model import Protocol
 from specmon.probe_prompts import DEFAULT_PROMPT
-from specmon.render import run_line
-from specmon.store import Store
+from specmon.reports.bench_text import run_line
+from specmon.storage.store import Store
 from specmon.wording import crossover_line
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from specmon.analysis.comparison import TENTATIVE_ROUNDS
 from specmon.analysis.load import Best, Crossover, Level
 from specmon.launch.split import Split
-from specmon.serialize import comparison_to_dict, crossover_to_dict, pooled_to_dict
+from specmon.storage.serialize import comparison_to_dict, crossover_to_dict, pooled_to_dict
 from specmon.wording import (
     DASH,
     num,

@@ -10,7 +10,6 @@ from typing import Any
 
 from specmon.analysis.gpus import describe_gpu_state
 from specmon.analysis.pooled import pool
-from specmon.bench import Progress
 from specmon.cli import stopping
 from specmon.cli.agent import add_gpu_metrics
 from specmon.cli.common import (
@@ -25,12 +24,13 @@ from specmon.cli.common import (
     tokens,
 )
 from specmon.errors import SpecmonError, TargetError
+from specmon.measure.bench import Progress
+from specmon.measure.snapshot import SnapshotKind, take_snapshot
 from specmon.model import Protocol, ServerInfo, Snapshot
 from specmon.probe_prompts import DEFAULT_PROMPT, ProbePrompt, Rotation, prompt_protocol
-from specmon.render import run_line, summary_lines, target_line
-from specmon.serialize import SCHEMA, snapshot_to_dict
-from specmon.snapshot import SnapshotKind, take_snapshot
-from specmon.store import Store
+from specmon.reports.bench_text import run_line, summary_lines, target_line
+from specmon.storage.serialize import SCHEMA, snapshot_to_dict
+from specmon.storage.store import Store
 
 
 def register(commands: Any) -> None:

@@ -11,7 +11,6 @@ from typing import Any
 from specmon.analysis.sequential import DEFAULT_BUDGET_S
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S, LifetimeCheck
 from specmon.check import CHECK_RULE, DEFAULT_CHECK_TOKENS, run_check
-from specmon.check_report import CHECK_SCHEMA, EXIT_STORE, EXIT_UNREACHABLE, report_to_dict
 from specmon.cli import stopping
 from specmon.cli.agent import add_gpu_metrics
 from specmon.cli.common import (
@@ -25,13 +24,14 @@ from specmon.cli.common import (
     takes,
     target_of,
 )
+from specmon.measure.snapshot import SnapshotKind, take_snapshot
 from specmon.model import Protocol, ServerInfo, Snapshot
+from specmon.reports.check_report import CHECK_SCHEMA, EXIT_STORE, EXIT_UNREACHABLE, report_to_dict
 from specmon.session.ab_lookup import lookup_ab
 from specmon.session.baselines import BaselineLookup, check_lifetime, lookup_baseline
-from specmon.snapshot import SnapshotKind, take_snapshot
 from specmon.sources.http import make_client
 from specmon.sources.telemetry import open_telemetry
-from specmon.store import Store, StoreMissing
+from specmon.storage.store import Store, StoreMissing
 
 
 def register(commands: Any) -> None:

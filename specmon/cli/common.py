@@ -13,7 +13,7 @@ from specmon.config import SETTINGS
 from specmon.errors import TargetError
 from specmon.probe_prompts import ProbePrompt, probe_prompts_setting
 from specmon.sources.http import DEFAULT_API_KEY_ENV, load_api_key, make_client
-from specmon.store import Store, default_db_path
+from specmon.storage.store import Store, default_db_path
 from specmon.target import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT, Target, normalise_url
 
 __all__ = ["Target", "make_client", "normalise_url"]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import platformdirs
 
-from specmon.private_files import open_private
+from specmon.storage.private_files import open_private
 
 if TYPE_CHECKING:  # Textual loads only for the dashboard
     from specmon.ui.app import SpecmonApp

@@ -19,7 +19,7 @@ from specmon.cli.common import open_store, setting, takes
 from specmon.cli.crash import run_dashboard
 from specmon.cli.monitor import check_theme
 from specmon.config import MonitorConfig, Targets
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.target import Target
 
 

@@ -15,7 +15,7 @@ from specmon.cli import monitor, stopping
 from specmon.cli.common import takes
 from specmon.config import MonitorConfig
 from specmon.errors import TargetError
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.target import Target
 
 DEFAULT_LISTEN = "127.0.0.1:9835"

@@ -13,11 +13,11 @@ import re
 import time
 from typing import Any
 
-from specmon import history_store
 from specmon.analysis.drift import JUDGED, LABELS, drifts
 from specmon.cli.common import add_db, open_store
 from specmon.history import Figure, Reading
-from specmon.store import Store, StoreMissing, default_db_path
+from specmon.storage import history_store
+from specmon.storage.store import Store, StoreMissing, default_db_path
 from specmon.target import normalise_url
 from specmon.wording import num
 

@@ -24,7 +24,7 @@ from specmon.config import (
 from specmon.errors import SpecmonError, TargetError
 from specmon.session.recording import DEFAULT_MAX_BYTES, Header, RecordingWriter
 from specmon.sources.http import load_api_key
-from specmon.store import Store, default_db_path
+from specmon.storage.store import Store, default_db_path
 from specmon.target import Target
 
 

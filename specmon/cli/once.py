@@ -12,7 +12,7 @@ from specmon.cli.common import seconds
 from specmon.config import MonitorConfig
 from specmon.errors import TargetError
 from specmon.session.once import WAITS_FOR, FrameSession, first_frame
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.target import Target
 
 DEFAULT_ONCE_TIMEOUT_S = 30.0

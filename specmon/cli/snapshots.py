@@ -23,21 +23,21 @@ from specmon.cli.common import (
     takes,
     target_of,
 )
-from specmon.compare_report import compare_holds, compare_text
 from specmon.errors import SpecmonError, TargetError
-from specmon.exports import (
+from specmon.model import Snapshot
+from specmon.reports.bench_text import run_line, summary_lines, target_line
+from specmon.reports.compare_report import compare_holds, compare_text
+from specmon.reports.snapshot_table import (
     ExportFormat,
     comparison_rows,
     export,
     lifetime_for,
     match_baseline,
 )
-from specmon.model import Snapshot
-from specmon.private_files import write_private
-from specmon.render import run_line, summary_lines, target_line
-from specmon.serialize import snapshot_to_dict
 from specmon.session.baselines import check_lifetimes
-from specmon.store import Store, StoreMissing, default_db_path
+from specmon.storage.private_files import write_private
+from specmon.storage.serialize import snapshot_to_dict
+from specmon.storage.store import Store, StoreMissing, default_db_path
 from specmon.target import normalise_url
 from specmon.wording import num
 

@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specmon.analysis.ab_runs import AbRun, Side
-from specmon.bench import Progress
 from specmon.errors import SourceError
 from specmon.launch.process import LaunchFailed, ServerProcess, port_free
 from specmon.launch.split import Launch, Split, address
 from specmon.launch.sweep import Variant
+from specmon.measure.bench import Progress
+from specmon.measure.snapshot import SnapshotKind, take_snapshot
 from specmon.model import Protocol, Snapshot
-from specmon.private_files import private_dir
-from specmon.snapshot import SnapshotKind, take_snapshot
+from specmon.storage.private_files import private_dir
 from specmon.target import Target
 from specmon.wording import streams
 

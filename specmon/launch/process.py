@@ -18,8 +18,8 @@ import httpx
 
 from specmon.errors import SpecmonError
 from specmon.launch.split import Launch
-from specmon.private_files import open_private
 from specmon.sources.secrets import mask_command
+from specmon.storage.private_files import open_private
 
 HEALTH_EVERY_S = 0.25
 STOP_GRACE_S = 15.0

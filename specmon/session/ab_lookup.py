@@ -5,7 +5,7 @@ from __future__ import annotations
 from specmon.analysis.ab_runs import StoredAb, stored_ab
 from specmon.analysis.validity import fingerprint
 from specmon.model import ServerInfo
-from specmon.store import Store
+from specmon.storage.store import Store
 
 
 def lookup_ab(store: Store, info: ServerInfo, *, max_age_s: float) -> StoredAb | None:

@@ -24,7 +24,7 @@ from specmon.model import Lifetime, Protocol, ServerInfo, Snapshot
 from specmon.sources.backend import connect
 from specmon.sources.http import make_client
 from specmon.sources.telemetry import open_telemetry
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.target import Target
 
 

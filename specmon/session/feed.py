@@ -17,15 +17,15 @@ from typing import Any, Protocol
 
 from specmon.config import MonitorConfig, Targets
 from specmon.errors import SpecmonError
+from specmon.measure.snapshot import Progress, SnapshotKind, default_protocol, take_snapshot
 from specmon.model import Protocol as BenchProtocol
 from specmon.model import Sample, Snapshot
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.relaunch import ManagedServer
 from specmon.session.view import BenchView
 from specmon.session.watch import BASELINE_SERVER_EVERY_S, ProbeOutcome, Watch
-from specmon.snapshot import Progress, SnapshotKind, default_protocol, take_snapshot
 from specmon.sources.http import load_client_transport
-from specmon.store import Store
+from specmon.storage.store import Store
 
 
 def bench_protocol(config: MonitorConfig) -> BenchProtocol:

@@ -17,6 +17,7 @@ from dataclasses import replace
 
 from specmon.config import FleetTarget, MonitorConfig, Targets
 from specmon.errors import SpecmonError
+from specmon.measure.snapshot import SnapshotKind, default_protocol
 from specmon.model import Sample, Snapshot
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.feed import FeedSink, LocalFeed
@@ -24,8 +25,7 @@ from specmon.session.live import LiveState
 from specmon.session.store_baseline import StoreBaseline
 from specmon.session.view import BenchView, View
 from specmon.session.watch import ProbeOutcome, Watch
-from specmon.snapshot import SnapshotKind, default_protocol
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.target import Target
 
 RETAKE_AFTER_S = 300.0

@@ -16,17 +16,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from specmon import history_store
 from specmon.analysis.drift import JUDGED, Drift, drifts
 from specmon.config import MonitorConfig
 from specmon.errors import SpecmonError
 from specmon.history import Figure, Mark, MarkKind, Point
-from specmon.history_store import Limits
 from specmon.model import RunFigures, Sample
 from specmon.session.live import MEAN_SPAN_S, RATE_SPAN_S, LiveState
 from specmon.session.tracker import Change
 from specmon.session.view import Level
-from specmon.store import Store
+from specmon.storage import history_store
+from specmon.storage.history_store import Limits
+from specmon.storage.store import Store
 
 FLUSH_EVERY_S = 5.0
 MAINTAIN_EVERY_S = 60.0

@@ -28,12 +28,12 @@ from typing import Any
 
 from specmon.config import MonitorConfig
 from specmon.errors import SpecmonError
+from specmon.measure.snapshot import SnapshotKind
 from specmon.model import Sample, Snapshot
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.feed import FeedSink, LocalFeed
 from specmon.session.view import BenchView
 from specmon.session.watch import ProbeOutcome
-from specmon.snapshot import SnapshotKind
 
 _LENGTH = struct.Struct(">I")
 MAX_REQUEST = 64 * 1024  # a tab's requests are a few hundred bytes

@@ -29,6 +29,7 @@ from specmon.model import (
     StepsSource,
 )
 from specmon.probe_prompts import DEFAULT_CATEGORY, DEFAULT_SET, ProbePrompt, category_protocols
+from specmon.reports.whatif_text import speculative_flags
 from specmon.session.baseline_state import BaselineState, scraped_at
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.category_baselines import CategoryBaselines
@@ -53,7 +54,6 @@ from specmon.session.view import (
 )
 from specmon.session.watch import INFO_EVERY_S
 from specmon.session.window import HISTORY_S
-from specmon.whatif_text import speculative_flags
 from specmon.wording import (
     BUFFERED_STREAM,
     SPECULATION_OFF,

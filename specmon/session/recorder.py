@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from specmon.errors import SpecmonError
+from specmon.measure.snapshot import SnapshotKind
 from specmon.model import Protocol, Sample, ServerInfo, Snapshot
 from specmon.session.baselines import BaselineLookup, BaselineOrigin
 from specmon.session.feed import Feed, FeedSink
@@ -19,7 +20,6 @@ from specmon.session.recording import RecordingWriter
 from specmon.session.store_baseline import Lookup
 from specmon.session.view import BenchView
 from specmon.session.watch import ProbeOutcome
-from specmon.snapshot import SnapshotKind
 
 
 class RecordingSink:

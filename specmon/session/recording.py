@@ -5,11 +5,11 @@ JSON Lines, written as it goes and flushed line by line, so a crash loses at mos
 written (a truncated last line is read as the end). The first line is the header; each later one
 is one call the feed made to the dashboard (`FeedSink`), or the store's answer to a baseline
 lookup the dashboard made (`store_lookup`): its kind, its wall time `at`, and its
-arguments (`specmon.serialize_live`). A reading whose value equals the one written before it is
-written as `"same": true` instead: server info is most of a sample, and rarely changes. Nothing
-holds the API key: server args are masked by the sources that read them (`sources.secrets`), and
-the key itself is never an input. The file is created 0600, and stops growing at a size cap
-(the file then ends with an `end` line saying so).
+arguments (`specmon.storage.serialize_live`). A reading whose value equals the one written
+before it is written as `"same": true` instead: server info is most of a sample, and rarely
+changes. Nothing holds the API key: server args are masked by the sources that read them
+(`sources.secrets`), and the key itself is never an input. The file is created 0600, and stops
+growing at a size cap (the file then ends with an `end` line saying so).
 """
 
 from __future__ import annotations
@@ -23,14 +23,14 @@ from typing import IO, Any
 from specmon import __version__
 from specmon.config import MonitorConfig
 from specmon.errors import SpecmonError
+from specmon.measure.snapshot import SnapshotKind
 from specmon.model import Reading, Sample, Snapshot
-from specmon.private_files import open_private
-from specmon.serialize import RecordError
-from specmon.serialize_live import from_data, to_data
 from specmon.session.baselines import BaselineLookup, BaselineOrigin
 from specmon.session.view import BenchView
 from specmon.session.watch import ProbeOutcome
-from specmon.snapshot import SnapshotKind
+from specmon.storage.private_files import open_private
+from specmon.storage.serialize import RecordError
+from specmon.storage.serialize_live import from_data, to_data
 
 FORMAT = "specmon-recording"
 VERSION = 1

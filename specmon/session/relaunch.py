@@ -13,12 +13,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from specmon.bench import Progress
 from specmon.launch.process import LaunchFailed, ServerProcess, port_free
 from specmon.launch.split import Launch, Split, address
+from specmon.measure.bench import Progress
+from specmon.measure.snapshot import SnapshotKind, take_snapshot
 from specmon.model import Protocol, Snapshot
-from specmon.private_files import private_dir
-from specmon.snapshot import SnapshotKind, take_snapshot
+from specmon.storage.private_files import private_dir
 from specmon.target import Target
 
 

@@ -17,11 +17,11 @@ import typing
 from collections.abc import Callable
 
 from specmon.errors import SpecmonError
+from specmon.measure.snapshot import SnapshotKind
 from specmon.model import Protocol, ServerInfo
 from specmon.session.baselines import BaselineLookup, BaselineOrigin
 from specmon.session.feed import FeedSink
 from specmon.session.recording import Recording
-from specmon.snapshot import SnapshotKind
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
 """The speeds `+` and `-` step through."""

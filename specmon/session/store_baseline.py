@@ -15,7 +15,7 @@ from specmon.errors import SpecmonError
 from specmon.model import Protocol, ServerInfo
 from specmon.session.baselines import BaselineLookup, BaselineOrigin, lookup_baseline
 from specmon.session.live import LiveState
-from specmon.store import Store
+from specmon.storage.store import Store
 
 Lookup = Callable[[ServerInfo, Protocol], BaselineLookup]
 """How a server's baseline is looked up: `lookup_baseline` on a store, bar the store."""

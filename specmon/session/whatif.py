@@ -11,16 +11,16 @@ from dataclasses import dataclass, replace
 from specmon.analysis.pooled import pool
 from specmon.analysis.validity import Validity, snapshot_validity
 from specmon.analysis.whatif_inputs import WhatIfAnswer, predict, refusal
+from specmon.measure.snapshot import SnapshotKind, take_snapshot
 from specmon.model import Protocol, ServerInfo, Snapshot
 from specmon.session.baselines import (
     BaselineLookup,
     check_lifetime,
     lookup_baseline,
 )
-from specmon.snapshot import SnapshotKind, take_snapshot
 from specmon.sources.backend import connect
 from specmon.sources.http import make_client
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.target import Target
 
 

@@ -16,8 +16,8 @@ from specmon.analysis.comparison import compare
 from specmon.analysis.pooled import pool
 from specmon.analysis.whatif_inputs import WhatIfAnswer, predict
 from specmon.model import ServerInfo, Snapshot
+from specmon.reports.whatif_text import advisor_flags
 from specmon.session.live import LiveState
-from specmon.whatif_text import advisor_flags
 from specmon.wording import TAKE_BASELINE
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from specmon import history_store
 from specmon.history import Figure, MarkKind
 from specmon.session.history_zoom import COLUMNS, Zoomed, ZoomLevel, filled, mark_columns
 from specmon.session.window import HISTORY_S
-from specmon.store import Store
+from specmon.storage import history_store
+from specmon.storage.store import Store
 
 
 def read_zoom(path: Path, url: str, level: ZoomLevel, now: float) -> Zoomed:

@@ -28,7 +28,9 @@ from textual.theme import Theme
 from specmon.analysis.comparison import Verdict
 from specmon.config import MonitorConfig, Targets, default_dumps_path
 from specmon.errors import SpecmonError
+from specmon.measure.snapshot import SnapshotKind, default_protocol
 from specmon.model import ServerInfo
+from specmon.reports.whatif_text import speculative_flags
 from specmon.session.ab_lookup import lookup_ab
 from specmon.session.baselines import BaselineOrigin, lookup_baseline
 from specmon.session.feed import Feed, LocalFeed, bench_protocol
@@ -42,8 +44,7 @@ from specmon.session.store_baseline import Lookup, StoreBaseline
 from specmon.session.view import BenchView, View
 from specmon.session.whatif_view import live_what_if
 from specmon.session.zoom_reader import read_zoom
-from specmon.snapshot import SnapshotKind, default_protocol
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.ui import tuning
 from specmon.ui.dump import dump_screen
 from specmon.ui.messages import (
@@ -81,7 +82,6 @@ from specmon.ui.widgets.identity_bar import IdentityBar
 from specmon.ui.widgets.keys_line import KeysLine
 from specmon.ui.widgets.server_panel import ServerPanel
 from specmon.ui.widgets.spec_panel import SpecPanel
-from specmon.whatif_text import speculative_flags
 
 COMPACT_BELOW = 30  # rows: no big digits, one GPU line
 TINY_BELOW = 20  # rows: the events log to its newest line, so the panels keep three lines each

@@ -18,7 +18,7 @@ from textual import work
 from specmon.config import MonitorConfig
 from specmon.session.fleet import Fleet, TargetSession
 from specmon.session.fleet_row import fleet_row, server_label, worst_first
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.ui.app import SpecmonApp
 from specmon.ui.messages import FleetRowsReady, PostingSink
 from specmon.ui.screens.fleet import FleetScreen

@@ -7,13 +7,13 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
+from specmon.measure.snapshot import SnapshotKind
 from specmon.model import Sample, Snapshot
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.fleet_row import FleetRow
 from specmon.session.history_zoom import Zoomed
 from specmon.session.view import BenchView, Level
 from specmon.session.watch import ProbeOutcome
-from specmon.snapshot import SnapshotKind
 
 
 @dataclass

@@ -14,7 +14,7 @@ from specmon.analysis.load import Level, level
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S
 from specmon.cli.ab_report import table_lines
 from specmon.model import Snapshot
-from specmon.serialize import snapshot_from_record
+from specmon.storage.serialize import snapshot_from_record
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "sglang-0.5.17" / "ab_two_rounds.json"
 

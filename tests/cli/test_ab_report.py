@@ -13,7 +13,7 @@ from specmon.analysis.ab_runs import AbRun, Side
 from specmon.analysis.comparison import Verdict
 from specmon.analysis.load import Crossover
 from specmon.cli import ab, main
-from specmon.serialize import snapshot_from_record
+from specmon.storage.serialize import snapshot_from_record
 from specmon.wording import crossover_line
 
 

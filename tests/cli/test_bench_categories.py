@@ -12,7 +12,7 @@ from specmon.analysis.validity import protocol_differences
 from specmon.cli import main
 from specmon.probe_prompts import BUILTIN_SET
 from specmon.sim import SimConfig, SimThread
-from specmon.store import Store
+from specmon.storage.store import Store
 
 CONFIG = SimConfig(speculative_num_draft_tokens=4, plain_step_ms=1.0, cycle_ms=1.0, ttft_ms=2.0,
                    prefill_ms_per_token=0.0)  # fmt: skip

@@ -14,15 +14,15 @@ from runs import run
 
 from specmon.analysis.comparison import Verdict
 from specmon.analysis.validity import LifetimeCheck, LifetimeState
-from specmon.bench import BenchInvalid
 from specmon.check import run_check
-from specmon.check_report import EXIT_DEGRADED, CheckReport
 from specmon.cli import main
+from specmon.measure.bench import BenchInvalid
+from specmon.measure.snapshot import SnapshotKind, take_snapshot
 from specmon.model import Protocol, Snapshot
 from specmon.probe_prompts import DEFAULT_PROMPT
+from specmon.reports.check_report import EXIT_DEGRADED, CheckReport
 from specmon.session.baselines import BaselineLookup
 from specmon.sim import SimConfig, SimServer, SimThread
-from specmon.snapshot import SnapshotKind, take_snapshot
 from specmon.target import Target
 
 FAST = SimConfig(plain_step_ms=4.0, cycle_ms=8.0, accept_length=2.1, ttft_ms=10.0, seed=3)

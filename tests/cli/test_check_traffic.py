@@ -14,12 +14,12 @@ import pytest
 
 from specmon.analysis.validity import LifetimeCheck, LifetimeState
 from specmon.check import run_check
-from specmon.check_report import CheckReport, report_to_dict
 from specmon.cli import main
+from specmon.measure.snapshot import SnapshotKind, take_snapshot
 from specmon.model import Protocol, Snapshot
 from specmon.probe_prompts import BUILTIN_SET, ProbePrompt
+from specmon.reports.check_report import CheckReport, report_to_dict
 from specmon.sim import SimConfig, SimServer, SimThread
-from specmon.snapshot import SnapshotKind, take_snapshot
 from specmon.sources.probe import run_probe
 from specmon.target import Target
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from specmon import history_store
 from specmon.cli import main
 from specmon.history import Figure, Mark, MarkKind, Point
-from specmon.store import Store
+from specmon.storage import history_store
+from specmon.storage.store import Store
 from tests.analysis.test_drift import series
 
 URL = "http://10.1.230.174:8000"

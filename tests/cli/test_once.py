@@ -16,7 +16,7 @@ from specmon.config import FleetTarget, MonitorConfig
 from specmon.session.once import FrameSession, first_frame
 from specmon.session.view_json import view_to_dict
 from specmon.sim import SimConfig, SimThread
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.target import Target
 
 FAST = SimConfig(plain_step_ms=4.0, cycle_ms=8.0, accept_length=2.1, ttft_ms=10.0, seed=3)

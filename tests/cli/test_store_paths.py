@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from specmon.check_report import EXIT_STORE, EXIT_UNREACHABLE
 from specmon.cli import main
+from specmon.reports.check_report import EXIT_STORE, EXIT_UNREACHABLE
 
 CLOSED = "127.0.0.1:1"  # nothing listens: a command that got as far as the server fails there
 READERS = {

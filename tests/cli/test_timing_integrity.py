@@ -11,11 +11,11 @@ import pytest
 
 from specmon.analysis.figures import run_figures
 from specmon.analysis.stats import percentile
-from specmon.bench import BenchInvalid
 from specmon.cli import main
+from specmon.measure.bench import BenchInvalid
+from specmon.measure.snapshot import BENCH_ATTEMPTS, SnapshotKind, default_protocol, take_snapshot
 from specmon.model import CycleBasis, ProbeChunk, ProbeResult, StepsSource
 from specmon.sim import SimConfig, SimThread
-from specmon.snapshot import BENCH_ATTEMPTS, SnapshotKind, default_protocol, take_snapshot
 from specmon.sources.http import make_client
 from specmon.sources.probe import run_probe
 from specmon.target import Target

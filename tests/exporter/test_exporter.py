@@ -26,7 +26,7 @@ from specmon.config import FleetTarget, MonitorConfig
 from specmon.exporter.server import IDLE_TARGET_S, Exporter
 from specmon.session.fleet import Fleet, TargetSession
 from specmon.sim import SimConfig, SimThread
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.target import Target
 
 TOKENS = 150

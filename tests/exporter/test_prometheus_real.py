@@ -29,7 +29,7 @@ from specmon.config import FleetTarget, MonitorConfig
 from specmon.exporter.server import Exporter
 from specmon.session.fleet import Fleet, TargetSession
 from specmon.sim import SimConfig, SimThread
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.target import Target
 
 PROMETHEUS = "/usr/bin/prometheus"

@@ -14,7 +14,7 @@ from fault_cases import CASES, FAST, IDS, TIMED_OUT, TIMEOUT_S, Case
 
 from specmon.cli import main
 from specmon.sim import EmittedRequest, SimThread
-from specmon.store import Store
+from specmon.storage.store import Store
 
 TIMEOUTS = ("--connect-timeout", str(TIMEOUT_S), "--read-timeout", str(TIMEOUT_S))
 BENCH = ("--runs", "2", "--warmup", "0", "--max-tokens", "12", *TIMEOUTS)

@@ -22,7 +22,7 @@ import pytest
 from fault_cases import FAST
 
 from specmon.sim import SimThread
-from specmon.store import Store
+from specmon.storage.store import Store
 
 # Slow enough that a 150-token run lasts a while: the signal lands mid-bench.
 SLOW = replace(FAST, cycle_ms=10.0, plain_step_ms=5.0)

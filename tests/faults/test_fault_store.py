@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from fault_cases import FAST
 
-from specmon.check_report import EXIT_STORE
 from specmon.cli import common, main
 from specmon.cli.monitor import open_store_or_warn
+from specmon.reports.check_report import EXIT_STORE
 from specmon.sim import SimThread
-from specmon.store import Store
+from specmon.storage.store import Store
 
 BENCH = ("--runs", "2", "--warmup", "0", "--max-tokens", "12")
 

@@ -13,7 +13,7 @@ from fault_cases import FAST, TIMEOUT_S, self_signed
 
 from specmon.cli import main
 from specmon.sim import SimThread
-from specmon.store import Store
+from specmon.storage.store import Store
 
 # asyncio leaks the server's socket of a handshake the client refused (in the simulator's loop).
 pytestmark = pytest.mark.filterwarnings("ignore:unclosed transport:ResourceWarning")

@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 from ab_helpers import free_port
 
-from specmon.store import Store
+from specmon.storage.store import Store
 
 SIM = [sys.executable, "-m", "specmon.sim", "--plain-step-ms", "6", "--cycle-ms", "9",
        "--ttft-ms", "5", "--speculative-algorithm", "NGRAM",

@@ -19,14 +19,14 @@ from specmon.analysis.ab_runs import Side, levels
 from specmon.analysis.comparison import compare
 from specmon.analysis.pooled import pool
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S
-from specmon.bench import BenchInvalid
 from specmon.launch.ab import AbEvents, AbPlan, bench_level, run_ab, target_for
 from specmon.launch.process import LaunchFailed, ServerProcess
 from specmon.launch.split import Launch, Split, split_command
+from specmon.measure.bench import BenchInvalid
+from specmon.measure.snapshot import SnapshotKind, take_snapshot
 from specmon.model import Protocol, Snapshot
 from specmon.sim import SimConfig, SimThread
 from specmon.sim.__main__ import config_from_args
-from specmon.snapshot import SnapshotKind, take_snapshot
 from specmon.target import Target
 
 PROTOCOL = Protocol(runs=3, warmup=1, max_tokens=48, temperature=0.0, prompt="Count to ten.")

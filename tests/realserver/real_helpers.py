@@ -19,7 +19,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from specmon.cli import main
-from specmon.store import Store
+from specmon.storage.store import Store
 
 HOW = "start them with `bash ci/realserver/run.sh .venv/bin/pytest -m realserver`"
 

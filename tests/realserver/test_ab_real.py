@@ -30,9 +30,9 @@ from specmon.analysis.validity import DEFAULT_MAX_AGE_S
 from specmon.launch.ab import AbPlan, run_ab, target_for
 from specmon.launch.process import ServerProcess
 from specmon.launch.split import Split, split_command
+from specmon.measure.snapshot import SnapshotKind, take_snapshot
 from specmon.model import Protocol, Snapshot
 from specmon.probe_prompts import DEFAULT_PROMPT
-from specmon.snapshot import SnapshotKind, take_snapshot
 from specmon.target import Target
 
 pytestmark = pytest.mark.realserver

@@ -13,7 +13,7 @@ from real_helpers import RealServer
 from textual.pilot import Pilot
 
 from specmon.config import MonitorConfig, Targets
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.target import Target
 from specmon.ui.app import SpecmonApp
 

@@ -33,7 +33,7 @@ from typing import Any
 import pytest
 from real_helpers import free_port, run_json, serving
 
-from specmon.store import Store
+from specmon.storage.store import Store
 
 # Launching vLLM (30-60 s) and the rounds' benches take longer than the suite's 120 s per test.
 pytestmark = [pytest.mark.realserver, pytest.mark.timeout(600)]

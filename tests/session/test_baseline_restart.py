@@ -20,14 +20,14 @@ import pytest
 
 from specmon.analysis.validity import START_SLACK_S, LifetimeState
 from specmon.config import FleetTarget, MonitorConfig
+from specmon.measure.snapshot import SnapshotKind, default_protocol, take_snapshot
 from specmon.model import Sample
 from specmon.session.baseline_state import BaselineState
 from specmon.session.baselines import BaselineOrigin, check_lifetime
 from specmon.session.fleet import Fleet, TargetSession
 from specmon.session.watch import Watch
 from specmon.sim import SimConfig, SimThread
-from specmon.snapshot import SnapshotKind, default_protocol, take_snapshot
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.target import Target
 
 # Metrics off: no counters to go down, so only the process can tell.

@@ -10,10 +10,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-import test_exports as exports_cases  # its snapshot builders (a module: its tests stay there)
+import snapshots
 from watching import sampled
 
 from specmon.analysis.validity import LifetimeState, relaunched_for_speculation
+from specmon.measure.snapshot import SnapshotKind, take_snapshot
 from specmon.model import Protocol
 from specmon.probe_prompts import BUILTIN_SET, DEFAULT_PROMPT, category_protocols
 from specmon.session.baseline_state import NOT_SAMPLED, RELAUNCH_UNREAD, BaselineState
@@ -21,8 +22,7 @@ from specmon.session.live import LiveState
 from specmon.session.store_baseline import StoreBaseline
 from specmon.session.watch import Watch
 from specmon.sim import EmittedRequest, SimConfig, SimServer
-from specmon.snapshot import SnapshotKind, take_snapshot
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.target import Target
 
 # Steps long enough that scheduling jitter on a busy machine stays within a percent or two of a
@@ -112,8 +112,8 @@ def test_a_category_baseline_s_lifetime_follows_the_dashboard_s_rules() -> None:
     """Taken at the watched address: relaunched for speculation by design (unread right after
     a restart); on a server the dashboard does not sample: unverified, so valid but unconfirmed."""
     state = BaselineState("http://10.1.230.174:8000", PROBE, max_age_s=1800)
-    spec_info = exports_cases.speculative(2).server
-    here = replace(exports_cases.baseline(1), url=state.watched_url)
+    spec_info = snapshots.speculative(2).server
+    here = replace(snapshots.baseline(1), url=state.watched_url)
     assert state.lifetime_for(here, spec_info) == relaunched_for_speculation()
     elsewhere = replace(here, url="http://10.1.230.175:8000")
     assert state.lifetime_for(elsewhere, spec_info) == NOT_SAMPLED

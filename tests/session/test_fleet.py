@@ -23,7 +23,7 @@ from specmon.session.store_baseline import STORE_LOOKUP_EVERY_S
 from specmon.session.view import View
 from specmon.sim import SimConfig, SimThread
 from specmon.sources.sglang import parse_server_info
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.target import Target
 
 FAST = SimConfig(plain_step_ms=2.0, cycle_ms=4.0, accept_length=2.0, ttft_ms=5.0, seed=3)

@@ -8,17 +8,17 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from specmon import history_store
 from specmon.analysis.drift import Drift
 from specmon.history import Figure, Mark, MarkKind, Point
-from specmon.history_store import Limits
 from specmon.model import RunFigures
 from specmon.session.history_writer import HistoryRecorder, HistoryWriter
 from specmon.session.tracker import Change
-from specmon.store import Store
+from specmon.storage import history_store
+from specmon.storage.history_store import Limits
+from specmon.storage.store import Store
 from tests.analysis.test_drift import series
 from tests.session.test_live import _info, _live, _metrics, _sample
-from tests.test_store import make_snapshot
+from tests.storage.test_store import make_snapshot
 
 URL = "http://h:1"
 T0 = 1_750_000_020.0

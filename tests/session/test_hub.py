@@ -19,12 +19,12 @@ import pytest
 
 from specmon.config import MonitorConfig, Targets
 from specmon.errors import SpecmonError
+from specmon.measure.snapshot import SnapshotKind
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.feed import LocalFeed
 from specmon.session.hub import Hub, HubFeed
 from specmon.sim import SimConfig, SimThread
-from specmon.snapshot import SnapshotKind
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.target import Target
 
 FAST = SimConfig(plain_step_ms=4.0, cycle_ms=7.0, accept_length=2.1, ttft_ms=5.0, seed=11)

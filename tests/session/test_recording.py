@@ -14,9 +14,8 @@ from typing import Any
 import pytest
 
 from specmon.config import MonitorConfig, Targets
+from specmon.measure.snapshot import SnapshotKind
 from specmon.model import HostStats, ProcessStats, Reading, Sample, Snapshot, Telemetry
-from specmon.serialize import RecordError
-from specmon.serialize_live import from_data, to_data
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.feed import LocalFeed
 from specmon.session.recorder import RecordingSink
@@ -30,7 +29,8 @@ from specmon.session.recording import (
 from specmon.session.view import BenchView
 from specmon.session.watch import ProbeOutcome
 from specmon.sim import SimConfig, SimThread
-from specmon.snapshot import SnapshotKind
+from specmon.storage.serialize import RecordError
+from specmon.storage.serialize_live import from_data, to_data
 from specmon.target import ApiKey, Target
 
 SECRET = "sk-recording-SECRET-4242"

@@ -10,10 +10,10 @@ import httpx
 import pytest
 from sim_helpers import StartSim, fast, generate_body, sample_value, stream_chunks
 
+from specmon.measure.snapshot import NotABaseline, SnapshotKind, take_snapshot
 from specmon.model import Protocol
 from specmon.sim.__main__ import config_from_args
 from specmon.sim.decode import DecodeModel
-from specmon.snapshot import NotABaseline, SnapshotKind, take_snapshot
 from specmon.sources import vllm
 from specmon.target import Target
 

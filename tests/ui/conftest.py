@@ -31,7 +31,7 @@ from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.sources.dcgm import telemetry_from_text
 from specmon.sources.metrics import metrics_from_text
 from specmon.sources.sglang import parse_server_info
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.target import Target
 from specmon.ui.app import SpecmonApp
 

@@ -13,7 +13,7 @@ import pytest
 from conftest import BASE_URL, NOW, baseline_snapshot, sample, server_info
 
 from specmon.cli.demo import TEMPORARY_STORE, open_demo_store
-from specmon.snapshot import SnapshotKind
+from specmon.measure.snapshot import SnapshotKind
 from specmon.ui.app import SpecmonApp
 from specmon.ui.messages import BenchDone, SampleReady
 

@@ -19,7 +19,7 @@ from specmon.config import MonitorConfig, Targets
 from specmon.session import watch as app_module
 from specmon.session.feed import LocalFeed
 from specmon.sim import SimThread
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.target import Target
 from specmon.ui.app import SpecmonApp
 

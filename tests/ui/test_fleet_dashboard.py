@@ -30,7 +30,7 @@ from specmon.session.fleet_row import Rank
 from specmon.session.live import LiveState
 from specmon.session.watch import ProbeOutcome
 from specmon.sim import SimConfig, SimThread
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.target import Target
 from specmon.ui import fleet_app as fleet_app_module
 from specmon.ui.fleet_app import FleetApp

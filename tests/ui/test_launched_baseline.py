@@ -10,7 +10,7 @@ from live_helpers import until
 
 from specmon.config import MonitorConfig, Targets
 from specmon.session.baselines import BaselineOrigin
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.ui.app import SpecmonApp
 
 

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from live_helpers import until
 
-from specmon import history_store
 from specmon.config import MonitorConfig, Targets
 from specmon.history import Figure, MarkKind
 from specmon.sim import SimConfig, SimThread
 from specmon.sim.record import EmittedRequest
-from specmon.store import Store
+from specmon.storage import history_store
+from specmon.storage.store import Store
 from specmon.target import Target
 from specmon.ui.app import SpecmonApp
 from specmon.ui.messages import PostingSink

@@ -22,10 +22,10 @@ from textual.widget import Widget
 from textual.widgets import DataTable, ProgressBar, Static
 
 from specmon.analysis.figures import run_figures
+from specmon.measure.snapshot import SnapshotKind
 from specmon.model import Protocol, Snapshot, Telemetry
 from specmon.probe_prompts import DEFAULT_PROMPT, ProbePrompt
 from specmon.session.view import BenchView
-from specmon.snapshot import SnapshotKind
 from specmon.ui.app import SpecmonApp
 from specmon.ui.columns import Column, cut, fit
 from specmon.ui.fitting import left_out

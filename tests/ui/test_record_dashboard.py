@@ -17,7 +17,7 @@ from specmon.session.baselines import BaselineOrigin
 from specmon.session.recording import Header, RecordingWriter, read_recording
 from specmon.session.replay import ReplayFeed
 from specmon.sim import SimConfig, SimThread
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.target import Target
 from specmon.ui.app import SpecmonApp
 from specmon.ui.replay_app import ReplayApp

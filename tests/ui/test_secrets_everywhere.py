@@ -27,7 +27,7 @@ from specmon.launch.process import LaunchFailed, ServerProcess
 from specmon.launch.split import Launch
 from specmon.session.baselines import BaselineOrigin
 from specmon.sim import SimThread
-from specmon.store import Store
+from specmon.storage.store import Store
 from specmon.target import ApiKey, Target
 from specmon.ui.app import SpecmonApp
 from specmon.ui.screens.comparison import ComparisonScreen

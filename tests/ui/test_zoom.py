@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from specmon import history_store
 from specmon.history import Figure, Mark, MarkKind, Point
 from specmon.session.history_zoom import COLUMNS
+from specmon.storage import history_store
 from specmon.ui.app import SpecmonApp
 from specmon.ui.widgets.history_spark import MARK, HistorySpark, marked
 from tests.ui.conftest import NOW, URL

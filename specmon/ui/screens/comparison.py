@@ -20,10 +20,10 @@ from textual.widgets import DataTable, Static
 
 from specmon.analysis.validity import LifetimeCheck
 from specmon.errors import SpecmonError
-from specmon.exports import ComparisonRow, ExportFormat, comparison_rows, export
-from specmon.private_files import write_private
 from specmon.probe_prompts import ProbePrompt
-from specmon.store import Store
+from specmon.reports.snapshot_table import ComparisonRow, ExportFormat, comparison_rows, export
+from specmon.storage.private_files import write_private
+from specmon.storage.store import Store
 from specmon.ui.columns import Column, cut, fit
 from specmon.ui.format import DASH, escape, num
 from specmon.ui.widgets import quiet

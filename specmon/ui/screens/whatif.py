@@ -14,11 +14,11 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
+from specmon.reports.whatif_text import LABELS, band_what_if_lines, by_load_lines, row, summary
 from specmon.session.whatif_view import WhatIfView
 from specmon.ui.columns import Column, cut, fit
 from specmon.ui.format import escape
 from specmon.ui.widgets import quiet
-from specmon.whatif_text import LABELS, band_what_if_lines, by_load_lines, row, summary
 
 COLUMNS = (  # LABELS' keys in LABELS' order
     Column("k", LABELS["k"], essential=True),

@@ -29,7 +29,7 @@ from specmon.analysis.validity import (
 )
 from specmon.model import Snapshot
 from specmon.probe_prompts import ProbePrompt, category_of
-from specmon.serialize import summary_of
+from specmon.storage.serialize import summary_of
 from specmon.wording import (
     DASH,
     describe_config,

@@ -19,7 +19,7 @@ from enum import Enum
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from specmon.model import Reading, ServerInfo, ServerMetrics, Snapshot, Telemetry
-from specmon.serialize import RecordError, snapshot_from_record, snapshot_to_record
+from specmon.storage.serialize import RecordError, snapshot_from_record, snapshot_to_record
 
 T = TypeVar("T")
 

@@ -5,115 +5,32 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from snapshots import (
+    ARGS,
+    MAX_AGE,
+    PROTOCOL,
+    SAME,
+    STALE_BASELINE_TOK_S,
+    T0,
+    baseline,
+    snapshot,
+    speculative,
+)
 
 from specmon.analysis.comparison import Verdict
 from specmon.analysis.validity import LifetimeCheck, LifetimeState, Validity
 from specmon.cli import main
-from specmon.compare_report import compare_text
-from specmon.exports import ComparisonRow, comparison_rows, export
-from specmon.model import Protocol, RunFigures, ServerInfo, Snapshot, SpecConfig
+from specmon.model import Snapshot
 from specmon.probe_prompts import BUILTIN_SET, DEFAULT_PROMPT, ProbePrompt
-from specmon.serialize import snapshot_from_record
-from specmon.store import Store
+from specmon.reports.compare_report import compare_text
+from specmon.reports.snapshot_table import ComparisonRow, comparison_rows, export
+from specmon.storage.serialize import snapshot_from_record
+from specmon.storage.store import Store
 from specmon.wording import pct
-
-T0 = 1_750_000_000.0  # 2025-06-15T15:06:40Z
-MAX_AGE = 30 * 60.0
-ARGS = {"model_path": "org/Big-MoE", "tp_size": 8, "mem_fraction_static": 0.8, "port": 30000}
-SPEC_ARGS = {
-    **ARGS,
-    "speculative_algorithm": "EAGLE3",
-    "speculative_num_steps": 2,
-    "speculative_eagle_topk": 1,
-    "speculative_num_draft_tokens": 3,
-}
-PROTOCOL = Protocol(runs=5, warmup=1, max_tokens=500, temperature=0.0, prompt="Explain a CPU.")
-# docs/design.md §1: the true baseline (62.9 tok/s, 15.9 ms/token), the stale one it replaced
-# (~11 ms/token), and EAGLE-3 at 75.9 tok/s with accept length 2.1 (so a 27.6 ms cycle).
-BASELINE_TOK_S = (62.8, 62.9, 63.0, 62.9, 62.85)
-STALE_BASELINE_TOK_S = (90.0, 90.1, 90.2, 90.1, 90.05)
-SPEC_TOK_S = (75.7, 75.9, 76.1, 75.8, 76.0)
-SPEC_ACCEPT = (2.05, 2.1, 2.15, 2.1, 2.08)
-SAME = LifetimeCheck(LifetimeState.SAME, "the same server process")
-
-
-def make_run(tok_s: float, accept: float | None) -> RunFigures:
-    """A run of 500 tokens whose figures agree with each other (cycle = accept / tok/s)."""
-    cycle = 1000 * accept / tok_s if accept else None
-    return RunFigures(
-        completion_tokens=500,
-        prompt_tokens=21,
-        ttft_ms=45.0,
-        e2e_s=499 / tok_s + 0.045,
-        e2e_tok_s=500 / (499 / tok_s + 0.045),
-        decode_tok_s=tok_s,
-        accept_length=accept,
-        server_accept_length=None if accept is None else accept - 0.02,
-        verify_ct=None if accept is None else round(499 / accept),
-        cycle_ms=cycle,
-        cycle_ms_p50=cycle,
-        cycle_ms_p95=None if cycle is None else cycle * 1.2,
-    )
-
-
-def baseline(
-    snapshot_id: int,
-    *,
-    at: float = T0,
-    tok_s: Sequence[float] = BASELINE_TOK_S,
-    args: dict[str, object] | None = None,
-) -> Snapshot:
-    return _snapshot(snapshot_id, at, None, tuple(make_run(t, None) for t in tok_s), args)
-
-
-def speculative(
-    snapshot_id: int,
-    *,
-    at: float = T0 + 600,
-    accept: Sequence[float] = SPEC_ACCEPT,
-    label: str | None = "eagle tuned",
-) -> Snapshot:
-    runs = tuple(make_run(t, a) for t, a in zip(SPEC_TOK_S, accept, strict=True))
-    return _snapshot(snapshot_id, at, label, runs, None, SpecConfig("EAGLE3", 2, 1, 3))
-
-
-def _snapshot(
-    snapshot_id: int,
-    at: float,
-    label: str | None,
-    runs: tuple[RunFigures, ...],
-    args: dict[str, object] | None,
-    spec: SpecConfig | None = None,
-    url: str = "http://10.1.230.174:8000",
-) -> Snapshot:
-    server = ServerInfo(
-        backend="sglang",
-        version="0.5.17",
-        model="org/Big-MoE",
-        tp_size=8,
-        dp_size=1,
-        pp_size=1,
-        speculative=spec,
-        stream_interval=1,
-        cuda_graph_disabled=False,
-        cuda_graph_max_bs=8,
-        metrics_enabled=True,
-        args=args if args is not None else (SPEC_ARGS if spec else ARGS),
-    )
-    return Snapshot(
-        created_at=at,
-        url=url,
-        label=label,
-        server=server,
-        protocol=PROTOCOL,
-        runs=runs,
-        id=snapshot_id,
-    )
 
 
 def _text(base: Snapshot, spec: Snapshot) -> list[str]:
@@ -182,7 +99,7 @@ def test_compare_text_when_base_is_not_a_baseline() -> None:
 
 def test_rows_match_baselines_across_servers() -> None:
     other = "http://10.1.230.175:8000"
-    plain_elsewhere = _snapshot(4, T0 + 300, None, baseline(0).runs, None, url=other)
+    plain_elsewhere = snapshot(4, T0 + 300, None, baseline(0).runs, None, url=other)
     snapshots = [
         speculative(3, at=T0 + 600),
         plain_elsewhere,  # another server: the latest baseline before the run
@@ -206,7 +123,7 @@ def test_rows_match_baselines_across_servers() -> None:
 
 
 def test_a_baseline_of_another_server_is_unverified_unless_checked() -> None:
-    plain_elsewhere = _snapshot(4, T0, None, baseline(0).runs, None, url="http://other:1")
+    plain_elsewhere = snapshot(4, T0, None, baseline(0).runs, None, url="http://other:1")
     rows = comparison_rows([speculative(3), plain_elsewhere], max_age_s=MAX_AGE)
     validity = rows[0].validity
     assert validity is not None and validity.valid and not validity.confirmed
@@ -216,7 +133,7 @@ def test_a_restart_after_the_run_leaves_a_stored_pair_unverified_not_stale() -> 
     # Read a day later, the baseline server of another address has restarted since: a restart
     # whose new process started after the run does not make that run's baseline stale (the pair
     # is judged at the run's time), though a restart in between cannot be ruled out.
-    plain_elsewhere = _snapshot(4, T0, None, baseline(0).runs, None, url="http://other:1")
+    plain_elsewhere = snapshot(4, T0, None, baseline(0).runs, None, url="http://other:1")
     spec = speculative(3, at=T0 + 600)
 
     def validity_with_restart_at(started: float) -> Validity:
@@ -474,7 +391,7 @@ def test_the_real_h200_ab_store_pairs_each_round_with_its_own_baseline() -> None
     # Two ABAB rounds on an H200 (SGLang 0.5.17, NGRAM), saved in the order they ran. Round 1
     # measured +65.7% at 4 streams; paired with round 2's baseline (a later launch: 203 tok/s,
     # not 339) it read +176.1%.
-    fixture = Path(__file__).parent / "fixtures" / "sglang-0.5.17" / "ab_two_rounds.json"
+    fixture = Path(__file__).parents[1] / "fixtures" / "sglang-0.5.17" / "ab_two_rounds.json"
     records = json.loads(fixture.read_text())
     stored = [replace(snapshot_from_record(r), id=i) for i, r in enumerate(records, 1)]
     rows = {row.id: row for row in comparison_rows(stored, max_age_s=MAX_AGE)}

@@ -20,7 +20,7 @@ from specmon.model import (
     SpecConfig,
     Stats,
 )
-from specmon.serialize import (
+from specmon.storage.serialize import (
     RecordError,
     snapshot_from_record,
     snapshot_to_dict,

@@ -26,8 +26,8 @@ from specmon.analysis.ab_runs import AbRun, Side
 from specmon.analysis.validity import fingerprint, protocol_differences
 from specmon.errors import SpecmonError
 from specmon.model import Protocol, Snapshot
-from specmon.private_files import open_private, private_dir
-from specmon.serialize import RecordError, snapshot_from_record, snapshot_to_record
+from specmon.storage.private_files import open_private, private_dir
+from specmon.storage.serialize import RecordError, snapshot_from_record, snapshot_to_record
 
 DEFAULT_TIMEOUT_S = 5.0
 """How long a write waits for another process's lock before `StoreLocked`."""
@@ -54,8 +54,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX snapshots_fingerprint ON snapshots (fingerprint)",
     ),
     (
-        # The dashboard's lasting history (`specmon.history_store`): figures as they come (span
-        # 0) and, past an hour, their buckets (span > 0: mean, low, high of `count` readings).
+        # The dashboard's lasting history (`specmon.storage.history_store`): figures as they come
+        # (span 0) and, past an hour, their buckets (span > 0: mean, low, high of `count` readings).
         """
         CREATE TABLE history (
             target TEXT NOT NULL,

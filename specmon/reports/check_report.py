@@ -21,7 +21,7 @@ from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.representative import TrafficGap
 from specmon.analysis.validity import Validity
 from specmon.model import RunFigures, ServerInfo, ServerMetrics, Snapshot
-from specmon.serialize import comparison_to_dict, crossover_to_dict
+from specmon.storage.serialize import comparison_to_dict, crossover_to_dict
 
 EXIT_HEALTHY, EXIT_DEGRADED, EXIT_UNREACHABLE = 0, 1, 2
 EXIT_STORE = 3

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from specmon import history_store
-from specmon import store as store_module
 from specmon.history import Figure, Mark, MarkKind, Point
-from specmon.history_store import BUCKET_S, RAW_S, Limits
-from specmon.store import MIGRATIONS, Store
-from tests.test_store import make_snapshot
+from specmon.storage import history_store
+from specmon.storage import store as store_module
+from specmon.storage.history_store import BUCKET_S, RAW_S, Limits
+from specmon.storage.store import MIGRATIONS, Store
+from tests.storage.test_store import make_snapshot
 
 URL = "http://10.1.230.174:8000"
 T0 = 1_750_000_020.0  # a multiple of 60: minute buckets start on it

@@ -18,8 +18,8 @@ import pytest
 from specmon.analysis.validity import fingerprint
 from specmon.errors import SpecmonError
 from specmon.model import Protocol, RunFigures, ServerInfo, Snapshot, SpecConfig
-from specmon.serialize import snapshot_to_record
-from specmon.store import (
+from specmon.storage.serialize import snapshot_to_record
+from specmon.storage.store import (
     SCHEMA_VERSION,
     BadRecord,
     SnapshotNotFound,

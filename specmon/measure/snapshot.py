@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from specmon.analysis.gpus import models
-from specmon.bench import BenchInvalid, Progress, run_bench
 from specmon.errors import SourceError, SpecmonError
+from specmon.measure.bench import BenchInvalid, Progress, run_bench
 from specmon.model import Protocol, ServerInfo, Snapshot, Telemetry
 from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.sources.backend import connect

@@ -11,9 +11,9 @@ import json
 from specmon.analysis.comparison import Comparison, compare
 from specmon.analysis.pooled import pool
 from specmon.analysis.validity import LifetimeCheck, Validity, snapshot_validity
-from specmon.exports import format_time
 from specmon.model import Snapshot
-from specmon.serialize import summary_of
+from specmon.reports.snapshot_table import format_time
+from specmon.storage.serialize import summary_of
 from specmon.wording import DASH, counted, describe_config, duration, speedup_text, verdict_text
 
 

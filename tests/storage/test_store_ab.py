@@ -14,9 +14,9 @@ import pytest
 from specmon.analysis.ab_runs import AbRun, Side, judged, of_configuration
 from specmon.analysis.validity import fingerprint
 from specmon.model import SpecConfig
-from specmon.serialize import snapshot_to_record
-from specmon.store import MIGRATIONS, SCHEMA_VERSION, Store
-from tests.test_store import ARGS, PROTOCOL, T0, make_snapshot
+from specmon.storage.serialize import snapshot_to_record
+from specmon.storage.store import MIGRATIONS, SCHEMA_VERSION, Store
+from tests.storage.test_store import ARGS, PROTOCOL, T0, make_snapshot
 
 MAX_AGE_S = 1800.0
 

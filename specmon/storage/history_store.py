@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from specmon.history import Figure, Mark, MarkKind, Point, Reading
-from specmon.store import Store
+from specmon.storage.store import Store
 
 RAW_S = 3600.0
 """Readings younger than this are kept as they came."""

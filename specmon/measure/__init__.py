@@ -1,0 +1,1 @@
+"""How specmon measures a server: the bench protocol and `take_snapshot`, the one bench run."""
