@@ -120,6 +120,8 @@ class LiveState:
         self.probe_error: str | None = None
         self.probe_paused = False
         self.probe_enabled = True
+        self.replay = False
+        """The inputs are a recording's (`specmon replay`): the top line says so."""
         self.bench: BenchView | None = None
         self.events: deque[Event] = deque(maxlen=MAX_EVENTS)
         self.gpus = GpuTracker()
@@ -338,8 +340,9 @@ class LiveState:
             error = sample.error(SourceName.INFO) if sample else None
             state = "down" if error else "connecting"
             return IdentityView(
-                self.url, None, None, None, "unknown", None, False, state, error or ""
-            )
+                self.url, None, None, None, "unknown", None, False, state, error or "",
+                replay=self.replay,
+            )  # fmt: skip
         started_at = self.server.started_at
         up: float | None = None
         if started_at is not None and sample is not None:
@@ -360,7 +363,8 @@ class LiveState:
             state, detail = "live", ""
         return IdentityView(self.url, info.title, info.model, info.tp_size,
                             describe_config(info.speculative), up, started_at is not None,
-                            state, detail, brief_config(info.speculative))  # fmt: skip
+                            state, detail, brief_config(info.speculative),
+                            replay=self.replay)  # fmt: skip
 
     def _decode(
         self, now_wall: float, recent: Pooled, missing: list[tuple[str, str]]

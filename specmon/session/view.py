@@ -49,6 +49,8 @@ class IdentityView:
     speculation_brief: str = DASH
     """`speculation` in a table cell: "EAGLE3 2/1/3", "NGRAM d4", "no spec" ("—" before server
     info)."""
+    replay: bool = False
+    """The state is a recording's, at the replayed time (`specmon replay`), not the server's now."""
 
 
 @dataclass(frozen=True, slots=True)

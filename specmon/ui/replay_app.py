@@ -18,6 +18,7 @@ from textual.css.query import NoMatches
 from textual.message import Message
 
 from specmon.config import MonitorConfig
+from specmon.session.live import LiveState
 from specmon.session.replay import ReplayFeed
 from specmon.session.store_baseline import StoreBaseline
 from specmon.ui.app import SpecmonApp
@@ -98,6 +99,12 @@ class ReplayApp(SpecmonApp):
         """The store lookups of the recorded dashboard, answered from the recording."""
         feed = self.replay
         return StoreBaseline(None, self.live, lookup=feed.lookup if feed.answers_lookups else None)
+
+    def new_live_state(self) -> LiveState:
+        """The dashboard's, marked a replay: its top line says the state is the recording's."""
+        live = super().new_live_state()
+        live.replay = True
+        return live
 
     def keys_off(self) -> frozenset[str]:
         """b and s; p pauses the replay, not the server's probe."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from specmon.target import Target
 from specmon.ui.app import SpecmonApp
 from specmon.ui.messages import PostingSink
 from specmon.ui.replay_app import REPLAY_KEYS, ReplayApp
+from specmon.ui.widgets.identity_bar import IdentityBar
 from specmon.ui.widgets.keys_line import KeysLine
 
 RECORDING = Path(__file__).parents[1] / "fixtures" / "recordings" / "sim_session.jsonl"
@@ -81,8 +83,9 @@ async def _live_view(recording: Recording, until: float) -> View:
 
 def _without_start(view: View, started_at: float) -> View:
     """The View less the events log's lines from the start (the live dashboard says what it
-    watches and that it has no store; the replay, what it replays)."""
-    return dataclasses.replace(view, events=tuple(e for e in view.events if e.wall > started_at))
+    watches and that it has no store; the replay, what it replays) and the replay's mark."""
+    events = tuple(e for e in view.events if e.wall > started_at)
+    return dataclasses.replace(view, events=events, identity=replace(view.identity, replay=False))
 
 
 @pytest.mark.parametrize("moment", MOMENTS.values(), ids=MOMENTS.keys())
@@ -93,11 +96,15 @@ async def test_the_replay_shows_what_the_live_dashboard_showed(moment: float) ->
         app.seek_to(moment)
         await pilot.pause()
         replayed = app._last_view
+        top = str(app.screen_stack[0].query_one(IdentityBar).render())
     assert replayed is not None
     live = await _live_view(app.replay.recording, moment)
     started_at = app.replay.started_at
     assert _without_start(replayed, started_at) == _without_start(live, started_at)
     assert replayed.events[0].text.startswith("replay of http://127.0.0.1:")
+    # Its top line is the recording's state, said so (the live one's is not a replay).
+    assert replayed.identity.replay and not live.identity.replay
+    assert f"● {replayed.identity.state} (replay" in top
 
 
 async def test_seeking_back_rebuilds_the_same_screen() -> None:

@@ -46,7 +46,9 @@ Part = tuple[str, str, str]
 def identity_parts(view: IdentityView) -> list[Part]:
     """Every part of the line, in its order."""
     style = _STATE_STYLE[view.state]
-    detail = f" ({view.state_detail})" if view.state_detail else ""
+    # A replay's state is the recording's: "● live (replay)", never a bare "● live".
+    notes = ", ".join(n for n in ("replay" if view.replay else "", view.state_detail) if n)
+    detail = f" ({notes})" if notes else ""
     host = view.url.split("://", 1)[-1]
     state = f"● {view.state}"
     parts = [("state", state + detail, f"[bold {style}]{state}[/]{escape(detail)}"),
