@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -85,7 +84,9 @@ def _without_start(view: View, started_at: float) -> View:
     """The View less the events log's lines from the start (the live dashboard says what it
     watches and that it has no store; the replay, what it replays) and the replay's mark."""
     events = tuple(e for e in view.events if e.wall > started_at)
-    return dataclasses.replace(view, events=events, identity=replace(view.identity, replay=False))
+    return dataclasses.replace(
+        view, events=events, identity=dataclasses.replace(view.identity, replay=False)
+    )
 
 
 @pytest.mark.parametrize("moment", MOMENTS.values(), ids=MOMENTS.keys())
