@@ -24,6 +24,20 @@ for _signum, _handler in _DEFAULTS.items():
         signal.signal(_signum, _handler)
 
 
+# Directories whose every test is slow (the `slow` marker; the fast tier, `pytest -m "not slow"`,
+# leaves them out): the dashboard's Pilot and snapshot tests, the browser's, the real servers' and
+# the soak. Elsewhere a slow test or module is marked where it is written.
+SLOW_DIRS = frozenset({"ui", "web", "realserver", "soak"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    slow_dirs = [Path(__file__).parent / name for name in SLOW_DIRS]
+    for item in items:
+        if any(item.path.is_relative_to(folder) for folder in slow_dirs):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _own_user_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """The run's own data and state folders: a command given no --db (or dumps, crash files)

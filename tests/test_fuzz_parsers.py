@@ -78,6 +78,7 @@ def test_vllm_and_llamacpp_chunks(data: str) -> None:
 objects = st.dictionaries(st.text(max_size=12), json_values, max_size=6)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.text(max_size=10), objects, st.none() | objects)
 def test_vllm_server_info(version: str, card: dict[str, Any], config: Any) -> None:
@@ -85,6 +86,7 @@ def test_vllm_server_info(version: str, card: dict[str, Any], config: Any) -> No
         vllm.server_info_from(version, card, config, None)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(objects, st.text(max_size=10), st.none() | st.lists(objects, max_size=3))
 def test_llamacpp_server_info(props: dict[str, Any], build: str, slots: Any) -> None:
@@ -100,6 +102,7 @@ toml_values = st.sampled_from(
 )  # fmt: skip
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.dictionaries(st.sampled_from([*SETTINGS, "nope"]), toml_values, max_size=5),
        st.booleans())  # fmt: skip
@@ -112,6 +115,7 @@ def test_config_file(settings_: dict[str, str], table: bool) -> None:
             load_config({}, config_path=str(path), environ={})
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.dictionaries(st.sampled_from([ENV_PREFIX + name.upper() for name in SETTINGS]),
                        st.text(max_size=12), max_size=5))  # fmt: skip

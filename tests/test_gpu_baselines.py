@@ -81,6 +81,7 @@ async def test_bench_records_the_gpu_state(sim: tuple[SimServer, httpx.AsyncClie
     )
 
 
+@pytest.mark.slow
 async def test_gpu_failures_never_fail_a_bench(sim: tuple[SimServer, httpx.AsyncClient]) -> None:
     server, client = sim
     backend, info = await connect(client)
@@ -104,6 +105,7 @@ async def _check(client: httpx.AsyncClient, url: str, gpu: Readings) -> CheckRep
                            probe_tokens=20, gpu=gpu)  # fmt: skip
 
 
+@pytest.mark.slow
 async def test_check_says_no_nvml_and_stays_healthy(
     sim: tuple[SimServer, httpx.AsyncClient],
 ) -> None:

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import specmon
 
 HEADLESS = sorted(
@@ -19,6 +21,7 @@ HEADLESS = sorted(
 )
 
 
+@pytest.mark.slow
 def test_every_headless_module_imports_without_textual_or_rich() -> None:
     code = (
         "import importlib, sys\n"
@@ -50,6 +53,7 @@ def test_the_exporter_reads_figures_from_the_session() -> None:
         assert not bad, f"{module} imports {bad}"
 
 
+@pytest.mark.slow
 def test_the_cli_loads_textual_only_for_the_dashboard() -> None:
     code = (
         "import sys\nfrom specmon.cli import build_parser\nbuild_parser()\n"
@@ -114,6 +118,7 @@ def _reaches(graph: dict[str, set[str]], start: str) -> set[str]:
     return seen
 
 
+@pytest.mark.slow
 def test_the_layers_import_each_other_one_way() -> None:
     """No cycle between layers: a layer that reaches itself through its imports is tangled."""
     graph = _layer_graph()
@@ -122,6 +127,7 @@ def test_the_layers_import_each_other_one_way() -> None:
     assert {"specmon.session", "specmon.launch", "specmon.config"} <= set(graph)
 
 
+@pytest.mark.slow
 def test_launch_is_below_the_session_and_config_below_the_sources() -> None:
     """A session relaunches servers (session -> launch), never the reverse; the settings are
     plain values every layer reads (config -> sources would load the HTTP client to parse them)."""

@@ -162,6 +162,7 @@ speeds = st.lists(st.floats(20.0, 500.0), min_size=1, max_size=6)
 accepts = st.floats(1.0, 5.0)
 
 
+@pytest.mark.slow
 @given(now=speeds, base=speeds, accept=accepts, spread=st.floats(0.0, 0.3))
 def test_every_figure_agrees(now: list[float], base: list[float], accept: float,
                              spread: float) -> None:  # fmt: skip

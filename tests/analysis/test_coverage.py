@@ -8,6 +8,10 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
+pytestmark = pytest.mark.slow  # the coverage simulation: ~2.4 s a test
+
 PATH = Path(__file__).parent.parent.parent / "benchmarks" / "coverage.py"
 
 

@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -151,6 +152,7 @@ _arg_names = st.sampled_from(
 _arg_values = st.one_of(st.none(), st.integers(0, 3), st.lists(st.integers(0, 2), max_size=2))
 
 
+@pytest.mark.slow
 @given(st.dictionaries(_arg_names, _arg_values), st.dictionaries(_arg_names, _arg_values))
 def test_differing_keys_are_the_config_keys_that_differ(
     a: dict[str, Any], b: dict[str, Any]

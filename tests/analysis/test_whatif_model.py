@@ -221,6 +221,7 @@ points = st.lists(st.tuples(st.integers(1, 8), st.floats(0.5, 200.0)), min_size=
 )
 
 
+@pytest.mark.slow
 @given(found=points, base=st.one_of(st.none(), st.floats(0.5, 100.0)), model=st.booleans())
 def test_every_cycle_is_positive_and_never_falls_with_k(
     found: list[CyclePoint], base: float | None, model: bool

@@ -17,6 +17,8 @@ import pytest
 from specmon.cli import main
 from specmon.sim import EmittedRequest, SimConfig, SimThread
 
+pytestmark = pytest.mark.slow  # benches against the simulator: ~3.7 s a test
+
 FAST = SimConfig(plain_step_ms=4.0, cycle_ms=8.0, accept_length=2.1, ttft_ms=10.0, seed=7)
 PLAIN = replace(FAST, speculative_algorithm=None)  # the simulator drops the other spec args
 VERSIONS = ("0.4.6", "0.5.4", "0.5.17", "0.5.23")

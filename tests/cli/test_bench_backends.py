@@ -13,6 +13,8 @@ import pytest
 from specmon.cli import main
 from specmon.sim import EmittedRequest, SimConfig, SimThread
 
+pytestmark = pytest.mark.slow  # benches against the simulator: ~2 s a test
+
 # 20 ms cycles: long enough that a loaded machine's scheduling jitter stays well inside 1%.
 COMMON: dict[str, Any] = {"plain_step_ms": 10.0, "cycle_ms": 20.0, "ttft_ms": 10.0, "seed": 7}
 COMMON |= {"accept_length": 2.6, "speculative_num_draft_tokens": 5, "enable_metrics": True}

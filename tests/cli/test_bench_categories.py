@@ -18,6 +18,7 @@ CONFIG = SimConfig(speculative_num_draft_tokens=4, plain_step_ms=1.0, cycle_ms=1
                    prefill_ms_per_token=0.0)  # fmt: skip
 
 
+@pytest.mark.slow
 def test_each_category_is_a_snapshot_of_its_own(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -16,6 +16,8 @@ from specmon.cli import main
 from specmon.sim import SimConfig, SimThread
 from specmon.storage.store import Store
 
+pytestmark = pytest.mark.slow  # a specmon process a test
+
 FAST = SimConfig(plain_step_ms=1.0, cycle_ms=2.0, accept_length=2.1, ttft_ms=2.0, seed=11)
 BENCH = ("--runs", "2", "--warmup", "0", "--max-tokens", "20")
 

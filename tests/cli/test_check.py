@@ -41,6 +41,7 @@ def _check(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[st
     return code, out.out.splitlines(), out.err
 
 
+@pytest.mark.slow
 def test_healthy_speculative_server(
     sim: SimThread, empty_db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -62,6 +63,7 @@ def test_metrics_off_is_degraded(
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sim", [replace(FAST, api_key="sk-right")], indirect=True)
 def test_missing_and_wrong_api_key(
     sim: SimThread, empty_db: str, capsys: pytest.CaptureFixture[str],
@@ -95,6 +97,7 @@ def test_nothing_listening(empty_db: str, capsys: pytest.CaptureFixture[str]) ->
     ]
 
 
+@pytest.mark.slow
 def test_server_that_never_answers(
     sim: SimThread, empty_db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -104,6 +107,7 @@ def test_server_that_never_answers(
     assert lines == [f"✗ {sim.url}/server_info: connected, but no answer within the read timeout"]
 
 
+@pytest.mark.slow
 def test_json_and_baseline_verdict(
     sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -132,6 +136,7 @@ def test_json_and_baseline_verdict(
     assert body["speedup"] == pytest.approx(accept / body["break_even_accept_length"] - 1)
 
 
+@pytest.mark.slow
 def test_a_restarted_baseline_server_is_never_a_clean_speedup(
     sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -177,6 +182,7 @@ def test_a_bad_budget_is_a_usage_error(
     assert err[-1] == f"specmon check: error: argument --budget: {said}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "sim", [replace(FAST, extra_args={"num_continuous_decode_steps": 3})], indirect=True
 )
@@ -235,6 +241,7 @@ async def _sequential_check(
         )  # fmt: skip
 
 
+@pytest.mark.slow
 async def test_check_probes_until_its_budget_runs_out_and_says_how_long() -> None:
     async with SimServer(FAST) as spec, SimServer(PLAIN) as plain:
         # 12 s a probe against a 30 s budget: a third probe would end at 36 s.
@@ -251,6 +258,7 @@ async def test_check_probes_until_its_budget_runs_out_and_says_how_long() -> Non
     )
 
 
+@pytest.mark.slow
 async def test_a_failing_probe_after_the_first_is_said_and_no_verdict_given() -> None:
     async with SimServer(FAST) as spec, SimServer(PLAIN) as plain:
         probes = _Probes(spec.url, each_s=0.5, fail_at=2)
@@ -261,6 +269,7 @@ async def test_a_failing_probe_after_the_first_is_said_and_no_verdict_given() ->
     )
 
 
+@pytest.mark.slow
 async def test_a_baseline_too_noisy_to_decide_is_named_with_what_to_do() -> None:
     # The H200's shape: three baseline runs far apart; ten probes cannot narrow its part.
     async with SimServer(FAST) as spec, SimServer(PLAIN) as plain:

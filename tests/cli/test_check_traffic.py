@@ -67,6 +67,7 @@ async def _check(url: str, prompts: tuple[ProbePrompt, ...] = ()) -> CheckReport
                                probe_tokens=300, prompts=prompts)  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("traffic", "named"), [(CHAT, True), (LIKE_THE_PROBE, False)])
 async def test_check_names_the_gap_only_when_the_traffic_accepts_otherwise(
     traffic: str, named: bool
@@ -94,6 +95,7 @@ async def test_check_names_the_gap_only_when_the_traffic_accepts_otherwise(
         assert document["accept_length"] < 2.5  # four chat clients and the probe
 
 
+@pytest.mark.slow
 def test_probe_prompts_add_one_probe_per_category(
     capsys: pytest.CaptureFixture[str], empty_db: str
 ) -> None:

@@ -12,6 +12,8 @@ import pytest
 from specmon.cli import main
 from specmon.sim import SimConfig, SimThread
 
+pytestmark = pytest.mark.slow  # benches against the simulator
+
 FAST = SimConfig(plain_step_ms=4.0, cycle_ms=8.0, accept_length=2.1, ttft_ms=10.0, seed=3)
 PLAIN = replace(FAST, speculative_algorithm=None, enable_metrics=False)
 

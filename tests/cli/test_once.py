@@ -30,6 +30,7 @@ def _once(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str
     return code, json.loads(out.out), out.err
 
 
+@pytest.mark.slow
 def test_one_server_against_its_stored_baseline(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -60,6 +61,7 @@ def test_one_server_against_its_stored_baseline(
     assert spec["break_even"] == pytest.approx(2.0, rel=0.15)
 
 
+@pytest.mark.slow
 def test_a_fleet_frame_has_every_server_worst_first(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -79,6 +81,7 @@ def test_a_fleet_frame_has_every_server_worst_first(
     assert second["ready"] is True and second["view"]["decode"]["decode_tok_s"] > 0
 
 
+@pytest.mark.slow
 def test_the_frame_is_the_view_of_that_moment(tmp_path: Path) -> None:
     """On a fixed clock the frame equals the session's View then, which the fleet dashboard
     renders (`FleetApp` shows `session.live`'s View on the same staleness rule)."""

@@ -125,6 +125,7 @@ def test_agent_options_after_it() -> None:
     assert (args.listen_port, args.listen_host) == (9500, "127.0.0.1")
 
 
+@pytest.mark.slow
 def test_db_before_the_command_is_the_store_used(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

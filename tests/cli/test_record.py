@@ -15,6 +15,7 @@ from specmon.sim import SimConfig, SimThread
 SECRET = "sk-record-cli-SECRET-77"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["environment", "file"])
 def test_record_writes_what_the_dashboard_would_see_without_the_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],

@@ -25,6 +25,7 @@ from specmon.wording import BUFFERED_STREAM
 STEADY = SimConfig(plain_step_ms=4.0, cycle_ms=8.0, accept_length=2.1, ttft_ms=10.0, seed=5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("interval", [1, 4])
 async def test_cycle_percentiles_are_per_verify_step(interval: int) -> None:
     """Chunk gaps divided by the verify steps they span give back the server's own step times.
@@ -53,6 +54,7 @@ async def test_cycle_percentiles_are_per_verify_step(interval: int) -> None:
         assert run.cycle_basis == expected
 
 
+@pytest.mark.slow
 def test_a_buffered_stream_is_refused_with_a_clear_message(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -75,6 +77,7 @@ def test_a_buffered_stream_is_refused_with_a_clear_message(
                for line in out.splitlines())  # fmt: skip
 
 
+@pytest.mark.slow
 async def test_a_bench_refused_once_as_buffered_is_taken_again() -> None:
     """Every bench (bench, check, b, s, whatif, ab) takes a refused bench once more, saying so;
     refused twice, it fails."""

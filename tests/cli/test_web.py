@@ -59,6 +59,7 @@ def web_process(
         process.stdout.close()
 
 
+@pytest.mark.slow
 def test_a_token_guards_every_request_and_becomes_a_cookie(sim: SimThread, tmp_path: Path) -> None:
     with serving("--url", sim.url, "--db", str(tmp_path / "db"),
                  env={"SPECMON_WEB_TOKEN": TOKEN}) as (address, line):  # fmt: skip
@@ -78,6 +79,7 @@ def test_a_token_guards_every_request_and_becomes_a_cookie(sim: SimThread, tmp_p
             assert f'data-session-websocket-url="ws://{address[7:]}/ws"' in page.text
 
 
+@pytest.mark.slow
 def test_bound_elsewhere_it_makes_a_token_and_prints_it(sim: SimThread, tmp_path: Path) -> None:
     with serving("--url", sim.url, "--db", str(tmp_path / "db"), "--bind", "0.0.0.0") as (
         address,
@@ -90,6 +92,7 @@ def test_bound_elsewhere_it_makes_a_token_and_prints_it(sim: SimThread, tmp_path
             assert client.get(f"/?token={token}", follow_redirects=True).status_code == 200
 
 
+@pytest.mark.slow
 def test_on_loopback_no_token_but_no_page_elsewhere_drives_it(
     sim: SimThread, tmp_path: Path
 ) -> None:
@@ -133,6 +136,7 @@ def _until(condition: Callable[[], bool]) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_a_foreign_host_is_refused_and_starts_nothing(sim: SimThread, tmp_path: Path) -> None:
     """DNS rebinding: a page on rebind.example, pointed at 127.0.0.1, sends its own name as
     Host (and as Origin, so the same-origin check alone lets it through)."""
@@ -162,6 +166,7 @@ def test_a_foreign_host_is_refused_and_starts_nothing(sim: SimThread, tmp_path: 
             _until(lambda: len(_tabs(process)) == 1)
 
 
+@pytest.mark.slow
 def test_a_tab_beyond_the_limit_gets_the_limit_page(sim: SimThread, tmp_path: Path) -> None:
     with web_process("--url", sim.url, "--db", str(tmp_path / "db"), "--max-tabs", "2") as (
         process,
@@ -186,6 +191,7 @@ def test_a_tab_beyond_the_limit_gets_the_limit_page(sim: SimThread, tmp_path: Pa
         second.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "read_only"),
     [([], False), (["--readonly"], True), (["--bind", "0.0.0.0"], True),
@@ -259,6 +265,7 @@ def test_the_token_is_refused_on_the_command_line(capsys: pytest.CaptureFixture[
     )
 
 
+@pytest.mark.slow
 def test_dashboard_options_go_before_or_after_web(sim: SimThread, tmp_path: Path) -> None:
     for args in (["--url", sim.url, "web"], ["web", "--url", sim.url]):
         command = [sys.executable, "-m", "specmon", *args, "--bind", "nope.invalid"]
@@ -266,6 +273,7 @@ def test_dashboard_options_go_before_or_after_web(sim: SimThread, tmp_path: Path
         assert done.returncode == 2 and "--bind nope.invalid: not an address" in done.stderr
 
 
+@pytest.mark.slow
 def test_a_token_file_is_read_and_others_reading_it_is_warned(
     sim: SimThread, tmp_path: Path
 ) -> None:

@@ -63,6 +63,7 @@ def _measure(config: SimConfig, db: str, capsys: pytest.CaptureFixture[str]) -> 
     return float(body["pooled"]["decode_tok_s"])
 
 
+@pytest.mark.slow
 def test_eagle_chain_predicts_shorter_and_longer_drafts_within_3_percent(
     db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -100,6 +101,7 @@ def test_eagle_chain_predicts_shorter_and_longer_drafts_within_3_percent(
     assert by_k[4]["decode_tok_s_low"] <= measured <= by_k[4]["decode_tok_s_high"]
 
 
+@pytest.mark.slow
 def test_fixed_overhead_is_fitted_from_an_earlier_snapshot_at_another_length(
     db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -125,6 +127,7 @@ def test_fixed_overhead_is_fitted_from_an_earlier_snapshot_at_another_length(
         assert by_k[k]["decode_tok_s"] == pytest.approx(_truth_tok_s(k, cycle(k)), rel=0.05)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["vllm", "llamacpp"])
 def test_per_position_counters_of_the_vllm_and_llamacpp_shapes(
     backend: str, db: str, capsys: pytest.CaptureFixture[str]
@@ -142,6 +145,7 @@ def test_per_position_counters_of_the_vllm_and_llamacpp_shapes(
     assert all(p["speedup"] is not None for p in body["predictions"])
 
 
+@pytest.mark.slow
 def test_a_draft_model_without_a_baseline_is_never_taken_as_free(
     db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -178,6 +182,7 @@ def test_a_server_without_speculation_gets_no_prediction(
     assert body["reason"] == "speculation is off: nothing to predict"
 
 
+@pytest.mark.slow
 def test_a_baseline_protocol_set_over_max_tokens_is_said(
     db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -110,6 +110,7 @@ def _bench(url: str, db: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, 
     return body
 
 
+@pytest.mark.slow
 def test_two_servers_export_what_bench_measures(
     servers: tuple[SimThread, SimThread, SimThread],
     tmp_path: Path,
@@ -185,6 +186,7 @@ LIVE_FIGURES = (
 COMPARISON = LIVE_FIGURES[4:]
 
 
+@pytest.mark.slow
 def test_figures_that_no_longer_hold_are_withdrawn(tmp_path: Path) -> None:
     """Issue 24 §4: a baseline too old, a failing probe, a killed baseline server and a killed
     target each take away what no longer holds, at the first reading that shows it (the first
@@ -292,6 +294,7 @@ class FakeTime:
         await asyncio.sleep(0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("probe_s", [0.0, 3.0], ids=["instant", "3s-probes"])
 def test_the_probe_rate_is_the_one_asked_for(probe_s: float) -> None:
     """--probe-every 10 over 60 s: probes start at 0, 10, … 60, whatever a probe takes (the
@@ -320,6 +323,7 @@ def test_the_probe_rate_is_the_one_asked_for(probe_s: float) -> None:
     assert len(probes) == session.probes_ok == 7
 
 
+@pytest.mark.slow
 def test_multi_target_probes_once_per_scrape(
     servers: tuple[SimThread, SimThread, SimThread],
 ) -> None:
@@ -378,6 +382,7 @@ def test_probe_refuses_other_targets_and_needs_the_mode(
     assert not b.server.emitted
 
 
+@pytest.mark.slow
 def test_the_key_goes_only_to_targets_an_allow_pattern_vouches_for(tmp_path: Path) -> None:
     """`--any-target` lets a scraper name any server; only those the user configured or
     matched with `--allow-target` get the API key (both servers here need it)."""
@@ -407,6 +412,7 @@ def test_the_key_goes_only_to_targets_an_allow_pattern_vouches_for(tmp_path: Pat
     assert not [r for r in other.server.emitted if r.max_new_tokens == TOKENS]
 
 
+@pytest.mark.slow
 def test_a_target_no_scrape_names_any_more_is_forgotten(
     servers: tuple[SimThread, SimThread, SimThread],
 ) -> None:

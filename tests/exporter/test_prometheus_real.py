@@ -138,6 +138,7 @@ def test_the_alert_rules_fire_on_the_interval_and_stop_with_the_figures(promtool
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 async def test_prometheus_loads_the_rules_and_runs_the_dashboards_queries(
     prometheus_binary: str, tmp_path: Path

@@ -64,6 +64,7 @@ async def stuck() -> AsyncIterator[tuple[Agent, StuckTelemetry]]:
     await agent.stop()
 
 
+@pytest.mark.slow
 async def test_hung_nvml_answers_503_in_time_and_recovers(
     stuck: tuple[Agent, StuckTelemetry],
 ) -> None:

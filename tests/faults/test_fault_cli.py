@@ -37,6 +37,7 @@ def _error_line(err: str) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_bench(
     case: Case, sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -59,6 +60,7 @@ def test_bench(
     capsys.readouterr()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_check(
     case: Case, sim: SimThread, empty_db: str, capsys: pytest.CaptureFixture[str]
@@ -89,6 +91,7 @@ def test_bench_refused_and_unknown_host(tmp_path: Path, capsys: pytest.CaptureFi
     assert _stored(tmp_path / "db") == 0
 
 
+@pytest.mark.slow
 def test_restart_mid_bench_saves_nothing_of_the_old_server(
     sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -24,6 +24,8 @@ from fault_cases import FAST
 from specmon.sim import SimThread
 from specmon.storage.store import Store
 
+pytestmark = pytest.mark.slow  # specmon processes signalled mid-run
+
 # Slow enough that a 150-token run lasts a while: the signal lands mid-bench.
 SLOW = replace(FAST, cycle_ms=10.0, plain_step_ms=5.0)
 INTERRUPTED = "specmon: interrupted: the bench did not complete: nothing saved"

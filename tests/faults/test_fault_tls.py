@@ -43,6 +43,7 @@ def test_check_refuses_an_unverified_certificate_and_says_how_to_skip(
     assert lines[0].endswith("; --insecure skips verification")
 
 
+@pytest.mark.slow
 def test_check_insecure_works_and_is_announced(
     tls_sim: SimThread, empty_db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -53,6 +54,7 @@ def test_check_insecure_works_and_is_announced(
     assert ANNOUNCED in out.err.splitlines()
 
 
+@pytest.mark.slow
 def test_bench_over_tls(
     tls_sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -10,9 +10,12 @@ import sys
 from pathlib import Path
 
 import psutil
+import pytest
 from ab_helpers import free_port
 
 from specmon.storage.store import Store
+
+pytestmark = pytest.mark.slow  # `specmon ab` as a process, launching simulator processes
 
 SIM = [sys.executable, "-m", "specmon.sim", "--plain-step-ms", "6", "--cycle-ms", "9",
        "--ttft-ms", "5", "--speculative-algorithm", "NGRAM",

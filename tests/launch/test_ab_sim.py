@@ -81,6 +81,7 @@ async def _separate(split: Split, tmp_path: Path, concurrency: int) -> tuple[Sna
     return found[0], found[1]
 
 
+@pytest.mark.slow
 async def test_ab_matches_separate_benches_at_one_and_four_streams(tmp_path: Path) -> None:
     launched = Launched()
     split = sim_split(free_port())
@@ -120,6 +121,7 @@ async def test_a_program_that_cannot_run(tmp_path: Path) -> None:
         await run_ab(plan_for(split, tmp_path))
 
 
+@pytest.mark.slow
 async def test_a_server_that_exits_before_it_is_up(tmp_path: Path) -> None:
     launched = Launched()
     split = sim_split(free_port(), "--sglang-version", "9.9")
@@ -139,6 +141,7 @@ async def test_a_port_taken_is_refused_before_anything_starts(tmp_path: Path) ->
     assert launched.servers == []
 
 
+@pytest.mark.slow
 async def test_a_crash_mid_run_names_the_server_and_leaves_nothing(tmp_path: Path) -> None:
     launched = Launched()
 
@@ -154,6 +157,7 @@ async def test_a_crash_mid_run_names_the_server_and_leaves_nothing(tmp_path: Pat
     launched.assert_none_left()
 
 
+@pytest.mark.slow
 async def test_cancelled_mid_bench_stops_the_server(tmp_path: Path) -> None:
     launched = Launched()
     task: asyncio.Task[object] | None = None
@@ -169,6 +173,7 @@ async def test_cancelled_mid_bench_stops_the_server(tmp_path: Path) -> None:
     launched.assert_none_left()
 
 
+@pytest.mark.slow
 async def test_a_bench_refused_as_buffered_is_run_once_more(tmp_path: Path) -> None:
     # A stream that arrived buffered (the client fell behind its N streams) says nothing of the
     # server: the bench is refused and run again once, saying so; twice refused, the A/B stops.
@@ -212,6 +217,7 @@ async def test_cancelled_while_the_server_starts_stops_it(tmp_path: Path) -> Non
     launched.assert_none_left()
 
 
+@pytest.mark.slow
 async def test_a_server_that_exits_a_moment_after_its_clients_failed_is_still_named(
     tmp_path: Path,
 ) -> None:

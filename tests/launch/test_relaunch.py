@@ -11,6 +11,8 @@ from ab_helpers import info_of, managed, sims_left
 
 from specmon.model import Protocol
 
+pytestmark = pytest.mark.slow  # launches and relaunches simulator processes
+
 PROTOCOL = Protocol(3, 1, 48, 0.0, "Count.")
 
 

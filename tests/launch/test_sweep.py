@@ -89,6 +89,7 @@ def test_vllm_and_llamacpp_axes() -> None:
         parse_axes(["tokens=0,x"], ServerKind.VLLM)
 
 
+@pytest.mark.slow
 async def test_a_40_minute_sweep_against_the_simulator_names_the_best_per_concurrency(
     tmp_path: Path,
 ) -> None:

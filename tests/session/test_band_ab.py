@@ -63,6 +63,7 @@ async def _ab(config: SimConfig, store: Store) -> list[AbRun]:
             for r, i in zip(runs, ids, strict=True)]  # fmt: skip
 
 
+@pytest.mark.slow
 async def test_the_w_screen_sets_the_stored_ab_beside_each_band(tmp_path: Path) -> None:
     with Store(tmp_path / "db") as store:
         runs = await _ab(ADAPTIVE, store)

@@ -30,6 +30,8 @@ from specmon.sim import SimConfig, SimThread
 from specmon.storage.store import Store
 from specmon.target import Target
 
+pytestmark = pytest.mark.slow  # relaunches a simulator process
+
 # Metrics off: no counters to go down, so only the process can tell.
 PLAIN = ["--speculative-algorithm", "none", "--random-seed", "7", "--plain-step-ms", "2",
          "--ttft-ms", "5"]  # fmt: skip

@@ -49,6 +49,7 @@ def emitted_tok_s(records: Sequence[EmittedRequest], category: str) -> float:
     return tokens / seconds
 
 
+@pytest.mark.slow
 async def test_each_category_is_compared_with_its_own_baseline(tmp_path: Path) -> None:
     plain, spec = SimServer(PLAIN), SimServer(SPEC)
     await plain.start()
@@ -89,6 +90,7 @@ async def test_each_category_is_compared_with_its_own_baseline(tmp_path: Path) -
     assert not [m for m in view.missing if m[0].startswith("speedup of")]
 
 
+@pytest.mark.slow
 async def test_a_category_without_a_baseline_says_why(tmp_path: Path) -> None:
     spec = SimServer(SPEC)
     await spec.start()

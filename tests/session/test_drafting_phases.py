@@ -29,6 +29,8 @@ from specmon.sim import SimConfig, SimServer
 from specmon.sources.backend import Backend, connect
 from specmon.target import Target
 
+pytestmark = pytest.mark.slow  # the simulator under rising load: ~5 s a test
+
 ADAPTIVE = SimConfig(
     plain_step_ms=1.0,
     cycle_ms=1.6,

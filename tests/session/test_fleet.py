@@ -148,6 +148,7 @@ def _sample(t: float, info: ServerInfo) -> Sample:
     return Sample(t, NOW - 100 + t, MappingProxyType(readings))
 
 
+@pytest.mark.slow
 def test_targets_sharing_a_baseline_server_take_one_baseline_not_two_at_once(
     tmp_path: Path,
 ) -> None:

@@ -79,6 +79,7 @@ async def _subscribe(hub: Hub) -> tuple[HubFeed, Recorder, asyncio.Task[None]]:
     return feed, recorder, asyncio.create_task(feed.run(recorder))  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 async def test_two_tabs_see_one_probe_stream_and_one_baseline(
     hub: Hub, sims: tuple[SimThread, SimThread]
 ) -> None:
@@ -106,6 +107,7 @@ async def test_two_tabs_see_one_probe_stream_and_one_baseline(
         task.cancel()
 
 
+@pytest.mark.slow
 async def test_a_tab_that_opens_later_sees_the_pause_and_a_bench_under_way(hub: Hub) -> None:
     a, _, task_a = await _subscribe(hub)
     a.pause_probe(True)

@@ -43,6 +43,7 @@ async def probe(watch: Watch, live: LiveState, tokens: int) -> None:
     live.on_probe(outcome.wall, outcome.t, outcome.figures, outcome.result, outcome.category)
 
 
+@pytest.mark.slow
 async def test_each_category_is_pooled_apart_within_two_percent_of_the_truth() -> None:
     async with watched(BUILTIN_SET) as (_sim, watch, live):
         for _ in range(3 * len(BUILTIN_SET)):
@@ -74,6 +75,7 @@ async def traffic(url: str, prompt: str, stop: asyncio.Event, warm: asyncio.Even
                 warm.set()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("background", "named"), [("chat", True), ("code", False)])
 async def test_the_gap_is_named_only_when_the_traffic_is_of_another_category(
     background: str, named: bool

@@ -101,6 +101,7 @@ async def record_simulator(path: Path, *, samples: int = 8, probes: int = 2) -> 
     return seen
 
 
+@pytest.mark.slow
 async def test_a_session_against_the_simulator_reads_back_as_received(tmp_path: Path) -> None:
     path = tmp_path / "session.jsonl"
     seen = await record_simulator(path)
@@ -112,6 +113,7 @@ async def test_a_session_against_the_simulator_reads_back_as_received(tmp_path: 
     assert info is not None and info.speculative is not None  # the server, read back whole
 
 
+@pytest.mark.slow
 async def test_a_recording_holds_no_api_key_and_only_its_owner_reads_it(tmp_path: Path) -> None:
     path = tmp_path / "session.jsonl"
     seen = await record_simulator(path, samples=3, probes=1)
@@ -123,6 +125,7 @@ async def test_a_recording_holds_no_api_key_and_only_its_owner_reads_it(tmp_path
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
+@pytest.mark.slow
 async def test_unchanged_readings_are_written_once(tmp_path: Path) -> None:
     path = tmp_path / "session.jsonl"
     await record_simulator(path, samples=10, probes=0)

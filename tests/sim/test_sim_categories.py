@@ -99,6 +99,7 @@ def test_sim_flag_says_what_is_wrong(
     assert error in capsys.readouterr().err
 
 
+@pytest.mark.slow
 async def test_the_probe_measures_each_categorys_truth_within_two_percent(
     start_sim: StartSim,
 ) -> None:

@@ -36,6 +36,7 @@ async def _capture_like_traffic(c: httpx.AsyncClient) -> None:
     await c.get("/server_info")
 
 
+@pytest.mark.slow
 async def test_0_5_17_families_and_label_keys_match_capture(
     start_sim: StartSim, client_for: Client
 ) -> None:
@@ -49,6 +50,7 @@ async def test_0_5_17_families_and_label_keys_match_capture(
         assert ours[name] == keys, name
 
 
+@pytest.mark.slow
 async def test_plain_0_5_17_has_no_verify_counter(start_sim: StartSim, client_for: Client) -> None:
     sim = await start_sim(fast(version="0.5.17", speculative_algorithm=None))
     async with client_for(sim) as c:
@@ -158,6 +160,7 @@ async def test_tokenizer_counters_appear_with_the_first_request(
     assert "sglang:generation_tokens" in after
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", ["0.5.17", "0.5.23"])
 async def test_counters_agree_with_streams(
     start_sim: StartSim, client_for: Client, version: str

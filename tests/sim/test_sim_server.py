@@ -49,6 +49,7 @@ async def test_api_key(start_sim: StartSim, client_for: Client, version: str) ->
         assert lower == (200 if new else 401)  # 0.5.8+ compares the scheme case-free
 
 
+@pytest.mark.slow
 async def test_hang_fault_times_out(start_sim: StartSim, client_for: Client) -> None:
     sim = await start_sim(fast(version="0.5.17"))
     sim.faults.hang.add("/server_info")

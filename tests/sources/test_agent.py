@@ -74,6 +74,7 @@ def test_no_nvml_on_the_agent_box_round_trips() -> None:
 _figures = st.none() | st.floats(min_value=0, max_value=1e7, allow_nan=False)
 
 
+@pytest.mark.slow
 @given(
     util=_figures,
     used=_figures,

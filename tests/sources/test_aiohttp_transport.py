@@ -74,6 +74,7 @@ async def test_the_same_failure_to_connect(url: str, error: type, words: str) ->
     assert words in outcomes[0]
 
 
+@pytest.mark.slow
 async def test_the_same_status_and_timeout(sim: SimThread) -> None:
     sim.server.faults.status["/server_info"] = 500
     sim.server.faults.hang.add("/metrics")
@@ -119,6 +120,7 @@ async def _probe_outcomes(target: Target) -> list[str]:
     return [re.sub(r"\d+(\.\d+)?", "N", o) for o in outcomes]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("fault", "error"),
     [
@@ -143,6 +145,7 @@ async def test_the_same_probe_stream(sim: SimThread, fault: str | None, error: t
     assert outcomes[0].startswith(error.__name__ if error else "True chunks, in order to N: True")
 
 
+@pytest.mark.slow
 async def test_the_same_stalled_stream(sim: SimThread) -> None:
     sim.server.faults.hang.add("/generate")
     try:

@@ -192,6 +192,7 @@ def _reference(text: str) -> list[ParsedSample] | type[Exception]:
         return Exception
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("keep", [None, 4])
 @given(scrapes=_scrapes(_heads))
 def test_any_run_of_scrapes_reads_as_the_parser_reads_each(
@@ -200,6 +201,7 @@ def test_any_run_of_scrapes_reads_as_the_parser_reads_each(
     _read_alike(ScrapeMemo(keep=keep), scrapes)
 
 
+@pytest.mark.slow
 @settings(max_examples=500)
 @given(scrapes=_scrapes(_good_heads, noise=False))
 def test_values_read_alike_on_series_seen_before(scrapes: list[list[str]]) -> None:

@@ -166,6 +166,7 @@ async def test_non_utf8_body_is_typed() -> None:
             await fetch_metrics(client)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(exposition_lines(["sglang:gen_throughput", "sglang_generation_tokens_total",
                          "sglang:spec_verify_calls_total", "sglang:ttft_bucket"]))  # fmt: skip

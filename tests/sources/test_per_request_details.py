@@ -104,6 +104,7 @@ async def test_sglang_spec_tokens_details_carry_the_same_histogram() -> None:
     assert details["spec_num_correct_drafts"] == record.correct_drafts
 
 
+@pytest.mark.slow
 async def test_without_details_vllm_takes_the_counters_path() -> None:
     """Today's path: the counters serve when the probe ran alone, and only then."""
     with SimThread(VLLM) as sim:

@@ -195,6 +195,7 @@ def test_fuzz_parse_chunk_never_crashes(payload: str) -> None:
         parse_chunk(payload)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     st.dictionaries(
@@ -238,6 +239,7 @@ def test_histogram_of_drafts_accepted_by_version(meta: dict, expected: tuple | N
     assert parse_chunk(json.dumps(chunk)).histogram == expected
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     text=st.text(max_size=60) | st.just('"meta_info":{"completion_tokens": 99}}'),

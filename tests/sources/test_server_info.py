@@ -161,6 +161,7 @@ async def test_bad_bodies_are_malformed(body: bytes) -> None:
 keys = st.sampled_from(sorted({*V046_FLAT, *V0523_LIST}))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(keys, json_values))
 def test_fuzz_any_shape_normalises_without_crashing(body: dict[str, Any]) -> None:
