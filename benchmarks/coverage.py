@@ -40,11 +40,22 @@ def made_run(tok_s: float) -> RunFigures:
     """A run of `TOKENS` decode tokens at `tok_s` (what a probe of the protocol measures)."""
     seconds = TOKENS / tok_s
     return RunFigures(
-        completion_tokens=TOKENS + 1, prompt_tokens=20, ttft_ms=30.0, e2e_s=seconds + 0.03,
-        e2e_tok_s=(TOKENS + 1) / (seconds + 0.03), decode_tok_s=tok_s, accept_length=None,
-        server_accept_length=None, verify_ct=None, cycle_ms=None, cycle_ms_p50=None,
-        cycle_ms_p95=None, decode_tokens=TOKENS, decode_s=seconds, decode_steps=None,
-    )  # fmt: skip
+        completion_tokens=TOKENS + 1,
+        prompt_tokens=20,
+        ttft_ms=30.0,
+        e2e_s=seconds + 0.03,
+        e2e_tok_s=(TOKENS + 1) / (seconds + 0.03),
+        decode_tok_s=tok_s,
+        accept_length=None,
+        server_accept_length=None,
+        verify_ct=None,
+        cycle_ms=None,
+        cycle_ms_p50=None,
+        cycle_ms_p95=None,
+        decode_tokens=TOKENS,
+        decode_s=seconds,
+        decode_steps=None,
+    )
 
 
 def runs_at(rng: random.Random, tok_s: float, n: int, sigma: float) -> list[RunFigures]:
@@ -192,8 +203,9 @@ def what_if_check(
         ]
         now = pool(runs)
         assert now.cycle_ms is not None
-        cycle = fit_cycle([CyclePoint(k_now, now.cycle_ms, "now")], base.ms_per_token,
-                          model_drafts=True)  # fmt: skip
+        cycle = fit_cycle(
+            [CyclePoint(k_now, now.cycle_ms, "now")], base.ms_per_token, model_drafts=True
+        )
         assert cycle is not None
         found = what_if(now, positions, k_now, cycle, base)
         assert found is not None

@@ -52,14 +52,15 @@ Families = dict[str, Metric]
 def _serves(families: Families, name: str, target: str, state: str | None = None) -> bool:
     """Whether `name` has a sample for `target` (with `state`: that state's sample reads 1)."""
     return any(
-        s.labels.get("target") == target and (state is None or
-                                               (s.labels.get("state") == state and s.value == 1))
+        s.labels.get("target") == target
+        and (state is None or (s.labels.get("state") == state and s.value == 1))
         for s in families[name].samples
-    )  # fmt: skip
+    )
 
 
-async def _until(scrape: Callable[[], Awaitable[Families]], done: Callable[[Families], bool],
-                 what: str) -> float:  # fmt: skip
+async def _until(
+    scrape: Callable[[], Awaitable[Families]], done: Callable[[Families], bool], what: str
+) -> float:
     """Seconds until a scrape shows `done`."""
     start = time.monotonic()
     while not done(await scrape()):
@@ -80,8 +81,9 @@ async def one_round(config: MonitorConfig, phase: float) -> dict[str, float]:
         Store(Path(tmp) / "withdrawal.db") as store,
     ):
         url = spec.url
-        session = TargetSession(FleetTarget(url, plain.url), Target(url), config, store,
-                                take_baselines=True)  # fmt: skip
+        session = TargetSession(
+            FleetTarget(url, plain.url), Target(url), config, store, take_baselines=True
+        )
         fleet = Fleet([session])
         exporter = Exporter(fleet, "127.0.0.1", 0)
         await exporter.start()
@@ -93,22 +95,37 @@ async def one_round(config: MonitorConfig, phase: float) -> dict[str, float]:
                     text = (await client.get("/metrics")).text
                     return {f.name: f for f in text_string_to_metric_families(text)}
 
-                await _until(scrape, lambda f: _serves(f, "specmon_speedup_ratio", url)
-                             and _serves(f, "specmon_baseline_state", url, "valid"),
-                             "a speedup against a valid baseline")  # fmt: skip
+                await _until(
+                    scrape,
+                    lambda f: (
+                        _serves(f, "specmon_speedup_ratio", url)
+                        and _serves(f, "specmon_baseline_state", url, "valid")
+                    ),
+                    "a speedup against a valid baseline",
+                )
                 plain.call(plain.server.stop)
                 unverified = await _until(
-                    scrape, lambda f: _serves(f, "specmon_baseline_state", url, "unverified"),
-                    "the baseline unverified")  # fmt: skip
+                    scrape,
+                    lambda f: _serves(f, "specmon_baseline_state", url, "unverified"),
+                    "the baseline unverified",
+                )
                 # At a random phase of the probe cadence: the samplers' and the probe loop's
                 # ticks line up with the moment the state turned, and a probe may be in flight.
                 await asyncio.sleep(phase * config.probe_every)
                 spec.call(spec.server.stop)
                 start = time.monotonic()
                 gone: dict[str, float] = {}
-                names = dict(zip(MEASURES[1:], ("specmon_speedup_ratio",
-                                 "specmon_probe_decode_tokens_per_second",
-                                 "specmon_baseline_state"), strict=True))  # fmt: skip
+                names = dict(
+                    zip(
+                        MEASURES[1:],
+                        (
+                            "specmon_speedup_ratio",
+                            "specmon_probe_decode_tokens_per_second",
+                            "specmon_baseline_state",
+                        ),
+                        strict=True,
+                    )
+                )
                 while len(gone) < len(names):
                     families = await scrape()
                     for measure, name in names.items():
@@ -132,18 +149,24 @@ def main() -> None:
     parser.add_argument("--probe-every", type=float, default=10.0, help="default 10 s")
     parser.add_argument("--seed", type=int, default=1, help="of the stopping phases")
     args = parser.parse_args()
-    config = MonitorConfig(url="http://unused", interval=args.interval,
-                           probe_every=args.probe_every, probe_tokens=64,
-                           baseline_runs=3)  # fmt: skip
+    config = MonitorConfig(
+        url="http://unused",
+        interval=args.interval,
+        probe_every=args.probe_every,
+        probe_tokens=64,
+        baseline_runs=3,
+    )
     phases = random.Random(args.seed).random
     rounds = [asyncio.run(one_round(config, phases())) for _ in range(args.rounds)]
-    print(f"--interval {args.interval:g} --probe-every {args.probe_every:g}, "
-          f"{args.rounds} rounds\n")  # fmt: skip
+    print(
+        f"--interval {args.interval:g} --probe-every {args.probe_every:g}, {args.rounds} rounds\n"
+    )
     print("| event | seconds, median | min–max |\n|---|---|---|")
     for measure in MEASURES:
         values = [r[measure] for r in rounds]
-        print(f"| {measure} | {statistics.median(values):.1f} | "
-              f"{min(values):.1f}–{max(values):.1f} |")  # fmt: skip
+        print(
+            f"| {measure} | {statistics.median(values):.1f} | {min(values):.1f}–{max(values):.1f} |"
+        )
 
 
 if __name__ == "__main__":

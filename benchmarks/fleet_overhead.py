@@ -41,8 +41,10 @@ SCRAPE_EVERY_S = 15.0  # Prometheus's default-ish scrape interval
 
 def serve(targets: int, gpus: int) -> None:
     """The helper process: `targets` simulators with `gpus` GPUs each, until killed."""
-    sims = [SimThread(replace(SimConfig(enable_metrics=True), gpus=gpus, seed=i))
-            for i in range(targets)]  # fmt: skip
+    sims = [
+        SimThread(replace(SimConfig(enable_metrics=True), gpus=gpus, seed=i))
+        for i in range(targets)
+    ]
     for sim in sims:
         sim.__enter__()
         print(sim.url, flush=True)
@@ -66,22 +68,36 @@ def one_round(
     """Run the exporter and the dashboards side by side once, from this checkout or `tree`
     ((label, path) of another); CPU s/min and peak RSS of each."""
     toml = tmp / "fleet.toml"
-    toml.write_text("interval = 1\nprobe_every = 10\n" + "".join(
-        f'[[targets]]\nurl = "{u}"\ngpu_metrics = "{u}/gpu-metrics"\n' for u in urls))  # fmt: skip
+    toml.write_text(
+        "interval = 1\nprobe_every = 10\n"
+        + "".join(f'[[targets]]\nurl = "{u}"\ngpu_metrics = "{u}/gpu-metrics"\n' for u in urls)
+    )
     # -P: `-m` would put the current directory ahead of PYTHONPATH (as overhead.py does).
     specmon = [sys.executable, "-P", "-m", "specmon"] if tree else [sys.executable, "-m", "specmon"]
     env = {**os.environ, "PYTHONPATH": tree[1]} if tree else None
     suffix = f"{round_}-{tree[0] if tree else 'this'}"
     exporter = subprocess.Popen(
-        [*specmon, "exporter", "--config", str(toml), "--listen", "127.0.0.1:0", "--db",
-         str(tmp / f"exporter-{suffix}.db")],
-        stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
+        [
+            *specmon,
+            "exporter",
+            "--config",
+            str(toml),
+            "--listen",
+            "127.0.0.1:0",
+            "--db",
+            str(tmp / f"exporter-{suffix}.db"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     assert exporter.stdout is not None
     metrics_url = exporter.stdout.readline().split()[3]
     session = f"fleet-overhead-{os.getpid()}-{suffix}"
     tmux = ["tmux", "-L", session]
-    single = command(Config("specmon", (80, 24), True, tree), urls[0], None,
-                     str(tmp / f"d{suffix}.db"))  # fmt: skip
+    single = command(
+        Config("specmon", (80, 24), True, tree), urls[0], None, str(tmp / f"d{suffix}.db")
+    )
     single += ["--gpu-metrics", f"{urls[0]}/gpu-metrics"]
     in_tree = ["env", f"PYTHONPATH={tree[1]}"] if tree else []
     fleet = [*in_tree, *specmon, "--config", str(toml), "--db", str(tmp / f"f{suffix}.db")]
@@ -130,16 +146,27 @@ def main() -> int:
     parser.add_argument("--gpus", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--tree", metavar="LABEL=PATH",
-                        help="also measure another checkout of specmon, alternating")  # fmt: skip
+    parser.add_argument(
+        "--tree", metavar="LABEL=PATH", help="also measure another checkout of specmon, alternating"
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         serve(args.targets, args.gpus)
         return 0
-    helper = subprocess.Popen([sys.executable, __file__, "--serve", "--targets",
-                               str(args.targets), "--gpus", str(args.gpus)],
-                              stdout=subprocess.PIPE, text=True)  # fmt: skip
+    helper = subprocess.Popen(
+        [
+            sys.executable,
+            __file__,
+            "--serve",
+            "--targets",
+            str(args.targets),
+            "--gpus",
+            str(args.gpus),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert helper.stdout is not None
     try:
         urls = []
@@ -155,8 +182,10 @@ def main() -> int:
     finally:
         helper.terminate()
         helper.wait(timeout=10)
-    print(f"{args.targets} targets × {args.gpus} GPUs, 1 s interval, probe every 10 s, "
-          f"{args.seconds:g} s × {args.rounds} rounds (medians)\n")  # fmt: skip
+    print(
+        f"{args.targets} targets × {args.gpus} GPUs, 1 s interval, probe every 10 s, "
+        f"{args.seconds:g} s × {args.rounds} rounds (medians)\n"
+    )
     print("| monitor | watches | CPU s/min | % of one core | peak RSS MiB |")
     print("|---|---|---|---|---|")
     fleet, one = f"{args.targets} servers × {args.gpus} GPUs", f"1 server × {args.gpus} GPUs"

@@ -60,9 +60,11 @@ def write_history(
                 points.append(Point(url, None, at, Figure.DECODE, rng.gauss(70, 5)))
                 points.append(Point(url, None, at, Figure.SERVER_ACCEPT, rng.gauss(2.5, 0.1)))
                 if int(at) % PROBE_EVERY_S == 0:
-                    points += [Point(url, None, at, Figure.PROBE_DECODE, rng.gauss(76, 3)),
-                               Point(url, None, at, Figure.ACCEPT, rng.gauss(2.6, 0.3)),
-                               Point(url, None, at, Figure.CYCLE, rng.gauss(30, 2))]  # fmt: skip
+                    points += [
+                        Point(url, None, at, Figure.PROBE_DECODE, rng.gauss(76, 3)),
+                        Point(url, None, at, Figure.ACCEPT, rng.gauss(2.6, 0.3)),
+                        Point(url, None, at, Figure.CYCLE, rng.gauss(30, 2)),
+                    ]
                 if int(at - start) % (6 * 3600) == 0:
                     marks.append(Mark(url, at, MarkKind.RESTART, "server restarted"))
             began = time.perf_counter()
@@ -87,8 +89,9 @@ def time_zoom_keys(hours: float, presses: int, launches: int) -> dict[str, list[
     sys.setswitchinterval(0.001)  # as keys_pty: the reader stamps reads within 1 ms
     results = k.Results()
     config = k.Config((160, 50), "healthy")
-    steps = tuple(k.Step("z", f"z ({label})", b"z", k.shows(f"all requests, {label}"))
-                  for label in ZOOMS)  # fmt: skip
+    steps = tuple(
+        k.Step("z", f"z ({label})", b"z", k.shows(f"all requests, {label}")) for label in ZOOMS
+    )
     rng = random.Random(28)
     with (
         tempfile.TemporaryDirectory(prefix="history-zoom-") as home,
@@ -113,8 +116,11 @@ def time_zoom_keys(hours: float, presses: int, launches: int) -> dict[str, list[
                 except BaseException:
                     term.kill()
                     raise
-    return {**results.keys, "first frame (history on)": results.first_frame,
-            "first frame (--no-history)": without.first_frame}  # fmt: skip
+    return {
+        **results.keys,
+        "first frame (history on)": results.first_frame,
+        "first frame (--no-history)": without.first_frame,
+    }
 
 
 def _ms(values: list[float]) -> str:
@@ -149,13 +155,19 @@ def main() -> int:
         rows = store.read("SELECT span > 0, COUNT(*) FROM history GROUP BY span > 0")
     size = sum(p.stat().st_size for p in db.parent.glob(db.name + "*"))
     figures = {
-        "hours": args.hours, "db": str(db), "file_bytes": size, "used_bytes": used,
+        "hours": args.hours,
+        "db": str(db),
+        "file_bytes": size,
+        "used_bytes": used,
         "rows": {"raw" if not bucket else "buckets": n for bucket, n in rows},
-        "write_s": wall, **times,
-    }  # fmt: skip
+        "write_s": wall,
+        **times,
+    }
     print(f"{args.hours:g} h written in {wall:.1f} s into {db}")
-    print(f"store: {size / 1e6:.2f} MB on disk (with -wal), {used / 1e6:.2f} MB of pages in use;"
-          f" rows {figures['rows']}")  # fmt: skip
+    print(
+        f"store: {size / 1e6:.2f} MB on disk (with -wal), {used / 1e6:.2f} MB of pages in use;"
+        f" rows {figures['rows']}"
+    )
     print(f"each 5-s batch: {_ms(times['append_s'])}; each maintenance: {_ms(times['maintain_s'])}")
     if args.out:
         args.out.write_text(json.dumps(figures, indent=1))

@@ -236,8 +236,11 @@ def theme_after(before: str) -> Predicate:
     """A `theme: NAME` notification for a theme not named on the screen `before`."""
 
     def names(screen: str) -> set[str]:
-        return {line.split("theme: ", 1)[1].split()[0] for line in screen.splitlines()
-                if "theme: " in line and line.split("theme: ", 1)[1].split()}  # fmt: skip
+        return {
+            line.split("theme: ", 1)[1].split()[0]
+            for line in screen.splitlines()
+            if "theme: " in line and line.split("theme: ", 1)[1].split()
+        }
 
     seen = names(before)
     return lambda screen: bool(names(screen) - seen)
@@ -335,8 +338,7 @@ def launch(argv: list[str], config: Config, home: str, results: Results) -> Term
     # Bytecode is cached as for a user (a dev shell may say not to: then every start compiles).
     skip = ("TMUX", "TEXTUAL", "PYTHONDONTWRITEBYTECODE")
     env = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
-    env |= {"TERM": "xterm-256color", "HOME": home, "XDG_CONFIG_HOME": home,
-            "XDG_DATA_HOME": home}  # fmt: skip
+    env |= {"TERM": "xterm-256color", "HOME": home, "XDG_CONFIG_HOME": home, "XDG_DATA_HOME": home}
     term = Term(argv, config.size, env, home)
     try:
         results.first_frame.append(term.wait_for(shows(*PANELS), term.started, "first frame"))
@@ -376,9 +378,12 @@ def run_config(
                     raise
                 results.quit_restored.append(restored)
                 results.quit_exited.append(exited)
-                print(f"{config.name}: launch {launch_no + 1}/{launches} first frame "
-                      f"{results.first_frame[-1] * 1000:.0f} ms, q {exited * 1000:.0f} ms",
-                      file=sys.stderr, flush=True)  # fmt: skip
+                print(
+                    f"{config.name}: launch {launch_no + 1}/{launches} first frame "
+                    f"{results.first_frame[-1] * 1000:.0f} ms, q {exited * 1000:.0f} ms",
+                    file=sys.stderr,
+                    flush=True,
+                )
     return results
 
 
@@ -398,8 +403,11 @@ def press_rounds(
 
 def summary(samples: list[float]) -> dict[str, float]:
     """Median and max in milliseconds."""
-    return {"median_ms": round(statistics.median(samples) * 1000, 1),
-            "max_ms": round(max(samples) * 1000, 1), "n": len(samples)}  # fmt: skip
+    return {
+        "median_ms": round(statistics.median(samples) * 1000, 1),
+        "max_ms": round(max(samples) * 1000, 1),
+        "n": len(samples),
+    }
 
 
 def table(all_results: dict[Config, Results], size: tuple[int, int]) -> str:
@@ -421,10 +429,18 @@ def table(all_results: dict[Config, Results], size: tuple[int, int]) -> str:
 def commit() -> str:
     """The checkout's commit, marked when the tree has changes."""
     here = Path(__file__).resolve().parent
-    head = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", "HEAD"],
-                          capture_output=True, text=True, check=False).stdout.strip()  # fmt: skip
-    dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--", "specmon"],
-                           capture_output=True, text=True, check=False).stdout.strip()  # fmt: skip
+    head = subprocess.run(
+        ["git", "-C", str(here), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "-C", str(here), "status", "--porcelain", "--", "specmon"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
     return head + ("+changes" if dirty else "")
 
 

@@ -56,8 +56,11 @@ class Config:
 
     def label(self) -> str:
         """How the table names it."""
-        probe = "" if self.tool != "specmon" else (" probe on (every 10 s)" if self.probe
-                                                   else " probe off")  # fmt: skip
+        probe = (
+            ""
+            if self.tool != "specmon"
+            else (" probe on (every 10 s)" if self.probe else " probe off")
+        )
         tree = f" ({self.tree[0]})" if self.tree else ""
         history = "" if self.history else " --no-history"
         return f"{self.tool}{tree}{probe}{history}{', recording' if self.record else ''}"
@@ -83,8 +86,20 @@ def command(config: Config, url: str, vllmstat: str | None, db: str) -> list[str
     tree = ["env", f"PYTHONPATH={config.tree[1]}"] if config.tree else []
     python = [sys.executable, "-P"] if config.tree else [sys.executable]
     record = ["--record", db.removesuffix(".db") + ".jsonl"] if config.record else []
-    return [*tree, *python, "-m", "specmon", "--url", url, "--interval", "1", "--db", db,
-            *probe, *record]  # fmt: skip
+    return [
+        *tree,
+        *python,
+        "-m",
+        "specmon",
+        "--url",
+        url,
+        "--interval",
+        "1",
+        "--db",
+        db,
+        *probe,
+        *record,
+    ]
 
 
 def measure(config: Config, argv: list[str], seconds: float) -> Result:
@@ -92,12 +107,26 @@ def measure(config: Config, argv: list[str], seconds: float) -> Result:
     session = f"overhead-{os.getpid()}-{next(_RUNS)}"
     width, height = config.size
     tmux = ["tmux", "-L", session]  # a server of its own: nobody else's kill-server stops it
-    subprocess.run([*tmux, "new-session", "-d", "-s", session, "-x", str(width), "-y",
-                    str(height), " ".join(argv)], check=True)  # fmt: skip
+    subprocess.run(
+        [
+            *tmux,
+            "new-session",
+            "-d",
+            "-s",
+            session,
+            "-x",
+            str(width),
+            "-y",
+            str(height),
+            " ".join(argv),
+        ],
+        check=True,
+    )
     try:
         panes = [*tmux, "list-panes", "-t", session, "-F", "#{pane_pid}"]
-        pane = psutil.Process(int(subprocess.run(panes, capture_output=True, text=True,
-                                                 check=True).stdout))  # fmt: skip
+        pane = psutil.Process(
+            int(subprocess.run(panes, capture_output=True, text=True, check=True).stdout)
+        )
         time.sleep(3)  # start-up (imports, first paint) is not steady-state cost
         process = max([pane, *pane.children(recursive=True)], key=lambda p: p.memory_info().rss)
         start = thread_cpu(process.pid)
@@ -160,15 +189,26 @@ def main() -> int:
     parser.add_argument("--vllmstat", metavar="PATH", help="also measure this vllmstat")
     parser.add_argument("--sizes", default="80x24,160x50")
     parser.add_argument("--no-probe-only", action="store_true", help="specmon without probe only")
-    parser.add_argument("--tree", action="append", default=[], metavar="LABEL=PATH",
-                        help="also measure specmon from another checkout (e.g. the commit "
-                        "before a change), alternating with this one")  # fmt: skip
-    parser.add_argument("--together", action="store_true",
-                        help="run the configurations at the same time in each round (each in its "
-                        "own tmux), not one after another: on a machine shared with other work "
-                        "they then see the same load")  # fmt: skip
-    parser.add_argument("--no-history-too", action="store_true",
-                        help="also measure specmon with --no-history, alternating")  # fmt: skip
+    parser.add_argument(
+        "--tree",
+        action="append",
+        default=[],
+        metavar="LABEL=PATH",
+        help="also measure specmon from another checkout (e.g. the commit "
+        "before a change), alternating with this one",
+    )
+    parser.add_argument(
+        "--together",
+        action="store_true",
+        help="run the configurations at the same time in each round (each in its "
+        "own tmux), not one after another: on a machine shared with other work "
+        "they then see the same load",
+    )
+    parser.add_argument(
+        "--no-history-too",
+        action="store_true",
+        help="also measure specmon with --no-history, alternating",
+    )
     parser.add_argument(
         "--record",
         action="store_true",
@@ -181,8 +221,11 @@ def main() -> int:
         print("tmux is needed", file=sys.stderr)
         return 2
     sizes = [tuple(int(n) for n in s.split("x")) for s in args.sizes.split(",")]
-    configs = [Config("specmon", (w, h), probe) for w, h in sizes
-               for probe in ((False,) if args.no_probe_only else (False, True))]  # fmt: skip
+    configs = [
+        Config("specmon", (w, h), probe)
+        for w, h in sizes
+        for probe in ((False,) if args.no_probe_only else (False, True))
+    ]
     for label, _, path in (t.partition("=") for t in args.tree):
         configs += [replace(c, tree=(label, path)) for c in configs if c.tree is None]
     if args.no_history_too:
@@ -194,8 +237,10 @@ def main() -> int:
     results: list[Result] = []
     with server(args.url) as url:
         for round_ in range(args.rounds):
-            runs = [(c, command(c, url, args.vllmstat, f"/tmp/overhead-{os.getpid()}-{i}.db"))
-                    for i, c in enumerate(configs)]  # fmt: skip
+            runs = [
+                (c, command(c, url, args.vllmstat, f"/tmp/overhead-{os.getpid()}-{i}.db"))
+                for i, c in enumerate(configs)
+            ]
             if args.together:  # the same minute for all: a shared machine's load hits each alike
                 with ThreadPoolExecutor(len(runs)) as pool:
                     done = list(pool.map(lambda run: measure(*run, args.seconds), runs))
@@ -213,8 +258,10 @@ def main() -> int:
         runs = [r for r in results if r.config == config]
         cpu = medians[config] = statistics.median(r.cpu_s_per_min for r in runs)
         rss = statistics.median(r.peak_rss_mib for r in runs)
-        print(f"| {config.size[0]}x{config.size[1]} | {config.label()} | {cpu:.2f} | "
-              f"{cpu / 60:.1%} | {rss:.0f} |")  # fmt: skip
+        print(
+            f"| {config.size[0]}x{config.size[1]} | {config.label()} | {cpu:.2f} | "
+            f"{cpu / 60:.1%} | {rss:.0f} |"
+        )
     for w, h in sizes:
         ours, theirs = Config("specmon", (w, h), False), Config("vllmstat", (w, h), False)
         if theirs in medians:

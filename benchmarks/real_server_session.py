@@ -55,25 +55,47 @@ def agree(name: str, ours: float, theirs: float, tolerance: float, results: dict
 def bench_against_counters(url: str, db: Path, results: dict[str, Any]) -> dict[str, Any]:
     """Bench with no warm-up so the counters' window is exactly the bench's runs."""
     gen0, ver0 = counters(url)
-    code, out, err = specmon("bench", url, "--runs", "5", "--warmup", "0", "--max-tokens",
-                             str(TOKENS), "--json", "--db", str(db))  # fmt: skip
+    code, out, err = specmon(
+        "bench",
+        url,
+        "--runs",
+        "5",
+        "--warmup",
+        "0",
+        "--max-tokens",
+        str(TOKENS),
+        "--json",
+        "--db",
+        str(db),
+    )
     gen1, ver1 = counters(url)
     print(err)
     assert code == 0, err
     body: dict[str, Any] = json.loads(out)
     runs = body["runs"]
     tokens = sum(r["completion_tokens"] for r in runs)
-    agree(f"{url} tokens vs Δgeneration_tokens_total", tokens, (gen1 or 0) - (gen0 or 0), 0.0,
-          results)  # fmt: skip
+    agree(
+        f"{url} tokens vs Δgeneration_tokens_total", tokens, (gen1 or 0) - (gen0 or 0), 0.0, results
+    )
     if body["target"]["speculative"] is not None and ver0 is not None and ver1 is not None:
         verifies = sum(r["verify_ct"] for r in runs)
-        agree(f"{url} Σtokens/Σverify vs Δgeneration/Δverify (accept length incl. first token)",
-              tokens / verifies, (gen1 - gen0) / (ver1 - ver0), 0.02, results)  # type: ignore[operator]  # fmt: skip
+        agree(
+            f"{url} Σtokens/Σverify vs Δgeneration/Δverify (accept length incl. first token)",
+            tokens / verifies,
+            (gen1 - gen0) / (ver1 - ver0),
+            0.02,
+            results,
+        )  # type: ignore[operator]
         # The decode accept length leaves out each run's first (prefill) token: pooled over the
         # runs it must equal the counters' (Δgeneration − runs) / Δverify.
         pooled = sum(r["accept_length"] * r["verify_ct"] for r in runs) / verifies
-        agree(f"{url} pooled decode accept length vs (Δgeneration − runs)/Δverify", pooled,
-              (gen1 - gen0 - len(runs)) / (ver1 - ver0), 0.02, results)  # type: ignore[operator]  # fmt: skip
+        agree(
+            f"{url} pooled decode accept length vs (Δgeneration − runs)/Δverify",
+            pooled,
+            (gen1 - gen0 - len(runs)) / (ver1 - ver0),
+            0.02,
+            results,
+        )  # type: ignore[operator]
     return body
 
 
@@ -81,8 +103,9 @@ async def dashboard(spec: str, plain: str, db: Path, out: Path, results: dict[st
     """The dashboard, headless: press b, wait for the baseline and a few probes, screenshot."""
     from specmon.ui.app import SpecmonApp
 
-    config = MonitorConfig(url=spec, baseline_url=plain, probe_every=2, probe_tokens=TOKENS,
-                           baseline_runs=3)  # fmt: skip
+    config = MonitorConfig(
+        url=spec, baseline_url=plain, probe_every=2, probe_tokens=TOKENS, baseline_runs=3
+    )
     with Store(db) as store:
         app = SpecmonApp(config, Targets(Target(spec), Target(plain)), store)
         async with app.run_test(size=(160, 50)) as pilot:

@@ -52,9 +52,14 @@ from specmon.ui.messages import SampleReady
 from specmon.ui.tuning.render_cache import release_render_caches
 
 SPEC = SimConfig(plain_step_ms=4.0, cycle_ms=8.0, accept_length=2.1, ttft_ms=5.0, seed=5)
-PLAIN = replace(SPEC, speculative_algorithm=None, speculative_num_steps=None,
-                speculative_eagle_topk=None, speculative_num_draft_tokens=None,
-                speculative_draft_model_path=None)  # fmt: skip
+PLAIN = replace(
+    SPEC,
+    speculative_algorithm=None,
+    speculative_num_steps=None,
+    speculative_eagle_topk=None,
+    speculative_num_draft_tokens=None,
+    speculative_draft_model_path=None,
+)
 TIMEOUT_S = 1.0
 INFO_PATHS = ("/server_info", "/get_server_info")
 BAD_METRICS = ("text/plain", b"sglang:x{ 1\n")
@@ -81,7 +86,7 @@ FAULTS: tuple[tuple[str, Fault], ...] = (
     ("+Inf metrics", lambda f: setattr(f, "metrics_rewrite", set_values(math.inf))),
     ("duplicate series", lambda f: setattr(f, "metrics_rewrite", duplicate_series)),
     ("server clock +1 h", lambda f: setattr(f, "clock_jump_s", 3600.0)),
-)  # fmt: skip
+)
 RESTART = "restart (counters reset)"
 KEY_LIMIT_S = 30.0
 SCREEN_KEYS = (("i", "escape"), ("c", "escape"), ("w", "escape"), ("question_mark", "escape"),
@@ -255,13 +260,22 @@ async def soak(args: argparse.Namespace) -> Record:
             tempfile.TemporaryDirectory(prefix="specmon-soak-") as tmp,
             Store(Path(tmp) / "soak.db") as store,
         ):
-            config = MonitorConfig(url=sims.spec_url, baseline_url=sims.base_url,
-                                   interval=args.interval, probe_every=args.probe_every,
-                                   probe_tokens=64,
-                                   baseline_runs=2, connect_timeout=TIMEOUT_S,
-                                   read_timeout=TIMEOUT_S)  # fmt: skip
-            targets = Targets(*(Target(url, connect_timeout=TIMEOUT_S, read_timeout=TIMEOUT_S)
-                                for url in (sims.spec_url, sims.base_url)))  # fmt: skip
+            config = MonitorConfig(
+                url=sims.spec_url,
+                baseline_url=sims.base_url,
+                interval=args.interval,
+                probe_every=args.probe_every,
+                probe_tokens=64,
+                baseline_runs=2,
+                connect_timeout=TIMEOUT_S,
+                read_timeout=TIMEOUT_S,
+            )
+            targets = Targets(
+                *(
+                    Target(url, connect_timeout=TIMEOUT_S, read_timeout=TIMEOUT_S)
+                    for url in (sims.spec_url, sims.base_url)
+                )
+            )
             app = SpecmonApp(config, targets, store)
             async with app.run_test(size=(160, 50), message_hook=count) as pilot:
                 await session(app, pilot, sims, record, args)

@@ -55,8 +55,7 @@ WEEK_DAYS = 7.0
 SCRAPE_EVERY_S = 1.0
 """The dashboard's defaults (config.py), which a week of real use runs at."""
 PROBE_EVERY_S = 10.0
-TIMED_STEPS = tuple(step for step in ROUND
-                    if step.group != "b" and not step.label.startswith("e "))  # fmt: skip
+TIMED_STEPS = tuple(step for step in ROUND if step.group != "b" and not step.label.startswith("e "))
 """keys_pty.py's round, less its baseline (started and cancelled: the soak takes its own) and
 the comparison's export (its "exported 0 rows" holds only for an empty store)."""
 
@@ -99,14 +98,26 @@ class CountingApp(SpecmonApp):
 
 def dashboard(args: argparse.Namespace) -> int:
     """The child in the pty: the dashboard at the week's rates."""
-    config = MonitorConfig(url=args.url, baseline_url=args.baseline_url, interval=args.interval,
-                           probe_every=args.probe_every, probe_tokens=16, baseline_runs=2,
-                           connect_timeout=1.0, read_timeout=1.0)  # fmt: skip
-    targets = Targets(*(Target(url, connect_timeout=1.0, read_timeout=1.0)
-                        for url in (args.url, args.baseline_url)))  # fmt: skip
+    config = MonitorConfig(
+        url=args.url,
+        baseline_url=args.baseline_url,
+        interval=args.interval,
+        probe_every=args.probe_every,
+        probe_tokens=16,
+        baseline_runs=2,
+        connect_timeout=1.0,
+        read_timeout=1.0,
+    )
+    targets = Targets(
+        *(
+            Target(url, connect_timeout=1.0, read_timeout=1.0)
+            for url in (args.url, args.baseline_url)
+        )
+    )
     with Store(args.db) as store:
-        app = CountingApp(args.stats, args.sample_every, config=config, targets=targets,
-                          store=store)  # fmt: skip
+        app = CountingApp(
+            args.stats, args.sample_every, config=config, targets=targets, store=store
+        )
         error = app.run_to_end()
     if error is not None:
         print(f"the dashboard crashed: {error!r}", file=sys.stderr)
@@ -195,8 +206,9 @@ def soak(args: argparse.Namespace) -> dict[str, Any]:
                 if now >= next_restart:
                     sims.ask("restart")
                     next_restart = now + args.restart_every
-                    write_out(args, figures(args, interval, probe_every, stats, keys_start, {},
-                                            errors))  # fmt: skip
+                    write_out(
+                        args, figures(args, interval, probe_every, stats, keys_start, {}, errors)
+                    )
                 if now >= next_baseline:
                     os.write(term.fd, b"b")
                     term.idle(1.0)

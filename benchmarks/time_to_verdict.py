@@ -40,8 +40,13 @@ def _quiet(argv: list[str]) -> tuple[int, str]:
 
 def trials(speedup: float, count: int, step_ms: float, tokens: int) -> list[dict[str, object]]:
     """`count` checks of a server `speedup` faster than its baseline, each on a fresh baseline."""
-    spec = SimConfig(plain_step_ms=step_ms, cycle_ms=ACCEPT * step_ms / (1 + speedup),
-                     accept_length=ACCEPT, ttft_ms=10.0, seed=7)  # fmt: skip
+    spec = SimConfig(
+        plain_step_ms=step_ms,
+        cycle_ms=ACCEPT * step_ms / (1 + speedup),
+        accept_length=ACCEPT,
+        ttft_ms=10.0,
+        seed=7,
+    )
     plain = replace(spec, speculative_algorithm=None)
     found = []
     with SimThread(spec) as fast, SimThread(plain) as base, tempfile.TemporaryDirectory() as tmp:
@@ -65,9 +70,10 @@ def summary(speedup: float, found: list[dict[str, object]]) -> str:
     winning = [t for t in found if t["verdict"] == "winning"]
     in_30 = sum(1 for t in winning if float(t["verdict_after_s"]) <= 30)  # type: ignore[arg-type]
     covered = sum(
-        1 for t in found
+        1
+        for t in found
         if float(t["speedup_low"]) <= speedup <= float(t["speedup_high"])  # type: ignore[arg-type]
-    )  # fmt: skip
+    )
     return (
         f"| {speedup:+.0%} | {len(found)} | {verdicts.count('winning')} | "
         f"{verdicts.count('within noise')} | {verdicts.count('losing')} | "

@@ -55,10 +55,24 @@ def measure(tabs: int, seconds: float, browser: Any) -> dict[str, Any]:
         tempfile.TemporaryDirectory() as tmp,
     ):
         web = subprocess.Popen(
-            [sys.executable, "-m", "specmon", "web", "--url", spec.url, "--baseline-url",
-             base.url, "--db", f"{tmp}/db", "--web-port", "0"],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "specmon",
+                "web",
+                "--url",
+                spec.url,
+                "--baseline-url",
+                base.url,
+                "--db",
+                f"{tmp}/db",
+                "--web-port",
+                "0",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         assert web.stdout is not None
         found = re.search(r" on (http://\S+)$", web.stdout.readline().strip())
         assert found
@@ -68,23 +82,28 @@ def measure(tabs: int, seconds: float, browser: Any) -> dict[str, Any]:
                 pages.append(open_tab(browser, found.group(1)))
                 pages[-1].wait_for(r"Decode (\d+\.\d) tok/s \(probe\)")
             hub = psutil.Process(web.pid)
-            dashboards = [p for p in hub.children(recursive=True)
-                          if "specmon.cli.web_tab" in p.cmdline()]  # fmt: skip
+            dashboards = [
+                p for p in hub.children(recursive=True) if "specmon.cli.web_tab" in p.cmdline()
+            ]
             assert len(dashboards) == tabs
             before = {"spec": dict(spec.server.requests), "base": dict(base.server.requests)}
             cpu_before = [_cpu_s(p) for p in (hub, *dashboards)]
             started = time.monotonic()
             pages[0].page.wait_for_timeout(seconds * 1000)  # the measured window
             elapsed = time.monotonic() - started
-            cpu = [(_cpu_s(p) - c) / elapsed for p, c in zip((hub, *dashboards), cpu_before,
-                                                                strict=True)]  # fmt: skip
+            cpu = [
+                (_cpu_s(p) - c) / elapsed
+                for p, c in zip((hub, *dashboards), cpu_before, strict=True)
+            ]
             rss = [p.memory_info().rss / 2**20 for p in (hub, *dashboards)]
             per_min = {
-                name: {path: round((n - before[name].get(path, 0)) * 60 / elapsed, 1)
-                       for path, n in server.server.requests.items()
-                       if n > before[name].get(path, 0)}
+                name: {
+                    path: round((n - before[name].get(path, 0)) * 60 / elapsed, 1)
+                    for path, n in server.server.requests.items()
+                    if n > before[name].get(path, 0)
+                }
                 for name, server in (("spec", spec), ("base", base))
-            }  # fmt: skip
+            }
         finally:
             for tab in pages:
                 tab.page.close()
@@ -112,19 +131,26 @@ def main() -> None:
     rows = []
     with sync_playwright() as playwright, tempfile.TemporaryDirectory() as profile:
         browser = playwright.chromium.launch_persistent_context(
-            profile, executable_path=CHROMIUM, headless=True, args=ARGS,
+            profile,
+            executable_path=CHROMIUM,
+            headless=True,
+            args=ARGS,
             viewport={"width": 1400, "height": 1000},
-        )  # fmt: skip
+        )
         rows = [measure(n, args.seconds, browser) for n in args.tabs]
         browser.close()
-    print("| tabs | spec server /generate per min | spec /metrics per min | hub CPU % | "
-          "each tab's CPU % | hub RSS MiB | each tab's RSS MiB |")  # fmt: skip
+    print(
+        "| tabs | spec server /generate per min | spec /metrics per min | hub CPU % | "
+        "each tab's CPU % | hub RSS MiB | each tab's RSS MiB |"
+    )
     print("|---|---|---|---|---|---|---|")
     for row in rows:
         spec = row["requests_per_min"]["spec"]
-        print(f"| {row['tabs']} | {spec.get('/generate', 0)} | {spec.get('/metrics', 0)} | "
-              f"{row['hub_cpu_pct']} | {', '.join(map(str, row['tab_cpu_pct']))} | "
-              f"{row['hub_rss_mib']} | {', '.join(map(str, row['tab_rss_mib']))} |")  # fmt: skip
+        print(
+            f"| {row['tabs']} | {spec.get('/generate', 0)} | {spec.get('/metrics', 0)} | "
+            f"{row['hub_cpu_pct']} | {', '.join(map(str, row['tab_cpu_pct']))} | "
+            f"{row['hub_rss_mib']} | {', '.join(map(str, row['tab_rss_mib']))} |"
+        )
     if args.out:
         args.out.write_text(json.dumps(rows, indent=2) + "\n")
 

@@ -223,9 +223,12 @@ class Agent:
         app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/", self._index)
         self._runner, self.port = await listen(
-            app, self.host, self.port, error=AgentError,
+            app,
+            self.host,
+            self.port,
+            error=AgentError,
             hint="(dcgm-exporter may hold it: pass --port)",
-        )  # fmt: skip
+        )
 
     async def stop(self) -> None:
         """Stop listening."""

@@ -157,16 +157,18 @@ async def run_check(
             "speculative flags to get speedup and break-even",
         )
     else:
-        validity = _validity(report, probe, baseline, await check_lifetime(baseline), max_age_s,
-                             wall())  # fmt: skip
+        validity = _validity(
+            report, probe, baseline, await check_lifetime(baseline), max_age_s, wall()
+        )
         if validity.valid:
             base = pool(baseline.runs)
             sequence = _Probing(run_probe, protocol, base, rule, budget_s, clock, started)
             look = await sequence.until_decided(report, probe)
             if look is None:
                 return report
-            probe = replace(probe, runs=report.probes,
-                            protocol=replace(probe.protocol, runs=len(report.probes)))  # fmt: skip
+            probe = replace(
+                probe, runs=report.probes, protocol=replace(probe.protocol, runs=len(report.probes))
+            )
             _judge(report, baseline, validity, look, budget_s, rule)
     if not await _say_traffic(run_probe, protocol, report):
         return report
@@ -322,17 +324,21 @@ class _DraftingWatch:
             self.report.add("info", switch.text)
         drafting = self.report.drafting
         if first and drafting is not None:
-            self.report.add("info" if drafting.off else "ok", _describe_drafting(drafting,
-                            self.report.server, metrics.num_running_reqs))  # fmt: skip
+            self.report.add(
+                "info" if drafting.off else "ok",
+                _describe_drafting(drafting, self.report.server, metrics.num_running_reqs),
+            )
 
 
 def _describe_drafting(drafting: Drafting, info: ServerInfo | None, running: float | None) -> str:
     """ "drafting now: k 3.0 100% (configured k 3; server gauges, 16 running)"."""
     configured = draft_length(info) if info is not None else None
     brief = drafting_brief(drafting.draft_length, drafting.duty_cycle, drafting.off)
-    parts = [f"configured k {configured}" if configured is not None else "",
-             f"server {drafting.source}",
-             f"{running:.0f} running" if running is not None else ""]  # fmt: skip
+    parts = [
+        f"configured k {configured}" if configured is not None else "",
+        f"server {drafting.source}",
+        f"{running:.0f} running" if running is not None else "",
+    ]
     text = f"drafting now: {brief} ({', '.join(p for p in parts if p)})"
     return text + (f" — {DRAFTING_OFF}" if drafting.off else "")
 
@@ -414,15 +420,22 @@ def _validity(
     """Whether the baseline applies to the probe; a stale one is said here (no speedup)."""
     report.baseline = baseline
     # A live check: the baseline's age is counted to now.
-    validity = baseline_validity(baseline, probe.server, now=now, lifetime=lifetime,
-                                 max_age_s=max_age_s, protocol=probe.protocol,
-                                 gpu=probe.gpu)  # fmt: skip
+    validity = baseline_validity(
+        baseline,
+        probe.server,
+        now=now,
+        lifetime=lifetime,
+        max_age_s=max_age_s,
+        protocol=probe.protocol,
+        gpu=probe.gpu,
+    )
     report.validity = validity
     if not validity.valid:
         report.add(
-            "warn", f"{_baseline_tag(baseline)} is stale: " + "; ".join(validity.reasons),
+            "warn",
+            f"{_baseline_tag(baseline)} is stale: " + "; ".join(validity.reasons),
             EXIT_DEGRADED,
-        )  # fmt: skip
+        )
     for warning in validity.warnings:
         report.add("info", f"GPUs differ from the baseline's: {warning}")
     return validity

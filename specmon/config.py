@@ -242,16 +242,21 @@ def _parse_targets(layer: str, raw: Any) -> tuple[FleetTarget, ...]:
         where = f"{layer}: target {number}"
         unknown = sorted(set(entry) - set(TARGET_KEYS))
         if unknown:
-            raise TargetError(f"{where}: unknown key(s) {', '.join(unknown)}; "
-                              f"known: {', '.join(TARGET_KEYS)}")  # fmt: skip
+            raise TargetError(
+                f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(TARGET_KEYS)}"
+            )
         if "url" not in entry:
             raise TargetError(f"{where}: no url")
         try:
             values = {k: _text(v) for k, v in entry.items()}
             url = normalise_url(values["url"])
             baseline = values.get("baseline_url")
-            target = FleetTarget(url, normalise_url(baseline) if baseline else None,
-                                 values.get("name"), values.get("gpu_metrics"))  # fmt: skip
+            target = FleetTarget(
+                url,
+                normalise_url(baseline) if baseline else None,
+                values.get("name"),
+                values.get("gpu_metrics"),
+            )
         except (ValueError, TargetError) as exc:
             raise TargetError(f"{where}: {exc}") from None
         if target.baseline_url == url:
@@ -310,8 +315,10 @@ def load_config(
             raise TargetError(f"{name}: give either a URL or host/port, not both")
         single = {"url", "host", "port", "baseline_url"} & set(layer)
         if TARGETS in layer and single:
-            raise TargetError(f"{name}: give either {TARGETS} (each with its baseline_url) or "
-                              f"{'/'.join(sorted(single))}, not both")  # fmt: skip
+            raise TargetError(
+                f"{name}: give either {TARGETS} (each with its baseline_url) or "
+                f"{'/'.join(sorted(single))}, not both"
+            )
         # A layer that names the server replaces how lower layers named it.
         if TARGETS in layer:
             for key in ("url", "host", "port", "baseline_url"):
@@ -330,8 +337,10 @@ def load_config(
         merged["baseline_url"] = fleet[0].baseline_url or merged.get("baseline_url")
     elif fleet:
         if merged.get("baseline_url"):
-            raise TargetError("baseline_url names one server's baseline server: with several "
-                              "targets, give each its own baseline_url in [[targets]]")  # fmt: skip
+            raise TargetError(
+                "baseline_url names one server's baseline server: with several "
+                "targets, give each its own baseline_url in [[targets]]"
+            )
         merged["url"], merged["fleet"] = fleet[0].url, fleet
     host = merged.pop("host", DEFAULT_HOST)
     port = merged.pop("port", DEFAULT_PORT)

@@ -81,8 +81,12 @@ BUILTIN_SET = (
 def prompt_protocol(protocol: Protocol, prompt: ProbePrompt) -> Protocol:
     """`protocol` with `prompt`'s text, temperature and max tokens (when it names them): what a
     category is benched and probed under, so its baseline matches its probes only."""
-    return replace(protocol, prompt=prompt.prompt, temperature=prompt.temperature,
-                   max_tokens=prompt.max_tokens or protocol.max_tokens)  # fmt: skip
+    return replace(
+        protocol,
+        prompt=prompt.prompt,
+        temperature=prompt.temperature,
+        max_tokens=prompt.max_tokens or protocol.max_tokens,
+    )
 
 
 def category_protocols(protocol: Protocol, prompts: Sequence[ProbePrompt]) -> dict[str, Protocol]:

@@ -61,9 +61,24 @@ def overlap(a: Speedup, b: Speedup) -> bool:
 def managed(tmp_path: Path) -> ManagedServer:
     """A speculative simulator (NGRAM, SGLang's flag names) for specmon to launch and keep."""
     port = free_port()
-    split = split_command([sys.executable, "-m", "specmon.sim", "--plain-step-ms", "6",
-                           "--cycle-ms", "9", "--ttft-ms", "5", "--speculative-algorithm",
-                           "NGRAM", "--port", str(port)], {})  # fmt: skip
+    split = split_command(
+        [
+            sys.executable,
+            "-m",
+            "specmon.sim",
+            "--plain-step-ms",
+            "6",
+            "--cycle-ms",
+            "9",
+            "--ttft-ms",
+            "5",
+            "--speculative-algorithm",
+            "NGRAM",
+            "--port",
+            str(port),
+        ],
+        {},
+    )
     return ManagedServer(split, Target(f"http://127.0.0.1:{port}"), 60, tmp_path)
 
 

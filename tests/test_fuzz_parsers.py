@@ -30,9 +30,21 @@ FUZZ = settings(max_examples=100, deadline=None)
 
 
 @FUZZ
-@given(exposition_lines([dcgm.GPU_UTIL, dcgm.FB_USED, dcgm.POWER_USAGE, dcgm.SM_CLOCK,
-                         dcgm.CLOCKS_EVENT_REASONS, dcgm.GPU_PROCESS_INFO, dcgm.GPU_ERROR,
-                         dcgm.SERVER_PROCESS_INFO, dcgm.HOST_MEMORY_TOTAL]))  # fmt: skip
+@given(
+    exposition_lines(
+        [
+            dcgm.GPU_UTIL,
+            dcgm.FB_USED,
+            dcgm.POWER_USAGE,
+            dcgm.SM_CLOCK,
+            dcgm.CLOCKS_EVENT_REASONS,
+            dcgm.GPU_PROCESS_INFO,
+            dcgm.GPU_ERROR,
+            dcgm.SERVER_PROCESS_INFO,
+            dcgm.HOST_MEMORY_TOTAL,
+        ]
+    )
+)
 def test_dcgm_text(lines: list[str]) -> None:
     with contextlib.suppress(SpecmonError):
         dcgm.telemetry_from_text("".join(lines), "http://gpu-box:9400/metrics")
@@ -56,9 +68,16 @@ def test_vllm_metrics(lines: list[str]) -> None:
 
 
 @FUZZ
-@given(exposition_lines(["llamacpp:tokens_predicted_total", "llamacpp:n_decode_total",
-                         "llamacpp:spec_decode_num_accepted_tokens_per_pos_total",
-                         "llamacpp:tokens_predicted_seconds_total"]))  # fmt: skip
+@given(
+    exposition_lines(
+        [
+            "llamacpp:tokens_predicted_total",
+            "llamacpp:n_decode_total",
+            "llamacpp:spec_decode_num_accepted_tokens_per_pos_total",
+            "llamacpp:tokens_predicted_seconds_total",
+        ]
+    )
+)
 def test_llamacpp_metrics(lines: list[str]) -> None:
     with contextlib.suppress(SpecmonError):
         llamacpp.metrics_from_text("".join(lines))
@@ -97,15 +116,35 @@ def test_llamacpp_server_info(props: dict[str, Any], build: str, slots: Any) -> 
 
 # A TOML value of every kind, valid and not: what a hand-edited config file holds.
 toml_values = st.sampled_from(
-    ["1", "0", "-5", "1.5", "inf", "nan", "-0.0", "1e400", "99999999999999999999", '"x"', '""',
-     '"127.0.0.1:8000"', "true", "false", "[1, 2]", "{a = 1}", "1979-05-27", '"ftp://h"', "'"]
-)  # fmt: skip
+    [
+        "1",
+        "0",
+        "-5",
+        "1.5",
+        "inf",
+        "nan",
+        "-0.0",
+        "1e400",
+        "99999999999999999999",
+        '"x"',
+        '""',
+        '"127.0.0.1:8000"',
+        "true",
+        "false",
+        "[1, 2]",
+        "{a = 1}",
+        "1979-05-27",
+        '"ftp://h"',
+        "'",
+    ]
+)
 
 
 @pytest.mark.slow
 @FUZZ
-@given(st.dictionaries(st.sampled_from([*SETTINGS, "nope"]), toml_values, max_size=5),
-       st.booleans())  # fmt: skip
+@given(
+    st.dictionaries(st.sampled_from([*SETTINGS, "nope"]), toml_values, max_size=5), st.booleans()
+)
 def test_config_file(settings_: dict[str, str], table: bool) -> None:
     text = ("[specmon]\n" if table else "") + "".join(f"{k} = {v}\n" for k, v in settings_.items())
     with tempfile.TemporaryDirectory() as tmp:
@@ -117,8 +156,13 @@ def test_config_file(settings_: dict[str, str], table: bool) -> None:
 
 @pytest.mark.slow
 @FUZZ
-@given(st.dictionaries(st.sampled_from([ENV_PREFIX + name.upper() for name in SETTINGS]),
-                       st.text(max_size=12), max_size=5))  # fmt: skip
+@given(
+    st.dictionaries(
+        st.sampled_from([ENV_PREFIX + name.upper() for name in SETTINGS]),
+        st.text(max_size=12),
+        max_size=5,
+    )
+)
 def test_environment(environ: dict[str, str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         missing = str(Path(tmp) / "none.toml")
@@ -129,8 +173,9 @@ def test_environment(environ: dict[str, str]) -> None:
 def _record() -> dict[str, Any]:
     info = parse_server_info(json.loads((FIXTURES / "sglang-0.5.17/spec/server_info").read_text()))
     run = RunFigures(128, 62, 20.0, 0.5, 256, 280.0, 2.1, 2.2, 60, 27.6, 27.5, 28.0)
-    snapshot = Snapshot(1_796_000_000.0, "http://h:1", "x", info, Protocol(5, 1, 128, 0.0, "p"),
-                        (run, run))  # fmt: skip
+    snapshot = Snapshot(
+        1_796_000_000.0, "http://h:1", "x", info, Protocol(5, 1, 128, 0.0, "p"), (run, run)
+    )
     return snapshot_to_record(snapshot)
 
 

@@ -26,9 +26,15 @@ from specmon.target import Target
 FAST = SimConfig(plain_step_ms=2.0, cycle_ms=4.0, accept_length=2.1, ttft_ms=5.0, seed=3)
 PROTOCOL = Protocol(runs=2, warmup=0, max_tokens=40, temperature=0.0, prompt="p")
 BUSY = GpuDevice(
-    0, name="NVIDIA H200", sm_clock_mhz=1980.0, sm_clock_max_mhz=1980.0, power_limit_w=700.0,
-    temperature_c=55.0, clock_event_mask=0, utilization_pct=95.0,
-)  # fmt: skip
+    0,
+    name="NVIDIA H200",
+    sm_clock_mhz=1980.0,
+    sm_clock_max_mhz=1980.0,
+    power_limit_w=700.0,
+    temperature_c=55.0,
+    clock_event_mask=0,
+    utilization_pct=95.0,
+)
 SAME = LifetimeCheck(LifetimeState.SAME, "the same server process")
 NO_NVML = Telemetry(
     "nvml",
@@ -101,8 +107,9 @@ async def _check(client: httpx.AsyncClient, url: str, gpu: Readings) -> CheckRep
     async def lifetime(_baseline: Snapshot) -> LifetimeCheck:
         raise AssertionError("no baseline here")
 
-    return await run_check(client, url, run_probe=probe, check_lifetime=lifetime,
-                           probe_tokens=20, gpu=gpu)  # fmt: skip
+    return await run_check(
+        client, url, run_probe=probe, check_lifetime=lifetime, probe_tokens=20, gpu=gpu
+    )
 
 
 @pytest.mark.slow

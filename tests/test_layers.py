@@ -38,18 +38,30 @@ def test_every_headless_module_imports_without_textual_or_rich() -> None:
     assert {"specmon.cli.whatif", "specmon.session.whatif", "specmon.reports.whatif_text"} <= set(
         HEADLESS
     )
-    assert {"specmon.session.fleet", "specmon.session.fleet_row", "specmon.exporter.metrics",
-            "specmon.exporter.server", "specmon.cli.exporter"} <= set(HEADLESS)  # fmt: skip
+    assert {
+        "specmon.session.fleet",
+        "specmon.session.fleet_row",
+        "specmon.exporter.metrics",
+        "specmon.exporter.server",
+        "specmon.cli.exporter",
+    } <= set(HEADLESS)
     assert {"specmon.session.feed", "specmon.session.hub", "specmon.cli.web"} <= set(HEADLESS)
 
 
 def test_the_exporter_reads_figures_from_the_session() -> None:
     """It serves the View's figures: it computes none (no pooling, comparison or validity)."""
     for module in ("specmon.exporter.metrics", "specmon.exporter.server"):
-        bad = {m for m in _imports(module)
-               if m.startswith(("specmon.sources.probe", "specmon.measure.bench"))
-               or m in ("specmon.analysis.pooled", "specmon.analysis.comparison",
-                        "specmon.analysis.validity")}  # fmt: skip
+        bad = {
+            m
+            for m in _imports(module)
+            if m.startswith(("specmon.sources.probe", "specmon.measure.bench"))
+            or m
+            in (
+                "specmon.analysis.pooled",
+                "specmon.analysis.comparison",
+                "specmon.analysis.validity",
+            )
+        }
         assert not bad, f"{module} imports {bad}"
 
 
@@ -139,8 +151,11 @@ def test_launch_is_below_the_session_and_config_below_the_sources() -> None:
     assert not {layer for layer in below_config if layer.startswith(above)}
 
 
-UI = sorted(m.name for m in pkgutil.walk_packages(specmon.__path__, "specmon.")
-            if m.name.startswith("specmon.ui"))  # fmt: skip
+UI = sorted(
+    m.name
+    for m in pkgutil.walk_packages(specmon.__path__, "specmon.")
+    if m.name.startswith("specmon.ui")
+)
 
 
 def test_the_ui_imports_no_source_and_no_feature_that_does_io() -> None:

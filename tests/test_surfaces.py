@@ -85,8 +85,9 @@ NOW = 1_796_023_200.0
 HERE = "http://10.1.230.174:8000"
 THERE = "http://10.1.230.174:8001"
 MAX_AGE_S = 1800.0
-CONFIG = MonitorConfig(url=HERE, interval=1.0, probe_every=10.0, probe_tokens=256,
-                       max_age=MAX_AGE_S)  # fmt: skip
+CONFIG = MonitorConfig(
+    url=HERE, interval=1.0, probe_every=10.0, probe_tokens=256, max_age=MAX_AGE_S
+)
 PROTOCOL = default_protocol(5, 0, CONFIG.probe_tokens)
 SPEC = parse_server_info(json.loads((FIXTURES / "spec" / "server_info").read_text()))
 PLAIN = parse_server_info(json.loads((FIXTURES / "plain" / "server_info").read_text()))
@@ -143,10 +144,15 @@ def history(seed: int) -> History:
     server: BaselineServer = rng.choice(
         ["relaunched here", "same", "restarted", "down", "down and back"]
     )
-    base = Snapshot(NOW - rng.uniform(60, 2 * MAX_AGE_S),
-                    HERE if server == "relaunched here" else THERE, None, PLAIN,
-                    replace(PROTOCOL, runs=len(base_runs)), base_runs,
-                    lifetime=lifetime_of(PLAIN, _metrics(AT_BENCH)))  # fmt: skip
+    base = Snapshot(
+        NOW - rng.uniform(60, 2 * MAX_AGE_S),
+        HERE if server == "relaunched here" else THERE,
+        None,
+        PLAIN,
+        replace(PROTOCOL, runs=len(base_runs)),
+        base_runs,
+        lifetime=lifetime_of(PLAIN, _metrics(AT_BENCH)),
+    )
     gain = rng.choice([-0.3, -0.02, 0.0, 0.03, 0.25, 0.8])
     spread = rng.choice([0.005, 0.03, 0.1])
     probes = tuple(
@@ -167,8 +173,14 @@ def history(seed: int) -> History:
     return History(base, server, probes, target, earlier, before_restart=before)
 
 
-def _sample(t: float, wall: float, info: ServerInfo, metrics: ServerMetrics, seq: int,
-            error: str | None = None) -> Sample:  # fmt: skip
+def _sample(
+    t: float,
+    wall: float,
+    info: ServerInfo,
+    metrics: ServerMetrics,
+    seq: int,
+    error: str | None = None,
+) -> Sample:
     readings = {
         "info": Reading(info, t, seq, error, t if error else None),
         "metrics": Reading(metrics, t if metrics else None, seq, error, t if error else None),
@@ -199,8 +211,9 @@ def live_session(h: History, store: Store) -> TargetSession:
         later = LATER.get(h.server, LATER["same"])
         session.baseline_sample(_sample(101.0, NOW - 59, PLAIN, _metrics(later), 1))
         if h.server in ("down", "down and back"):
-            session.baseline_sample(_sample(102.0, NOW - 58, PLAIN, _metrics(later), 1,
-                                            error="connection refused"))  # fmt: skip
+            session.baseline_sample(
+                _sample(102.0, NOW - 58, PLAIN, _metrics(later), 1, error="connection refused")
+            )
         if h.server == "down and back":  # the same process, its counters grown
             session.baseline_sample(_sample(103.0, NOW - 57, PLAIN, _metrics(later), 2))
     for figures in h.before_restart:
@@ -214,8 +227,11 @@ def live_session(h: History, store: Store) -> TargetSession:
     if h.target == "probe failed":
         session.probe_failed(NOW, "probe: timed out after 30 s")
     if h.target == "down":  # no answer since the first sample's
-        session.sample(_sample(110.0, NOW, h.info, _metrics(f"{h.kind}/metrics"), 1,
-                               error="connection refused"))  # fmt: skip
+        session.sample(
+            _sample(
+                110.0, NOW, h.info, _metrics(f"{h.kind}/metrics"), 1, error="connection refused"
+            )
+        )
     else:
         session.sample(_sample(110.0, NOW, h.info, _metrics(f"{h.kind}/metrics_after"), 3))
     return session
@@ -225,26 +241,42 @@ def _probe_result(sent_at: float, figures: RunFigures) -> ProbeResult:
     """A probe's stream as two chunks, its first token and its last (its steps are not timed:
     the cycle percentiles are not what this test compares)."""
     first = figures.ttft_ms / 1000
-    chunks = (ProbeChunk(first, 1), ProbeChunk(first + (figures.decode_s or 0.0),
-                                               figures.completion_tokens))  # fmt: skip
-    return ProbeResult(sent_at, chunks, figures.prompt_tokens, figures.verify_ct, None, "length",
-                       chunks_are_steps=False)  # fmt: skip
+    chunks = (
+        ProbeChunk(first, 1),
+        ProbeChunk(first + (figures.decode_s or 0.0), figures.completion_tokens),
+    )
+    return ProbeResult(
+        sent_at,
+        chunks,
+        figures.prompt_tokens,
+        figures.verify_ct,
+        None,
+        "length",
+        chunks_are_steps=False,
+    )
 
 
 def dashboard_figures(session: TargetSession) -> Figures:
     view = session.view()
     c, validity = view.baseline.comparison, view.baseline.validity
     gain = c.speedup if c else None
-    return Figures(gain.value if gain else None, gain.low if gain else None,
-                   gain.high if gain else None, validity.state if validity else None,
-                   view.spec.verdict.value if view.spec.verdict else None)  # fmt: skip
+    return Figures(
+        gain.value if gain else None,
+        gain.low if gain else None,
+        gain.high if gain else None,
+        validity.state if validity else None,
+        view.spec.verdict.value if view.spec.verdict else None,
+    )
 
 
 def fleet_figures(session: TargetSession) -> Figures:
     """The fleet row's speedup, mark and verdict: it carries no interval."""
     row = fleet_row("t", session.view())
-    state = {"✓": ValidityState.VALID, "? unverified": ValidityState.UNVERIFIED,
-             "✗ stale": ValidityState.STALE}.get(row.baseline)  # fmt: skip
+    state = {
+        "✓": ValidityState.VALID,
+        "? unverified": ValidityState.UNVERIFIED,
+        "✗ stale": ValidityState.STALE,
+    }.get(row.baseline)
     return Figures(row.speedup, None, None, state, row.verdict.value if row.verdict else None)
 
 
@@ -259,8 +291,11 @@ def exporter_figures(session: TargetSession) -> Figures:
     value = samples.get(("specmon_speedup_ratio", None))
     low = samples.get(("specmon_speedup_ratio_low", None))
     high = samples.get(("specmon_speedup_ratio_high", None))
-    states = [ValidityState(state) for (name, state), v in samples.items()
-              if name == "specmon_baseline_state" and state is not None and v == 1.0]  # fmt: skip
+    states = [
+        ValidityState(state)
+        for (name, state), v in samples.items()
+        if name == "specmon_baseline_state" and state is not None and v == 1.0
+    ]
     assert len(states) <= 1
     # No verdict series: Prometheus (and the alert rules) read it off the interval.
     said = verdict(Speedup(value, low, high)).value if value is not None else None
@@ -269,8 +304,11 @@ def exporter_figures(session: TargetSession) -> Figures:
 
 def _server_transport(kind: str) -> httpx.MockTransport:
     def handler(request: httpx.Request) -> httpx.Response:
-        name = {"/server_info": f"{kind}/server_info", "/get_server_info": f"{kind}/server_info",
-                "/metrics": f"{kind}/metrics_after"}.get(request.url.path)  # fmt: skip
+        name = {
+            "/server_info": f"{kind}/server_info",
+            "/get_server_info": f"{kind}/server_info",
+            "/metrics": f"{kind}/metrics_after",
+        }.get(request.url.path)
         if name is None:
             return httpx.Response(404, json={"detail": "Not Found"})
         return httpx.Response(200, content=(FIXTURES / name).read_bytes())
@@ -292,18 +330,24 @@ def check_figures(h: History, store: Store) -> tuple[Figures, dict[str, Any]]:
     async def go() -> dict[str, Any]:
         async with httpx.AsyncClient(base_url=HERE, transport=_server_transport(h.kind)) as client:
             report = await run_check(
-                client, HERE, run_probe=run_probe, check_lifetime=lifetime,
-                find_baseline=lambda info: lookup_baseline(store, info, None), max_age_s=MAX_AGE_S,
-                wall=lambda: NOW, clock=lambda: 0.0,
+                client,
+                HERE,
+                run_probe=run_probe,
+                check_lifetime=lifetime,
+                find_baseline=lambda info: lookup_baseline(store, info, None),
+                max_age_s=MAX_AGE_S,
+                wall=lambda: NOW,
+                clock=lambda: 0.0,
                 rule=SequentialRule(looks=(len(h.probes),)),
-            )  # fmt: skip
+            )
         return report_to_dict(report)
 
     body = asyncio.run(go())
     baseline = body["baseline"]
     state = _state(baseline["valid"], baseline["confirmed"]) if baseline else None
-    return Figures(body["speedup"], body["speedup_low"], body["speedup_high"], state,
-                   body["verdict"]), body  # fmt: skip
+    return Figures(
+        body["speedup"], body["speedup_low"], body["speedup_high"], state, body["verdict"]
+    ), body
 
 
 def _state(valid: object, confirmed: object) -> ValidityState | None:
@@ -318,13 +362,15 @@ def export_figures(h: History, store: Store) -> Figures:
     """`snapshots export --format json` of the probes saved as one run, now: paired with the
     store's baseline, judged at the run's time, the baseline server as `check` found it; the
     earlier round's run with its own round's baseline."""
-    spec_id = store.save(Snapshot(NOW, HERE, None, h.info,
-                                  replace(PROTOCOL, runs=len(h.probes)), h.probes))  # fmt: skip
+    spec_id = store.save(
+        Snapshot(NOW, HERE, None, h.info, replace(PROTOCOL, runs=len(h.probes)), h.probes)
+    )
     every = store.list()
     runs = [s for s in every if s.server.speculative is not None or s.id == spec_id]
     assert h.base.id is not None
-    rows = comparison_rows(runs, candidates=every, max_age_s=MAX_AGE_S,
-                           lifetimes={h.base.id: check_lifetime(h)})  # fmt: skip
+    rows = comparison_rows(
+        runs, candidates=every, max_age_s=MAX_AGE_S, lifetimes={h.base.id: check_lifetime(h)}
+    )
     records = {r["id"]: r for r in json.loads(export(rows, "json"))["rows"]}
     record = records.pop(spec_id)
     assert record["baseline_id"] == (h.base.id if h.kind == "spec" else None)
@@ -332,10 +378,13 @@ def export_figures(h: History, store: Store) -> Figures:
         (earlier,) = records.values()
         assert earlier["baseline_id"] == min(s.id or 0 for s in every)  # its own round's
         assert earlier["baseline_valid"] is True
-    return Figures(record["speedup_ratio"], record["speedup_ratio_low"],
-                   record["speedup_ratio_high"],
-                   _state(record["baseline_valid"], record["baseline_confirmed"]),
-                   record["verdict"])  # fmt: skip
+    return Figures(
+        record["speedup_ratio"],
+        record["speedup_ratio_low"],
+        record["speedup_ratio_high"],
+        _state(record["baseline_valid"], record["baseline_confirmed"]),
+        record["verdict"],
+    )
 
 
 def live_expected(stored: Figures, h: History, surface: str) -> Figures:
@@ -365,8 +414,13 @@ def _close(a: Figures, b: Figures) -> bool:
             return x is None and y is None
         return math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12)
 
-    return (same(a.value, b.value) and same(a.low, b.low) and same(a.high, b.high)
-            and a.state == b.state and a.verdict == b.verdict)  # fmt: skip
+    return (
+        same(a.value, b.value)
+        and same(a.low, b.low)
+        and same(a.high, b.high)
+        and a.state == b.state
+        and a.verdict == b.verdict
+    )
 
 
 @pytest.mark.parametrize("seed", range(60))
@@ -460,8 +514,13 @@ def ab_history(seed: int) -> list[AbRun]:
 def _baseline_of(spec: AbRun, runs: list[AbRun]) -> int | None:
     """The id of the baseline of a speculative bench's round, at its concurrency."""
     concurrency = spec.snapshot.protocol.concurrency
-    return next(r.snapshot.id for r in runs if r.side == Side.BASELINE and r.round == spec.round
-                and r.snapshot.protocol.concurrency == concurrency)  # fmt: skip
+    return next(
+        r.snapshot.id
+        for r in runs
+        if r.side == Side.BASELINE
+        and r.round == spec.round
+        and r.snapshot.protocol.concurrency == concurrency
+    )
 
 
 @pytest.mark.parametrize("seed", range(30))
@@ -474,17 +533,30 @@ def test_ab_reads_as_the_export_of_its_snapshots(seed: int, tmp_path: Path) -> N
     per_config = judged(runs, max_age_s=MAX_AGE_S)
     sweep = per_config[0][0] is not None
     best = best_per_concurrency([(c or "", found) for c, found, _ in per_config]) if sweep else []
-    body = json.loads(json.dumps(ab_report_to_dict(split_command(AB_COMMAND, {}), per_config,
-                                                   best, ids)))  # fmt: skip
+    body = json.loads(
+        json.dumps(ab_report_to_dict(split_command(AB_COMMAND, {}), per_config, best, ids))
+    )
     spec_ids = [r.snapshot.id for r in runs if r.side == Side.SPECULATIVE]
-    rows = {r["id"]: r for r in json.loads(export(comparison_rows(
-        [s for s in every if s.id in spec_ids], candidates=every, max_age_s=MAX_AGE_S), "json"
-    ))["rows"]}  # fmt: skip
+    rows = {
+        r["id"]: r
+        for r in json.loads(
+            export(
+                comparison_rows(
+                    [s for s in every if s.id in spec_ids], candidates=every, max_age_s=MAX_AGE_S
+                ),
+                "json",
+            )
+        )["rows"]
+    }
     for config_json in body["configs"]:
         for level_json in config_json["levels"]:
-            mine = [r for r in runs if r.side == Side.SPECULATIVE
-                    and r.config == config_json["config"]
-                    and r.snapshot.protocol.concurrency == level_json["concurrency"]]  # fmt: skip
+            mine = [
+                r
+                for r in runs
+                if r.side == Side.SPECULATIVE
+                and r.config == config_json["config"]
+                and r.snapshot.protocol.concurrency == level_json["concurrency"]
+            ]
             exported = [rows[r.snapshot.id] for r in mine]  # in round order
             # Each round's run is exported with its own round's baseline at its concurrency,
             # judged as `ab` judged that round.

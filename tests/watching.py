@@ -52,6 +52,7 @@ async def check_json(url: str, probe_tokens: int, **options: Any) -> dict[str, A
         return LifetimeCheck(LifetimeState.SAME, "the same server process")
 
     async with httpx.AsyncClient(base_url=url, timeout=30.0) as client:
-        report = await run_check(client, url, run_probe=probe, check_lifetime=same,
-                                 probe_tokens=probe_tokens, **options)  # fmt: skip
+        report = await run_check(
+            client, url, run_probe=probe, check_lifetime=same, probe_tokens=probe_tokens, **options
+        )
     return report_to_dict(report)

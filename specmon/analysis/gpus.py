@@ -184,8 +184,11 @@ def gpu_worst(telemetry: Telemetry) -> str | None:
     if telemetry.unavailable is not None:
         return None
     s = summarize_gpus(telemetry.gpus)
-    for found, what in ((s.failed, "failed"), (s.throttled, "throttled"),
-                        (s.other_processes, "shared")):  # fmt: skip
+    for found, what in (
+        (s.failed, "failed"),
+        (s.throttled, "throttled"),
+        (s.other_processes, "shared"),
+    ):
         if found:
             more = f" +{len(found) - 1}" if len(found) > 1 else ""
             return f"GPU {found[0][0]} {what}{more}"

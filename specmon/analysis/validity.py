@@ -385,8 +385,10 @@ def nearest_baseline(
             differences.insert(0, f"model {snapshot.server.model}")
         protocols = []
         if protocol is not None:
-            protocols = [_protocol_difference(name, snapshot.protocol, protocol)
-                         for name in protocol_differences(snapshot.protocol, protocol)]  # fmt: skip
+            protocols = [
+                _protocol_difference(name, snapshot.protocol, protocol)
+                for name in protocol_differences(snapshot.protocol, protocol)
+            ]
         rank = (len(differences) + len(protocols), -snapshot.created_at)
         if best is None or rank < best[:2]:
             best = (*rank, Nearest(snapshot, tuple(differences), tuple(protocols)))

@@ -75,9 +75,11 @@ def non_drafting_share(runs: Sequence[RunFigures]) -> float:
     counted = [
         r
         for r in runs
-        if r.position_source and r.position_source.per_drafting_step
-        and r.position_steps and r.decode_steps
-    ]  # fmt: skip
+        if r.position_source
+        and r.position_source.per_drafting_step
+        and r.position_steps
+        and r.decode_steps
+    ]
     steps = sum(r.decode_steps or 0.0 for r in counted)
     if not steps:
         return 0.0

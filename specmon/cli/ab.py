@@ -144,8 +144,10 @@ def split_of(args: argparse.Namespace) -> Split:
         plain, unread = read_plain_words(command_argv(command))
         notes = [unread] if unread else []
         if plain:
-            notes.append(f"this llama-server build speculates by default (its --help): the "
-                         f"baseline adds {' '.join(plain)}")  # fmt: skip
+            notes.append(
+                f"this llama-server build speculates by default (its --help): the "
+                f"baseline adds {' '.join(plain)}"
+            )
     return split_command(command, os.environ, rules_for(kind), plain=plain, notes=notes)
 
 

@@ -52,10 +52,19 @@ def register(commands: Any) -> None:
         allow_abbrev=False,
     )
     # Not `port`/`host`: those are the dashboard's (the LLM server's), given before a command.
-    agent.add_argument("--port", dest="listen_port", type=port_number, default=DCGM_PORT,
-                       help=f"port (default {DCGM_PORT})")  # fmt: skip
-    agent.add_argument("--host", dest="listen_host", default="0.0.0.0",
-                       help="address to listen on (default 0.0.0.0)")  # fmt: skip
+    agent.add_argument(
+        "--port",
+        dest="listen_port",
+        type=port_number,
+        default=DCGM_PORT,
+        help=f"port (default {DCGM_PORT})",
+    )
+    agent.add_argument(
+        "--host",
+        dest="listen_host",
+        default="0.0.0.0",
+        help="address to listen on (default 0.0.0.0)",
+    )
     agent.add_argument(
         "--server-port",
         type=port_number,

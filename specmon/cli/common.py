@@ -113,8 +113,9 @@ def refuse_on_command_line(
     group: argparse._ArgumentGroup | argparse.ArgumentParser, flag: str, advice: str
 ) -> argparse.Action:
     """A hidden `flag` that refuses its value and says where to put it (`advice`)."""
-    return group.add_argument(flag, nargs="?", help=argparse.SUPPRESS,
-                              action=_RefuseSecretOnCommandLine, advice=advice)  # fmt: skip
+    return group.add_argument(
+        flag, nargs="?", help=argparse.SUPPRESS, action=_RefuseSecretOnCommandLine, advice=advice
+    )
 
 
 def takes(parser: argparse.ArgumentParser, **defaults: Any) -> None:

@@ -35,16 +35,29 @@ def register(commands: Any) -> None:
         "to a temporary store, gone on exit, unless --db names one.",
         allow_abbrev=False,
     )
-    demo.add_argument("--probe-every", type=setting("probe_every"), default=argparse.SUPPRESS,
-                      metavar="S", help="seconds between probes (default 3)")  # fmt: skip
-    demo.add_argument("--probe-tokens", type=setting("probe_tokens"), default=argparse.SUPPRESS,
-                      metavar="N",
-                      help="tokens per probe and baseline run (default 128)")  # fmt: skip
-    demo.add_argument("--theme", default=argparse.SUPPRESS,
-                      help="colour theme (default specmon-dark)")  # fmt: skip
-    demo.add_argument("--db", metavar="PATH", default=argparse.SUPPRESS,
-                      help="keep the snapshots in this store (default: a temporary one, gone "
-                      "on exit)")  # fmt: skip
+    demo.add_argument(
+        "--probe-every",
+        type=setting("probe_every"),
+        default=argparse.SUPPRESS,
+        metavar="S",
+        help="seconds between probes (default 3)",
+    )
+    demo.add_argument(
+        "--probe-tokens",
+        type=setting("probe_tokens"),
+        default=argparse.SUPPRESS,
+        metavar="N",
+        help="tokens per probe and baseline run (default 128)",
+    )
+    demo.add_argument(
+        "--theme", default=argparse.SUPPRESS, help="colour theme (default specmon-dark)"
+    )
+    demo.add_argument(
+        "--db",
+        metavar="PATH",
+        default=argparse.SUPPRESS,
+        help="keep the snapshots in this store (default: a temporary one, gone on exit)",
+    )
     demo.set_defaults(run=run, dashboard=True)
     takes(demo, probe_every=3.0, probe_tokens=128, theme="specmon-dark", db=None)
 

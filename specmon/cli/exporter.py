@@ -52,10 +52,11 @@ def target_matches(url: str, patterns: Sequence[tuple[str, str]]) -> bool:
     port = str(parts.port or (443 if parts.scheme == "https" else 80))
     is_address = _is_address(host)
     return any(
-        fnmatch.fnmatchcase(host, host_glob) and fnmatch.fnmatchcase(port, port_glob)
+        fnmatch.fnmatchcase(host, host_glob)
+        and fnmatch.fnmatchcase(port, port_glob)
         and (is_address or not _ADDRESS_GLOB.fullmatch(host_glob))
         for host_glob, port_glob in patterns
-    )  # fmt: skip
+    )
 
 
 def _is_address(host: str) -> bool:
@@ -150,8 +151,9 @@ async def _serve(
     probing = not args.multi_target
 
     def session(target: FleetTarget, server: Target = credentials) -> TargetSession:
-        return TargetSession(target, server, config, store, probing=probing,
-                             take_baselines=args.take_baselines)  # fmt: skip
+        return TargetSession(
+            target, server, config, store, probing=probing, take_baselines=args.take_baselines
+        )
 
     def new_session(url: str) -> TargetSession | None:
         """A target a scraper names: with the key if a pattern vouches for it, without it if
@@ -176,11 +178,18 @@ async def _serve(
     )
     await exporter.start()
     try:
-        cadence = ("one probe per scrape of /probe?target=URL" if args.multi_target
-                   else f"probing every {config.probe_every:g} s" if config.probe
-                   else "not probing (--no-probe)")  # fmt: skip
-        print(f"specmon exporter: serving {exporter.url}/metrics for "
-              f"{len(config.targets)} target(s), {cadence}", flush=True)  # fmt: skip
+        cadence = (
+            "one probe per scrape of /probe?target=URL"
+            if args.multi_target
+            else f"probing every {config.probe_every:g} s"
+            if config.probe
+            else "not probing (--no-probe)"
+        )
+        print(
+            f"specmon exporter: serving {exporter.url}/metrics for "
+            f"{len(config.targets)} target(s), {cadence}",
+            flush=True,
+        )
         for target in config.targets:
             baseline = f" (baseline server {target.baseline_url})" if target.baseline_url else ""
             print(f"  {target.label}{baseline}", flush=True)

@@ -92,16 +92,31 @@ def history_json(store: Store, url: str, start: float, end: float) -> dict[str, 
         "figures": {f.value: [_reading_json(r) for r in rs] for f, rs in series.items()},
         "marks": [{"at": m.at, "kind": m.kind.value, "text": m.text} for m in marks],
         "drift": [
-            {"figure": d.figure.value, "before": d.before, "after": d.after,
-             "change": d.change, "z": d.z, "since": d.since, "until": d.until, "text": d.text()}
+            {
+                "figure": d.figure.value,
+                "before": d.before,
+                "after": d.after,
+                "change": d.change,
+                "z": d.z,
+                "since": d.since,
+                "until": d.until,
+                "text": d.text(),
+            }
             for d in drifts({f: series[f] for f in JUDGED}, marks)
         ],
-    }  # fmt: skip
+    }
 
 
 def _reading_json(r: Reading) -> dict[str, Any]:
-    return {"at": r.at, "span": r.span, "value": r.value, "low": r.low, "high": r.high,
-            "count": r.count, "lifetime": r.lifetime}  # fmt: skip
+    return {
+        "at": r.at,
+        "span": r.span,
+        "value": r.value,
+        "low": r.low,
+        "high": r.high,
+        "count": r.count,
+        "lifetime": r.lifetime,
+    }
 
 
 def step_for(span: float) -> float:
@@ -120,14 +135,18 @@ def history_text(store: Store, url: str, start: float, end: float) -> list[str]:
     count = max(1, round((end - start) / step))
     start = end - count * step
     columns = [history_store.columns(store, url, f, start, end, count) for f in COLUMNS]
-    lines = [f"History of {url} from {_when(start)} to {_when(end)}, means per {_span(step)}",
-             "  ".join(["from            ", *(f"{h:>15}" for h in HEADINGS)])]  # fmt: skip
+    lines = [
+        f"History of {url} from {_when(start)} to {_when(end)}, means per {_span(step)}",
+        "  ".join(["from            ", *(f"{h:>15}" for h in HEADINGS)]),
+    ]
     for row in range(count):
         values = [column[row] for column in columns]
         if all(v is None for v in values):
             continue
-        cells = [num(v, ".1f" if f in (Figure.DECODE, Figure.PROBE_DECODE, Figure.CYCLE)
-                     else ".2f") for f, v in zip(COLUMNS, values, strict=True)]  # fmt: skip
+        cells = [
+            num(v, ".1f" if f in (Figure.DECODE, Figure.PROBE_DECODE, Figure.CYCLE) else ".2f")
+            for f, v in zip(COLUMNS, values, strict=True)
+        ]
         lines.append("  ".join([_when(start + row * step), *(f"{c:>15}" for c in cells)]))
     if len(lines) == 2:
         lines.append(f"no readings in this span (the history begins {_when(first)})")

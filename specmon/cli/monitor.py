@@ -42,8 +42,9 @@ def add_arguments(
     Returns:
         Them: a command may take some of them too (`common.takes`), given before or after it.
     """
-    group = parser.add_argument_group("live dashboard" + ("" if command else
-                                                          " (the default command)"))  # fmt: skip
+    group = parser.add_argument_group(
+        "live dashboard" + ("" if command else " (the default command)")
+    )
     add = _adder(group, command)
     servers = [
         add("--host", help=SETTINGS["host"][1]),
@@ -59,10 +60,13 @@ def add_arguments(
     store = add("--db", metavar="PATH", help=f"snapshot store (default {default_db_path()})")
     if not command:
         once.add_arguments(group)
-        group.add_argument("--record", metavar="FILE",
-                           help="also write every input the dashboard receives to FILE, for "
-                           "specmon replay (as specmon record does; owner-only, no API key, "
-                           f"at most {DEFAULT_MAX_BYTES // (1024 * 1024)} MB)")  # fmt: skip
+        group.add_argument(
+            "--record",
+            metavar="FILE",
+            help="also write every input the dashboard receives to FILE, for "
+            "specmon replay (as specmon record does; owner-only, no API key, "
+            f"at most {DEFAULT_MAX_BYTES // (1024 * 1024)} MB)",
+        )
     return [
         *servers,
         *_settings(add, theme=theme),
@@ -129,8 +133,13 @@ def _settings(add: Callable[..., argparse.Action], *, theme: bool) -> list[argpa
     ]
     if theme:  # what draws a screen: its theme, and where its screen dumps go
         actions.append(add("--theme", help=SETTINGS["theme"][1] + "; t cycles themes"))
-        actions.append(add("--dumps", metavar="DIR", help=SETTINGS["dumps"][1]
-                           + f" (default {default_dumps_path()})"))  # fmt: skip
+        actions.append(
+            add(
+                "--dumps",
+                metavar="DIR",
+                help=SETTINGS["dumps"][1] + f" (default {default_dumps_path()})",
+            )
+        )
     return actions
 
 
@@ -151,9 +160,11 @@ def config_from_args(args: argparse.Namespace, *, launched: str | None = None) -
         raise TargetError("give either --url or --host/--port, not both")
     if len(urls) > 1:
         if flags["baseline_url"] is not None:
-            raise TargetError("--baseline-url names one server's baseline server: with several "
-                              "--url, give each its baseline_url in the config file's "
-                              "[[targets]]")  # fmt: skip
+            raise TargetError(
+                "--baseline-url names one server's baseline server: with several "
+                "--url, give each its baseline_url in the config file's "
+                "[[targets]]"
+            )
         flags[TARGETS] = [{"url": url} for url in urls]
     elif urls:
         flags["url"] = urls[0]
@@ -200,8 +211,10 @@ def run(args: argparse.Namespace) -> int:
 
     config = dashboard_config(args)
     if args.record and config.fleet:
-        raise TargetError("--record records one server's dashboard: with several servers, "
-                          "record each with specmon record")  # fmt: skip
+        raise TargetError(
+            "--record records one server's dashboard: with several servers, "
+            "record each with specmon record"
+        )
     targets = targets_of(config)
     recording = None
     if args.record:

@@ -71,7 +71,10 @@ def run(config: MonitorConfig, server: Target, store: Store | None, timeout: flo
     print(json.dumps(frame.to_dict(), indent=2, ensure_ascii=False))
     late = [label for label, ready, _ in frame.servers if not ready]
     if late:
-        print(f"specmon: warning: no figures within {timeout:g} s from {', '.join(late)} "
-              f"(waited for {WAITS_FOR}): the frame has what came", file=sys.stderr)  # fmt: skip
+        print(
+            f"specmon: warning: no figures within {timeout:g} s from {', '.join(late)} "
+            f"(waited for {WAITS_FOR}): the frame has what came",
+            file=sys.stderr,
+        )
         return EXIT_INCOMPLETE
     return 0

@@ -34,11 +34,15 @@ def span(text: str) -> float:
 
 def add_record_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """The size cap, shared by `record` and the dashboard's `--record`."""
-    parser.add_argument("--max-size", type=positive_int, metavar="MB",
-                        default=DEFAULT_MAX_BYTES // MB,
-                        help="stop recording when the file reaches this size (default "
-                        f"{DEFAULT_MAX_BYTES // MB}; the file then ends saying so, and "
-                        "replays up to there)")  # fmt: skip
+    parser.add_argument(
+        "--max-size",
+        type=positive_int,
+        metavar="MB",
+        default=DEFAULT_MAX_BYTES // MB,
+        help="stop recording when the file reaches this size (default "
+        f"{DEFAULT_MAX_BYTES // MB}; the file then ends saying so, and "
+        "replays up to there)",
+    )
 
 
 def register(commands: Any) -> None:
@@ -53,13 +57,18 @@ def register(commands: Any) -> None:
         "options (--interval, --probe-every, --no-probe, --gpu-metrics, …).",
         allow_abbrev=False,
     )
-    record.add_argument("server", metavar="URL", nargs="?", help="server address (or --url, "
-                        "--host/--port)")  # fmt: skip
+    record.add_argument(
+        "server", metavar="URL", nargs="?", help="server address (or --url, --host/--port)"
+    )
     dashboard = monitor.add_arguments(record, command=True, theme=False)
     takes(record, **{action.dest: None for action in dashboard})
     group = record.add_argument_group("record")
-    group.add_argument("--out", metavar="FILE", required=True, help="the recording to write "
-                       "(replaced if it exists)")  # fmt: skip
+    group.add_argument(
+        "--out",
+        metavar="FILE",
+        required=True,
+        help="the recording to write (replaced if it exists)",
+    )
     group.add_argument(
         "--duration",
         type=span,
@@ -93,8 +102,11 @@ def run(args: argparse.Namespace) -> int:
         writer.close()
     took = duration(time.monotonic() - started)
     why = f" (stopped: {writer.stopped})" if writer.stopped else ""
-    print(f"specmon record: {took} recorded, {writer.written / MB:.1f} MB in {args.out}{why}; "
-          f"replay it: specmon replay {args.out}", file=sys.stderr)  # fmt: skip
+    print(
+        f"specmon record: {took} recorded, {writer.written / MB:.1f} MB in {args.out}{why}; "
+        f"replay it: specmon replay {args.out}",
+        file=sys.stderr,
+    )
     return 1 if writer.stopped and not writer.full else 0
 
 

@@ -23,8 +23,9 @@ def speed(text: str) -> float:
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a speed: {text!r} (e.g. 10)") from None
     if not SPEEDS[0] <= value <= SPEEDS[-1]:
-        raise argparse.ArgumentTypeError(f"must be between {SPEEDS[0]:g} and {SPEEDS[-1]:g}: "
-                                         f"{text}")  # fmt: skip
+        raise argparse.ArgumentTypeError(
+            f"must be between {SPEEDS[0]:g} and {SPEEDS[-1]:g}: {text}"
+        )
     return value
 
 
@@ -40,9 +41,13 @@ def register(commands: Any) -> None:
         allow_abbrev=False,
     )
     replay.add_argument("file", metavar="FILE", help="a recording")
-    replay.add_argument("--speed", type=speed, default=1.0, metavar="X",
-                        help=f"times the recorded pace (default 1; {SPEEDS[0]:g} to "
-                        f"{SPEEDS[-1]:g})")  # fmt: skip
+    replay.add_argument(
+        "--speed",
+        type=speed,
+        default=1.0,
+        metavar="X",
+        help=f"times the recorded pace (default 1; {SPEEDS[0]:g} to {SPEEDS[-1]:g})",
+    )
     replay.add_argument(
         "--start",
         type=span,
@@ -52,8 +57,9 @@ def register(commands: Any) -> None:
     )
     replay.add_argument("--theme", help=SETTINGS["theme"][1])
     replay.add_argument("--dumps", metavar="DIR", help=SETTINGS["dumps"][1])
-    replay.add_argument("--config", metavar="PATH", help="TOML settings file (its theme and "
-                        "dumps folder)")  # fmt: skip
+    replay.add_argument(
+        "--config", metavar="PATH", help="TOML settings file (its theme and dumps folder)"
+    )
     replay.set_defaults(run=run, dashboard=True)
 
 
@@ -63,8 +69,10 @@ def run(args: argparse.Namespace) -> int:
     if not recording.entries:
         raise TargetError(f"{args.file} holds no inputs: nothing to replay")
     if args.start > recording.duration:
-        raise TargetError(f"--start {duration(args.start)} is past the end of {args.file} "
-                          f"({duration(recording.duration)} recorded)")  # fmt: skip
+        raise TargetError(
+            f"--start {duration(args.start)} is past the end of {args.file} "
+            f"({duration(recording.duration)} recorded)"
+        )
     from specmon.ui.replay_app import ReplayApp  # Textual loads only for the dashboard
 
     config = recording.header.config(monitor.dashboard_config(args))

@@ -126,8 +126,10 @@ def _snapshots(args: argparse.Namespace, store: Store) -> int:
             print(json.dumps(snapshot_to_dict(snapshot), indent=2))
             return 0
         print(f"Snapshot {snapshot.id}: {snapshot.url} · {target_line(snapshot.server)}")
-        print(f"Taken {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(snapshot.created_at))}"
-              + (f" · label {snapshot.label!r}" if snapshot.label else ""))  # fmt: skip
+        print(
+            f"Taken {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(snapshot.created_at))}"
+            + (f" · label {snapshot.label!r}" if snapshot.label else "")
+        )
         for i, run in enumerate(snapshot.runs, 1):
             print(run_line(i, len(snapshot.runs), run))
         for line in summary_lines(snapshot):
@@ -142,13 +144,21 @@ def _snapshots(args: argparse.Namespace, store: Store) -> int:
     fmt = export_format(args.format, args.output)
     every = store.list()
     wanted = normalise_url(args.only_url) if args.only_url else None
-    items = sorted((s for s in every if wanted is None or s.url == wanted),
-                   key=lambda s: (s.url, s.created_at))  # fmt: skip
-    matched = {b.id: b for s in items if s.server.speculative is not None
-               and (b := match_baseline(s, every)) is not None}  # fmt: skip
-    rows = comparison_rows(items, candidates=every, max_age_s=args.max_age,
-                           lifetimes=_lifetimes(args, matched.values()),
-                           prompts=probe_prompts_arg(args.probe_prompts))  # fmt: skip
+    items = sorted(
+        (s for s in every if wanted is None or s.url == wanted), key=lambda s: (s.url, s.created_at)
+    )
+    matched = {
+        b.id: b
+        for s in items
+        if s.server.speculative is not None and (b := match_baseline(s, every)) is not None
+    }
+    rows = comparison_rows(
+        items,
+        candidates=every,
+        max_age_s=args.max_age,
+        lifetimes=_lifetimes(args, matched.values()),
+        prompts=probe_prompts_arg(args.probe_prompts),
+    )
     text = export(rows, fmt)
     if args.output:
         path = Path(args.output).expanduser()

@@ -54,30 +54,54 @@ def register(commands: Any) -> None:
     dashboard = monitor.add_arguments(web, command=True)
     takes(web, **{action.dest: None for action in dashboard})
     group = web.add_argument_group("web")
-    group.add_argument("--bind", metavar="ADDR", default=DEFAULT_BIND,
-                       help=f"address to listen on (default {DEFAULT_BIND}: this machine "
-                       "only; 0.0.0.0 for every interface, with a token)")  # fmt: skip
-    group.add_argument("--web-port", type=port_number, metavar="PORT", default=DEFAULT_WEB_PORT,
-                       help=f"port to listen on (default {DEFAULT_WEB_PORT}; 0 picks a free "
-                       "one, printed)")  # fmt: skip
-    group.add_argument("--token-env", metavar="NAME",
-                       help=f"environment variable holding the token (default "
-                       f"{DEFAULT_TOKEN_ENV})")  # fmt: skip
+    group.add_argument(
+        "--bind",
+        metavar="ADDR",
+        default=DEFAULT_BIND,
+        help=f"address to listen on (default {DEFAULT_BIND}: this machine "
+        "only; 0.0.0.0 for every interface, with a token)",
+    )
+    group.add_argument(
+        "--web-port",
+        type=port_number,
+        metavar="PORT",
+        default=DEFAULT_WEB_PORT,
+        help=f"port to listen on (default {DEFAULT_WEB_PORT}; 0 picks a free one, printed)",
+    )
+    group.add_argument(
+        "--token-env",
+        metavar="NAME",
+        help=f"environment variable holding the token (default {DEFAULT_TOKEN_ENV})",
+    )
     group.add_argument("--token-file", metavar="PATH", help="file holding the token")
-    group.add_argument("--allow-host", metavar="NAME", type=allowed_name, action="append",
-                       default=[], help="another name browsers reach it by (a reverse "
-                       "proxy's, a DNS name); a request naming any host but these, localhost, "
-                       "127.0.0.1, [::1] and the --bind address is refused (repeatable)",
-                       )  # fmt: skip
-    group.add_argument("--max-tabs", type=positive_int, metavar="N", default=DEFAULT_MAX_TABS,
-                       help=f"most tabs open at once, each a dashboard process (default "
-                       f"{DEFAULT_MAX_TABS}); one more gets a page saying so")  # fmt: skip
-    group.add_argument("--readonly", action=argparse.BooleanOptionalAction,
-                       help="turn off every key that benches, saves, relaunches or writes a "
-                       "file (b, s, the exports of c), for every tab (default: on unless bound "
-                       "to loopback)")  # fmt: skip
-    refuse_on_command_line(group, "--token", f"{DEFAULT_TOKEN_ENV}=…, --token-env NAME or "
-                           "--token-file PATH")  # fmt: skip
+    group.add_argument(
+        "--allow-host",
+        metavar="NAME",
+        type=allowed_name,
+        action="append",
+        default=[],
+        help="another name browsers reach it by (a reverse "
+        "proxy's, a DNS name); a request naming any host but these, localhost, "
+        "127.0.0.1, [::1] and the --bind address is refused (repeatable)",
+    )
+    group.add_argument(
+        "--max-tabs",
+        type=positive_int,
+        metavar="N",
+        default=DEFAULT_MAX_TABS,
+        help=f"most tabs open at once, each a dashboard process (default "
+        f"{DEFAULT_MAX_TABS}); one more gets a page saying so",
+    )
+    group.add_argument(
+        "--readonly",
+        action=argparse.BooleanOptionalAction,
+        help="turn off every key that benches, saves, relaunches or writes a "
+        "file (b, s, the exports of c), for every tab (default: on unless bound "
+        "to loopback)",
+    )
+    refuse_on_command_line(
+        group, "--token", f"{DEFAULT_TOKEN_ENV}=…, --token-env NAME or --token-file PATH"
+    )
     web.set_defaults(run=run)
 
 
@@ -102,13 +126,16 @@ def run(args: argparse.Namespace) -> int:
     try:
         from specmon.ui.web_server import serve  # Textual and textual-serve load only here
     except ImportError as exc:
-        raise SpecmonError(f"specmon web needs textual-serve ({exc.name} is missing): "
-                           "pip install 'specmon[web]'") from None  # fmt: skip
+        raise SpecmonError(
+            f"specmon web needs textual-serve ({exc.name} is missing): pip install 'specmon[web]'"
+        ) from None
     config = monitor.dashboard_config(args)
     if config.fleet:
-        raise TargetError("specmon web serves one server's dashboard; several (--url repeated, "
-                          "[[targets]]) open the fleet table in the terminal: specmon --url A "
-                          "--url B")  # fmt: skip
+        raise TargetError(
+            "specmon web serves one server's dashboard; several (--url repeated, "
+            "[[targets]]) open the fleet table in the terminal: specmon --url A "
+            "--url B"
+        )
     targets = monitor.targets_of(config)
     token = _token(args)
     listening = listen(args.bind, args.web_port)
@@ -121,17 +148,35 @@ def run(args: argparse.Namespace) -> int:
     read_only = args.readonly if args.readonly is not None else not is_loopback(args.bind)
     print("specmon web: every tab shares one sampler and probe; Ctrl-C stops", flush=True)
     if read_only:
-        print("specmon web: read-only: b, s, d and exports are off in every tab (--no-readonly "
-              "turns them on)", flush=True)  # fmt: skip
+        print(
+            "specmon web: read-only: b, s, d and exports are off in every tab (--no-readonly "
+            "turns them on)",
+            flush=True,
+        )
     store = monitor.open_store_or_warn(config.db)
     try:
         with tempfile.TemporaryDirectory(prefix="specmon-web-") as private:  # made 0700
             hub = Hub(LocalFeed(config, targets, store), Path(private), read_only=read_only)
-            tab = shlex.join([sys.executable, "-m", "specmon.cli.web_tab", str(hub.path),
-                              *(["--readonly"] if read_only else [])])  # fmt: skip
+            tab = shlex.join(
+                [
+                    sys.executable,
+                    "-m",
+                    "specmon.cli.web_tab",
+                    str(hub.path),
+                    *(["--readonly"] if read_only else []),
+                ]
+            )
             hosts = allowed_hosts(args.bind, args.allow_host)
-            _run_then_drop_stragglers(serve(hub, tab, listening, token.value if token else None,
-                                            hosts=hosts, max_tabs=args.max_tabs))  # fmt: skip
+            _run_then_drop_stragglers(
+                serve(
+                    hub,
+                    tab,
+                    listening,
+                    token.value if token else None,
+                    hosts=hosts,
+                    max_tabs=args.max_tabs,
+                )
+            )
     finally:
         listening.close()
         if store is not None:
@@ -163,8 +208,13 @@ def _run_then_drop_stragglers(main: Coroutine[Any, Any, None]) -> None:
 
 def _token(args: argparse.Namespace) -> ApiKey | None:
     """The token given, else a new one (printed) unless bound to loopback (then None)."""
-    found, warnings = load_secret(args.token_env, args.token_file, default_env=DEFAULT_TOKEN_ENV,
-                                  what="token", env_flag="--token-env")  # fmt: skip
+    found, warnings = load_secret(
+        args.token_env,
+        args.token_file,
+        default_env=DEFAULT_TOKEN_ENV,
+        what="token",
+        env_flag="--token-env",
+    )
     for warning in warnings:
         print(f"specmon: warning: {warning}", file=sys.stderr)
     if found is not None or is_loopback(args.bind):
@@ -188,11 +238,13 @@ def listen(bind: str, port: int) -> socket.socket:
         return socket.create_server(address, family=family, backlog=64)
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
-            raise TargetError(f"port {port} on {bind} is taken by another program: choose "
-                              "another with --web-port") from None  # fmt: skip
+            raise TargetError(
+                f"port {port} on {bind} is taken by another program: choose another with --web-port"
+            ) from None
         if exc.errno == errno.EADDRNOTAVAIL:
             raise TargetError(f"--bind {bind}: not an address of this machine") from None
         if exc.errno == errno.EACCES:
-            raise TargetError(f"port {port} needs privileges: choose one above 1023 with "
-                              "--web-port") from None  # fmt: skip
+            raise TargetError(
+                f"port {port} needs privileges: choose one above 1023 with --web-port"
+            ) from None
         raise TargetError(f"cannot listen on {bind}:{port}: {exc.strerror}") from None

@@ -20,8 +20,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Open the dashboard on the hub whose socket is the one argument."""
     args = sys.argv[1:] if argv is None else list(argv)
     if len(args) not in (1, 2) or args[1:] not in ([], ["--readonly"]):
-        print("usage: python -m specmon.cli.web_tab SOCKET [--readonly] (specmon web runs it)",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "usage: python -m specmon.cli.web_tab SOCKET [--readonly] (specmon web runs it)",
+            file=sys.stderr,
+        )
         return 2
     try:
         feed, config = HubFeed.connect(args[0])

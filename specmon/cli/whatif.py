@@ -50,15 +50,19 @@ def register(commands: Any) -> None:
     )
     whatif.add_argument("server", metavar="URL", help="the speculative server's address")
     whatif.add_argument(
-        "--runs", type=positive_int, default=DEFAULT_WHATIF_RUNS,
+        "--runs",
+        type=positive_int,
+        default=DEFAULT_WHATIF_RUNS,
         help=f"timed runs (default {DEFAULT_WHATIF_RUNS})",
-    )  # fmt: skip
+    )
     whatif.add_argument("--warmup", type=count, default=1, help="warm-up runs (default 1)")
     whatif.add_argument(
-        "--max-tokens", type=tokens, metavar="N",
+        "--max-tokens",
+        type=tokens,
+        metavar="N",
         help=f"tokens per run when no baseline sets them (default {DEFAULT_WHATIF_TOKENS}); a "
         "baseline's protocol wins, and whatif says so",
-    )  # fmt: skip
+    )
     add_max_age(whatif)
     whatif.add_argument(
         "--json", action="store_true", help=f"print one JSON object (schema {WHATIF_SCHEMA})"

@@ -114,21 +114,32 @@ class Families:
     """The families of one scrape, filled target by target."""
 
     def __init__(self) -> None:
-        self.gauges = {name: GaugeMetricFamily(name, text, labels=LABEL)
-                       for name, text in GAUGES.items()}  # fmt: skip
-        self.baseline_state = GaugeMetricFamily(BASELINE_STATE, BASELINE_STATE_HELP,
-                                                labels=[*LABEL, "state"])  # fmt: skip
-        self.info = InfoMetricFamily("specmon_target", "What the server runs (from its server "
-                                     "info).", labels=[*LABEL, *INFO_LABELS])  # fmt: skip
-        self.probes = CounterMetricFamily("specmon_probes", "Probe requests specmon sent, by "
-                                          "result.", labels=[*LABEL, "result"])  # fmt: skip
-        self.switches = CounterMetricFamily("specmon_drafting_switches", "Switches of the "
-                                            "server's drafting setting (effective draft "
-                                            "length, or off) seen in its lifetime.",
-                                            labels=LABEL)  # fmt: skip
-        self.cycles = HistogramMetricFamily("specmon_cycle_seconds", "Every verify step's "
-                                            "draft+verify cycle the probes timed (chunk gaps).",
-                                            labels=LABEL)  # fmt: skip
+        self.gauges = {
+            name: GaugeMetricFamily(name, text, labels=LABEL) for name, text in GAUGES.items()
+        }
+        self.baseline_state = GaugeMetricFamily(
+            BASELINE_STATE, BASELINE_STATE_HELP, labels=[*LABEL, "state"]
+        )
+        self.info = InfoMetricFamily(
+            "specmon_target",
+            "What the server runs (from its server info).",
+            labels=[*LABEL, *INFO_LABELS],
+        )
+        self.probes = CounterMetricFamily(
+            "specmon_probes", "Probe requests specmon sent, by result.", labels=[*LABEL, "result"]
+        )
+        self.switches = CounterMetricFamily(
+            "specmon_drafting_switches",
+            "Switches of the "
+            "server's drafting setting (effective draft "
+            "length, or off) seen in its lifetime.",
+            labels=LABEL,
+        )
+        self.cycles = HistogramMetricFamily(
+            "specmon_cycle_seconds",
+            "Every verify step's draft+verify cycle the probes timed (chunk gaps).",
+            labels=LABEL,
+        )
 
     def gauge(self, name: str, target: str, value: float | None, scale: float = 1) -> None:
         """A gauge's sample for a target, unless the figure is missing."""
@@ -147,14 +158,24 @@ class Families:
         server = session.live.server.info
         if server is not None:
             spec = server.speculative
-            self.info.add_metric([url, session.target.name or "", server.backend,
-                                  server.version or "", server.model or "",
-                                  spec.algorithm if spec else "", view.identity.speculation,
-                                  str(server.tp_size or "")], {})  # fmt: skip
+            self.info.add_metric(
+                [
+                    url,
+                    session.target.name or "",
+                    server.backend,
+                    server.version or "",
+                    server.model or "",
+                    spec.algorithm if spec else "",
+                    view.identity.speculation,
+                    str(server.tp_size or ""),
+                ],
+                {},
+            )
         if session.last_probe_ok is not None:
             self.gauge("specmon_probe_success", url, 1.0 if session.last_probe_ok else 0.0)
-        self.gauge("specmon_last_probe_success_timestamp_seconds", url,
-                   session.last_probe_success_wall)  # fmt: skip
+        self.gauge(
+            "specmon_last_probe_success_timestamp_seconds", url, session.last_probe_success_wall
+        )
         self.probes.add_metric([url, "success"], session.probes_ok)
         self.probes.add_metric([url, "failure"], session.probes_failed)
         self.cycles.add_metric([url], exported.cycles.buckets(), exported.cycles.sum)

@@ -91,8 +91,9 @@ class Exporter:
         app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/probe", self._probe)
         app.router.add_get("/", self._index)
-        self._runner, self.port = await listen(app, self.host, self.port, error=ExporterError,
-                                               hint="(pass --listen HOST:PORT)")  # fmt: skip
+        self._runner, self.port = await listen(
+            app, self.host, self.port, error=ExporterError, hint="(pass --listen HOST:PORT)"
+        )
         if self.new_session is not None:
             self._forgetting = asyncio.create_task(self._forget_idle_every(IDLE_TARGET_S / 4))
 
@@ -109,8 +110,11 @@ class Exporter:
         """Stop sampling and exporting the added targets no scrape named for `IDLE_TARGET_S`;
         returns their URLs."""
         now = self.clock()
-        idle = [url for url, asked in self.last_asked.items()
-                if now - asked >= IDLE_TARGET_S and not self._probing(url)]  # fmt: skip
+        idle = [
+            url
+            for url, asked in self.last_asked.items()
+            if now - asked >= IDLE_TARGET_S and not self._probing(url)
+        ]
         for url in idle:
             del self.last_asked[url], self.targets[url]
             self._locks.pop(url, None)
@@ -147,8 +151,11 @@ class Exporter:
             session = self.new_session(url) if self.new_session is not None else None
             if session is None:
                 known = ", ".join(self.targets)
-                return _plain(403, f"{url} is not one of the exporter's targets ({known}); "
-                              "--allow-target PATTERN accepts more")  # fmt: skip
+                return _plain(
+                    403,
+                    f"{url} is not one of the exporter's targets ({known}); "
+                    "--allow-target PATTERN accepts more",
+                )
             self.fleet.add(session)
             exported = self.targets[url] = ExportedTarget(session)
         if url not in self.configured:

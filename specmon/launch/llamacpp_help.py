@@ -39,9 +39,12 @@ def read_plain_words(argv: Sequence[str]) -> tuple[tuple[str, ...], str | None]:
     program = argv[0]
     try:
         done = subprocess.run(  # the user's own server binary, no shell
-            [program, "--help"], capture_output=True, text=True, timeout=HELP_TIMEOUT_S,
+            [program, "--help"],
+            capture_output=True,
+            text=True,
+            timeout=HELP_TIMEOUT_S,
             check=False,
-        )  # fmt: skip
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return (), (
             f"could not read `{program} --help` ({exc.__class__.__name__}): the baseline "

@@ -154,8 +154,12 @@ async def run_bench(
     streams = protocol.concurrency
 
     def probe() -> Awaitable[ProbeResult]:
-        return backend.probe(client, prompt=protocol.prompt, max_tokens=protocol.max_tokens,
-                             temperature=protocol.temperature)  # fmt: skip
+        return backend.probe(
+            client,
+            prompt=protocol.prompt,
+            max_tokens=protocol.max_tokens,
+            temperature=protocol.temperature,
+        )
 
     for i in range(protocol.warmup):
         for j, result in enumerate(await _together(probe, streams)):

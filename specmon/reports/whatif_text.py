@@ -204,9 +204,11 @@ def by_load_lines(
             "by load: no decode seen with a running-requests gauge yet",
             *ab_lines(ab, now_wall),
         ]
-    lines = ["by load (the server's /metrics, last 5 min; ab: the stored A/B at those streams):",
-             f"  {'running':>8} {'k':>5} {'drafting':>8} {'accept':>6} {'tok/s':>7} "
-             f"{'per request':>11} {'seen':>5}  ab"]  # fmt: skip
+    lines = [
+        "by load (the server's /metrics, last 5 min; ab: the stored A/B at those streams):",
+        f"  {'running':>8} {'k':>5} {'drafting':>8} {'accept':>6} {'tok/s':>7} "
+        f"{'per request':>11} {'seen':>5}  ab",
+    ]
     levels = ab.levels if ab is not None else ()
     for band in bands:
         k = "off" if band.off else num(band.draft_length, ".1f")

@@ -89,8 +89,12 @@ class BaselineState:
         self._observed = NOT_READ_YET if origin == BaselineOrigin.STORE else JUST_TAKEN
         self.waiting = False
         if self.followed == snapshot.url and self.server.info is not None:
-            self.observe(self.server.info, self.server.window.latest, self.server.started_at,
-                         scraped_at=self._scraped_at)  # fmt: skip
+            self.observe(
+                self.server.info,
+                self.server.window.latest,
+                self.server.started_at,
+                scraped_at=self._scraped_at,
+            )
 
     def follow(self, url: str | None) -> None:
         """The app samples another baseline server now: its tracker starts afresh."""
@@ -146,8 +150,13 @@ class BaselineState:
             self.observe(None, None, None, error=sample.error(SourceName.INFO))
         else:
             error = sample.error(SourceName.INFO) if self.server.info is None else None
-            self.observe(self.server.info, self.server.window.latest, self.server.started_at,
-                         scraped_at=self._scraped_at, error=error)  # fmt: skip
+            self.observe(
+                self.server.info,
+                self.server.window.latest,
+                self.server.started_at,
+                scraped_at=self._scraped_at,
+                error=error,
+            )
         return changes
 
     def lifetime(self, watched: ServerInfo | None) -> LifetimeCheck:
@@ -165,8 +174,10 @@ class BaselineState:
         if here is not None:
             return here
         if snapshot.url == self.followed and self.server.info is not None:
-            return lifetime_check(snapshot.lifetime, lifetime_of(
-                self.server.info, self.server.window.latest, self.server.started_at))  # fmt: skip
+            return lifetime_check(
+                snapshot.lifetime,
+                lifetime_of(self.server.info, self.server.window.latest, self.server.started_at),
+            )
         return NOT_SAMPLED
 
     def _here(self, url: str, watched: ServerInfo | None) -> LifetimeCheck | None:
@@ -222,8 +233,24 @@ class BaselineState:
         would be compared with itself)."""
         snapshot = self.snapshot
         if snapshot is None:
-            return BaselineView(False, None, None, None, None, None, 0, None, None, None, 0,
-                                None, None, progress, self.waiting, why_none)  # fmt: skip
+            return BaselineView(
+                False,
+                None,
+                None,
+                None,
+                None,
+                None,
+                0,
+                None,
+                None,
+                None,
+                0,
+                None,
+                None,
+                progress,
+                self.waiting,
+                why_none,
+            )
         base = pool(snapshot.runs)
         speeds: Sequence[float] = [r.decode_tok_s for r in snapshot.runs if r.decode_tok_s]
         return BaselineView(

@@ -51,8 +51,9 @@ class CategoryBaselines:
         """Whether the probe rotates several categories (else the dashboard's baseline is it)."""
         return len(self.protocols) > 1
 
-    def look_up(self, lookup: Callable[[ServerInfo, Protocol], BaselineLookup],
-                info: ServerInfo) -> None:  # fmt: skip
+    def look_up(
+        self, lookup: Callable[[ServerInfo, Protocol], BaselineLookup], info: ServerInfo
+    ) -> None:
         """Ask the store for each category's baseline (`lookup_baseline` under its protocol)."""
         for category, protocol in self.protocols.items():
             answer = lookup(info, protocol)
@@ -76,9 +77,15 @@ class CategoryBaselines:
         snapshot = self.found.get(category)
         if snapshot is None:
             return None
-        return baseline_validity(snapshot, watched, now=now, lifetime=lifetime(snapshot),
-                                 max_age_s=self.max_age_s, protocol=self.protocols[category],
-                                 gpu=gpu)  # fmt: skip
+        return baseline_validity(
+            snapshot,
+            watched,
+            now=now,
+            lifetime=lifetime(snapshot),
+            max_age_s=self.max_age_s,
+            protocol=self.protocols[category],
+            gpu=gpu,
+        )
 
     def speedups(
         self,

@@ -118,9 +118,15 @@ class LocalFeed:
         self.wall = wall
         self.protocol = bench_protocol(config)
         self.managed = managed
-        self.watch = Watch(targets.server, interval=config.interval,
-                           gpu_metrics=config.gpu_metrics, prompts=config.probe_prompts,
-                           wall=wall, clock=clock, sleep=sleep)  # fmt: skip
+        self.watch = Watch(
+            targets.server,
+            interval=config.interval,
+            gpu_metrics=config.gpu_metrics,
+            prompts=config.probe_prompts,
+            wall=wall,
+            clock=clock,
+            sleep=sleep,
+        )
         self.saving = False
         """A bench is writing its snapshot: too late to cancel it."""
         self.probe_is_paused = False
@@ -164,9 +170,13 @@ class LocalFeed:
         def paused() -> bool:
             return self.probe_is_paused or (self.bench_running and self._bench_on_server)
 
-        await self.watch.probe(tokens=self.config.probe_tokens, every=self.config.probe_every,
-                               paused=paused, done=sink.probe_done,
-                               failed=sink.probe_failed)  # fmt: skip
+        await self.watch.probe(
+            tokens=self.config.probe_tokens,
+            every=self.config.probe_every,
+            paused=paused,
+            done=sink.probe_done,
+            failed=sink.probe_failed,
+        )
 
     def follow_baseline_server(self, url: str | None) -> None:
         """Sample `url` (every 2 s at most) for its restarts; None stops following."""
@@ -182,8 +192,11 @@ class LocalFeed:
         sink, url = self._sink, self._followed
         if sink is None or url is None:
             return  # `run` starts it
-        watch = Watch(replace(self.targets.server, url=url), telemetry=False,
-                      interval=max(self.config.interval, BASELINE_SERVER_EVERY_S))  # fmt: skip
+        watch = Watch(
+            replace(self.targets.server, url=url),
+            telemetry=False,
+            interval=max(self.config.interval, BASELINE_SERVER_EVERY_S),
+        )
         self._follower = self._spawn(watch.sample(sink.baseline_sample, lambda _error: None))
 
     def pause_probe(self, paused: bool) -> None:

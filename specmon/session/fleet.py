@@ -72,20 +72,34 @@ class TargetSession:
         self.target = target
         self.server = replace(server, url=target.url)
         gpu_metrics = target.gpu_metrics or config.gpu_metrics
-        self.config = replace(config, url=target.url, baseline_url=target.baseline_url,
-                              gpu_metrics=gpu_metrics, fleet=())  # fmt: skip
+        self.config = replace(
+            config,
+            url=target.url,
+            baseline_url=target.baseline_url,
+            gpu_metrics=gpu_metrics,
+            fleet=(),
+        )
         self.store = store
         self.take_baselines = take_baselines
         self.wall = wall
         self.probe_protocol = default_protocol(5, 0, config.probe_tokens)
-        self.live = LiveState(target.url, self.probe_protocol, max_age_s=config.max_age,
-                              probe_every=config.probe_every,
-                              prompts=config.probe_prompts)  # fmt: skip
+        self.live = LiveState(
+            target.url,
+            self.probe_protocol,
+            max_age_s=config.max_age,
+            probe_every=config.probe_every,
+            prompts=config.probe_prompts,
+        )
         self.live.probe_enabled = config.probe
         baseline = replace(self.server, url=target.baseline_url) if target.baseline_url else None
-        self.feed = LocalFeed(replace(self.config, probe=probing and config.probe),
-                              Targets(self.server, baseline), store, wall=wall, clock=clock,
-                              sleep=sleep)  # fmt: skip
+        self.feed = LocalFeed(
+            replace(self.config, probe=probing and config.probe),
+            Targets(self.server, baseline),
+            store,
+            wall=wall,
+            clock=clock,
+            sleep=sleep,
+        )
         self.probe_listeners: list[Callable[[ProbeOutcome], object]] = []
         """Called with every finished probe (the exporter's cycle histogram)."""
         self.probes_ok = 0
@@ -208,8 +222,9 @@ class TargetSession:
             await asyncio.wait_for(self.watch.connected.wait(), connect_timeout)
             outcome = await self.watch.probe_once(self.config.probe_tokens)
         except TimeoutError:
-            self.probe_failed(self.wall(), f"{self.url}: no connection within "
-                              f"{connect_timeout:g} s")  # fmt: skip
+            self.probe_failed(
+                self.wall(), f"{self.url}: no connection within {connect_timeout:g} s"
+            )
         except SpecmonError as exc:
             self.probe_failed(self.wall(), str(exc))
         else:

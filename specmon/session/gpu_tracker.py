@@ -82,8 +82,10 @@ def _host_line(t: Telemetry) -> str | None:
         if host.cpu_percent is not None:
             parts.append(f"host CPU {host.cpu_percent:.0f}%")
         if host.memory_used_bytes is not None and host.memory_total_bytes:
-            parts.append(f"mem {host.memory_used_bytes / 2**30:.0f}/"
-                         f"{host.memory_total_bytes / 2**30:.0f} GiB")  # fmt: skip
+            parts.append(
+                f"mem {host.memory_used_bytes / 2**30:.0f}/"
+                f"{host.memory_total_bytes / 2**30:.0f} GiB"
+            )
     process = t.server_process
     if process is not None:
         cpu = f" CPU {process.cpu_percent:.0f}%" if process.cpu_percent is not None else ""

@@ -184,9 +184,16 @@ class HistoryRecorder:
 
     def on_probe(self, wall: float, figures: RunFigures) -> None:
         """A probe's decode speed, accept length and cycle."""
-        self.writer.add(self._points(wall, [(Figure.PROBE_DECODE, figures.decode_tok_s),
-                                            (Figure.ACCEPT, figures.accept_length),
-                                            (Figure.CYCLE, figures.cycle_ms)]))  # fmt: skip
+        self.writer.add(
+            self._points(
+                wall,
+                [
+                    (Figure.PROBE_DECODE, figures.decode_tok_s),
+                    (Figure.ACCEPT, figures.accept_length),
+                    (Figure.CYCLE, figures.cycle_ms),
+                ],
+            )
+        )
 
     def _points(self, wall: float, figures: Sequence[tuple[Figure, float | None]]) -> list[Point]:
         started = self.live.server.started_at
@@ -218,8 +225,13 @@ def start_history(
         say: Told (from the writer's thread) store errors ("warn") and drift findings ("warn").
     """
     limits = Limits(config.history_days * 86400, int(config.history_mb * 1024 * 1024))
-    writer = HistoryWriter(path, live.url, limits, on_error=lambda text: say("warn", text),
-                           on_drift=lambda found: say("warn", found.text()))  # fmt: skip
+    writer = HistoryWriter(
+        path,
+        live.url,
+        limits,
+        on_error=lambda text: say("warn", text),
+        on_drift=lambda found: say("warn", found.text()),
+    )
     writer.start()
     recorder = HistoryRecorder(live, writer)
     recorder.started(wall)

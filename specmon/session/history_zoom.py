@@ -67,5 +67,6 @@ def filled(values: Sequence[float | None]) -> tuple[float, ...]:
 def mark_columns(marks: Sequence[Mark], start: float, step: float) -> tuple[int, ...]:
     """Each mark's column, counted from the right (0: the newest column), so that it stays put
     however many leading columns `filled` left out."""
-    return tuple(sorted({COLUMNS - 1 - min(COLUMNS - 1, int((m.at - start) // step))
-                         for m in marks}))  # fmt: skip
+    return tuple(
+        sorted({COLUMNS - 1 - min(COLUMNS - 1, int((m.at - start) // step)) for m in marks})
+    )

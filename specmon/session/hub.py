@@ -129,12 +129,19 @@ class Hub:
         feed = self.feed
         config = feed.config
         match request:
-            case {"op": "bench", "kind": str(kind), "url": str(url), "origin": origin,
-                  "label": label} if (not self.read_only
-                                      and url in (config.url, config.baseline_url)):  # fmt: skip
-                feed.start_bench(SnapshotKind(kind), url,
-                                 BaselineOrigin(origin) if origin is not None else None,
-                                 label if isinstance(label, str) else None)  # fmt: skip
+            case {
+                "op": "bench",
+                "kind": str(kind),
+                "url": str(url),
+                "origin": origin,
+                "label": label,
+            } if not self.read_only and url in (config.url, config.baseline_url):
+                feed.start_bench(
+                    SnapshotKind(kind),
+                    url,
+                    BaselineOrigin(origin) if origin is not None else None,
+                    label if isinstance(label, str) else None,
+                )
             case {"op": "cancel"}:
                 feed.cancel_bench()
             case {"op": "pause", "paused": bool(paused)}:
@@ -259,8 +266,13 @@ class HubFeed:
         self, kind: SnapshotKind, url: str, origin: BaselineOrigin | None, label: str | None
     ) -> None:
         """Ask the hub to bench `url`: every tab sees its progress and result."""
-        self._ask(op="bench", kind=kind.value, url=url,
-                  origin=origin.value if origin else None, label=label)  # fmt: skip
+        self._ask(
+            op="bench",
+            kind=kind.value,
+            url=url,
+            origin=origin.value if origin else None,
+            label=label,
+        )
 
     def cancel_bench(self) -> bool:
         """Ask the hub to cancel its bench (True: whether it was too late shows in the log)."""

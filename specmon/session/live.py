@@ -246,8 +246,7 @@ class LiveState:
             self.bench = None
         tok_s = pool(snapshot.runs).decode_tok_s
         speed = f"{tok_s:.1f} tok/s" if tok_s else "no decode figure"
-        self.log(wall, "info", f"baseline #{snapshot.id} ({snapshot.url}): {speed}, "
-                 f"{origin.value}")  # fmt: skip
+        self.log(wall, "info", f"baseline #{snapshot.id} ({snapshot.url}): {speed}, {origin.value}")
         self._say_if_baseline_lacks_categories(wall)
 
     def _say_if_baseline_lacks_categories(self, wall: float) -> None:
@@ -263,9 +262,13 @@ class LiveState:
         ):
             return
         self._said_one_prompt = snapshot.id
-        self.log(wall, "info", f"baseline #{snapshot.id} was benched with one prompt: the speedup "
-                 "is of the probe's categories pooled, none per category "
-                 "(bench --probe-prompts benches a baseline per category)")  # fmt: skip
+        self.log(
+            wall,
+            "info",
+            f"baseline #{snapshot.id} was benched with one prompt: the speedup "
+            "is of the probe's categories pooled, none per category "
+            "(bench --probe-prompts benches a baseline per category)",
+        )
 
     def no_baseline(self, wall: float, why: str, *, say: bool = True) -> None:
         """The store has no baseline that applies (`StoreBaseline`): why, for the View, and
@@ -294,8 +297,9 @@ class LiveState:
         # A plain server and a baseline of its configuration are the same server: no speedup of
         # speculation to show (nor to export, nor to rank in the fleet).
         plain = self.server.info is not None and self.server.info.speculative is None
-        baseline = self.baseline.view(now_wall, recent, validity, progress, self.why_no_baseline,
-                                      plain=plain)  # fmt: skip
+        baseline = self.baseline.view(
+            now_wall, recent, validity, progress, self.why_no_baseline, plain=plain
+        )
         if self.server.info is not None:
             baseline = replace(baseline, speculative_flags=speculative_flags(self.server.info))
         if not baseline.present:
@@ -340,9 +344,17 @@ class LiveState:
             error = sample.error(SourceName.INFO) if sample else None
             state = "down" if error else "connecting"
             return IdentityView(
-                self.url, None, None, None, "unknown", None, False, state, error or "",
+                self.url,
+                None,
+                None,
+                None,
+                "unknown",
+                None,
+                False,
+                state,
+                error or "",
                 replay=self.replay,
-            )  # fmt: skip
+            )
         started_at = self.server.started_at
         up: float | None = None
         if started_at is not None and sample is not None:
@@ -361,10 +373,19 @@ class LiveState:
             state, detail = "stale", f"last answer {freshest:.0f}s ago" if freshest else ""
         else:
             state, detail = "live", ""
-        return IdentityView(self.url, info.title, info.model, info.tp_size,
-                            describe_config(info.speculative), up, started_at is not None,
-                            state, detail, brief_config(info.speculative),
-                            replay=self.replay)  # fmt: skip
+        return IdentityView(
+            self.url,
+            info.title,
+            info.model,
+            info.tp_size,
+            describe_config(info.speculative),
+            up,
+            started_at is not None,
+            state,
+            detail,
+            brief_config(info.speculative),
+            replay=self.replay,
+        )
 
     def _decode(
         self, now_wall: float, recent: Pooled, missing: list[tuple[str, str]]
@@ -432,8 +453,9 @@ class LiveState:
         histogram = tuple(tokens.get(k, 0) for k in range(1, max(tokens, default=0) + 1))
         gap = self.traffic_gap()
         categories = self._categories(now_wall) if enabled else ()
-        missing.extend((f"speedup of {c.category}", c.why_no_speedup)
-                       for c in categories if c.why_no_speedup)  # fmt: skip
+        missing.extend(
+            (f"speedup of {c.category}", c.why_no_speedup) for c in categories if c.why_no_speedup
+        )
         return SpecView(
             enabled=enabled,
             accept_length=recent.accept_length,

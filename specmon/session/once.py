@@ -104,8 +104,9 @@ async def first_frame(sessions: Sequence[FrameSession], wait_s: float) -> Frame:
     wall = sessions[0].wall() if sessions else 0.0
     rows = worst_first(fleet_row(server_label(s.target), view) for s, view in views)
     by_url = {session.url: view for session, view in views}
-    return Frame(wall, tuple((row.label, ready[row.url], view_to_dict(by_url[row.url]))
-                             for row in rows))  # fmt: skip
+    return Frame(
+        wall, tuple((row.label, ready[row.url], view_to_dict(by_url[row.url])) for row in rows)
+    )
 
 
 async def _ready(session: FrameSession) -> None:

@@ -67,18 +67,31 @@ class Header:
     @classmethod
     def of(cls, config: MonitorConfig, started_at: float) -> Header:
         """The header of a session of `config` starting at `started_at` (wall)."""
-        return cls(config.url, started_at, config.interval, baseline_url=config.baseline_url,
-                   probe=config.probe, probe_every=config.probe_every,
-                   probe_tokens=config.probe_tokens, max_age=config.max_age)  # fmt: skip
+        return cls(
+            config.url,
+            started_at,
+            config.interval,
+            baseline_url=config.baseline_url,
+            probe=config.probe,
+            probe_every=config.probe_every,
+            probe_tokens=config.probe_tokens,
+            max_age=config.max_age,
+        )
 
     def config(self, base: MonitorConfig) -> MonitorConfig:
         """`base` (the replaying user's theme, dumps folder …) with the recorded session's
         target and the settings that shape what the dashboard showed."""
-        return replace(base, url=self.target, interval=self.interval,
-                       baseline_url=self.baseline_url, probe=self.probe,
-                       probe_every=self.probe_every,
-                       probe_tokens=self.probe_tokens, max_age=self.max_age,
-                       fleet=())  # fmt: skip
+        return replace(
+            base,
+            url=self.target,
+            interval=self.interval,
+            baseline_url=self.baseline_url,
+            probe=self.probe,
+            probe_every=self.probe_every,
+            probe_tokens=self.probe_tokens,
+            max_age=self.max_age,
+            fleet=(),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,9 +219,11 @@ def _read(path: Path, file: IO[str]) -> Recording:
         raise RecordingError(f"{path} is not a specmon recording")
     version = head.get("version")
     if not isinstance(version, int) or version > VERSION:
-        raise RecordingError(f"{path} was recorded by a newer specmon ({head.get('specmon')}, "
-                             f"format {version}): this one reads format {VERSION}; upgrade "
-                             "specmon to replay it")  # fmt: skip
+        raise RecordingError(
+            f"{path} was recorded by a newer specmon ({head.get('specmon')}, "
+            f"format {version}): this one reads format {VERSION}; upgrade "
+            "specmon to replay it"
+        )
     try:
         fields = {k: v for k, v in head.items() if k not in ("format", "version")}
         header = from_data(Header, fields, "header")

@@ -91,9 +91,12 @@ class StoreBaseline:
             if t - self._categories_at < STORE_LOOKUP_EVERY_S:
                 return
             gpu = self.live.gpus_now()
-            checks = [bases.validity(category, info, wall,
-                                     lambda s: self.live.baseline.lifetime_for(s, info), gpu)
-                      for category in bases.protocols]  # fmt: skip
+            checks = [
+                bases.validity(
+                    category, info, wall, lambda s: self.live.baseline.lifetime_for(s, info), gpu
+                )
+                for category in bases.protocols
+            ]
             if all(check is not None and check.valid for check in checks):
                 return
         self._categories_at = t

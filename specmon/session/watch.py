@@ -124,9 +124,11 @@ class Watch:
         if connection is None:
             raise SourceError(f"{self.target.url}: not connected yet")
         prompt = self.rotation.next()
-        result = await connection.probe(prompt=prompt.prompt,
-                                        max_tokens=prompt.max_tokens or tokens,
-                                        temperature=prompt.temperature)  # fmt: skip
+        result = await connection.probe(
+            prompt=prompt.prompt,
+            max_tokens=prompt.max_tokens or tokens,
+            temperature=prompt.temperature,
+        )
         return ProbeOutcome(self.wall(), self.clock(), run_figures(result), result, prompt.category)
 
     async def probe(

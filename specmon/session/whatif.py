@@ -101,9 +101,11 @@ async def measure_what_if(
     if lookup.baseline is not None:
         used = lookup.baseline.protocol
         if asked_tokens is not None and asked_tokens != used.max_tokens:
-            say(f"bench: {used.max_tokens} tokens a run, the protocol of baseline "
+            say(
+                f"bench: {used.max_tokens} tokens a run, the protocol of baseline "
                 f"#{lookup.baseline.id} (--max-tokens {asked_tokens} set aside: runs compare "
-                "only like for like)")  # fmt: skip
+                "only like for like)"
+            )
         protocol = replace(
             protocol, max_tokens=used.max_tokens, temperature=used.temperature, prompt=used.prompt
         )

@@ -29,5 +29,10 @@ def read_zoom(path: Path, url: str, level: ZoomLevel, now: float) -> Zoomed:
         marks = history_store.marks(store, url, start, now)
     marks = [m for m in marks if m.kind != MarkKind.WATCH]  # specmon's, not the server's
     step = (now - start) / COLUMNS
-    return Zoomed(level, filled(decode), filled(accept), mark_columns(marks, start, step),
-                  tuple(m.text for m in marks))  # fmt: skip
+    return Zoomed(
+        level,
+        filled(decode),
+        filled(accept),
+        mark_columns(marks, start, step),
+        tuple(m.text for m in marks),
+    )

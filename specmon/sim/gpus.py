@@ -37,5 +37,6 @@ def simulated_telemetry(count: int, busy: bool, reading: int = 0) -> Telemetry:
         )
         for i in range(count)
     )
-    return Telemetry("dcgm", "simulated GPUs", gpus, hostname="sim",
-                     driver_version="570.0 (simulated)")  # fmt: skip
+    return Telemetry(
+        "dcgm", "simulated GPUs", gpus, hostname="sim", driver_version="570.0 (simulated)"
+    )

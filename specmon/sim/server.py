@@ -279,8 +279,9 @@ class SimServer:
             async def gpu_metrics(_: web.Request) -> web.StreamResponse:
                 busy = state.engine.busy
                 telemetry = simulated_telemetry(state.config.gpus, busy, next(readings))
-                return web.Response(body=render_metrics(telemetry),
-                                    headers={"Content-Type": AGENT_CONTENT_TYPE})  # fmt: skip
+                return web.Response(
+                    body=render_metrics(telemetry), headers={"Content-Type": AGENT_CONTENT_TYPE}
+                )
 
             app.router.add_get("/gpu-metrics", gpu_metrics)
         if state.vllm is not None:

@@ -343,8 +343,9 @@ async def _complete(state: SimState, req: SimRequest, head: dict[str, Any]) -> w
             break
     choice = {"index": 0, "text": req.text().lstrip(), "logprobs": None, "finish_reason": "length"}
     usage = _usage(req, req.completion_tokens)
-    return json_response({**head, "choices": [choice], "usage": usage,
-                          **_per_request_metrics(state, req)})  # fmt: skip
+    return json_response(
+        {**head, "choices": [choice], "usage": usage, **_per_request_metrics(state, req)}
+    )
 
 
 def _per_request_metrics(state: SimState, req: SimRequest) -> dict[str, Any]:

@@ -56,8 +56,14 @@ def load_api_key(
     Raises:
         TargetError: The key file cannot be read or is empty, or a named variable is unset.
     """
-    return load_secret(env_name, key_file, default_env=DEFAULT_API_KEY_ENV, what="API key",
-                       env_flag="--api-key-env", environ=environ)  # fmt: skip
+    return load_secret(
+        env_name,
+        key_file,
+        default_env=DEFAULT_API_KEY_ENV,
+        what="API key",
+        env_flag="--api-key-env",
+        environ=environ,
+    )
 
 
 def load_secret(
@@ -263,11 +269,17 @@ async def stream(
         httpx.TransportError: The request failed (httpx's error, whichever client sent it).
     """
     if not isinstance(client, PollingClient):
-        async with client.stream(method, path, params=params, json=body,
-                                 headers=headers) as response:  # fmt: skip
+        async with client.stream(
+            method, path, params=params, json=body, headers=headers
+        ) as response:
             content_type = response.headers.get("content-type", "")
-            yield Answer(response.request, response.status_code, response.headers.raw,
-                         content_type, response.aiter_bytes())  # fmt: skip
+            yield Answer(
+                response.request,
+                response.status_code,
+                response.headers.raw,
+                content_type,
+                response.aiter_bytes(),
+            )
         return
     if method == "GET" and body is None and headers is None:
         request = client.get_request(path, params)
@@ -275,8 +287,13 @@ async def stream(
         request = client.build_request(method, path, params=params, json=body, headers=headers)
     transport = await client.transport()
     async with transport.stream(request) as (response, chunks):
-        yield Answer(request, response.status, response.raw_headers,
-                     response.headers.get("Content-Type", ""), chunks)  # fmt: skip
+        yield Answer(
+            request,
+            response.status,
+            response.raw_headers,
+            response.headers.get("Content-Type", ""),
+            chunks,
+        )
 
 
 def _causes(exc: BaseException) -> list[BaseException]:
@@ -359,8 +376,7 @@ async def get(
             "trickle at a time)"
         ) from None
     headers = [(k, v) for k, v in answer.raw_headers if k.lower() not in _WIRE_HEADERS]
-    response = httpx.Response(answer.status, headers=headers, content=body,
-                              request=answer.request)  # fmt: skip
+    response = httpx.Response(answer.status, headers=headers, content=body, request=answer.request)
     check_status(response)
     return response
 

@@ -277,8 +277,14 @@ async def stream_probe(
         async with stream(client, "POST", path, body=payload, headers=_SSE_HEADERS) as answer:
             if answer.status >= 400:
                 body = b"".join([chunk async for chunk in answer.chunks])
-                check_status(httpx.Response(answer.status, headers=answer.raw_headers,
-                                            content=body, request=answer.request))  # fmt: skip
+                check_status(
+                    httpx.Response(
+                        answer.status,
+                        headers=answer.raw_headers,
+                        content=body,
+                        request=answer.request,
+                    )
+                )
             if "text/event-stream" not in answer.content_type.partition(";")[0]:
                 raise MalformedResponse(
                     f"{url}: not an event stream (Content-Type {answer.content_type!r})"

@@ -18,8 +18,9 @@ _SECRET_KEY = re.compile(r"(api_key|password|secret|token$|^hf_token)", re.IGNOR
 # `--api-key`, `--admin-api-key`, `--ssl-keyfile-password`, `--hf-token` … inside a command; a
 # token only as the flag's last word, as in `_SECRET_KEY`: `--max-total-tokens`,
 # `--speculative-num-draft-tokens` and `--tokenizer-path` are settings to show.
-_SECRET_FLAG = re.compile(r"--[\w-]*(api-key|api_key|password|secret)[\w-]*|--([\w-]*[-_])?token",
-                          re.IGNORECASE)  # fmt: skip
+_SECRET_FLAG = re.compile(
+    r"--[\w-]*(api-key|api_key|password|secret)[\w-]*|--([\w-]*[-_])?token", re.IGNORECASE
+)
 
 
 @functools.lru_cache(maxsize=4096)  # a server's ~450 arg names, read at every server info
@@ -49,8 +50,9 @@ def mask_words(words: Sequence[str]) -> list[str]:
 def shown_command(words: Sequence[str]) -> str:
     """A command as one shell line, credentials masked: the one form in which specmon shows or
     saves a command line."""
-    return " ".join(_quote(shown, word) for shown, word in zip(mask_words(words), words,
-                                                               strict=True))  # fmt: skip
+    return " ".join(
+        _quote(shown, word) for shown, word in zip(mask_words(words), words, strict=True)
+    )
 
 
 def _quote(shown: str, word: str) -> str:

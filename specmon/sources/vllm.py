@@ -220,8 +220,13 @@ def _speculation(config: Mapping[str, Any], metrics: ServerMetrics | None) -> Sp
         return None
     positions = metrics.spec_accepted_per_position
     # The method is not exposed outside dev mode; the draft length is (one series per position).
-    return SpecConfig(UNKNOWN_METHOD, len(positions) if positions else None, None, None,
-                      length_name=VLLM_DRAFT_LENGTH)  # fmt: skip
+    return SpecConfig(
+        UNKNOWN_METHOD,
+        len(positions) if positions else None,
+        None,
+        None,
+        length_name=VLLM_DRAFT_LENGTH,
+    )
 
 
 # The families read (short names, matched as prefixes: `spec_decode_` covers all four counters).

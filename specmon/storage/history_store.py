@@ -40,9 +40,12 @@ def append(store: Store, points: Sequence[Point], marks: Sequence[Mark] = ()) ->
         db.executemany(
             "INSERT INTO history (target, lifetime, at, span, figure, value, low, high, count)"
             " VALUES (?, ?, ?, 0, ?, ?, ?, ?, 1)",
-            [(p.target, p.lifetime, p.at, p.figure.value, p.value, p.value, p.value)
-             for p in points if math.isfinite(p.value)],
-        )  # fmt: skip
+            [
+                (p.target, p.lifetime, p.at, p.figure.value, p.value, p.value, p.value)
+                for p in points
+                if math.isfinite(p.value)
+            ],
+        )
         db.executemany(
             "INSERT INTO history_marks (target, at, kind, text) VALUES (?, ?, ?, ?)",
             [(m.target, m.at, m.kind.value, m.text) for m in marks],

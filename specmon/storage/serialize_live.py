@@ -127,8 +127,9 @@ def _dataclass(cls: type[Any], data: Any, where: str) -> Any:
     values = {}
     for field in dataclasses.fields(cls):
         if field.name in record:
-            values[field.name] = _read(hints[field.name], record[field.name],
-                                       f"{where}.{field.name}")  # fmt: skip
+            values[field.name] = _read(
+                hints[field.name], record[field.name], f"{where}.{field.name}"
+            )
         elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
             raise RecordError(f"{where}: missing {field.name!r}")
     return cls(**values)

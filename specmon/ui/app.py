@@ -244,9 +244,13 @@ class SpecmonApp(App[None]):
     def new_live_state(self) -> LiveState:
         """The state the View is built from, as it is before any input (a replay that seeks
         back starts again from one)."""
-        live = LiveState(self.config.url, self.probe_protocol, max_age_s=self.config.max_age,
-                         probe_every=self.config.probe_every,
-                         prompts=self.config.probe_prompts)  # fmt: skip
+        live = LiveState(
+            self.config.url,
+            self.probe_protocol,
+            max_age_s=self.config.max_age,
+            probe_every=self.config.probe_every,
+            prompts=self.config.probe_prompts,
+        )
         live.probe_enabled = self.config.probe
         return live
 
@@ -335,8 +339,12 @@ class SpecmonApp(App[None]):
         if self.store is None:
             self.live.log(self.wall(), "warn", "no snapshot store: baselines are not saved")
         if self.recording is not None:
-            self.live.log(self.wall(), "info", f"recording to {self.recording.path}: specmon "
-                          f"replay {self.recording.path} shows it again")  # fmt: skip
+            self.live.log(
+                self.wall(),
+                "info",
+                f"recording to {self.recording.path}: specmon "
+                f"replay {self.recording.path} shows it again",
+            )
 
     def on_unmount(self) -> None:
         """The garbage collector as it was (tests run many apps)."""
@@ -367,9 +375,13 @@ class SpecmonApp(App[None]):
         """Sample, and probe unless it is off: after the first frame, which their first steps
         (httpx's deferred imports, psutil's scan of the machine's sockets) held back."""
         if self._records_history and self.store is not None:
-            self.history = start_history(self.store.path, self.live, self.config, self.wall(),
-                                         lambda level, text: self.post_message(
-                                             HistoryNote(self.wall(), level, text)))  # fmt: skip
+            self.history = start_history(
+                self.store.path,
+                self.live,
+                self.config,
+                self.wall(),
+                lambda level, text: self.post_message(HistoryNote(self.wall(), level, text)),
+            )
         self._run_feed()
 
     @work(group="feed", exit_on_error=False)
@@ -463,15 +475,21 @@ class SpecmonApp(App[None]):
             self.live.set_baseline(self.wall(), snapshot, message.origin)
             self._follow_baseline_server()
             if message.origin == BaselineOrigin.RELAUNCHED:
-                self.live.log(self.wall(), "info", "baseline taken; the speculative server "
-                              "is back")  # fmt: skip
+                self.live.log(self.wall(), "info", "baseline taken; the speculative server is back")
             elif message.origin == BaselineOrigin.THIS_SERVER:
-                self.live.log(self.wall(), "warn", "baseline taken: now restart the server WITH "
-                              "speculation; the comparison follows")  # fmt: skip
+                self.live.log(
+                    self.wall(),
+                    "warn",
+                    "baseline taken: now restart the server WITH "
+                    "speculation; the comparison follows",
+                )
         else:
             notes = "; ".join(filter(None, (snapshot.label, self.store_note)))
-            self.live.log(self.wall(), "info", f"snapshot #{snapshot.id} saved"
-                          + (f" ({notes})" if notes else ""))  # fmt: skip
+            self.live.log(
+                self.wall(),
+                "info",
+                f"snapshot #{snapshot.id} saved" + (f" ({notes})" if notes else ""),
+            )
         self.refresh_view()
 
     @on(BenchNote)
@@ -505,8 +523,9 @@ class SpecmonApp(App[None]):
         if self.bench_running():
             return
         self.live.baseline.waiting = False
-        self.live.log(self.wall(), "info", "the server is back without speculation: "
-                      "taking the baseline")  # fmt: skip
+        self.live.log(
+            self.wall(), "info", "the server is back without speculation: taking the baseline"
+        )
         self._start_bench(SnapshotKind.BASELINE, self.config.url, BaselineOrigin.THIS_SERVER)
 
     def _start_bench(
@@ -530,10 +549,15 @@ class SpecmonApp(App[None]):
         shown rings the bell, flashes the Baseline panel and is said in the events log."""
         if self._panels is None:  # found once: looking them up every tick was a DOM walk each
             try:
-                self._panels = _Panels(self.query_one(IdentityBar), self.query_one(DecodePanel),
-                                       self.query_one(SpecPanel), self.query_one(BaselinePanel),
-                                       self.query_one(ServerPanel), self.query_one(GpuPanel),
-                                       self.query_one(EventsLog))  # fmt: skip
+                self._panels = _Panels(
+                    self.query_one(IdentityBar),
+                    self.query_one(DecodePanel),
+                    self.query_one(SpecPanel),
+                    self.query_one(BaselinePanel),
+                    self.query_one(ServerPanel),
+                    self.query_one(GpuPanel),
+                    self.query_one(EventsLog),
+                )
             except NoMatches:  # not composed yet
                 return
         panels = self._panels
@@ -571,8 +595,9 @@ class SpecmonApp(App[None]):
     def _refuse_read_only(self, key: str, does: str = "benches or saves") -> bool:
         """Whether `key` is off here (read-only), said when it is (with what it `does`)."""
         if self.read_only:
-            self.notify(f"read-only: {key} is off in this dashboard (it {does})",
-                        severity="warning")  # fmt: skip
+            self.notify(
+                f"read-only: {key} is off in this dashboard (it {does})", severity="warning"
+            )
         return self.read_only
 
     def action_baseline(self) -> None:
@@ -584,19 +609,23 @@ class SpecmonApp(App[None]):
             return
         info = self.live.server.info
         if self.config.baseline_url is not None:
-            self._start_bench(SnapshotKind.BASELINE, self.config.baseline_url,
-                              BaselineOrigin.BASELINE_SERVER)  # fmt: skip
+            self._start_bench(
+                SnapshotKind.BASELINE, self.config.baseline_url, BaselineOrigin.BASELINE_SERVER
+            )
         elif self.managed is not None:  # specmon launched it: relaunch it without speculation
             self._start_bench(SnapshotKind.BASELINE, self.config.url, BaselineOrigin.RELAUNCHED)
         elif info is None:
-            self.notify("the server has not answered yet, so specmon cannot tell whether it "
-                        "runs with speculation: press b once it is up, or give --baseline-url",
-                        severity="warning")  # fmt: skip
+            self.notify(
+                "the server has not answered yet, so specmon cannot tell whether it "
+                "runs with speculation: press b once it is up, or give --baseline-url",
+                severity="warning",
+            )
         elif info.speculative is None:
             self._start_bench(SnapshotKind.BASELINE, self.config.url, BaselineOrigin.THIS_SERVER)
         else:
-            choice = BaselineChoice(self.config.url, speculative_flags(info),
-                                    self.baseline_server_hint())  # fmt: skip
+            choice = BaselineChoice(
+                self.config.url, speculative_flags(info), self.baseline_server_hint()
+            )
             self.push_screen(choice, self._on_choice)
         self.refresh_view()
 
@@ -607,8 +636,9 @@ class SpecmonApp(App[None]):
     def _on_choice(self, wait: bool | None) -> None:
         if wait:
             self.live.baseline.waiting = True
-            self.live.log(self.wall(), "info", "waiting for the server to restart without "
-                          "speculation")  # fmt: skip
+            self.live.log(
+                self.wall(), "info", "waiting for the server to restart without speculation"
+            )
             self.refresh_view()
 
     def action_cancel_bench(self) -> None:
@@ -643,9 +673,17 @@ class SpecmonApp(App[None]):
         known = {}
         if baseline is not None and baseline.id is not None:
             known[baseline.id] = self.live.baseline.lifetime(self.live.server.info)
-        self.push_screen(ComparisonScreen(self.store, urls, self.config.max_age, self.wall, known,
-                                          exports=not self.read_only,
-                                          prompts=self.config.probe_prompts))  # fmt: skip
+        self.push_screen(
+            ComparisonScreen(
+                self.store,
+                urls,
+                self.config.max_age,
+                self.wall,
+                known,
+                exports=not self.read_only,
+                prompts=self.config.probe_prompts,
+            )
+        )
 
     def action_whatif(self) -> None:
         """w: the recent probes at other draft lengths, and the advisor's findings."""
@@ -724,8 +762,9 @@ class SpecmonApp(App[None]):
 
     def _keys_note(self) -> str:
         """What the keys line says after the keys: read-only, frozen."""
-        return "  ".join(note for note, on in (("read-only", self.read_only),
-                                                ("frozen", self.frozen)) if on)  # fmt: skip
+        return "  ".join(
+            note for note, on in (("read-only", self.read_only), ("frozen", self.frozen)) if on
+        )
 
     def action_dump(self) -> None:
         """d: the screen as it is, as SVG and text, into the dumps folder (said in the log)."""
@@ -779,8 +818,11 @@ class SpecmonApp(App[None]):
             # Sources that joined meanwhile are lacking in the themes done before them; a theme
             # whose CSS does not parse is tried once for these sources, and left to its `t`.
             tried, themes = self._tried_ahead, self.available_themes
-            lacking = [name for name in order if name not in tried
-                       and not css.has_parsed(self._variables(themes[name]))]  # fmt: skip
+            lacking = [
+                name
+                for name in order
+                if name not in tried and not css.has_parsed(self._variables(themes[name]))
+            ]
             if lacking and self.bench_running():
                 # Not while a bench streams: a tick holds the event loop ~10 ms, and a fast
                 # server's stream read late arrives all at once (refused as buffered).

@@ -51,13 +51,15 @@ def fit(columns: Sequence[Column], cells: Sequence[Sequence[str]], available: in
         widths[i] += max(0, min(to - widths[i], available - used()))
 
     # A cell at a time, in turn: a long config does not starve the validity beside it.
-    targets = {i: min(natural[i], c.preferred or natural[i]) for i, c in enumerate(columns)
-               if c.essential}  # fmt: skip
+    targets = {
+        i: min(natural[i], c.preferred or natural[i]) for i, c in enumerate(columns) if c.essential
+    }
     while used() < available and (short := [i for i, t in targets.items() if widths[i] < t]):
         for i in short:
             grow(i, widths[i] + 1)
-    optional = sorted((i for i, c in enumerate(columns) if not c.essential),
-                      key=lambda i: columns[i].rank)  # fmt: skip
+    optional = sorted(
+        (i for i, c in enumerate(columns) if not c.essential), key=lambda i: columns[i].rank
+    )
     for i in optional:
         if used() + natural[i] + CELL_PADDING <= available:
             widths[i] = natural[i]

@@ -51,8 +51,15 @@ def screen_text(app: App[Any]) -> str | None:
     if frame is None:
         return None
     width, height = app.size
-    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True,
-                      record=True, legacy_windows=False, safe_box=False)  # fmt: skip
+    console = Console(
+        width=width,
+        height=height,
+        file=io.StringIO(),
+        force_terminal=True,
+        record=True,
+        legacy_windows=False,
+        safe_box=False,
+    )
     console.print(frame)
     lines = console.export_text(styles=False).splitlines()
     return "\n".join(line.rstrip() for line in lines).rstrip("\n") + "\n"

@@ -51,8 +51,9 @@ class FleetApp(SpecmonApp):
         """
         self.fleet = fleet
         first = fleet.sessions[0]
-        super().__init__(first.config, None, store, start_workers=start_workers, wall=wall,
-                         feed=first.feed)  # fmt: skip
+        super().__init__(
+            first.config, None, store, start_workers=start_workers, wall=wall, feed=first.feed
+        )
         self.session = first
         self._sink = PostingSink(self.post_message)
         self._select(first)
@@ -89,8 +90,9 @@ class FleetApp(SpecmonApp):
         if self.frozen or not self.screen_stack:
             return
         if isinstance(self.screen, FleetScreen):
-            rows = worst_first(fleet_row(server_label(s.target), s.view())
-                               for s in self.fleet.sessions)  # fmt: skip
+            rows = worst_first(
+                fleet_row(server_label(s.target), s.view()) for s in self.fleet.sessions
+            )
             self.screen.post_message(FleetRowsReady(tuple(rows)))
             return
         info = self.live.server.info

@@ -45,12 +45,18 @@ OFF_KEYS = {"b": "benches the server", "s": "benches the server and saves"}
 
 REPLAY_KEYS = (
     ("space, p", "pause or resume the replay"),
-    ("←, →", f"back or forward {SEEK_S:.0f} s (with shift: {SEEK_LONG_S:.0f} s); back replays "
-     "from the start"),
+    (
+        "←, →",
+        f"back or forward {SEEK_S:.0f} s (with shift: {SEEK_LONG_S:.0f} s); back replays "
+        "from the start",
+    ),
     ("+, -", "faster or slower (×0.25 to ×100)"),
-    *((key, f"off in a replay (it {OFF_KEYS[key]})") if key in OFF_KEYS else (key, does)
-      for key, does in KEYS_AND_COMPARISON if key != "p"),
-)  # fmt: skip
+    *(
+        (key, f"off in a replay (it {OFF_KEYS[key]})") if key in OFF_KEYS else (key, does)
+        for key, does in KEYS_AND_COMPARISON
+        if key != "p"
+    ),
+)
 """The replay's `?`: its own keys, then the dashboard's with those acting on a server off."""
 
 
@@ -118,8 +124,9 @@ class ReplayApp(SpecmonApp):
         return "  ".join((f"REPLAY {clock} {pace}", *(["frozen"] if self.frozen else [])))
 
     def _start_workers(self) -> None:
-        self.run_worker(self.replay.run(PostingSink(self._replayed)), group="feed",
-                        exit_on_error=False)  # fmt: skip
+        self.run_worker(
+            self.replay.run(PostingSink(self._replayed)), group="feed", exit_on_error=False
+        )
 
     def _replayed(self, message: Message) -> None:
         """Hand a recorded input to the dashboard's handler for it, now."""
@@ -196,8 +203,7 @@ class ReplayApp(SpecmonApp):
         self._refuse("s", OFF_KEYS["s"])
 
     def _refuse(self, key: str, does: str) -> None:
-        self.notify(f"replay: {key} is off (it {does}); this is a recording",
-                    severity="warning")  # fmt: skip
+        self.notify(f"replay: {key} is off (it {does}); this is a recording", severity="warning")
 
     def action_help(self) -> None:
         """?: the replay's keys, then what every number means."""

@@ -118,8 +118,9 @@ class DashboardServer(Server):
             response = web.Response(
                 status=303, headers={"Location": str(request.rel_url.with_query(query))}
             )
-            response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="Strict",
-                                secure=request.secure)  # fmt: skip
+            response.set_cookie(
+                TOKEN_COOKIE, token, httponly=True, samesite="Strict", secure=request.secure
+            )
             return response
         cookie = request.cookies.get(TOKEN_COOKIE, "")
         if not hmac.compare_digest(cookie.encode(), token.encode()):
@@ -180,8 +181,9 @@ async def serve(
     server = DashboardServer(command, token=token, hosts=hosts, max_tabs=max_tabs)
     # On Ctrl-C or SIGTERM, tabs' websockets get this long to close before they are cancelled
     # (aiohttp waits 60 s by default: a stop would hang that long on a tab still starting).
-    runner = web.AppRunner(await server._make_app(), handle_signals=False,
-                           shutdown_timeout=SHUTDOWN_TIMEOUT_S)  # fmt: skip
+    runner = web.AppRunner(
+        await server._make_app(), handle_signals=False, shutdown_timeout=SHUTDOWN_TIMEOUT_S
+    )
     await runner.setup()
     try:
         await web.SockSite(runner, listening).start()

@@ -17,11 +17,13 @@ PROTOCOL = Protocol(3, 1, 256, 0.0, "p")
 BASE = Pooled(runs=3, decode_tok_s=100.0, rel_se=0.01, accept_length=None, cycle_ms=None)
 
 
-def _info(version: str = "0.5.17", topk: int = 1, algorithm: str = "EAGLE3",
-          **args: object) -> ServerInfo:  # fmt: skip
+def _info(
+    version: str = "0.5.17", topk: int = 1, algorithm: str = "EAGLE3", **args: object
+) -> ServerInfo:
     spec = SpecConfig(algorithm, 3, topk, 4)
-    return ServerInfo("sglang", version, "m", 1, 1, 1, spec, 1, False, None, True,
-                      {"model_path": "m", **args})  # fmt: skip
+    return ServerInfo(
+        "sglang", version, "m", 1, 1, 1, spec, 1, False, None, True, {"model_path": "m", **args}
+    )
 
 
 def _now(accept: float, cycle: float) -> Pooled:
@@ -39,11 +41,19 @@ def _whatif(now: Pooled, histogram: list[int], *more: CyclePoint) -> WhatIf:
     return result
 
 
-def _advise(info: ServerInfo, now: Pooled, whatif: WhatIf | None,
-            earlier: list[Snapshot] | None = None) -> list:  # fmt: skip
-    return advise(info, protocol=PROTOCOL, now=now, comparison=compare(now, BASE),
-                  whatif=whatif, earlier=earlier or [], flag_for=lambda k: f"--k {k}",
-                  off_flag="--off")  # fmt: skip
+def _advise(
+    info: ServerInfo, now: Pooled, whatif: WhatIf | None, earlier: list[Snapshot] | None = None
+) -> list:
+    return advise(
+        info,
+        protocol=PROTOCOL,
+        now=now,
+        comparison=compare(now, BASE),
+        whatif=whatif,
+        earlier=earlier or [],
+        flag_for=lambda k: f"--k {k}",
+        off_flag="--off",
+    )
 
 
 def test_under_break_even_names_the_draft_length_predicted_to_win() -> None:
@@ -86,7 +96,8 @@ def test_no_length_wins_names_the_flags_that_turn_speculation_off() -> None:
     now = _now(1.2, 30.0)  # barely any acceptance, an expensive cycle
     loses = [a for a in _advise(_info(), now, _whatif(now, [90, 6, 3, 1])) if "loses" in a.text]
     assert [(a.text, a.flag) for a in loses] == [
-        ("speculation loses: no draft length is predicted to win", "--off")]  # fmt: skip
+        ("speculation loses: no draft length is predicted to win", "--off")
+    ]
 
 
 def test_a_speedup_within_noise_is_no_loss() -> None:
@@ -97,9 +108,16 @@ def test_a_speedup_within_noise_is_no_loss() -> None:
     comparison = compare(now, noisy)
     assert comparison is not None and comparison.margin is not None and comparison.margin < 0
     assert comparison.verdict == Verdict.WITHIN_NOISE
-    found = advise(_info(), protocol=PROTOCOL, now=now, comparison=comparison,
-                   whatif=_whatif(now, [90, 6, 3, 1]), earlier=[], flag_for=lambda k: f"--k {k}",
-                   off_flag="--off")  # fmt: skip
+    found = advise(
+        _info(),
+        protocol=PROTOCOL,
+        now=now,
+        comparison=comparison,
+        whatif=_whatif(now, [90, 6, 3, 1]),
+        earlier=[],
+        flag_for=lambda k: f"--k {k}",
+        off_flag="--off",
+    )
     assert not [a for a in found if "loses" in a.text]
 
 
@@ -112,8 +130,11 @@ def test_no_op_flag_of_the_version() -> None:
     now = _now(3.0, 16.0)
     found = _advise(_info(num_continuous_decode_steps=4), now, None)
     assert [(a.flag, a.text) for a in found] == [
-        ("--num-continuous-decode-steps", "--num-continuous-decode-steps 4 does nothing in "
-         "SGLang 0.5.17")]  # fmt: skip
+        (
+            "--num-continuous-decode-steps",
+            "--num-continuous-decode-steps 4 does nothing in SGLang 0.5.17",
+        )
+    ]
     assert _advise(_info(num_continuous_decode_steps=1), now, None) == []  # the default
     assert _advise(_info("0.3.5", num_continuous_decode_steps=4), now, None) == []
 
@@ -127,8 +148,23 @@ def test_tree_drafts_get_no_what_if_but_ngram_topk_is_ignored() -> None:
 
 def test_acceptance_fell_since_an_earlier_snapshot_of_the_configuration() -> None:
     info = _info("0.5.23")
-    run = RunFigures(200, 10, 5.0, 1.0, 200.0, 210.0, 3.0, 3.0, 60, 14.0, 14.0, 15.0,
-                     decode_tokens=180, decode_s=0.84, decode_steps=60)  # fmt: skip
+    run = RunFigures(
+        200,
+        10,
+        5.0,
+        1.0,
+        200.0,
+        210.0,
+        3.0,
+        3.0,
+        60,
+        14.0,
+        14.0,
+        15.0,
+        decode_tokens=180,
+        decode_s=0.84,
+        decode_steps=60,
+    )
     earlier = Snapshot(1.0, "u", None, replace(info, version="0.5.17"), PROTOCOL, (run,), id=7)
     found = _advise(info, _now(2.5, 14.0), None, [earlier])
     assert len(found) == 1 and found[0].flag is None
@@ -144,9 +180,17 @@ def _traffic_advice(probe: float, traffic: float) -> list:  # type: ignore[type-
     # Cycle 20 ms against a 10 ms baseline step: break-even 2.0.
     now = _now(probe, 20.0)
     gap = TrafficGap(probe, traffic, "counters", 0.01)
-    found = advise(_info(), protocol=PROTOCOL, now=now, comparison=compare(now, BASE),
-                   whatif=None, earlier=[], flag_for=lambda k: f"--k {k}", off_flag="--off",
-                   traffic=gap)  # fmt: skip
+    found = advise(
+        _info(),
+        protocol=PROTOCOL,
+        now=now,
+        comparison=compare(now, BASE),
+        whatif=None,
+        earlier=[],
+        flag_for=lambda k: f"--k {k}",
+        off_flag="--off",
+        traffic=gap,
+    )
     return [a for a in found if "not representative" in a.text]
 
 

@@ -51,8 +51,9 @@ def test_older_records_derive_their_parts() -> None:
 
 
 def test_buffered_runs_keep_their_counts_but_not_their_timing() -> None:
-    buffered = replace(run(62.9, 2.0), decode_tok_s=None, decode_s=None, cycle_ms=None,
-                       buffered=True)  # fmt: skip
+    buffered = replace(
+        run(62.9, 2.0), decode_tok_s=None, decode_s=None, cycle_ms=None, buffered=True
+    )
     p = pool([buffered])
     assert p.decode_tok_s is None and p.cycle_ms is None
     assert p.accept_length == pytest.approx(2.0)
@@ -164,8 +165,9 @@ accepts = st.floats(1.0, 5.0)
 
 @pytest.mark.slow
 @given(now=speeds, base=speeds, accept=accepts, spread=st.floats(0.0, 0.3))
-def test_every_figure_agrees(now: list[float], base: list[float], accept: float,
-                             spread: float) -> None:  # fmt: skip
+def test_every_figure_agrees(
+    now: list[float], base: list[float], accept: float, spread: float
+) -> None:
     now_runs = [run(t, accept * (1 + spread * ((i % 3) - 1) / 3)) for i, t in enumerate(now)]
     c = compare(pool(now_runs), pool([run(t) for t in base]))
     assert c is not None

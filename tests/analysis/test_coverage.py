@@ -34,16 +34,20 @@ def test_intervals_cover_the_true_speedup_about_95_percent_of_the_time() -> None
 
 
 def test_the_what_if_interval_holds_the_truth_anywhere_in_the_models_range() -> None:
-    rows = [r for r in _coverage().simulate(cases=300, seed=1, speedup=0.25)
-            if r.what.startswith("what-if")]  # fmt: skip
+    rows = [
+        r
+        for r in _coverage().simulate(cases=300, seed=1, speedup=0.25)
+        if r.what.startswith("what-if")
+    ]
     assert len(rows) == 2
     for row in rows:
         assert row.coverage >= 0.95, row  # a range widened by the runs' interval: conservative
 
 
 def test_the_sequential_rule_keeps_its_error_rate_and_finds_a_real_speedup() -> None:
-    rows = [r for r in _coverage().simulate(cases=300, seed=1, speedup=0.25)
-            if "sequential" in r.what]  # fmt: skip
+    rows = [
+        r for r in _coverage().simulate(cases=300, seed=1, speedup=0.25) if "sequential" in r.what
+    ]
     null = [r for r in rows if r.setting.startswith("true +0%")]
     assert len(null) == 2
     for row in null:

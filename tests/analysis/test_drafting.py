@@ -21,8 +21,9 @@ def vllm(drafts: float, tokens: float, itl_count: float) -> ServerMetrics:
 
 def sglang(passes: float, steps: float, draft_tokens: float) -> ServerMetrics:
     """SGLang's decode passes and the last batch's gauges."""
-    return ServerMetrics(decode_passes_total=passes, spec_num_steps=steps,
-                         spec_num_draft_tokens=draft_tokens)  # fmt: skip
+    return ServerMetrics(
+        decode_passes_total=passes, spec_num_steps=steps, spec_num_draft_tokens=draft_tokens
+    )
 
 
 def test_vllm_k0_steps_count_only_as_steps() -> None:
@@ -104,15 +105,28 @@ def test_a_switch_must_hold_two_intervals() -> None:
 
 def test_figures_by_load_band() -> None:
     """Two intervals at 1 running request drafting k = 3, one at 20 drafting nothing."""
-    light_a = ServerMetrics(spec_drafts_total=0, spec_draft_tokens_total=0,
-                            spec_accepted_tokens_total=0, generation_tokens_total=0,
-                            num_running_reqs=1,
-                            itl_seconds=Histogram(((1.0, 0),), 0, 0))  # fmt: skip
-    light_b = replace(light_a, spec_drafts_total=100, spec_draft_tokens_total=300,
-                      spec_accepted_tokens_total=120, generation_tokens_total=220,
-                      itl_seconds=Histogram(((1.0, 100),), 0, 100))  # fmt: skip
-    heavy = replace(light_b, generation_tokens_total=2220, num_running_reqs=20,
-                    itl_seconds=Histogram(((1.0, 2100),), 0, 2100))  # fmt: skip
+    light_a = ServerMetrics(
+        spec_drafts_total=0,
+        spec_draft_tokens_total=0,
+        spec_accepted_tokens_total=0,
+        generation_tokens_total=0,
+        num_running_reqs=1,
+        itl_seconds=Histogram(((1.0, 0),), 0, 0),
+    )
+    light_b = replace(
+        light_a,
+        spec_drafts_total=100,
+        spec_draft_tokens_total=300,
+        spec_accepted_tokens_total=120,
+        generation_tokens_total=220,
+        itl_seconds=Histogram(((1.0, 100),), 0, 100),
+    )
+    heavy = replace(
+        light_b,
+        generation_tokens_total=2220,
+        num_running_reqs=20,
+        itl_seconds=Histogram(((1.0, 2100),), 0, 2100),
+    )
     intervals = [load_interval(light_a, light_b, 2.0), load_interval(light_b, heavy, 4.0)]
     assert band_of(0.4) is None and band_of(3) == 2 and band_label(16) == "16-31"
     one, twenty = by_load(i for i in intervals if i is not None)
@@ -131,8 +145,9 @@ def _info(backend: str, **args: object) -> ServerInfo:
 def test_advice_on_an_adaptive_server_is_in_its_own_settings() -> None:
     """SGLang's bucket for the load now (`speculative_adaptive` in its args); vLLM's Dynamic SD
     range when it was seen drafting otherwise than its flags; the launch flags otherwise."""
-    flag_for, off = advisor_flags(_info("sglang", speculative_adaptive=True), differs=False,
-                                  running=12)  # fmt: skip
+    flag_for, off = advisor_flags(
+        _info("sglang", speculative_adaptive=True), differs=False, running=12
+    )
     assert flag_for(2) == '"8": {"candidate_steps": [2]} in --speculative-adaptive-config'
     assert off == '"8": {"candidate_steps": [0]} in --speculative-adaptive-config'
     flag_for, off = advisor_flags(_info("vllm"), differs=True, running=1)

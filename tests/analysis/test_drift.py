@@ -18,8 +18,10 @@ def series(
     """A probe's accept length every `every_s` from `start` to `end` over `hours`, with noise."""
     rng = random.Random(seed)
     n = int(hours * 3600 / every_s)
-    return [Reading(T0 + i * every_s, 0, start + (end - start) * i / n + rng.gauss(0, noise),
-                    0, 0, 1) for i in range(n)]  # fmt: skip
+    return [
+        Reading(T0 + i * every_s, 0, start + (end - start) * i / n + rng.gauss(0, noise), 0, 0, 1)
+        for i in range(n)
+    ]
 
 
 def test_a_slow_decline_over_hours_is_reported() -> None:
@@ -38,8 +40,17 @@ def test_a_slow_decline_over_hours_is_reported() -> None:
 def test_a_decline_of_minute_buckets_is_reported_as_of_raw_readings() -> None:
     raw = series(6, 3.07, 2.8, noise=0.3, seed=2)
     minutes = [raw[i : i + 6] for i in range(0, len(raw), 6)]
-    buckets = [Reading(m[0].at, 60, sum(r.value for r in m) / 6, min(r.value for r in m),
-                       max(r.value for r in m), 6) for m in minutes]  # fmt: skip
+    buckets = [
+        Reading(
+            m[0].at,
+            60,
+            sum(r.value for r in m) / 6,
+            min(r.value for r in m),
+            max(r.value for r in m),
+            6,
+        )
+        for m in minutes
+    ]
     found = drift(Figure.ACCEPT, buckets)
     assert found is not None and found.change < -0.05
 
@@ -76,8 +87,10 @@ def test_a_drafting_switch_cuts_the_series_as_a_config_change_does() -> None:
 
 
 def test_a_new_server_lifetime_cuts_the_series_without_a_mark() -> None:
-    readings = [Reading(r.at, 0, r.value, 0, 0, 1, 100.0 if r.at < T0 + 3 * 3600 else 200.0)
-                for r in series(6, 3.07, 2.8, noise=0.05, seed=4)]  # fmt: skip
+    readings = [
+        Reading(r.at, 0, r.value, 0, 0, 1, 100.0 if r.at < T0 + 3 * 3600 else 200.0)
+        for r in series(6, 3.07, 2.8, noise=0.05, seed=4)
+    ]
     assert since_last_change(readings, [])[0].lifetime == 200.0
     found = drifts({Figure.ACCEPT: readings}, [])
     assert [d.since >= T0 + 3 * 3600 for d in found] == [True]

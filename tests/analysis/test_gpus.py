@@ -232,6 +232,7 @@ def test_the_fleet_cell_is_short_and_names_the_worst_gpu() -> None:
     assert gpu_worst(nvml(*lost)) == "GPU 3 failed"  # worse than throttling
     shared = [*EIGHT[:1], h200(1, processes=(GpuProcess(4242, 1.0, "python", 3.0, False),))]
     assert gpu_worst(nvml(*shared)) == "GPU 1 shared"
-    none = Telemetry("nvml", "NVML on this machine", unavailable="no NVML here (NVML Shared "
-                     "Library Not Found)")  # fmt: skip
+    none = Telemetry(
+        "nvml", "NVML on this machine", unavailable="no NVML here (NVML Shared Library Not Found)"
+    )
     assert gpu_worst(none) is None  # "—"; the fleet's detail line says why

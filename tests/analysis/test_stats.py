@@ -22,9 +22,14 @@ def test_summarize() -> None:
 
 @pytest.mark.parametrize(
     ("values", "q", "expected"),
-    [([1, 2, 3, 4], 50, 2.5), ([1, 2, 3, 4], 0, 1), ([1, 2, 3, 4], 100, 4),
-     ([10, 20], 95, 19.5), ([7], 95, 7)],
-)  # fmt: skip
+    [
+        ([1, 2, 3, 4], 50, 2.5),
+        ([1, 2, 3, 4], 0, 1),
+        ([1, 2, 3, 4], 100, 4),
+        ([10, 20], 95, 19.5),
+        ([7], 95, 7),
+    ],
+)
 def test_percentile(values: list[float], q: float, expected: float) -> None:
     assert percentile(values, q) == pytest.approx(expected)
 

@@ -49,9 +49,23 @@ def test_chunks_as_steps_and_a_chunk_holding_several() -> None:
 
 
 def _run(rates: tuple[float, ...] | None, steps: float | None) -> RunFigures:
-    return RunFigures(100, 10, 5.0, 1.0, 100.0, 110.0, 2.0, 2.0, 50, 10.0, 10.0, 11.0,
-                      position_accept=rates, position_steps=steps,
-                      position_source=PositionSource.COUNTERS)  # fmt: skip
+    return RunFigures(
+        100,
+        10,
+        5.0,
+        1.0,
+        100.0,
+        110.0,
+        2.0,
+        2.0,
+        50,
+        10.0,
+        10.0,
+        11.0,
+        position_accept=rates,
+        position_steps=steps,
+        position_source=PositionSource.COUNTERS,
+    )
 
 
 def test_runs_pool_by_their_drafting_steps() -> None:
@@ -79,9 +93,16 @@ def test_extrapolation_past_the_known_positions(
 
 @pytest.mark.parametrize(
     ("algorithm", "lookup"),
-    [("NGRAM", True), ("ngram", True), ("ngram-simple", True), ("lookup", True),
-     ("EAGLE3", False), ("draft-simple", False), ("STANDALONE", False)],
-)  # fmt: skip
+    [
+        ("NGRAM", True),
+        ("ngram", True),
+        ("ngram-simple", True),
+        ("lookup", True),
+        ("EAGLE3", False),
+        ("draft-simple", False),
+        ("STANDALONE", False),
+    ],
+)
 def test_which_algorithms_draft_without_a_model(algorithm: str, lookup: bool) -> None:
     assert drafts_without_model(algorithm) is lookup
 
@@ -100,8 +121,9 @@ def test_cycle_fits() -> None:
     assert alone is not None and alone.fit == CycleFit.FIXED and alone.other is None
     assert "no baseline to bound it" in alone.assumption
     # Two lengths measured: the line, fixed cost and per-draft cost both measured.
-    line = fit_cycle([now, CyclePoint(1, 14.0, "#3"), CyclePoint(1, 14.2, "#5")], 10.0,
-                     model_drafts=True)  # fmt: skip
+    line = fit_cycle(
+        [now, CyclePoint(1, 14.0, "#3"), CyclePoint(1, 14.2, "#5")], 10.0, model_drafts=True
+    )
     assert line is not None and line.fit == CycleFit.LINE
     assert line.beta_ms == pytest.approx((20.0 - 14.1) / 3)
     assert line.cycle_ms(1) == pytest.approx(14.1) and line.cycle_ms(0) == 10.0
@@ -114,8 +136,9 @@ def test_predictions_keep_the_measured_point_and_the_formulas() -> None:
     is decode / baseline − 1."""
     positions = from_histogram([10, 10, 10, 70])  # a = 0.9, 0.8, 0.7
     assert positions is not None
-    now = Pooled(runs=3, decode_tok_s=1000 * 3.2 / 20.0, rel_se=0.01, accept_length=3.2,
-                 cycle_ms=20.0)  # fmt: skip
+    now = Pooled(
+        runs=3, decode_tok_s=1000 * 3.2 / 20.0, rel_se=0.01, accept_length=3.2, cycle_ms=20.0
+    )
     base = Pooled(runs=3, decode_tok_s=100.0, rel_se=0.01, accept_length=None, cycle_ms=None)
     cycle = fit_cycle([CyclePoint(3, 20.0, "now")], base.ms_per_token, model_drafts=True)
     assert cycle is not None
@@ -196,14 +219,16 @@ def test_independent_draws_match_vllms_formula() -> None:
 def test_a_line_that_falls_with_k_is_set_aside_for_the_one_cycle_model() -> None:
     # Issue 24: T(2) = 30 ms and T(3) = 12 ms made the line predict T(4) = −6 ms and negative
     # tok/s (a line reaching 0 divided by zero).
-    falling = fit_cycle([CyclePoint(3, 12.0, "now"), CyclePoint(2, 30.0, "#1")], 10.0,
-                        model_drafts=False)  # fmt: skip
+    falling = fit_cycle(
+        [CyclePoint(3, 12.0, "now"), CyclePoint(2, 30.0, "#1")], 10.0, model_drafts=False
+    )
     assert falling is not None and falling.fit == CycleFit.FIXED
     assert falling.cycle_ms(4) == 12.0 and falling.cycle_ms(3) == 12.0  # the current point
     assert falling.note is not None and "falls as k grows" in falling.note
     assert "30.0 ms at k = 2, 12.0 ms at k = 3" in falling.assumption
-    steep = fit_cycle([CyclePoint(3, 10.0, "now"), CyclePoint(4, 20.0, "#1")], 5.0,
-                      model_drafts=True)  # fmt: skip
+    steep = fit_cycle(
+        [CyclePoint(3, 10.0, "now"), CyclePoint(4, 20.0, "#1")], 5.0, model_drafts=True
+    )
     assert steep is not None and steep.fit == CycleFit.PER_DRAFT
     assert steep.note is not None and "reaches T(1) = -10.0 ms" in steep.note
     assert all(steep.cycle_range(k)[0] > 0 for k in range(1, 7))
@@ -273,8 +298,9 @@ def test_the_best_named_is_the_one_the_advisor_would_name() -> None:
     assert positions is not None
     now = Pooled(runs=3, decode_tok_s=160.0, rel_se=0.05, accept_length=3.2, cycle_ms=20.0)
     base = Pooled(runs=3, decode_tok_s=100.0, rel_se=0.01, accept_length=None, cycle_ms=None)
-    cycle = fit_cycle([CyclePoint(3, 20.0, "now"), CyclePoint(1, 10.5, "#2")], 10.0,
-                      model_drafts=True)  # fmt: skip
+    cycle = fit_cycle(
+        [CyclePoint(3, 20.0, "now"), CyclePoint(1, 10.5, "#2")], 10.0, model_drafts=True
+    )
     assert cycle is not None
     result = what_if(now, positions, 3, cycle, base)
     assert result is not None

@@ -56,8 +56,19 @@ def test_ab_judges_each_round_at_its_own_time(
 
     monkeypatch.setattr(ab, "run_ab", recorded)
     options = [] if max_age is None else ["--max-age", max_age]
-    argv = ["ab", "--json", "--db", str(tmp_path / "s.db"), *options,
-            "--", "python", "-m", "specmon.sim", "--port", "30007"]  # fmt: skip
+    argv = [
+        "ab",
+        "--json",
+        "--db",
+        str(tmp_path / "s.db"),
+        *options,
+        "--",
+        "python",
+        "-m",
+        "specmon.sim",
+        "--port",
+        "30007",
+    ]
     assert main(argv) == 0
     (config,) = json.loads(capsys.readouterr().out)["configs"]
     assert [lv["valid"] for lv in config["levels"]] == [valid] * 3

@@ -31,8 +31,22 @@ def sim(request: pytest.FixtureRequest) -> Iterator[SimThread]:
 
 
 def _bench(url: str, db: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> dict:
-    code = main(["bench", url, "--runs", "2", "--warmup", "1", "--max-tokens", "300",
-                 "--json", "--db", str(db), *extra])  # fmt: skip
+    code = main(
+        [
+            "bench",
+            url,
+            "--runs",
+            "2",
+            "--warmup",
+            "1",
+            "--max-tokens",
+            "300",
+            "--json",
+            "--db",
+            str(db),
+            *extra,
+        ]
+    )
     out = capsys.readouterr()
     assert code == 0, out.err
     return json.loads(out.out)
@@ -66,8 +80,9 @@ def _check_runs(body: dict, emitted: list[EmittedRequest]) -> None:
             assert run["verify_ct"] == record.verify_ct
 
 
-@pytest.mark.parametrize("sim", [replace(FAST, version=v) for v in VERSIONS], indirect=True,
-                         ids=VERSIONS)  # fmt: skip
+@pytest.mark.parametrize(
+    "sim", [replace(FAST, version=v) for v in VERSIONS], indirect=True, ids=VERSIONS
+)
 def test_speculative_bench_matches_emitted(
     sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -75,15 +90,19 @@ def test_speculative_bench_matches_emitted(
     assert body["schema"] == 1
     assert body["target"]["version"] == sim.server.config.version
     assert body["target"]["speculative"] == {
-        "algorithm": "EAGLE3", "num_steps": 2, "eagle_topk": 1, "num_draft_tokens": 3,
-    }  # fmt: skip
+        "algorithm": "EAGLE3",
+        "num_steps": 2,
+        "eagle_topk": 1,
+        "num_draft_tokens": 3,
+    }
     _check_runs(body, sim.server.emitted)
     assert body["summary"]["accept_length"]["median"] == pytest.approx(2.1, rel=0.15)
     assert body["snapshot_id"] == 1
 
 
-@pytest.mark.parametrize("sim", [replace(PLAIN, version=v) for v in VERSIONS], indirect=True,
-                         ids=VERSIONS)  # fmt: skip
+@pytest.mark.parametrize(
+    "sim", [replace(PLAIN, version=v) for v in VERSIONS], indirect=True, ids=VERSIONS
+)
 def test_plain_bench_matches_emitted(
     sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -94,12 +113,15 @@ def test_plain_bench_matches_emitted(
     assert body["summary"]["decode_tok_s"]["median"] == pytest.approx(250, rel=0.02)
 
 
-@pytest.mark.parametrize("sim", [replace(FAST, enable_metrics=False, api_key="sk-test-123")],
-                         indirect=True)  # fmt: skip
+@pytest.mark.parametrize(
+    "sim", [replace(FAST, enable_metrics=False, api_key="sk-test-123")], indirect=True
+)
 def test_metrics_off_and_api_key(
-    sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    sim: SimThread,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+) -> None:
     monkeypatch.setenv("SPECMON_API_KEY", "sk-test-123")
     body = _bench(sim.url, tmp_path / "k.db", capsys)
     _check_runs(body, sim.server.emitted)

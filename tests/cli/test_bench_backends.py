@@ -52,8 +52,19 @@ def test_bench_matches_what_was_served(
     sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     backend = sim.server.config.backend
-    code, body = _json(capsys, "bench", sim.url, "--runs", "3", "--warmup", "1",
-                       "--max-tokens", "120", "--db", str(tmp_path / "s.db"))  # fmt: skip
+    code, body = _json(
+        capsys,
+        "bench",
+        sim.url,
+        "--runs",
+        "3",
+        "--warmup",
+        "1",
+        "--max-tokens",
+        "120",
+        "--db",
+        str(tmp_path / "s.db"),
+    )
     assert code == 0
     assert body["target"]["backend"] == backend
     timed = sim.server.emitted[-3:]

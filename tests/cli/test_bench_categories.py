@@ -14,8 +14,13 @@ from specmon.probe_prompts import BUILTIN_SET
 from specmon.sim import SimConfig, SimThread
 from specmon.storage.store import Store
 
-CONFIG = SimConfig(speculative_num_draft_tokens=4, plain_step_ms=1.0, cycle_ms=1.0, ttft_ms=2.0,
-                   prefill_ms_per_token=0.0)  # fmt: skip
+CONFIG = SimConfig(
+    speculative_num_draft_tokens=4,
+    plain_step_ms=1.0,
+    cycle_ms=1.0,
+    ttft_ms=2.0,
+    prefill_ms_per_token=0.0,
+)
 
 
 @pytest.mark.slow
@@ -24,9 +29,25 @@ def test_each_category_is_a_snapshot_of_its_own(
 ) -> None:
     db = str(tmp_path / "s.db")
     with SimThread(CONFIG) as sim:
-        code = main(["bench", sim.url, "--probe-prompts", "builtin", "--runs", "2",
-                     "--warmup", "0", "--max-tokens", "400", "--label", "night", "--json",
-                     "--db", db])  # fmt: skip
+        code = main(
+            [
+                "bench",
+                sim.url,
+                "--probe-prompts",
+                "builtin",
+                "--runs",
+                "2",
+                "--warmup",
+                "0",
+                "--max-tokens",
+                "400",
+                "--label",
+                "night",
+                "--json",
+                "--db",
+                db,
+            ]
+        )
     out = capsys.readouterr()
     assert code == 0
     document = json.loads(out.out)
@@ -43,10 +64,21 @@ def test_each_category_is_a_snapshot_of_its_own(
     assert protocol_differences(code_run.protocol, chat_run.protocol) == ["prompt"]
 
 
-def test_prompt_and_probe_prompts_exclude_each_other(capsys: pytest.CaptureFixture[str],
-                                                     tmp_path: Path) -> None:  # fmt: skip
-    code = main(["bench", "http://127.0.0.1:9", "--probe-prompts", "builtin", "--prompt", "x",
-                 "--db", str(tmp_path / "s.db")])  # fmt: skip
+def test_prompt_and_probe_prompts_exclude_each_other(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code = main(
+        [
+            "bench",
+            "http://127.0.0.1:9",
+            "--probe-prompts",
+            "builtin",
+            "--prompt",
+            "x",
+            "--db",
+            str(tmp_path / "s.db"),
+        ]
+    )
     assert code == 2
     assert capsys.readouterr().err.strip() == (
         "specmon: error: give either --prompt or --probe-prompts, not both"

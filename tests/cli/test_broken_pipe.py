@@ -41,8 +41,13 @@ def db(sim: SimThread, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _into_closed_pipe(*args: str) -> tuple[int, str]:
     """Run `python -m specmon ARGS` with stdout a pipe whose reader has gone: every write fails."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPECMON_")}
-    with subprocess.Popen([sys.executable, "-m", "specmon", *args], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, env=env) as proc:  # fmt: skip
+    with subprocess.Popen(
+        [sys.executable, "-m", "specmon", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    ) as proc:
         assert proc.stdout is not None and proc.stderr is not None
         proc.stdout.close()  # the reader goes before anything is written: no race
         err = proc.stderr.read()

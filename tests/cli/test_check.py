@@ -66,22 +66,27 @@ def test_metrics_off_is_degraded(
 @pytest.mark.slow
 @pytest.mark.parametrize("sim", [replace(FAST, api_key="sk-right")], indirect=True)
 def test_missing_and_wrong_api_key(
-    sim: SimThread, empty_db: str, capsys: pytest.CaptureFixture[str],
+    sim: SimThread,
+    empty_db: str,
+    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+) -> None:
     monkeypatch.delenv("SPECMON_API_KEY", raising=False)
     code, lines, _ = _check(capsys, sim.url, "--db", empty_db)
     assert code == 2
-    assert lines == [f"✗ {sim.url}/server_info: HTTP 401 — the API key is missing "
-                     "(set SPECMON_API_KEY, --api-key-env or --api-key-file)"]  # fmt: skip
+    assert lines == [
+        f"✗ {sim.url}/server_info: HTTP 401 — the API key is missing "
+        "(set SPECMON_API_KEY, --api-key-env or --api-key-file)"
+    ]
     monkeypatch.setenv("WRONG", "sk-wrong")
     code, lines, _ = _check(capsys, sim.url, "--db", empty_db, "--api-key-env", "WRONG")
     assert code == 2
     assert "the API key is wrong" in lines[0]
     assert "sk-wrong" not in "\n".join(lines)
     monkeypatch.setenv("RIGHT", "sk-right")
-    code, lines, _ = _check(capsys, sim.url, "--db", empty_db, "--api-key-env",
-                            "RIGHT", "--probe-tokens", "20")  # fmt: skip
+    code, lines, _ = _check(
+        capsys, sim.url, "--db", empty_db, "--api-key-env", "RIGHT", "--probe-tokens", "20"
+    )
     assert code == 0
     assert "✓ auth: the API key was accepted" in lines
 
@@ -235,10 +240,14 @@ async def _sequential_check(
 
     async with httpx.AsyncClient(base_url=url, timeout=10.0) as client:
         return await run_check(
-            client, url, run_probe=probes, check_lifetime=same,
+            client,
+            url,
+            run_probe=probes,
+            check_lifetime=same,
             find_baseline=lambda _info: BaselineLookup(replace(baseline, id=7)),
-            budget_s=30.0, clock=probes.clock,
-        )  # fmt: skip
+            budget_s=30.0,
+            clock=probes.clock,
+        )
 
 
 @pytest.mark.slow

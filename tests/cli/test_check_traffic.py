@@ -24,9 +24,15 @@ from specmon.sources.probe import run_probe
 from specmon.target import Target
 
 # The check's own prompt matches no category: it accepts 3.5; chat traffic accepts 1.95.
-CONFIG = SimConfig(speculative_num_draft_tokens=4, plain_step_ms=1.0, cycle_ms=1.0, ttft_ms=2.0,
-                   prefill_ms_per_token=0.0, concurrency_slowdown=0.0,
-                   accept_length=3.5)  # fmt: skip
+CONFIG = SimConfig(
+    speculative_num_draft_tokens=4,
+    plain_step_ms=1.0,
+    cycle_ms=1.0,
+    ttft_ms=2.0,
+    prefill_ms_per_token=0.0,
+    concurrency_slowdown=0.0,
+    accept_length=3.5,
+)
 CHAT = next(p.prompt for p in BUILTIN_SET if p.category == "chat")
 LIKE_THE_PROBE = "Describe, stage by stage, how a bill becomes a law, with an example for each."
 
@@ -63,8 +69,9 @@ async def _check(url: str, prompts: tuple[ProbePrompt, ...] = ()) -> CheckReport
         return LifetimeCheck(LifetimeState.SAME, "the same server process")
 
     async with httpx.AsyncClient(base_url=url, timeout=10.0) as client:
-        return await run_check(client, url, run_probe=probe, check_lifetime=same,
-                               probe_tokens=300, prompts=prompts)  # fmt: skip
+        return await run_check(
+            client, url, run_probe=probe, check_lifetime=same, probe_tokens=300, prompts=prompts
+        )
 
 
 @pytest.mark.slow

@@ -99,5 +99,7 @@ def test_a_bad_since_is_one_line(since: str, capsys: pytest.CaptureFixture[str])
         main(["history", URL, f"--since={since}"])
     assert exit_.value.code == 2
     err = capsys.readouterr().err
-    assert f"argument --since: not a span: {since!r} (a number and s, m, h or d: 30m, 24h, 7d)\n" \
-        in err  # fmt: skip
+    assert (
+        f"argument --since: not a span: {since!r} (a number and s, m, h or d: 30m, 24h, 7d)\n"
+        in err
+    )

@@ -68,9 +68,21 @@ def test_a_fleet_frame_has_every_server_worst_first(
     with SimThread(FAST) as down:
         down_url = down.url  # nothing listens there once it has stopped
     with SimThread(FAST) as up:
-        code, frame, err = _once(capsys, "--url", up.url, "--url", down_url, "--db",
-                                 str(tmp_path / "db"), "--probe-tokens", "20",
-                                 "--once-timeout", "4", "--connect-timeout", "0.2")  # fmt: skip
+        code, frame, err = _once(
+            capsys,
+            "--url",
+            up.url,
+            "--url",
+            down_url,
+            "--db",
+            str(tmp_path / "db"),
+            "--probe-tokens",
+            "20",
+            "--once-timeout",
+            "4",
+            "--connect-timeout",
+            "0.2",
+        )
     assert code == 1  # printed, but one server's figures never came
     label = down_url.removeprefix("http://")
     assert f"no figures within 4 s from {label} (waited for the server's first sample" in err
@@ -88,8 +100,10 @@ def test_the_frame_is_the_view_of_that_moment(tmp_path: Path) -> None:
     config = MonitorConfig(url="http://unused", probe_tokens=20)
     with SimThread(FAST) as a, SimThread(FAST) as b, Store(tmp_path / "db") as store:
         targets = (FleetTarget(a.url), FleetTarget(b.url))
-        sessions = [FrameSession(t, Target(t.url), replace(config, fleet=targets), store,
-                                 wall=lambda: NOW) for t in targets]  # fmt: skip
+        sessions = [
+            FrameSession(t, Target(t.url), replace(config, fleet=targets), store, wall=lambda: NOW)
+            for t in targets
+        ]
         frame = asyncio.run(first_frame(sessions, 30.0))
     assert frame.complete and frame.wall == NOW
     by_url = {view["identity"]["url"]: view for _, _, view in frame.servers}

@@ -33,21 +33,37 @@ CONNECTION = ("--api-key-env", "--api-key-file", "--insecure", "--connect-timeou
 # name -> (its command line without options, the shared options it takes)
 COMMANDS: dict[str, tuple[list[str], tuple[str, ...]]] = {
     "bench": (["bench", "gpu-box:8000"], ("--db", "--gpu-metrics", *CONNECTION)),
-    "check": (["check", "gpu-box:8000"],
-              ("--db", "--gpu-metrics", *CONNECTION, "--probe-tokens", "--max-age")),
+    "check": (
+        ["check", "gpu-box:8000"],
+        ("--db", "--gpu-metrics", *CONNECTION, "--probe-tokens", "--max-age"),
+    ),
     "whatif": (["whatif", "gpu-box:8000"], ("--db", "--gpu-metrics", *CONNECTION, "--max-age")),
     "snapshots list": (["snapshots", "list"], ("--db",)),
     "snapshots show": (["snapshots", "show", "3"], ("--db",)),
     "snapshots compare": (["snapshots", "compare", "1", "2"], ("--db", "--max-age")),
     "snapshots export": (["snapshots", "export"], ("--db", "--max-age")),
     "demo": (["demo"], ("--probe-every", "--probe-tokens", "--theme", "--db")),
-    "exporter": (["exporter"], ("--db", "--gpu-metrics", *CONNECTION, "--probe-tokens",
-                                "--max-age", "--probe-every")),
-    "launch": (["launch", *SERVER], ("--db", "--gpu-metrics", *CONNECTION, "--probe-tokens",
-                                     "--max-age", "--probe-every", "--theme")),
-    "ab --watch": (["ab", "--watch", *SERVER], ("--db", *CONNECTION, "--probe-tokens",
-                                                "--max-age", "--probe-every", "--theme")),
-}  # fmt: skip
+    "exporter": (
+        ["exporter"],
+        ("--db", "--gpu-metrics", *CONNECTION, "--probe-tokens", "--max-age", "--probe-every"),
+    ),
+    "launch": (
+        ["launch", *SERVER],
+        (
+            "--db",
+            "--gpu-metrics",
+            *CONNECTION,
+            "--probe-tokens",
+            "--max-age",
+            "--probe-every",
+            "--theme",
+        ),
+    ),
+    "ab --watch": (
+        ["ab", "--watch", *SERVER],
+        ("--db", *CONNECTION, "--probe-tokens", "--max-age", "--probe-every", "--theme"),
+    ),
+}
 CASES = [(name, option) for name, (_, options) in COMMANDS.items() for option in options]
 
 
@@ -78,9 +94,15 @@ def test_shared_option_anywhere(name: str, option: str) -> None:
 def test_defaults_when_given_nowhere() -> None:
     bench = parse_args(["bench", "gpu-box:8000"])
     assert (bench.db, bench.gpu_metrics, bench.api_key_env, bench.insecure) == (
-        None, None, None, False)  # fmt: skip
+        None,
+        None,
+        None,
+        False,
+    )
     assert (bench.connect_timeout, bench.read_timeout) == (
-        DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT)  # fmt: skip
+        DEFAULT_CONNECT_TIMEOUT,
+        DEFAULT_READ_TIMEOUT,
+    )
     check = parse_args(["check", "gpu-box:8000"])
     # None: not given, so a baseline's protocol decides quietly (DEFAULT_CHECK_TOKENS without one).
     assert (check.probe_tokens, check.max_age) == (None, DEFAULT_MAX_AGE_S)
@@ -146,11 +168,26 @@ def test_launch_passes_the_dashboard_settings_on(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("SPECMON_INTERVAL", "2")
     monkeypatch.setenv("SPECMON_PROBE_TOKENS", "64")
     monkeypatch.setenv("SPECMON_URL", "elsewhere:8000")  # the launched server is the one watched
-    argv = ["--probe-every", "3", "launch", "--theme", "specmon-light", "--probe-tokens", "32",
-            "--no-probe", "--max-age", "60", *SERVER]  # fmt: skip
+    argv = [
+        "--probe-every",
+        "3",
+        "launch",
+        "--theme",
+        "specmon-light",
+        "--probe-tokens",
+        "32",
+        "--no-probe",
+        "--max-age",
+        "60",
+        *SERVER,
+    ]
     config = config_from_args(parse_args(argv), launched="http://127.0.0.1:30007")
     assert (config.url, config.interval, config.probe_every, config.probe) == (
-        "http://127.0.0.1:30007", 2.0, 3.0, False)  # fmt: skip
+        "http://127.0.0.1:30007",
+        2.0,
+        3.0,
+        False,
+    )
     assert (config.probe_tokens, config.max_age, config.theme) == (32, 60.0, "specmon-light")
 
 

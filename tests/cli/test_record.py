@@ -18,9 +18,11 @@ SECRET = "sk-record-cli-SECRET-77"
 @pytest.mark.slow
 @pytest.mark.parametrize("where", ["environment", "file"])
 def test_record_writes_what_the_dashboard_would_see_without_the_key(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
     where: str,
-) -> None:  # fmt: skip
+) -> None:
     out = tmp_path / "incident.jsonl"
     key: list[str] = []
     if where == "environment":
@@ -30,8 +32,20 @@ def test_record_writes_what_the_dashboard_would_see_without_the_key(
         (tmp_path / "key").chmod(0o600)
         key = ["--api-key-file", str(tmp_path / "key")]
     with SimThread(SimConfig(api_key=SECRET, seed=5)) as sim:
-        code = main(["record", sim.url, "--out", str(out), "--duration", "1.2",
-                     "--interval", "0.2", "--no-probe", *key])  # fmt: skip
+        code = main(
+            [
+                "record",
+                sim.url,
+                "--out",
+                str(out),
+                "--duration",
+                "1.2",
+                "--interval",
+                "0.2",
+                "--no-probe",
+                *key,
+            ]
+        )
     err = capsys.readouterr().err.splitlines()
     assert code == 0, err
     assert err[0] == f"specmon record: recording {sim.url} to {out}; Ctrl-C stops"
@@ -45,12 +59,16 @@ def test_record_writes_what_the_dashboard_would_see_without_the_key(
 @pytest.mark.parametrize(
     ("args", "error"),
     [
-        (["http://a:1", "--url", "http://b:2"],
-         "give the server once: URL, --url or --host/--port"),
-        (["--url", "http://a:1", "--url", "http://b:2"],
-         "specmon record watches one server; record each in its own file"),
+        (
+            ["http://a:1", "--url", "http://b:2"],
+            "give the server once: URL, --url or --host/--port",
+        ),
+        (
+            ["--url", "http://a:1", "--url", "http://b:2"],
+            "specmon record watches one server; record each in its own file",
+        ),
     ],
-)  # fmt: skip
+)
 def test_record_refuses_bad_targets_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], error: str
 ) -> None:

@@ -41,8 +41,10 @@ async def test_cycle_percentiles_are_per_verify_step(interval: int) -> None:
         emitted = sim.server.emitted[-2:]
     for result, record in zip(results, emitted, strict=True):
         due = dict(zip(record.chunk_completion_tokens, record.chunk_deadlines, strict=True))
-        chunks = [ProbeChunk(due[c.completion_tokens] - record.arrival_mono, c.completion_tokens)
-                  for c in result.chunks]  # fmt: skip
+        chunks = [
+            ProbeChunk(due[c.completion_tokens] - record.arrival_mono, c.completion_tokens)
+            for c in result.chunks
+        ]
         run = run_figures(replace(result, chunks=tuple(chunks)))
         # The truth: each decode step's end after the one before (the first step is prefill's).
         truth = [1000 * (b - a) for a, b in itertools.pairwise(record.step_deadlines)]
@@ -73,8 +75,10 @@ def test_a_buffered_stream_is_refused_with_a_clear_message(
         out, err = capsys.readouterr()
     assert code == 1
     assert err.count("benching it again") == BENCH_ATTEMPTS - 1
-    assert any(line.startswith("✗ probe failed:") and "buffering proxy" in line
-               for line in out.splitlines())  # fmt: skip
+    assert any(
+        line.startswith("✗ probe failed:") and "buffering proxy" in line
+        for line in out.splitlines()
+    )
 
 
 @pytest.mark.slow
@@ -109,8 +113,9 @@ def test_identical_timestamps_give_no_rate_and_no_zero() -> None:
     assert figures.buffered
     assert (figures.decode_tok_s, figures.cycle_ms, figures.cycle_ms_p50) == (None, None, None)
     assert figures.accept_length == pytest.approx(7 / (4 * 7 / 7))
-    still = run_figures(ProbeResult(0.0, (ProbeChunk(0.0, 1), ProbeChunk(0.0, 2)), 1, None,
-                                    None, "length"))  # fmt: skip
+    still = run_figures(
+        ProbeResult(0.0, (ProbeChunk(0.0, 1), ProbeChunk(0.0, 2)), 1, None, None, "length")
+    )
     assert still.e2e_tok_s is None and still.decode_tok_s is None
 
 

@@ -43,9 +43,11 @@ def web_process(
     """`specmon web ARGS` on a free port: (the process, its address, what it printed)."""
     process = subprocess.Popen(
         [sys.executable, "-m", "specmon", "web", "--web-port", "0", "--no-probe", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
         env={**os.environ, **(env or {})},
-    )  # fmt: skip
+    )
     assert process.stdout is not None
     try:
         said: list[str] = []
@@ -61,8 +63,9 @@ def web_process(
 
 @pytest.mark.slow
 def test_a_token_guards_every_request_and_becomes_a_cookie(sim: SimThread, tmp_path: Path) -> None:
-    with serving("--url", sim.url, "--db", str(tmp_path / "db"),
-                 env={"SPECMON_WEB_TOKEN": TOKEN}) as (address, line):  # fmt: skip
+    with serving(
+        "--url", sim.url, "--db", str(tmp_path / "db"), env={"SPECMON_WEB_TOKEN": TOKEN}
+    ) as (address, line):
         assert TOKEN not in line  # a token the user gave is never printed
         assert line.endswith("?token=… (the token in env SPECMON_WEB_TOKEN)")
         with httpx.Client(base_url=address) as client:
@@ -112,10 +115,16 @@ def _websocket(
     lives while it is) and the status line of the answer."""
     hostname, port = address.removeprefix("http://").rsplit(":", 1)
     connection = socket.create_connection((hostname, int(port)), timeout=30)
-    headers = ["GET /ws?width=80&height=24 HTTP/1.1", f"Host: {host}", "Upgrade: websocket",
-               "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
-               "Sec-WebSocket-Version: 13", *([f"Origin: {origin}"] if origin else []),
-               *([f"Cookie: {cookie}"] if cookie else [])]  # fmt: skip
+    headers = [
+        "GET /ws?width=80&height=24 HTTP/1.1",
+        f"Host: {host}",
+        "Upgrade: websocket",
+        "Connection: Upgrade",
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+        "Sec-WebSocket-Version: 13",
+        *([f"Origin: {origin}"] if origin else []),
+        *([f"Cookie: {cookie}"] if cookie else []),
+    ]
     connection.sendall(("\r\n".join(headers) + "\r\n\r\n").encode())
     answer = b""
     while b"\r\n" not in answer:
@@ -140,8 +149,9 @@ def _until(condition: Callable[[], bool]) -> None:
 def test_a_foreign_host_is_refused_and_starts_nothing(sim: SimThread, tmp_path: Path) -> None:
     """DNS rebinding: a page on rebind.example, pointed at 127.0.0.1, sends its own name as
     Host (and as Origin, so the same-origin check alone lets it through)."""
-    with web_process("--url", sim.url, "--db", str(tmp_path / "db"),
-                     "--allow-host", "Dash.Example") as (process, address, _):  # fmt: skip
+    with web_process(
+        "--url", sim.url, "--db", str(tmp_path / "db"), "--allow-host", "Dash.Example"
+    ) as (process, address, _):
         port = address.rsplit(":", 1)[1]
         foreign = f"rebind.example:{port}"
         with httpx.Client(base_url=address) as client:
@@ -150,8 +160,13 @@ def test_a_foreign_host_is_refused_and_starts_nothing(sim: SimThread, tmp_path: 
             assert f"This request named {foreign}, which is not one of this machine" in page.text
             assert "--allow-host NAME" in page.text and "dash.example" not in page.text
             assert client.get("/static/js/textual.js", headers={"Host": foreign}).status_code == 403
-            for host in (f"localhost:{port}", f"[::1]:{port}", f"dash.example:{port}",
-                         f"DASH.example:{port}", "127.0.0.1"):  # fmt: skip
+            for host in (
+                f"localhost:{port}",
+                f"[::1]:{port}",
+                f"dash.example:{port}",
+                f"DASH.example:{port}",
+                "127.0.0.1",
+            ):
                 assert client.get("/", headers={"Host": host}).status_code == 200, host
             for host in ("evil@127.0.0.1", "127.0.0.1/x", ""):
                 assert client.get("/", headers={"Host": host}).status_code == 403, host
@@ -194,21 +209,27 @@ def test_a_tab_beyond_the_limit_gets_the_limit_page(sim: SimThread, tmp_path: Pa
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "read_only"),
-    [([], False), (["--readonly"], True), (["--bind", "0.0.0.0"], True),
-     (["--bind", "0.0.0.0", "--no-readonly"], False)],
-)  # fmt: skip
+    [
+        ([], False),
+        (["--readonly"], True),
+        (["--bind", "0.0.0.0"], True),
+        (["--bind", "0.0.0.0", "--no-readonly"], False),
+    ],
+)
 def test_read_only_by_default_off_loopback_in_every_tab(
     args: list[str], read_only: bool, sim: SimThread, tmp_path: Path
 ) -> None:
-    with web_process("--url", sim.url, "--db", str(tmp_path / "db"), *args,
-                     env={"SPECMON_WEB_TOKEN": TOKEN}) as (process, address, _):  # fmt: skip
+    with web_process(
+        "--url", sim.url, "--db", str(tmp_path / "db"), *args, env={"SPECMON_WEB_TOKEN": TOKEN}
+    ) as (process, address, _):
         assert process.stdout is not None
         process.stdout.readline()  # every tab shares one sampler
         said = process.stdout.readline() if read_only else ""
         assert said.startswith("specmon web: read-only: b, s, d and exports are off") is read_only
         host = address.removeprefix("http://").replace("0.0.0.0", "127.0.0.1")
-        handshake = _websocket(address.replace("0.0.0.0", "127.0.0.1"), host,
-                               cookie=f"{TOKEN_COOKIE}={TOKEN}")  # fmt: skip
+        handshake = _websocket(
+            address.replace("0.0.0.0", "127.0.0.1"), host, cookie=f"{TOKEN_COOKIE}={TOKEN}"
+        )
         with handshake[0]:
             assert handshake[1].endswith(" 101 Switching Protocols")
             _until(lambda: len(_tabs(process)) == 1)
@@ -231,8 +252,9 @@ def test_a_taken_port_is_one_line(
 ) -> None:
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
-        code = main(["web", "--url", sim.url, "--db", str(tmp_path / "db"),
-                     "--web-port", str(port)])  # fmt: skip
+        code = main(
+            ["web", "--url", sim.url, "--db", str(tmp_path / "db"), "--web-port", str(port)]
+        )
     assert code == 2
     assert capsys.readouterr().err == (
         f"specmon: error: port {port} on 127.0.0.1 is taken by another program: choose another "
@@ -280,8 +302,9 @@ def test_a_token_file_is_read_and_others_reading_it_is_warned(
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN + "\n")
     token_file.chmod(0o644)
-    with serving("--url", sim.url, "--db", str(tmp_path / "db"),
-                 "--token-file", str(token_file)) as (address, line):  # fmt: skip
+    with serving(
+        "--url", sim.url, "--db", str(tmp_path / "db"), "--token-file", str(token_file)
+    ) as (address, line):
         assert line.startswith(f"specmon: warning: token file {token_file} is readable by others")
         with httpx.Client(base_url=address) as client:
             assert client.get("/").status_code == 401
@@ -292,10 +315,12 @@ def test_a_token_file_is_read_and_others_reading_it_is_warned(
     ("args", "said"),
     [
         (["--token-file", "/nonexistent/token"], "cannot read token file /nonexistent/token: "),
-        (["--token-env", "SPECMON_TEST_UNSET"], "--token-env SPECMON_TEST_UNSET: that environment "
-         "variable is not set"),
+        (
+            ["--token-env", "SPECMON_TEST_UNSET"],
+            "--token-env SPECMON_TEST_UNSET: that environment variable is not set",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_missing_token_is_one_line(
     args: list[str], said: str, sim: SimThread, capsys: pytest.CaptureFixture[str]
 ) -> None:

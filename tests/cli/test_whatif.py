@@ -162,8 +162,16 @@ def test_a_draft_model_without_a_baseline_is_never_taken_as_free(
 def test_tree_drafts_are_refused_with_the_reason(
     db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with SimThread(_config(3, 10.0, speculative_eagle_topk=4, speculative_num_draft_tokens=8,
-                           accept_by_position=None, accept_length=2.5)) as sim:  # fmt: skip
+    with SimThread(
+        _config(
+            3,
+            10.0,
+            speculative_eagle_topk=4,
+            speculative_num_draft_tokens=8,
+            accept_by_position=None,
+            accept_length=2.5,
+        )
+    ) as sim:
         code = main(["whatif", sim.url, "--runs", "1", "--max-tokens", "50", "--db", db])
     out = capsys.readouterr().out
     assert code == 1

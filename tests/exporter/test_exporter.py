@@ -35,8 +35,14 @@ TOKENS = 150
 # 15-20 ms and runs of about a second keep a busy machine's scheduling jitter (a late first
 # chunk, which the simulator's deadlines then catch up) well inside 2%.
 A = SimConfig(plain_step_ms=10.0, cycle_ms=20.0, accept_length=3.0, ttft_ms=10.0, seed=7)
-B = replace(A, speculative_num_steps=1, speculative_num_draft_tokens=2, accept_length=2.0,
-            cycle_ms=15.0, tp_size=4)  # fmt: skip
+B = replace(
+    A,
+    speculative_num_steps=1,
+    speculative_num_draft_tokens=2,
+    accept_length=2.0,
+    cycle_ms=15.0,
+    tp_size=4,
+)
 LIMIT_S = 60.0
 
 
@@ -52,8 +58,9 @@ def servers() -> Iterator[tuple[SimThread, SimThread, SimThread]]:
 
 
 def _config(**changes: object) -> MonitorConfig:
-    base = MonitorConfig(url="http://unused", interval=0.2, probe_every=0.3, probe_tokens=TOKENS,
-                         baseline_runs=2)  # fmt: skip
+    base = MonitorConfig(
+        url="http://unused", interval=0.2, probe_every=0.3, probe_tokens=TOKENS, baseline_runs=2
+    )
     return replace(base, **changes)  # type: ignore[arg-type]
 
 
@@ -101,8 +108,21 @@ def _states(families: dict[str, Metric], target: str) -> dict[str, float]:
 
 
 def _bench(url: str, db: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
-    code = main(["bench", url, "--runs", "3", "--warmup", "0", "--max-tokens", str(TOKENS),
-                 "--json", "--db", str(db)])  # fmt: skip
+    code = main(
+        [
+            "bench",
+            url,
+            "--runs",
+            "3",
+            "--warmup",
+            "0",
+            "--max-tokens",
+            str(TOKENS),
+            "--json",
+            "--db",
+            str(db),
+        ]
+    )
     out = capsys.readouterr()
     assert code == 0, out.err
     body = json.loads(out.out)
@@ -120,10 +140,11 @@ def test_two_servers_export_what_bench_measures(
     store = Store(tmp_path / "exporter.db")
     config = _config()
     sessions = [
-        TargetSession(FleetTarget(a.url, plain.url, "a"), Target(a.url), config, store,
-                      take_baselines=True),
+        TargetSession(
+            FleetTarget(a.url, plain.url, "a"), Target(a.url), config, store, take_baselines=True
+        ),
         TargetSession(FleetTarget(b.url), Target(b.url), config, store),
-    ]  # fmt: skip
+    ]
     fleet = Fleet(sessions)
 
     async def scrape(client: httpx.AsyncClient) -> str:
@@ -148,8 +169,9 @@ def test_two_servers_export_what_bench_measures(
         assert _value(families, "specmon_target_up", sim.url) == 1.0
     # The first server has a baseline that applies; the second none, so no speedup sample.
     assert _states(families, a.url) == {"valid": 1.0, "unverified": 0.0, "stale": 0.0}
-    low, gain, high = (_value(families, f"specmon_speedup_ratio{end}", a.url)
-                       for end in ("_low", "", "_high"))  # fmt: skip
+    low, gain, high = (
+        _value(families, f"specmon_speedup_ratio{end}", a.url) for end in ("_low", "", "_high")
+    )
     assert 0 < low <= gain <= high
     assert 0 <= _value(families, "specmon_baseline_age_seconds", a.url) < LIMIT_S
     assert all(s.labels["target"] != b.url for s in families["specmon_speedup_ratio"].samples)
@@ -199,8 +221,14 @@ def test_figures_that_no_longer_hold_are_withdrawn(tmp_path: Path) -> None:
 
     with SimThread(A) as spec, SimThread(replace(A, speculative_algorithm=None)) as plain:
         store = Store(tmp_path / "exporter.db")
-        session = TargetSession(FleetTarget(spec.url, plain.url), Target(spec.url), _config(),
-                                store, take_baselines=True, wall=wall)  # fmt: skip
+        session = TargetSession(
+            FleetTarget(spec.url, plain.url),
+            Target(spec.url),
+            _config(),
+            store,
+            take_baselines=True,
+            wall=wall,
+        )
         fleet = Fleet([session])
 
         def state() -> ValidityState | None:
@@ -212,8 +240,10 @@ def test_figures_that_no_longer_hold_are_withdrawn(tmp_path: Path) -> None:
 
         async def phases(client: httpx.AsyncClient) -> dict[str, dict[str, Metric]]:
             seen = {}
-            await _until(lambda: state() == ValidityState.VALID and session.probes_ok >= 3,
-                         "a valid baseline and three probes")  # fmt: skip
+            await _until(
+                lambda: state() == ValidityState.VALID and session.probes_ok >= 3,
+                "a valid baseline and three probes",
+            )
             seen["live"] = await scrape(client)
             ahead[0] = 3600.0  # the baseline is an hour old
             seen["too old"] = await scrape(client)
@@ -261,7 +291,10 @@ def test_figures_that_no_longer_hold_are_withdrawn(tmp_path: Path) -> None:
     assert [_value(failing, "specmon_last_probe_success_timestamp_seconds", url)] == last_ok
     # The baseline server killed: `check`'s word, unverified (it applies as far as is known).
     assert _states(seen["baseline server killed"], url) == {
-        "valid": 0.0, "unverified": 1.0, "stale": 0.0}  # fmt: skip
+        "valid": 0.0,
+        "unverified": 1.0,
+        "stale": 0.0,
+    }
     assert present("baseline server killed") == set(LIVE_FIGURES)
     # The target killed: its first failed probe takes every live figure away; once it is down
     # its baseline is judged no more either. The baseline's own figures and the time of the
@@ -302,8 +335,9 @@ def test_the_probe_rate_is_the_one_asked_for(probe_s: float) -> None:
     with SimThread(replace(A, cycle_ms=2.0, plain_step_ms=1.0)) as sim:  # only counts matter
         time = FakeTime(end=60.0)
         config = _config(probe_every=10.0)
-        session = TargetSession(FleetTarget(sim.url), Target(sim.url), config, None,
-                                clock=time.clock, sleep=time.sleep)  # fmt: skip
+        session = TargetSession(
+            FleetTarget(sim.url), Target(sim.url), config, None, clock=time.clock, sleep=time.sleep
+        )
 
         def slow(_outcome: object) -> None:
             time.now += probe_s
@@ -366,14 +400,16 @@ def test_probe_refuses_other_targets_and_needs_the_mode(
     servers: tuple[SimThread, SimThread, SimThread],
 ) -> None:
     a, b, _ = servers
-    fleet = Fleet([TargetSession(FleetTarget(a.url), Target(a.url), _config(), None,
-                                 probing=False)])  # fmt: skip
+    fleet = Fleet(
+        [TargetSession(FleetTarget(a.url), Target(a.url), _config(), None, probing=False)]
+    )
 
     async def scrape(client: httpx.AsyncClient) -> httpx.Response:
         return await client.get("/probe", params={"target": b.url})
 
-    refused = asyncio.run(_serving(fleet, Exporter(fleet, "127.0.0.1", 0, multi_target=True),
-                                   scrape))  # fmt: skip
+    refused = asyncio.run(
+        _serving(fleet, Exporter(fleet, "127.0.0.1", 0, multi_target=True), scrape)
+    )
     assert isinstance(refused, httpx.Response)
     assert refused.status_code == 403 and "--allow-target PATTERN accepts more" in refused.text
     off = asyncio.run(_serving(fleet, Exporter(fleet, "127.0.0.1", 0), scrape))
@@ -388,20 +424,37 @@ def test_the_key_goes_only_to_targets_an_allow_pattern_vouches_for(tmp_path: Pat
     matched with `--allow-target` get the API key (both servers here need it)."""
     key = "sk-exporter-7c1e"
     with SimThread(replace(A, api_key=key)) as vouched, SimThread(replace(B, api_key=key)) as other:
-        command = [sys.executable, "-m", "specmon", "exporter", "--url", vouched.url,
-                   "--listen", "127.0.0.1:0", "--multi-target", "--any-target", "--allow-target",
-                   f"127.0.0.1:{vouched.url.rsplit(':', 1)[1]}", "--db", str(tmp_path / "db"),
-                   "--probe-tokens", str(TOKENS)]  # fmt: skip
-        exporter = subprocess.Popen(command, stdout=subprocess.PIPE, text=True,
-                                    env={**os.environ, "SPECMON_API_KEY": key})  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "specmon",
+            "exporter",
+            "--url",
+            vouched.url,
+            "--listen",
+            "127.0.0.1:0",
+            "--multi-target",
+            "--any-target",
+            "--allow-target",
+            f"127.0.0.1:{vouched.url.rsplit(':', 1)[1]}",
+            "--db",
+            str(tmp_path / "db"),
+            "--probe-tokens",
+            str(TOKENS),
+        ]
+        exporter = subprocess.Popen(
+            command, stdout=subprocess.PIPE, text=True, env={**os.environ, "SPECMON_API_KEY": key}
+        )
         assert exporter.stdout is not None
         try:
             first = exporter.stdout.readline()
             address = re.search(r"serving (http://\S+)/metrics", first)
             assert address, first
             with httpx.Client(base_url=address.group(1), timeout=LIMIT_S) as client:
-                answers = {url: client.get("/probe", params={"target": url}).text
-                           for url in (vouched.url, other.url)}  # fmt: skip
+                answers = {
+                    url: client.get("/probe", params={"target": url}).text
+                    for url in (vouched.url, other.url)
+                }
         finally:
             exporter.terminate()
             exporter.wait(timeout=30)
@@ -425,8 +478,9 @@ def test_a_target_no_scrape_names_any_more_is_forgotten(
     def new_session(url: str) -> TargetSession:
         return TargetSession(FleetTarget(url), Target(url), config, None, probing=False)
 
-    exporter = Exporter(fleet, "127.0.0.1", 0, multi_target=True, new_session=new_session,
-                        clock=lambda: now[0])  # fmt: skip
+    exporter = Exporter(
+        fleet, "127.0.0.1", 0, multi_target=True, new_session=new_session, clock=lambda: now[0]
+    )
 
     async def scrapes(client: httpx.AsyncClient) -> list[str]:
         for url in (a.url, b.url):

@@ -12,8 +12,10 @@ from specmon.cli.monitor import config_from_args
 
 
 def test_repeated_url_is_a_fleet_after_or_before_the_command() -> None:
-    for argv in (["exporter", "--url", "a:1", "--url", "b:2"],
-                 ["--url", "a:1", "--url", "b:2", "exporter"]):  # fmt: skip
+    for argv in (
+        ["exporter", "--url", "a:1", "--url", "b:2"],
+        ["--url", "a:1", "--url", "b:2", "exporter"],
+    ):
         args = parse_args(argv)
         config = config_from_args(args)
         assert [t.url for t in config.targets] == ["http://a:1", "http://b:2"], argv
@@ -25,21 +27,25 @@ def test_targets_from_the_config_file(tmp_path: Path) -> None:
     path.write_text("[[targets]]\nurl = 'a:1'\nbaseline_url = 'a:2'\n[[targets]]\nurl = 'b:1'\n")
     config = config_from_args(parse_args(["exporter", "--config", str(path)]))
     assert [(t.url, t.baseline_url) for t in config.targets] == [
-        ("http://a:1", "http://a:2"), ("http://b:1", None)]  # fmt: skip
+        ("http://a:1", "http://a:2"),
+        ("http://b:1", None),
+    ]
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["exporter", "--url", "a:1", "--url", "b:1", "--baseline-url", "c:1"],
-         "--baseline-url names one server's baseline server: with several --url"),
+        (
+            ["exporter", "--url", "a:1", "--url", "b:1", "--baseline-url", "c:1"],
+            "--baseline-url names one server's baseline server: with several --url",
+        ),
         (["exporter", "--any-target"], "--any-target is for /probe?target=URL"),
         (["exporter", "--allow-target", "a:1"], "--allow-target is for /probe?target=URL"),
         (["exporter", "--url", "a:1", "--port", "3"], "give either --url or --host/--port"),
         (["--url", "a:1", "--url", "b:1", "--baseline-url", "c:1"], "with several --url"),
         (["web", "--url", "a:1", "--url", "b:1"], "specmon web serves one server's dashboard"),
     ],
-)  # fmt: skip
+)
 def test_bad_combinations_are_one_line(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -63,8 +69,19 @@ def test_a_taken_port_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: 
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        code = main(["exporter", "--url", "127.0.0.1:9", "--listen", f"127.0.0.1:{port}",
-                     "--db", str(tmp_path / "db"), "--config", str(_empty(tmp_path))])  # fmt: skip
+        code = main(
+            [
+                "exporter",
+                "--url",
+                "127.0.0.1:9",
+                "--listen",
+                f"127.0.0.1:{port}",
+                "--db",
+                str(tmp_path / "db"),
+                "--config",
+                str(_empty(tmp_path)),
+            ]
+        )
     assert code == 1
     err = capsys.readouterr().err
     assert f"cannot listen on 127.0.0.1:{port}" in err and err.count("\n") == 1

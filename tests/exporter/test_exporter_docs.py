@@ -13,9 +13,14 @@ from specmon.exporter.metrics import BASELINE_STATE, GAUGES
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 SERVED = set(GAUGES) | {
-    BASELINE_STATE, "specmon_target_info", "specmon_probes_total", "specmon_cycle_seconds_bucket",
-    "specmon_cycle_seconds_sum", "specmon_cycle_seconds_count",
-    "specmon_drafting_switches_total"}  # fmt: skip
+    BASELINE_STATE,
+    "specmon_target_info",
+    "specmon_probes_total",
+    "specmon_cycle_seconds_bucket",
+    "specmon_cycle_seconds_sum",
+    "specmon_cycle_seconds_count",
+    "specmon_drafting_switches_total",
+}
 METRIC = re.compile(r"\bspecmon_[a-z_]+")
 
 
@@ -33,9 +38,15 @@ def test_the_grafana_dashboard_uses_served_metrics() -> None:
     assert len(exprs) >= 10
     used = {m for e in exprs for m in METRIC.findall(e)}
     assert used <= SERVED, used - SERVED
-    assert {"specmon_speedup_ratio", "specmon_speedup_ratio_low", "specmon_speedup_ratio_high",
-            BASELINE_STATE, "specmon_cycle_seconds_bucket", "specmon_probe_accept_length",
-            "specmon_last_probe_success_timestamp_seconds"} <= used  # fmt: skip
+    assert {
+        "specmon_speedup_ratio",
+        "specmon_speedup_ratio_low",
+        "specmon_speedup_ratio_high",
+        BASELINE_STATE,
+        "specmon_cycle_seconds_bucket",
+        "specmon_probe_accept_length",
+        "specmon_last_probe_success_timestamp_seconds",
+    } <= used
     ids = [p["id"] for p in dashboard["panels"]]
     assert len(ids) == len(set(ids))
 
@@ -48,13 +59,19 @@ def test_the_alert_rules_parse_and_say_what_they_should() -> None:
     assert losing["expr"] == "specmon_speedup_ratio_high < 0" and losing["for"] == "10m"
     assert by_name["SpecmonBaselineStale"]["expr"] == f'{BASELINE_STATE}{{state="stale"}} == 1'
     assert by_name["SpecmonBaselineUnverified"]["expr"] == (
-        f'{BASELINE_STATE}{{state="unverified"}} == 1')  # fmt: skip
+        f'{BASELINE_STATE}{{state="unverified"}} == 1'
+    )
     used = {m for r in by_name.values() for m in METRIC.findall(r["expr"])}
     assert used <= SERVED, used - SERVED
 
 
 def test_usage_lists_every_metric() -> None:
     usage = (DOCS / "usage.md").read_text()
-    for name in [*GAUGES, BASELINE_STATE, "specmon_target_info", "specmon_probes_total",
-                 "specmon_cycle_seconds"]:  # fmt: skip
+    for name in [
+        *GAUGES,
+        BASELINE_STATE,
+        "specmon_target_info",
+        "specmon_probes_total",
+        "specmon_cycle_seconds",
+    ]:
         assert f"`{name}" in usage, name

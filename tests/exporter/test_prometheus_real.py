@@ -39,8 +39,9 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "prometheus"
 PLAIN = SimConfig(plain_step_ms=10.0, ttft_ms=10.0, speculative_algorithm=None, seed=3)
 WINNING = replace(PLAIN, speculative_algorithm="EAGLE3", cycle_ms=20.0, accept_length=3.0)
 LOSING = replace(WINNING, accept_length=1.2)
-CONFIG = MonitorConfig(url="http://unused", interval=0.5, probe_every=1.0, probe_tokens=64,
-                       baseline_runs=2)  # fmt: skip
+CONFIG = MonitorConfig(
+    url="http://unused", interval=0.5, probe_every=1.0, probe_tokens=64, baseline_runs=2
+)
 LIMIT_S = 90.0
 
 
@@ -133,8 +134,13 @@ def test_the_alert_rules_fire_on_the_interval_and_stop_with_the_figures(promtool
     """docs/prometheus/alerts_test.yml: SpeculationLosing fires on the interval's high end, not
     on the point estimate, and ends when the exporter withdraws the figures; the baseline's
     states raise their own alerts."""
-    done = subprocess.run([promtool, "test", "rules", str(DOCS / "alerts_test.yml")],
-                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    done = subprocess.run(
+        [promtool, "test", "rules", str(DOCS / "alerts_test.yml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -150,10 +156,15 @@ async def test_prometheus_loads_the_rules_and_runs_the_dashboards_queries(
         Store(tmp_path / "exporter.db") as store,
     ):
         sessions = [
-            TargetSession(FleetTarget(sim.url, plain.url, name), Target(sim.url), CONFIG, store,
-                          take_baselines=True)
+            TargetSession(
+                FleetTarget(sim.url, plain.url, name),
+                Target(sim.url),
+                CONFIG,
+                store,
+                take_baselines=True,
+            )
             for sim, name in ((winning, "winning"), (losing, "losing"))
-        ]  # fmt: skip
+        ]
         fleet = Fleet(sessions)
         exporter = Exporter(fleet, "127.0.0.1", 0)
         await exporter.start()
@@ -161,10 +172,13 @@ async def test_prometheus_loads_the_rules_and_runs_the_dashboards_queries(
         port = _free_port()
         log = (tmp_path / "prometheus.log").open("w")
         server = await asyncio.create_subprocess_exec(
-            prometheus_binary, f"--config.file={_prometheus_config(tmp_path, exporter.url[7:])}",
-            f"--storage.tsdb.path={tmp_path / 'tsdb'}", f"--web.listen-address=127.0.0.1:{port}",
-            stdout=subprocess.DEVNULL, stderr=log,
-        )  # fmt: skip
+            prometheus_binary,
+            f"--config.file={_prometheus_config(tmp_path, exporter.url[7:])}",
+            f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
         try:
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as api:
                 await _until_ready(api, server)

@@ -122,8 +122,18 @@ def test_check_reports_a_sick_gpu_endpoint_and_carries_on(
 ) -> None:
     fault(gpu_endpoint.server.faults)  # type: ignore[operator]
     with SimThread(FAST) as server:
-        code = main(["check", server.url, "--probe-tokens", "12", "--db", ":memory:",
-                     "--gpu-metrics", gpu_endpoint.url + "/metrics"])  # fmt: skip
+        code = main(
+            [
+                "check",
+                server.url,
+                "--probe-tokens",
+                "12",
+                "--db",
+                ":memory:",
+                "--gpu-metrics",
+                gpu_endpoint.url + "/metrics",
+            ]
+        )
     lines = capsys.readouterr().out.splitlines()
     assert code == 0, lines  # GPU trouble is information: the server is healthy
     (gpu,) = [line for line in lines if line.startswith("! GPUs:")]

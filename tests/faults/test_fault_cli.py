@@ -114,13 +114,27 @@ def test_restart_mid_bench_saves_nothing_of_the_old_server(
     helper = threading.Thread(target=restart_after_first_run)
     helper.start()
     db = tmp_path / "db"
-    code = main(["bench", sim.url, "--runs", "3", "--warmup", "0", "--max-tokens", "200",
-                 *TIMEOUTS, "--db", str(db)])  # fmt: skip
+    code = main(
+        [
+            "bench",
+            sim.url,
+            "--runs",
+            "3",
+            "--warmup",
+            "0",
+            "--max-tokens",
+            "200",
+            *TIMEOUTS,
+            "--db",
+            str(db),
+        ]
+    )
     helper.join()
     out, err = capsys.readouterr()
     if code == 0:  # seen as a restart (new launch, counters down): benched again, said so
-        assert re.search("restarted.*; benching it again|counters went down.*; benching it "
-                         "again", out), out  # fmt: skip
+        assert re.search(
+            "restarted.*; benching it again|counters went down.*; benching it again", out
+        ), out
         with Store(db) as store:
             [saved] = store.list()
         assert len(saved.runs) == 3

@@ -68,8 +68,14 @@ def specmon(*args: str, ignoring: tuple[str, ...] = ()) -> subprocess.Popen[str]
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPECMON_")}
     env["SPECMON_API_KEY"] = KEY  # sent to the server, never shown
     command = [sys.executable, "-c", IGNORING, ",".join(ignoring), *args]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL, text=True, env=env)  # fmt: skip
+    proc = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
     _started.append(proc)
     return proc
 
@@ -122,8 +128,19 @@ def test_signal_mid_bench(
     signum: int, ignoring: tuple[str, ...], sim: SimThread, tmp_path: Path
 ) -> None:
     db = tmp_path / "db"
-    proc = specmon("bench", sim.url, "--runs", "20", "--warmup", "0", "--max-tokens", "150",
-                   "--db", str(db), ignoring=ignoring)  # fmt: skip
+    proc = specmon(
+        "bench",
+        sim.url,
+        "--runs",
+        "20",
+        "--warmup",
+        "0",
+        "--max-tokens",
+        "150",
+        "--db",
+        str(db),
+        ignoring=ignoring,
+    )
     wait_for_line(proc, "Run 1/20")
     cmdline = Path(f"/proc/{proc.pid}/cmdline").read_bytes()
     assert b"bench" in cmdline and KEY.encode() not in cmdline  # what `ps` shows everyone
@@ -139,8 +156,23 @@ def test_signal_mid_bench(
 def test_two_benches_on_one_store(tmp_path: Path) -> None:
     db = str(tmp_path / "db")
     with SimThread(FAST) as sim:
-        procs = [specmon("bench", sim.url, "--runs", "3", "--warmup", "0", "--max-tokens",
-                         "100", "--label", f"p{i}", "--db", db) for i in range(2)]  # fmt: skip
+        procs = [
+            specmon(
+                "bench",
+                sim.url,
+                "--runs",
+                "3",
+                "--warmup",
+                "0",
+                "--max-tokens",
+                "100",
+                "--label",
+                f"p{i}",
+                "--db",
+                db,
+            )
+            for i in range(2)
+        ]
         results = [proc.communicate(timeout=60) for proc in procs]
     assert [proc.returncode for proc in procs] == [0, 0], results
     with Store(db) as store:
@@ -151,8 +183,9 @@ def test_sigterm_stops_a_background_check(empty_db: str) -> None:
     """`specmon check … &` waiting on a hung server stops on SIGTERM, at once."""
     with SimThread(FAST) as sim:
         sim.server.faults.hang.add("*")
-        proc = specmon("check", sim.url, "--read-timeout", "600", "--db", empty_db,
-                       ignoring=("SIGINT",))  # fmt: skip
+        proc = specmon(
+            "check", sim.url, "--read-timeout", "600", "--db", empty_db, ignoring=("SIGINT",)
+        )
         sim.call(lambda: asyncio.wait_for(sim.server.hung.wait(), 60))
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)
@@ -165,8 +198,17 @@ def test_sigterm_stops_a_background_snapshots_command(tmp_path: Path) -> None:
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     Store(tmp_path / "db").close()  # snapshots commands refuse a --db that names no store
-    proc = specmon("snapshots", "--db", str(tmp_path / "db"), "export", "--format", "md",
-                   "-o", str(fifo), ignoring=("SIGINT",))  # fmt: skip
+    proc = specmon(
+        "snapshots",
+        "--db",
+        str(tmp_path / "db"),
+        "export",
+        "--format",
+        "md",
+        "-o",
+        str(fifo),
+        ignoring=("SIGINT",),
+    )
     wait_until_caught(proc, signal.SIGTERM)
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=60)
@@ -185,8 +227,9 @@ def free_port() -> int:
 def test_agent_under_nohup_outlives_sighup_and_stops_on_sigterm(free_port: int) -> None:
     """`nohup specmon agent &`: SIGINT and SIGHUP ignored; the agent keeps SIGHUP ignored (a
     closed login shell must not take it down), and SIGTERM stops it."""
-    proc = specmon("agent", "--host", "127.0.0.1", "--port", str(free_port),
-                   ignoring=("SIGINT", "SIGHUP"))  # fmt: skip
+    proc = specmon(
+        "agent", "--host", "127.0.0.1", "--port", str(free_port), ignoring=("SIGINT", "SIGHUP")
+    )
     url = wait_for_line(proc, "specmon agent: serving").split()[-1]
     assert {signal.SIGINT, signal.SIGHUP} <= signal_mask(proc.pid, "SigIgn")
     proc.send_signal(signal.SIGHUP)  # discarded by the kernel: it is ignored

@@ -47,8 +47,7 @@ def test_check_refuses_an_unverified_certificate_and_says_how_to_skip(
 def test_check_insecure_works_and_is_announced(
     tls_sim: SimThread, empty_db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["check", tls_sim.url, "--insecure", "--probe-tokens", "12",
-                 "--db", empty_db])  # fmt: skip
+    code = main(["check", tls_sim.url, "--insecure", "--probe-tokens", "12", "--db", empty_db])
     out = capsys.readouterr()
     assert code == 0, out.out
     assert ANNOUNCED in out.err.splitlines()

@@ -23,8 +23,23 @@ SIM = [sys.executable, "-m", "specmon.sim", "--plain-step-ms", "6", "--cycle-ms"
 
 
 def ab(db: Path, *options: str) -> list[str]:
-    return [sys.executable, "-m", "specmon", "ab", "--db", str(db), "--runs", "2",
-            "--max-tokens", "32", *options, "--", *SIM, "--port", str(free_port())]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "specmon",
+        "ab",
+        "--db",
+        str(db),
+        "--runs",
+        "2",
+        "--max-tokens",
+        "32",
+        *options,
+        "--",
+        *SIM,
+        "--port",
+        str(free_port()),
+    ]
 
 
 def test_json_report_and_every_bench_saved(tmp_path: Path) -> None:
@@ -65,14 +80,28 @@ def test_json_report_and_every_bench_saved(tmp_path: Path) -> None:
 
 def test_export_pairs_each_round_with_its_own_baseline(tmp_path: Path) -> None:
     db = tmp_path / "s.db"
-    out = subprocess.run(ab(db, "--rounds", "2"), capture_output=True, text=True, timeout=120,
-                         check=False)  # fmt: skip
+    out = subprocess.run(
+        ab(db, "--rounds", "2"), capture_output=True, text=True, timeout=120, check=False
+    )
     assert out.returncode == 0, out.stderr
     export = subprocess.run(
-        [sys.executable, "-m", "specmon", "snapshots", "export", "--format", "json", "--db",
-         str(db), "--offline"],
-        capture_output=True, text=True, timeout=60, check=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "specmon",
+            "snapshots",
+            "export",
+            "--format",
+            "json",
+            "--db",
+            str(db),
+            "--offline",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     rows = {row["id"]: row for row in json.loads(export.stdout)["rows"]}
     # Saved in the order they ran: round 1's baseline and speculative bench, then round 2's.
     assert [rows[i]["speculative"] for i in (1, 2, 3, 4)] == [False, True, False, True]
@@ -106,11 +135,30 @@ def test_the_readmes_sweep_of_a_chains_draft_length(tmp_path: Path) -> None:
              "2", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "3",
              "--accept-length", "2.1", "--port", str(free_port())]  # fmt: skip
     out = subprocess.run(
-        [sys.executable, "-m", "specmon", "ab", "--db", str(tmp_path / "s.db"), "--runs", "2",
-         "--max-tokens", "32", "--json", "--rounds", "1", "--sweep", "draft-tokens=2,4", "--",
-         *chain],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "specmon",
+            "ab",
+            "--db",
+            str(tmp_path / "s.db"),
+            "--runs",
+            "2",
+            "--max-tokens",
+            "32",
+            "--json",
+            "--rounds",
+            "1",
+            "--sweep",
+            "draft-tokens=2,4",
+            "--",
+            *chain,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["skipped"] == []
@@ -126,10 +174,23 @@ def test_launch_refuses_a_taken_port_and_starts_nothing(tmp_path: Path) -> None:
         taken.listen()
         port = str(taken.getsockname()[1])
         out = subprocess.run(
-            [sys.executable, "-m", "specmon", "launch", "--db", str(tmp_path / "s.db"), "--",
-             *SIM, "--port", port],
-            capture_output=True, text=True, timeout=60, check=False,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "specmon",
+                "launch",
+                "--db",
+                str(tmp_path / "s.db"),
+                "--",
+                *SIM,
+                "--port",
+                port,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
     assert out.returncode == 1
     assert f"specmon: error: port {port} on 127.0.0.1 is taken" in out.stderr
     assert "Traceback" not in out.stderr

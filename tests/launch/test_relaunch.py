@@ -26,9 +26,13 @@ async def test_a_baseline_relaunched_without_speculation_then_restored(tmp_path:
         assert snapshot.server.speculative is None
         assert snapshot.server.args["max_running_requests"] == 48  # pinned as on the spec side
         assert (await info_of(server)).speculative is not None  # restored
-        assert notes == ["starting the baseline server", "the baseline server is up",
-                         "benching the baseline", "starting the speculative server",
-                         "the speculative server is up"]  # fmt: skip
+        assert notes == [
+            "starting the baseline server",
+            "the baseline server is up",
+            "benching the baseline",
+            "starting the speculative server",
+            "the speculative server is up",
+        ]
     finally:
         server.stop()
     assert sims_left() == []

@@ -104,10 +104,16 @@ def test_sglang_pins_max_running_requests_and_mixed_chunk_on_both() -> None:
 
 def test_sglang_spec_v2_env_is_unset_for_the_baseline_only() -> None:
     split = split_command(
-        ["env", "SGLANG_ENABLE_SPEC_V2=1", "CUDA_VISIBLE_DEVICES=0", *SGL,
-         "--speculative-algorithm", "EAGLE"],
+        [
+            "env",
+            "SGLANG_ENABLE_SPEC_V2=1",
+            "CUDA_VISIBLE_DEVICES=0",
+            *SGL,
+            "--speculative-algorithm",
+            "EAGLE",
+        ],
         {"SGLANG_ENABLE_SPEC_V2": "1", "HOME": "/root"},
-    )  # fmt: skip
+    )
     assert split.speculative.env == (("SGLANG_ENABLE_SPEC_V2", "1"), ("CUDA_VISIBLE_DEVICES", "0"))
     assert split.baseline.env == (("CUDA_VISIBLE_DEVICES", "0"),)
     assert split.baseline.unset == ("SGLANG_ENABLE_SPEC_V2",)
@@ -126,12 +132,25 @@ def test_vllm_speculative_config_in_every_spelling() -> None:
         assert split.pins == ()
         assert_exact(split)
     split = split_command(
-        ["python", "-m", "vllm.entrypoints.openai.api_server", "--model", "m",
-         f"--speculative-config={spec}", "--speculative-config.method", "ngram"],
+        [
+            "python",
+            "-m",
+            "vllm.entrypoints.openai.api_server",
+            "--model",
+            "m",
+            f"--speculative-config={spec}",
+            "--speculative-config.method",
+            "ngram",
+        ],
         {},
-    )  # fmt: skip
-    assert split.baseline.argv == ("python", "-m", "vllm.entrypoints.openai.api_server",
-                                   "--model", "m")  # fmt: skip
+    )
+    assert split.baseline.argv == (
+        "python",
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        "m",
+    )
 
 
 def test_a_vllm_dynamic_sd_schedule_is_noted() -> None:
@@ -148,11 +167,30 @@ def test_a_vllm_dynamic_sd_schedule_is_noted() -> None:
 
 def test_llamacpp_draft_flags_and_their_values() -> None:
     split = split_command(
-        ["/opt/llama-server", "-m", "t.gguf", "-md", "d.gguf", "--spec-type", "draft-simple",
-         "--spec-draft-n-max", "4", "--draft-min", "1", "-ngld", "99", "--cpu-moe-draft",
-         "--spec-replace", "a", "b", "--metrics", "-np", "4"],
+        [
+            "/opt/llama-server",
+            "-m",
+            "t.gguf",
+            "-md",
+            "d.gguf",
+            "--spec-type",
+            "draft-simple",
+            "--spec-draft-n-max",
+            "4",
+            "--draft-min",
+            "1",
+            "-ngld",
+            "99",
+            "--cpu-moe-draft",
+            "--spec-replace",
+            "a",
+            "b",
+            "--metrics",
+            "-np",
+            "4",
+        ],
         {"LLAMA_ARG_DRAFT_MAX": "8", "LLAMA_ARG_CTX_SIZE": "4096"},
-    )  # fmt: skip
+    )
     assert split.kind == ServerKind.LLAMACPP
     assert split.baseline.argv == ("/opt/llama-server", "-m", "t.gguf", "--metrics", "-np", "4")
     assert split.baseline.unset == ("LLAMA_ARG_DRAFT_MAX",)
@@ -182,11 +220,20 @@ def test_rules_read_off_a_real_argparse_parser() -> None:
     assert rules.speculative("--speculative-eagle")
     assert not rules.speculative("--tp")
     split = split_command(
-        ["python", "-m", "specmon.sim", "--enable-metrics", "--speculative-num-steps=3",
-         "--speculative-eagle-topk", "2", "--tp", "4"],
+        [
+            "python",
+            "-m",
+            "specmon.sim",
+            "--enable-metrics",
+            "--speculative-num-steps=3",
+            "--speculative-eagle-topk",
+            "2",
+            "--tp",
+            "4",
+        ],
         {},
         rules,
-    )  # fmt: skip
+    )
     assert split.rules == "sim"
     assert split.removed == ("--speculative-num-steps=3", "--speculative-eagle-topk", "2")
     assert_exact(split)

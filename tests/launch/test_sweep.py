@@ -26,13 +26,25 @@ SGL = ["python", "-m", "sglang.launch_server", "--model-path", "m"]
 
 
 def test_sglang_eagle_combinations_skipped_as_sglang_would() -> None:
-    split = split_command([*SGL, "--speculative-algorithm", "EAGLE3", "--speculative-num-steps",
-                           "2", "--speculative-eagle-topk", "1"], {})  # fmt: skip
+    split = split_command(
+        [
+            *SGL,
+            "--speculative-algorithm",
+            "EAGLE3",
+            "--speculative-num-steps",
+            "2",
+            "--speculative-eagle-topk",
+            "1",
+        ],
+        {},
+    )
     axes = parse_axes(["draft-tokens=3,4", "steps=2", "topk=1,2"], ServerKind.SGLANG)
     found, skipped = variants(split, axes)
-    assert [v.label for v in found] == ["draft-tokens=3 steps=2 topk=1",
-                                        "draft-tokens=3 steps=2 topk=2",
-                                        "draft-tokens=4 steps=2 topk=2"]  # fmt: skip
+    assert [v.label for v in found] == [
+        "draft-tokens=3 steps=2 topk=1",
+        "draft-tokens=3 steps=2 topk=2",
+        "draft-tokens=4 steps=2 topk=2",
+    ]
     assert skipped == [
         "draft-tokens=4 steps=2 topk=1: SGLang sets draft tokens to steps + 1 (3) with topk 1 "
         "(sweep draft-tokens without steps, and specmon sets steps = draft-tokens - 1)"
@@ -46,9 +58,20 @@ def test_sglang_eagle_combinations_skipped_as_sglang_would() -> None:
 def test_a_chain_sweeps_its_draft_tokens_with_the_steps_to_match() -> None:
     # The README's sweep on its topk-1 command: SGLang would overrule any draft tokens but
     # steps + 1, so each draft length launches with the steps that give it.
-    split = split_command([*SGL, "--speculative-algorithm", "EAGLE3", "--speculative-num-steps",
-                           "2", "--speculative-eagle-topk", "1",
-                           "--speculative-num-draft-tokens", "3"], {})  # fmt: skip
+    split = split_command(
+        [
+            *SGL,
+            "--speculative-algorithm",
+            "EAGLE3",
+            "--speculative-num-steps",
+            "2",
+            "--speculative-eagle-topk",
+            "1",
+            "--speculative-num-draft-tokens",
+            "3",
+        ],
+        {},
+    )
     found, skipped = variants(split, parse_axes(["draft-tokens=2,4,8"], ServerKind.SGLANG))
     assert skipped == []
     assert [v.label for v in found] == [
@@ -62,8 +85,9 @@ def test_a_chain_sweeps_its_draft_tokens_with_the_steps_to_match() -> None:
 
 
 def test_ngram_sweeps_draft_tokens_only() -> None:
-    split = split_command([*SGL, "--speculative-algorithm=NGRAM",
-                           "--speculative-num-draft-tokens=4"], {})  # fmt: skip
+    split = split_command(
+        [*SGL, "--speculative-algorithm=NGRAM", "--speculative-num-draft-tokens=4"], {}
+    )
     found, skipped = variants(split, parse_axes(["draft-tokens=1,2,8"], ServerKind.SGLANG))
     assert [v.label for v in found] == ["draft-tokens=2", "draft-tokens=8"]
     assert skipped[0].startswith("draft-tokens=1: a verify step needs at least 2")
@@ -74,15 +98,30 @@ def test_ngram_sweeps_draft_tokens_only() -> None:
 
 
 def test_vllm_and_llamacpp_axes() -> None:
-    vllm = split_command(["vllm", "serve", "m", "--speculative-config",
-                          '{"method": "ngram", "num_speculative_tokens": 4}'], {})  # fmt: skip
+    vllm = split_command(
+        [
+            "vllm",
+            "serve",
+            "m",
+            "--speculative-config",
+            '{"method": "ngram", "num_speculative_tokens": 4}',
+        ],
+        {},
+    )
     found, _ = variants(vllm, parse_axes(["tokens=2"], ServerKind.VLLM))
     config = json.loads(found[0].launch.argv[-1])
     assert config == {"method": "ngram", "num_speculative_tokens": 2}
     llama = split_command(["llama-server", "-m", "t", "-md", "d", "--spec-draft-n-max", "4"], {})
     found, _ = variants(llama, parse_axes(["draft-max=8"], ServerKind.LLAMACPP))
-    assert found[0].launch.argv == ("llama-server", "-m", "t", "-md", "d", "--spec-draft-n-max",
-                                    "8")  # fmt: skip
+    assert found[0].launch.argv == (
+        "llama-server",
+        "-m",
+        "t",
+        "-md",
+        "d",
+        "--spec-draft-n-max",
+        "8",
+    )
     with pytest.raises(TargetError, match="vllm sweeps tokens"):
         parse_axes(["draft-max=2"], ServerKind.VLLM)
     with pytest.raises(TargetError, match="positive integers"):
@@ -93,15 +132,38 @@ def test_vllm_and_llamacpp_axes() -> None:
 async def test_a_40_minute_sweep_against_the_simulator_names_the_best_per_concurrency(
     tmp_path: Path,
 ) -> None:
-    split = split_command([sys.executable, "-m", "specmon.sim", "--plain-step-ms", "6",
-                           "--cycle-ms", "9", "--ttft-ms", "5", "--accept-length", "1.8",
-                           "--speculative-algorithm", "NGRAM", "--port", str(free_port())],
-                          {})  # fmt: skip
+    split = split_command(
+        [
+            sys.executable,
+            "-m",
+            "specmon.sim",
+            "--plain-step-ms",
+            "6",
+            "--cycle-ms",
+            "9",
+            "--ttft-ms",
+            "5",
+            "--accept-length",
+            "1.8",
+            "--speculative-algorithm",
+            "NGRAM",
+            "--port",
+            str(free_port()),
+        ],
+        {},
+    )
     found, _ = variants(split, parse_axes(["draft-tokens=2,4"], ServerKind.SIM))
     launched = Launched()
-    plan = AbPlan(split, target_for(split, Target("http://127.0.0.1")),
-                  Protocol(3, 1, 48, 0.0, "Count."), (1, 2), rounds=2, health_timeout_s=60,
-                  logs=tmp_path, variants=tuple(found))  # fmt: skip
+    plan = AbPlan(
+        split,
+        target_for(split, Target("http://127.0.0.1")),
+        Protocol(3, 1, 48, 0.0, "Count."),
+        (1, 2),
+        rounds=2,
+        health_timeout_s=60,
+        logs=tmp_path,
+        variants=tuple(found),
+    )
     # A large model's pace: each bench ends 4 min after the last, 44 min from first to last.
     bench_ends = itertools.count(T0, 4 * 60)
     runs = await run_ab(plan, launched.events(), wall=lambda: next(bench_ends))

@@ -32,8 +32,10 @@ def llamacpp_plain_url() -> str:
     return server_url("SPECMON_LLAMACPP_PLAIN_URL")
 
 
-@pytest.fixture(params=[("vllm", "SPECMON_VLLM_URL"), ("llamacpp", "SPECMON_LLAMACPP_URL")],
-                ids=["vllm", "llamacpp"])  # fmt: skip
+@pytest.fixture(
+    params=[("vllm", "SPECMON_VLLM_URL"), ("llamacpp", "SPECMON_LLAMACPP_URL")],
+    ids=["vllm", "llamacpp"],
+)
 def real_server(request: pytest.FixtureRequest) -> RealServer:
     """Each speculative real server in turn."""
     backend, variable = request.param

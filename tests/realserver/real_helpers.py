@@ -78,9 +78,20 @@ def bench(
 ) -> dict[str, Any]:
     """`specmon bench` without warm-up (so the runs are the whole window); asserts it saved."""
     code, body = run_json(
-        capsys, "bench", url, "--runs", str(runs), "--warmup", "0",
-        "--max-tokens", str(tokens), "--db", str(db), "--read-timeout", "60",
-    )  # fmt: skip
+        capsys,
+        "bench",
+        url,
+        "--runs",
+        str(runs),
+        "--warmup",
+        "0",
+        "--max-tokens",
+        str(tokens),
+        "--db",
+        str(db),
+        "--read-timeout",
+        "60",
+    )
     assert code == 0, body
     return body
 
@@ -96,8 +107,23 @@ def counted_bench(
     left its first attempt's requests in the counters, so the whole measure is taken again."""
     for _ in range(CLEAN_BENCH_ATTEMPTS):
         before = counters(url, prefix)
-        code = main(["bench", url, "--runs", str(runs), "--warmup", "0", "--max-tokens",
-                     str(tokens), "--db", str(db), "--read-timeout", "60", "--json"])  # fmt: skip
+        code = main(
+            [
+                "bench",
+                url,
+                "--runs",
+                str(runs),
+                "--warmup",
+                "0",
+                "--max-tokens",
+                str(tokens),
+                "--db",
+                str(db),
+                "--read-timeout",
+                "60",
+                "--json",
+            ]
+        )
         out = capsys.readouterr()
         assert code == 0 and out.out.strip(), out.err
         if "benching it again" not in out.err:

@@ -52,8 +52,15 @@ async def _ab_round(
 ) -> list[AbRun]:
     """One A/B round through `run_ab` (baseline, then speculative), numbered `number`."""
     launched = Launched()
-    plan = AbPlan(split, target_for(split, TARGET), protocol, CONCURRENCIES, rounds=1,
-                  health_timeout_s=health_s, logs=logs)  # fmt: skip
+    plan = AbPlan(
+        split,
+        target_for(split, TARGET),
+        protocol,
+        CONCURRENCIES,
+        rounds=1,
+        health_timeout_s=health_s,
+        logs=logs,
+    )
     try:
         runs = await run_ab(plan, launched.events())
     finally:
@@ -147,11 +154,32 @@ async def test_ab_llamacpp_draft_model_against_none(tmp_path: Path) -> None:
     draft = server_url("SPECMON_LLAMA_DRAFT")
     # The flags of ci/realserver/servers.sh's speculative llama-server.
     split = split_command(
-        [binary, "-m", model, "-md", draft, "--spec-type", "draft-simple",
-         "--spec-draft-n-max", "4", "--metrics", "--host", "127.0.0.1", "--port",
-         str(free_port()), "-c", "4096", "-np", "4", "-t", "1", "-a", "tiny-llama"],
+        [
+            binary,
+            "-m",
+            model,
+            "-md",
+            draft,
+            "--spec-type",
+            "draft-simple",
+            "--spec-draft-n-max",
+            "4",
+            "--metrics",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(free_port()),
+            "-c",
+            "4096",
+            "-np",
+            "4",
+            "-t",
+            "1",
+            "-a",
+            "tiny-llama",
+        ],
         os.environ,
-    )  # fmt: skip
+    )
     assert "-md" not in split.baseline.argv and split.pins == ()
     await _ab_against_separate(split, tmp_path, LLAMA_PROTOCOL, health_s=120)
 

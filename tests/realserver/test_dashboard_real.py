@@ -41,10 +41,18 @@ async def until(
 
 
 def _app(url: str, baseline_url: str | None, store: Store, tokens: int = 128) -> SpecmonApp:
-    config = MonitorConfig(url=url, baseline_url=baseline_url, probe_every=1, probe_tokens=tokens,
-                           baseline_runs=3, read_timeout=30)  # fmt: skip
-    targets = Targets(Target(url, read_timeout=30),
-                      Target(baseline_url, read_timeout=30) if baseline_url else None)  # fmt: skip
+    config = MonitorConfig(
+        url=url,
+        baseline_url=baseline_url,
+        probe_every=1,
+        probe_tokens=tokens,
+        baseline_runs=3,
+        read_timeout=30,
+    )
+    targets = Targets(
+        Target(url, read_timeout=30),
+        Target(baseline_url, read_timeout=30) if baseline_url else None,
+    )
     return SpecmonApp(config, targets, store)
 
 
@@ -56,8 +64,15 @@ async def test_dashboard_shows_a_real_speculative_server(
         async with app.run_test(size=(160, 50)) as pilot:
             # Two probes, the last with its timing: one that a starved client read all at once
             # is honestly "—" (buffered), and the next probe brings the figure back.
-            await until(pilot, app, lambda: len(app.live.probes) >= 2 and app._last_view is not None
-                        and app._last_view.decode.decode_tok_s is not None)  # fmt: skip
+            await until(
+                pilot,
+                app,
+                lambda: (
+                    len(app.live.probes) >= 2
+                    and app._last_view is not None
+                    and app._last_view.decode.decode_tok_s is not None
+                ),
+            )
             view = app._last_view
             assert view is not None
             assert view.identity.state == "live"

@@ -89,9 +89,13 @@ def test_check_against_a_real_baseline(
     assert baseline["snapshot_id"] == plain["snapshot_id"]
     assert baseline["decode_tok_s"] == pytest.approx(base_tok_s)
     assert body["server"]["speculative"] == {
-        "algorithm": "draft-simple", "num_steps": 4, "eagle_topk": None,
-        "num_draft_tokens": None, "draft_model_path": None, "length_name": None,
-    }  # fmt: skip
+        "algorithm": "draft-simple",
+        "num_steps": 4,
+        "eagle_topk": None,
+        "num_draft_tokens": None,
+        "draft_model_path": None,
+        "length_name": None,
+    }
     probe = body["probe"]
     assert probe["completion_tokens"] == 200  # the baseline's protocol
     # break-even = cycle / baseline ms per token; speedup = decode tok/s / baseline − 1, both of
@@ -114,8 +118,10 @@ def test_check_names_a_restart_of_the_real_baseline_server(
     `check` of the speculative server must not print a clean speedup against it."""
     binary, model = os.environ.get("SPECMON_LLAMA_SERVER"), os.environ.get("SPECMON_LLAMA_MODEL")
     if not binary or not model:
-        pytest.fail("SPECMON_LLAMA_SERVER / SPECMON_LLAMA_MODEL unset: start the servers with "
-                    "ci/realserver/run.sh")  # fmt: skip
+        pytest.fail(
+            "SPECMON_LLAMA_SERVER / SPECMON_LLAMA_MODEL unset: start the servers with "
+            "ci/realserver/run.sh"
+        )
     port = free_port()
     argv = [binary, "-m", model, "--metrics", "--host", "127.0.0.1", "--port", str(port),
             "-c", "4096", "-np", "4", "-t", "1", "-a", "tiny-llama"]  # fmt: skip
@@ -125,8 +131,9 @@ def test_check_names_a_restart_of_the_real_baseline_server(
         # for a CPU under CI's load read all at once, at every attempt (the bench's refusal).
         bench(capsys, url, db, runs=2, tokens=512)
     with serving(argv, url, tmp_path / "second.log"):
-        code, body = run_json(capsys, "check", llamacpp_url, "--db", str(db),
-                              "--read-timeout", "60")  # fmt: skip
+        code, body = run_json(
+            capsys, "check", llamacpp_url, "--db", str(db), "--read-timeout", "60"
+        )
     assert code == 1, body["findings"]
     assert body["baseline"]["valid"] is False
     assert any("restarted since" in reason for reason in body["baseline"]["reasons"])
@@ -136,5 +143,10 @@ def test_check_names_a_restart_of_the_real_baseline_server(
 def _run(fields: dict[str, Any]) -> RunFigures:
     """A run of `check --json`'s probes, as check pooled it."""
     source, basis = fields["cycle_source"], fields["cycle_basis"]
-    return RunFigures(**{**fields, "cycle_source": source and StepsSource(source),
-                         "cycle_basis": basis and CycleBasis(basis)})  # fmt: skip
+    return RunFigures(
+        **{
+            **fields,
+            "cycle_source": source and StepsSource(source),
+            "cycle_basis": basis and CycleBasis(basis),
+        }
+    )

@@ -36,8 +36,11 @@ def test_bench_agrees_with_vllm_counters(
         "tiny-llama",
     )
     assert target["speculative"] == {
-        "algorithm": "unknown", "num_steps": 4, "eagle_topk": None, "num_draft_tokens": None,
-    }  # fmt: skip
+        "algorithm": "unknown",
+        "num_steps": 4,
+        "eagle_topk": None,
+        "num_draft_tokens": None,
+    }
     runs = body["runs"]
     # Tokens: every run got what it asked for, and the server counted exactly those.
     assert [r["completion_tokens"] for r in runs] == [TOKENS] * RUNS

@@ -107,10 +107,16 @@ def _report(name: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> li
     rounds = []
     for body, measured in pairs:
         by_k = {p["draft_tokens"]: p for p in body["predictions"]}
-        rounds.append({"predicted": by_k[2], "measured": measured, "now": by_k[4],
-                       "cycle_model": body["cycle_model"],
-                       "acceptance": body["acceptance_by_position"],
-                       "ratio": by_k[2]["decode_tok_s"] / measured["decode_tok_s"]})  # fmt: skip
+        rounds.append(
+            {
+                "predicted": by_k[2],
+                "measured": measured,
+                "now": by_k[4],
+                "cycle_model": body["cycle_model"],
+                "acceptance": body["acceptance_by_position"],
+                "ratio": by_k[2]["decode_tok_s"] / measured["decode_tok_s"],
+            }
+        )
     error = statistics.median(r["ratio"] for r in rounds) - 1
     print("whatif-real " + json.dumps({"server": name, "error": error, "rounds": rounds}))
     return rounds
@@ -142,11 +148,15 @@ def _check_cycle(name: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]]) 
     is the median over the rounds, as for decode: one round slowed by a busy machine (a CI run
     measured 3.59 ms against a T(4) of 3.25 in one round in five) does not decide."""
     rounds = _report(name, pairs)
-    over_low = statistics.median(r["measured"]["cycle_ms"] / r["predicted"]["cycle_ms"]
-                                 for r in rounds)  # fmt: skip
+    over_low = statistics.median(
+        r["measured"]["cycle_ms"] / r["predicted"]["cycle_ms"] for r in rounds
+    )
     over_high = statistics.median(r["measured"]["cycle_ms"] / r["now"]["cycle_ms"] for r in rounds)
-    cycles = ", ".join(f"{r['measured']['cycle_ms']:.2f} in [{r['predicted']['cycle_ms']:.2f}, "
-                       f"{r['now']['cycle_ms']:.2f}]" for r in rounds)  # fmt: skip
+    cycles = ", ".join(
+        f"{r['measured']['cycle_ms']:.2f} in [{r['predicted']['cycle_ms']:.2f}, "
+        f"{r['now']['cycle_ms']:.2f}]"
+        for r in rounds
+    )
     assert over_low >= 1 / (1 + TOLERANCE) and over_high <= 1 + TOLERANCE, (
         f"{name}: T(2) over T(2) predicted {over_low:.2f}, over T(4) {over_high:.2f} "
         f"(medians); rounds {cycles}"
@@ -176,11 +186,14 @@ def test_vllm_ngram_prediction_for_two_drafts(
 
 
 def test_llamacpp_draft_prediction_for_two_drafts(
-    llamacpp_url: str, llamacpp_plain_url: str, tmp_path: Path,
+    llamacpp_url: str,
+    llamacpp_plain_url: str,
+    tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
-    binary, model, draft = _env("SPECMON_LLAMA_SERVER", "SPECMON_LLAMA_MODEL",
-                                "SPECMON_LLAMA_DRAFT")  # fmt: skip
+) -> None:
+    binary, model, draft = _env(
+        "SPECMON_LLAMA_SERVER", "SPECMON_LLAMA_MODEL", "SPECMON_LLAMA_DRAFT"
+    )
     port = free_port()
     argv = [binary, "-m", model, "-md", draft, "--spec-type", "draft-simple",
             "--spec-draft-n-max", "2", "--metrics", "--host", "127.0.0.1", "--port", str(port),

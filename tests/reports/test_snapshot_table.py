@@ -59,8 +59,9 @@ def test_compare_text_says_winning_and_its_numbers_agree() -> None:
 def test_compare_text_against_the_wrong_baseline_says_losing() -> None:
     lines = _text(baseline(1, tok_s=STALE_BASELINE_TOK_S), speculative(2))
     assert "break-even      accept length 2.49; measured 2.10, margin -0.39" in lines
-    assert any(line.startswith("speedup         -15.8% [") and line.endswith(": LOSING")
-               for line in lines)  # fmt: skip
+    assert any(
+        line.startswith("speedup         -15.8% [") and line.endswith(": LOSING") for line in lines
+    )
 
 
 def test_compare_text_is_loud_about_a_stale_baseline() -> None:
@@ -137,8 +138,9 @@ def test_a_restart_after_the_run_leaves_a_stored_pair_unverified_not_stale() -> 
     spec = speculative(3, at=T0 + 600)
 
     def validity_with_restart_at(started: float) -> Validity:
-        restarted = LifetimeCheck(LifetimeState.RESTARTED, "the baseline server restarted since",
-                                  started)  # fmt: skip
+        restarted = LifetimeCheck(
+            LifetimeState.RESTARTED, "the baseline server restarted since", started
+        )
         rows = comparison_rows([spec, plain_elsewhere], max_age_s=MAX_AGE, lifetimes={4: restarted})
         assert rows[0].validity is not None
         return rows[0].validity
@@ -338,8 +340,15 @@ def test_each_row_names_the_category_of_its_prompt_and_pairs_within_it() -> None
     # Without the user's file its prompts are unknown: no category.
     assert comparison_rows(snapshots[5:6], max_age_s=MAX_AGE)[0].category is None
     records = list(csv.DictReader(io.StringIO(export(rows, "csv"))))
-    assert [r["category"] for r in records] == ["code", "chat", "code", "chat", "general",
-                                                "support", ""]  # fmt: skip
+    assert [r["category"] for r in records] == [
+        "code",
+        "chat",
+        "code",
+        "chat",
+        "general",
+        "support",
+        "",
+    ]
     document = json.loads(export(rows, "json"))
     assert [r["category"] for r in document["rows"]][-2:] == ["support", None]
     assert "| code | EAGLE3 steps=2 topk=1 draft=3 |" in export(rows, "md")
@@ -352,8 +361,12 @@ def test_snapshots_export_names_categories_of_a_prompt_file(tmp_path: Path) -> N
     )
     db = str(tmp_path / "s.db")
     with Store(db) as store:
-        store.save_all([replace(_in_category(baseline(1), mine), id=None),
-                        replace(_in_category(speculative(2), CODE), id=None)])  # fmt: skip
+        store.save_all(
+            [
+                replace(_in_category(baseline(1), mine), id=None),
+                replace(_in_category(speculative(2), CODE), id=None),
+            ]
+        )
     out = tmp_path / "exp.json"
     export_ = ["snapshots", "export", "--offline", "--db", db, "-o", str(out)]
     assert main([*export_, "--probe-prompts", str(tmp_path / "prompts.jsonl")]) == 0

@@ -59,8 +59,10 @@ async def _ab(config: SimConfig, store: Store) -> list[AbRun]:
                     )
                     runs.append(AbRun(round_, side, snapshot))
     ids = store.save_ab(runs)
-    return [dataclasses.replace(r, snapshot=dataclasses.replace(r.snapshot, id=i))
-            for r, i in zip(runs, ids, strict=True)]  # fmt: skip
+    return [
+        dataclasses.replace(r, snapshot=dataclasses.replace(r.snapshot, id=i))
+        for r, i in zip(runs, ids, strict=True)
+    ]
 
 
 @pytest.mark.slow
@@ -107,8 +109,9 @@ async def test_the_w_screen_sets_the_stored_ab_beside_each_band(tmp_path: Path) 
     assert lines[-2] == f"ab #{ids[0]}, 2.0h ago: {said[1]} at 1 stream, {said[12]} at 12 streams"
     assert lines[-1] == crossover_line(ab.crossover)
     # check names the same A/B, a finding and in JSON, each level with its band.
-    assert " — ".join(lines[-2:]).split(" ago: ")[1] in [f["text"].split(" ago: ")[-1]
-                                                       for f in checked["findings"]]  # fmt: skip
+    assert " — ".join(lines[-2:]).split(" ago: ")[1] in [
+        f["text"].split(" ago: ")[-1] for f in checked["findings"]
+    ]
     assert checked["ab"]["ab_id"] == ids[0]
     assert [(lv["concurrency"], lv["band"]) for lv in checked["ab"]["levels"]] == [
         (1, "1"),
@@ -119,8 +122,10 @@ async def test_the_w_screen_sets_the_stored_ab_beside_each_band(tmp_path: Path) 
     # What-if by load: the light band's from its own figures, the A/B's baseline at 1 stream
     # beside it; the heavy band drafts nothing to predict from.
     probes = [run for r in runs if r.side == Side.SPECULATIVE for run in r.snapshot.runs]
-    light, heavy = (band_what_if(info, band, pooled_positions(probes), ab.levels)
-                    for band in (view.by_load[0], view.by_load[-1]))  # fmt: skip
+    light, heavy = (
+        band_what_if(info, band, pooled_positions(probes), ab.levels)
+        for band in (view.by_load[0], view.by_load[-1])
+    )
     result = light.answer.result
     assert result is not None, light.answer.reason
     assert result.draft_tokens == 3

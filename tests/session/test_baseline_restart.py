@@ -118,10 +118,12 @@ async def test_a_baseline_taken_while_waiting_for_the_restart_stays_valid_after_
     """Issue 25: "wait for the restart" on a vLLM server. It comes back plain, the baseline is
     taken there, it comes back with speculation: the events log, the panel and the exporter
     (all `LiveState`) agree that the baseline applies; none says "press b" (which looped)."""
-    spec = SimConfig(backend="vllm", plain_step_ms=2.0, cycle_ms=4.0, accept_length=2.0,
-                     ttft_ms=5.0, seed=3)  # fmt: skip
-    config = MonitorConfig(url="http://unused", interval=0.2, probe_every=0.3, probe_tokens=32,
-                           baseline_runs=2)  # fmt: skip
+    spec = SimConfig(
+        backend="vllm", plain_step_ms=2.0, cycle_ms=4.0, accept_length=2.0, ttft_ms=5.0, seed=3
+    )
+    config = MonitorConfig(
+        url="http://unused", interval=0.2, probe_every=0.3, probe_tokens=32, baseline_runs=2
+    )
     with SimThread(spec) as sim, Store(tmp_path / "db") as store:
         session = TargetSession(FleetTarget(sim.url), Target(sim.url), config, store)
         task = asyncio.create_task(Fleet([session]).run())
@@ -141,8 +143,9 @@ async def test_a_baseline_taken_while_waiting_for_the_restart_stays_valid_after_
             plain = replace(spec, speculative_algorithm=None)
             await asyncio.to_thread(sim.call, lambda: sim.server.restart(plain))
             await until(lambda: speculative() is False)
-            session.feed.start_bench(SnapshotKind.BASELINE, sim.url, BaselineOrigin.THIS_SERVER,
-                                     None)  # fmt: skip
+            session.feed.start_bench(
+                SnapshotKind.BASELINE, sim.url, BaselineOrigin.THIS_SERVER, None
+            )
             await until(lambda: session.live.baseline.snapshot is not None)
             await asyncio.to_thread(sim.call, lambda: sim.server.restart(spec))
             await until(lambda: speculative() is True)

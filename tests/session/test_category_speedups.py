@@ -27,8 +27,15 @@ from specmon.target import Target
 
 # Steps long enough that scheduling jitter on a busy machine stays within a percent or two of a
 # 300-token run (tests/cli/test_bench_accuracy.py); four draft tokens so repetitive's 3.6 holds.
-SPEC = SimConfig(speculative_num_draft_tokens=4, plain_step_ms=4.0, cycle_ms=8.0, ttft_ms=5.0,
-                 prefill_ms_per_token=0.0, concurrency_slowdown=0.0, seed=3)  # fmt: skip
+SPEC = SimConfig(
+    speculative_num_draft_tokens=4,
+    plain_step_ms=4.0,
+    cycle_ms=8.0,
+    ttft_ms=5.0,
+    prefill_ms_per_token=0.0,
+    concurrency_slowdown=0.0,
+    seed=3,
+)
 PLAIN = replace(SPEC, speculative_algorithm=None)
 PROMPTS = tuple(p for p in BUILTIN_SET if p.category in ("code", "chat", "repetitive"))
 PROBE = Protocol(2, 0, 300, 0.0, DEFAULT_PROMPT)
@@ -58,8 +65,9 @@ async def test_each_category_is_compared_with_its_own_baseline(tmp_path: Path) -
         with Store(tmp_path / "s.db") as store:
             # bench --probe-prompts on the plain server: one baseline per category.
             for protocol in category_protocols(PROBE, PROMPTS).values():
-                snapshot = await take_snapshot(Target(plain.url), protocol,
-                                               kind=SnapshotKind.BASELINE)  # fmt: skip
+                snapshot = await take_snapshot(
+                    Target(plain.url), protocol, kind=SnapshotKind.BASELINE
+                )
                 store.save(snapshot)
             live = LiveState(spec.url, PROBE, max_age_s=1800, probe_every=10, prompts=PROMPTS)
             watch = Watch(Target(spec.url), interval=0.1, telemetry=False, prompts=PROMPTS)

@@ -147,8 +147,9 @@ class Watcher:
         """The simulator's model time at each scrape: the steps its counters hold."""
         self.backend, self.info = backend, info
         config = MonitorConfig(url=url, interval=STEP_S, probe=False)
-        self.session = TargetSession(FleetTarget(url), Target(url), config, None, probing=False,
-                                     wall=lambda: 1000.0 + self.t)  # fmt: skip
+        self.session = TargetSession(
+            FleetTarget(url), Target(url), config, None, probing=False, wall=lambda: 1000.0 + self.t
+        )
 
     async def tick(self, client: httpx.AsyncClient, running: int = 0) -> None:
         """A scrape once `running` requests decode (a stream's next request has arrived: the
@@ -173,8 +174,9 @@ def _sample(t: float, info: ServerInfo, metrics: ServerMetrics, seq: int) -> Sam
 
 
 def exported(text: str, name: str) -> float | None:
-    values = [s.value for f in text_string_to_metric_families(text) for s in f.samples
-              if s.name == name]  # fmt: skip
+    values = [
+        s.value for f in text_string_to_metric_families(text) for s in f.samples if s.name == name
+    ]
     return values[0] if values else None
 
 
@@ -208,9 +210,12 @@ async def test_load_rising_and_falling_shows_each_phase_and_each_switch(backend:
                 same_drafting(row.draft_length, row.duty_cycle, expected, f"fleet row, {phase}")
                 assert row.drafting_differs == ("off" if drafting.off else None)  # spec cell
                 text = render([ExportedTarget(watcher.session)]).decode()
-                same_drafting(exported(text, "specmon_effective_draft_length"),
-                              exported(text, "specmon_drafting_duty_cycle"), expected,
-                              f"exporter, {phase}")  # fmt: skip
+                same_drafting(
+                    exported(text, "specmon_effective_draft_length"),
+                    exported(text, "specmon_drafting_duty_cycle"),
+                    expected,
+                    f"exporter, {phase}",
+                )
                 before = sim.state.engine.model_time
                 body = await check_json(sim.url, TOKENS)
                 checked = truth(sim, before, sim.state.engine.model_time)

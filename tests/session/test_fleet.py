@@ -27,8 +27,9 @@ from specmon.storage.store import Store
 from specmon.target import Target
 
 FAST = SimConfig(plain_step_ms=2.0, cycle_ms=4.0, accept_length=2.0, ttft_ms=5.0, seed=3)
-CONFIG = MonitorConfig(url="http://unused", interval=0.2, probe_every=0.3, probe_tokens=32,
-                       connect_timeout=0.5)  # fmt: skip
+CONFIG = MonitorConfig(
+    url="http://unused", interval=0.2, probe_every=0.3, probe_tokens=32, connect_timeout=0.5
+)
 LIMIT_S = 60.0
 NOW = 1_796_023_200.0
 URL = "http://10.1.230.174:8000"
@@ -54,8 +55,10 @@ def test_a_down_server_sorts_on_top_with_its_reason() -> None:
             task = asyncio.create_task(Fleet(sessions).run())
             loop = asyncio.get_running_loop()
             deadline = loop.time() + LIMIT_S
-            while not (all(s.probes_ok for s in sessions[:2])
-                       and sessions[2].view().identity.state == "down"):  # fmt: skip
+            while not (
+                all(s.probes_ok for s in sessions[:2])
+                and sessions[2].view().identity.state == "down"
+            ):
                 assert loop.time() < deadline, "the fleet did not settle"
                 await asyncio.sleep(0.02)
             task.cancel()
@@ -89,10 +92,12 @@ def test_a_down_server_sorts_on_top_with_its_reason() -> None:
 
 @pytest.mark.parametrize(
     ("target", "label"),
-    [(FleetTarget("http://10.1.230.174:8000"), "10.1.230.174:8000"),
-     (FleetTarget("https://gpu.example.com/"), "https://gpu.example.com"),
-     (FleetTarget("http://10.1.230.174:8000", name="box-3"), "box-3")],
-)  # fmt: skip
+    [
+        (FleetTarget("http://10.1.230.174:8000"), "10.1.230.174:8000"),
+        (FleetTarget("https://gpu.example.com/"), "https://gpu.example.com"),
+        (FleetTarget("http://10.1.230.174:8000", name="box-3"), "box-3"),
+    ],
+)
 def test_the_server_column_names_the_server(target: FleetTarget, label: str) -> None:
     """Without the scheme that says nothing (https:// is kept: it is not the default), or by the
     configured name."""
@@ -110,8 +115,9 @@ def test_rows_sort_by_rank_then_speedup() -> None:
 
 
 def _view_of_nothing() -> View:
-    session = TargetSession(FleetTarget("http://127.0.0.1:9"), Target("http://127.0.0.1:9"),
-                            CONFIG, None)  # fmt: skip
+    session = TargetSession(
+        FleetTarget("http://127.0.0.1:9"), Target("http://127.0.0.1:9"), CONFIG, None
+    )
     return session.view()
 
 
@@ -124,11 +130,21 @@ def test_a_baseline_saved_later_is_found_within_a_minute(tmp_path: Path) -> None
         session = TargetSession(FleetTarget(URL), Target(URL), config, store, wall=lambda: NOW)
         session.sample(_sample(1.0, info))
         assert session.live.baseline.snapshot is None
-        runs = tuple(run_figures(asyncio.run(replay_probe(f"plain/generate_stream_{i}.json")))
-                     for i in range(3))  # fmt: skip
+        runs = tuple(
+            run_figures(asyncio.run(replay_probe(f"plain/generate_stream_{i}.json")))
+            for i in range(3)
+        )
         plain = _info("plain")
-        saved = store.save(Snapshot(NOW - 60, "http://10.1.230.174:8001", None, plain,
-                                    Protocol(3, 1, 256, 0.0, DEFAULT_PROMPT), runs))  # fmt: skip
+        saved = store.save(
+            Snapshot(
+                NOW - 60,
+                "http://10.1.230.174:8001",
+                None,
+                plain,
+                Protocol(3, 1, 256, 0.0, DEFAULT_PROMPT),
+                runs,
+            )
+        )
         session.sample(_sample(1.0 + STORE_LOOKUP_EVERY_S / 2, info))
         assert session.live.baseline.snapshot is None  # not asked again yet
         session.sample(_sample(1.0 + STORE_LOOKUP_EVERY_S, info))
@@ -163,10 +179,11 @@ def test_targets_sharing_a_baseline_server_take_one_baseline_not_two_at_once(
     ):
         config = replace(CONFIG, baseline_runs=2)
         sessions = [
-            TargetSession(FleetTarget(sim.url, plain.url), Target(sim.url), config, store,
-                          take_baselines=True)
+            TargetSession(
+                FleetTarget(sim.url, plain.url), Target(sim.url), config, store, take_baselines=True
+            )
             for sim in (a, b)
-        ]  # fmt: skip
+        ]
 
         async def run() -> None:
             task = asyncio.create_task(Fleet(sessions).run())
@@ -198,17 +215,28 @@ def test_no_baseline_applies_names_the_nearest_the_same_on_every_surface(tmp_pat
     dashboard's View (its panel and log) and the lookup `check` makes agree, from one lookup:
     #1 is named with what keeps it from applying; the table says how to get one from there."""
     info = _info("spec")
-    runs = tuple(run_figures(asyncio.run(replay_probe(f"plain/generate_stream_{i}.json")))
-                 for i in range(3))  # fmt: skip
+    runs = tuple(
+        run_figures(asyncio.run(replay_probe(f"plain/generate_stream_{i}.json"))) for i in range(3)
+    )
     with Store(tmp_path / "db") as store:
-        saved = store.save(Snapshot(NOW - 60, "http://10.1.230.174:8001", None, _info("plain"),
-                                    Protocol(3, 1, 500, 0.0, DEFAULT_PROMPT), runs))  # fmt: skip
+        saved = store.save(
+            Snapshot(
+                NOW - 60,
+                "http://10.1.230.174:8001",
+                None,
+                _info("plain"),
+                Protocol(3, 1, 500, 0.0, DEFAULT_PROMPT),
+                runs,
+            )
+        )
         config = replace(CONFIG, probe_tokens=256)
         session = TargetSession(FleetTarget(URL), Target(URL), config, store, wall=lambda: NOW)
         session.sample(_sample(1.0, info))
         assert lookup_baseline(store, info, None).baseline is not None  # check adopts its protocol
-    why = (f"no baseline applies: #{saved} (http://10.1.230.174:8001) was taken with max_tokens "
-           "500, the probe uses 256")  # fmt: skip
+    why = (
+        f"no baseline applies: #{saved} (http://10.1.230.174:8001) was taken with max_tokens "
+        "500, the probe uses 256"
+    )
     view = session.view()
     assert session.live.baseline.snapshot is None
     assert view.baseline.why_none == why

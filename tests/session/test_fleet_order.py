@@ -9,11 +9,26 @@ import pytest
 from specmon.session.fleet_order import ORDERS, matching, next_order, ordered
 from specmon.session.fleet_row import FleetRow, Rank
 
-ROW = FleetRow(url="http://10.0.0.1:8000", label="a", state="live", reason="", title=None,
-               speculation="EAGLE3 2/1/3", speculative=True, decode_tok_s=None,
-               accept_length=None, cycle_ms=None, speedup=None, verdict=None, baseline="none",
-               baseline_valid=None, gpu=None, gpu_detail=None, gpu_warn=False,
-               rank=Rank.WINNING)  # fmt: skip
+ROW = FleetRow(
+    url="http://10.0.0.1:8000",
+    label="a",
+    state="live",
+    reason="",
+    title=None,
+    speculation="EAGLE3 2/1/3",
+    speculative=True,
+    decode_tok_s=None,
+    accept_length=None,
+    cycle_ms=None,
+    speedup=None,
+    verdict=None,
+    baseline="none",
+    baseline_valid=None,
+    gpu=None,
+    gpu_detail=None,
+    gpu_warn=False,
+    rank=Rank.WINNING,
+)
 ROWS = [
     replace(ROW, url="http://10.0.0.1:8000", label="box-b", decode_tok_s=90.0, cycle_ms=9.0,
             speedup=0.2, accept_length=2.5, rank=Rank.WINNING),

@@ -47,7 +47,10 @@ def test_restarts_and_config_changes_are_marked_other_events_are_not() -> None:
     for sample in samples:
         recorder.on_sample(sample, live.on_sample(sample))
     assert [(m.at, m.kind) for m in writer.marks] == [
-        (999.0, MarkKind.WATCH), (1002.0, MarkKind.RESTART), (1003.0, MarkKind.CONFIG)]  # fmt: skip
+        (999.0, MarkKind.WATCH),
+        (1002.0, MarkKind.RESTART),
+        (1003.0, MarkKind.CONFIG),
+    ]
     assert writer.marks[2].text.startswith("server restarted: speculation changed: off →")
 
 
@@ -58,7 +61,9 @@ def test_probe_figures_are_recorded_and_missing_ones_left_out() -> None:
     figures = run_figures_of(decode=75.9, accept=None, cycle=29.9)
     HistoryRecorder(live, writer).on_probe(1005.0, figures)
     assert [(p.at, p.figure, p.value) for p in writer.points] == [
-        (1005.0, Figure.PROBE_DECODE, 75.9), (1005.0, Figure.CYCLE, 29.9)]  # fmt: skip
+        (1005.0, Figure.PROBE_DECODE, 75.9),
+        (1005.0, Figure.CYCLE, 29.9),
+    ]
 
 
 def run_figures_of(decode: float, accept: float | None, cycle: float) -> RunFigures:
@@ -72,13 +77,18 @@ def test_the_writer_thread_puts_batches_in_the_store_and_writes_the_last_on_clos
     path = tmp_path / "db"
     writer = HistoryWriter(path, URL, Limits(), on_error=print, on_drift=print, wall=lambda: T0)
     writer.start()
-    writer.add([Point(URL, 7.0, T0 + i, Figure.DECODE, 70.0 + i) for i in range(3)],
-               [Mark(URL, T0, MarkKind.WATCH, "specmon started")])  # fmt: skip
+    writer.add(
+        [Point(URL, 7.0, T0 + i, Figure.DECODE, 70.0 + i) for i in range(3)],
+        [Mark(URL, T0, MarkKind.WATCH, "specmon started")],
+    )
     writer.add([Point(URL, 7.0, T0 + 3, Figure.ACCEPT, 2.1)])
     writer.close()
     with Store(path, create=False) as store:
-        assert [r.value for r in history_store.readings(store, URL, Figure.DECODE, 0, 2 * T0)] \
-            == [70.0, 71.0, 72.0]  # fmt: skip
+        assert [r.value for r in history_store.readings(store, URL, Figure.DECODE, 0, 2 * T0)] == [
+            70.0,
+            71.0,
+            72.0,
+        ]
         assert len(history_store.readings(store, URL, Figure.ACCEPT, 0, 2 * T0)) == 1
         assert [m.kind for m in history_store.marks(store, URL, 0, 2 * T0)] == [MarkKind.WATCH]
 
@@ -97,8 +107,9 @@ def test_a_drift_in_the_store_is_found_after_the_writers_first_batch(tmp_path: P
     path = tmp_path / "db"
     readings = series(6, 3.07, 2.8, noise=0.1, seed=5)
     with Store(path) as store:
-        history_store.append(store, [Point(URL, None, r.at, Figure.ACCEPT, r.value)
-                                     for r in readings])  # fmt: skip
+        history_store.append(
+            store, [Point(URL, None, r.at, Figure.ACCEPT, r.value) for r in readings]
+        )
     found: list[Drift] = []
     done = threading.Event()
     end = readings[-1].at + 1
@@ -107,8 +118,9 @@ def test_a_drift_in_the_store_is_found_after_the_writers_first_batch(tmp_path: P
         found.append(drift)
         done.set()
 
-    writer = HistoryWriter(path, URL, Limits(), on_error=print, on_drift=on_drift,
-                           wall=lambda: end, flush_every_s=0)  # fmt: skip
+    writer = HistoryWriter(
+        path, URL, Limits(), on_error=print, on_drift=on_drift, wall=lambda: end, flush_every_s=0
+    )
     writer.start()
     writer.add([Point(URL, None, end, Figure.DECODE, 70.0)])  # after the first batch
     assert done.wait(30)

@@ -59,8 +59,15 @@ def sims() -> Iterator[tuple[SimThread, SimThread]]:
 @pytest.fixture
 async def hub(sims: tuple[SimThread, SimThread], tmp_path: Path) -> AsyncIterator[Hub]:
     spec, base = sims
-    config = MonitorConfig(url=spec.url, baseline_url=base.url, interval=0.2, probe_every=0.2,
-                           probe_tokens=24, baseline_runs=2, db=str(tmp_path / "db"))  # fmt: skip
+    config = MonitorConfig(
+        url=spec.url,
+        baseline_url=base.url,
+        interval=0.2,
+        probe_every=0.2,
+        probe_tokens=24,
+        baseline_runs=2,
+        db=str(tmp_path / "db"),
+    )
     targets = Targets(Target(spec.url), Target(base.url))
     with Store(tmp_path / "db") as store, tempfile.TemporaryDirectory() as private:
         hub = Hub(LocalFeed(config, targets, store), Path(private))
@@ -94,7 +101,7 @@ async def test_two_tabs_see_one_probe_stream_and_one_baseline(
 
     a.start_bench(SnapshotKind.BASELINE, base.url, BaselineOrigin.BASELINE_SERVER, None)
     await until(lambda: bool(seen_a.of("bench_done")) and bool(seen_b.of("bench_done")))
-    (snapshot, kind, origin), = seen_b.of("bench_done")  # fmt: skip
+    ((snapshot, kind, origin),) = seen_b.of("bench_done")
     assert seen_a.of("bench_done") == [(snapshot, kind, origin)]
     assert kind == SnapshotKind.BASELINE and origin == BaselineOrigin.BASELINE_SERVER
     assert snapshot.id is not None and snapshot.url == base.url

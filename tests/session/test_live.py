@@ -44,8 +44,13 @@ def _metrics(name: str) -> ServerMetrics:
     return metrics_from_text((FIXTURES / name).read_text())
 
 
-def _sample(t: float, info: ServerInfo | None, metrics: ServerMetrics | None, seq: int,
-            error: str | None = None) -> Sample:  # fmt: skip
+def _sample(
+    t: float,
+    info: ServerInfo | None,
+    metrics: ServerMetrics | None,
+    seq: int,
+    error: str | None = None,
+) -> Sample:
     readings = {
         "info": Reading(info, t if info else None, seq, error, t if error else None),
         "metrics": Reading(metrics, t if metrics else None, seq, error, t if error else None),
@@ -145,9 +150,20 @@ def test_a_baseline_taken_here_survives_the_relaunch_with_speculation() -> None:
     run = RunFigures(128, 62, 20.0, 0.5, 256, 280.0, None, None, None, None, None, None)
     plain = _info("plain")
     live.on_sample(_sample(1, plain, _metrics("plain/metrics_after"), 1))
-    live.set_baseline(1001, Snapshot(1001, "http://h:1", None, plain, PROTOCOL, (run,), id=8,
-                                     lifetime=lifetime_of(plain, _metrics("plain/metrics"))),
-                      BaselineOrigin.THIS_SERVER)  # fmt: skip
+    live.set_baseline(
+        1001,
+        Snapshot(
+            1001,
+            "http://h:1",
+            None,
+            plain,
+            PROTOCOL,
+            (run,),
+            id=8,
+            lifetime=lifetime_of(plain, _metrics("plain/metrics")),
+        ),
+        BaselineOrigin.THIS_SERVER,
+    )
     # The metrics of the new launch come before its server info: a restart, for a moment,
     # whose launch is not known yet: unverified on every surface, not stale (issue 25).
     after = _sample(2, plain, _metrics("plain_metrics_after_restart.txt"), 2)
@@ -196,8 +212,12 @@ def test_a_server_that_stopped_generating_is_idle_whatever_its_gauges_say() -> N
 
 def test_without_a_token_counter_idleness_is_not_guessed() -> None:
     live = _live()
-    bare = replace(_metrics("spec/metrics_after"), num_running_reqs=1.0,
-                   realtime_decode_tokens_total=None, generation_tokens_total=None)  # fmt: skip
+    bare = replace(
+        _metrics("spec/metrics_after"),
+        num_running_reqs=1.0,
+        realtime_decode_tokens_total=None,
+        generation_tokens_total=None,
+    )
     live.on_sample(_sample(1, _info(), bare, 1))
     live.on_sample(_sample(14, _info(), bare, 2))
     server = live.view(1014, 3).server

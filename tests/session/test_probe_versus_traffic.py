@@ -21,8 +21,14 @@ from specmon.sources.probe import run_probe
 from specmon.target import Target
 
 # Millisecond cycles at k = 3 (four draft tokens: repetitive text's 3.6 is not clamped).
-CONFIG = SimConfig(speculative_num_draft_tokens=4, plain_step_ms=0.5, cycle_ms=0.5, ttft_ms=1.0,
-                   prefill_ms_per_token=0.0, concurrency_slowdown=0.0)  # fmt: skip
+CONFIG = SimConfig(
+    speculative_num_draft_tokens=4,
+    plain_step_ms=0.5,
+    cycle_ms=0.5,
+    ttft_ms=1.0,
+    prefill_ms_per_token=0.0,
+    concurrency_slowdown=0.0,
+)
 PROMPT = {p.category: p for p in BUILTIN_SET}
 
 
@@ -84,8 +90,9 @@ async def test_the_gap_is_named_only_when_the_traffic_is_of_another_category(
     With code traffic the two agree and nothing is said."""
     async with watched((PROMPT["code"],)) as (sim, watch, live):
         stop, warm = asyncio.Event(), [asyncio.Event() for _ in range(4)]
-        clients = [asyncio.create_task(traffic(sim.url, PROMPT[background].prompt, stop, w))
-                   for w in warm]  # fmt: skip
+        clients = [
+            asyncio.create_task(traffic(sim.url, PROMPT[background].prompt, stop, w)) for w in warm
+        ]
         try:
             await asyncio.wait_for(asyncio.gather(*(w.wait() for w in warm)), timeout=30)
             for _ in range(5):

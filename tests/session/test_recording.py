@@ -34,8 +34,9 @@ from specmon.storage.serialize_live import from_data, to_data
 from specmon.target import ApiKey, Target
 
 SECRET = "sk-recording-SECRET-4242"
-FAST = SimConfig(plain_step_ms=4.0, cycle_ms=8.0, accept_length=2.1, ttft_ms=10.0, seed=3,
-                 api_key=SECRET)  # fmt: skip
+FAST = SimConfig(
+    plain_step_ms=4.0, cycle_ms=8.0, accept_length=2.1, ttft_ms=10.0, seed=3, api_key=SECRET
+)
 
 
 class Collecting:
@@ -168,13 +169,15 @@ def test_a_truncated_last_line_is_the_end(tmp_path: Path) -> None:
         ("", "is not a specmon recording"),
         ("hello\n", "is not a specmon recording"),
         ('{"format": "other"}\n', "is not a specmon recording"),
-        (f'{{"format": "specmon-recording", "version": {VERSION + 1}, "specmon": "9.0"}}\n',
-         f"was recorded by a newer specmon (9.0, format {VERSION + 1}): this one reads format "
-         f"{VERSION}; upgrade specmon to replay it"),
+        (
+            f'{{"format": "specmon-recording", "version": {VERSION + 1}, "specmon": "9.0"}}\n',
+            f"was recorded by a newer specmon (9.0, format {VERSION + 1}): this one reads format "
+            f"{VERSION}; upgrade specmon to replay it",
+        ),
         ('{"format": "specmon-recording", "version": 1}\n', "line 1: header: missing 'target'"),
     ],
     ids=["empty", "text", "other_json", "newer", "bad_header"],
-)  # fmt: skip
+)
 def test_a_file_that_is_not_a_recording_is_refused_in_one_line(
     tmp_path: Path, content: str, error: str
 ) -> None:
@@ -232,7 +235,10 @@ def test_a_reading_is_elided_only_when_its_value_is_the_same(tmp_path: Path) -> 
     writer.close()
     lines = [json.loads(line) for line in path.read_text().splitlines()[1:]]
     assert [line["args"][0]["readings"]["gpu"].get("same", False) for line in lines] == [
-        False, True, False]  # fmt: skip
+        False,
+        True,
+        False,
+    ]
     hosts = [e.args[0].telemetry.host for e in read_recording(path).entries]
     assert hosts == [first, first, replace(first, cpu_percent=90.0)]
 

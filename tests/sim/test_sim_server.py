@@ -291,8 +291,9 @@ async def test_a_client_gone_before_the_headers_aborts_its_request_quietly() -> 
     transport = mock.Mock(is_closing=mock.Mock(return_value=True))
     protocol = mock.Mock(transport=transport)
     writer = StreamWriter(protocol, asyncio.get_running_loop())
-    request = make_mocked_request("POST", "/generate", writer=writer, transport=transport,
-                                  protocol=protocol)  # fmt: skip
+    request = make_mocked_request(
+        "POST", "/generate", writer=writer, transport=transport, protocol=protocol
+    )
     engine = mock.Mock()
     req = mock.Mock()
     await stream_request(request, engine, req, Faults(), lambda out, first: [], {})

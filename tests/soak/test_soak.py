@@ -26,11 +26,33 @@ pytestmark = pytest.mark.soak
 def test_ten_accelerated_minutes_leave_rss_and_objects_flat(tmp_path: Path) -> None:
     out = tmp_path / "soak.json"
     done = subprocess.run(
-        [sys.executable, str(SOAK), "--minutes", str(MINUTES), "--interval", "0.02",
-         "--probe-every", "1", "--on-s", "5", "--off-s", "5", "--rss-every", "10",
-         "--settle-s", "180", "--baseline-every", "120", "--out", str(out)],
-        capture_output=True, text=True, timeout=MINUTES * 60 + 240, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(SOAK),
+            "--minutes",
+            str(MINUTES),
+            "--interval",
+            "0.02",
+            "--probe-every",
+            "1",
+            "--on-s",
+            "5",
+            "--off-s",
+            "5",
+            "--rss-every",
+            "10",
+            "--settle-s",
+            "180",
+            "--baseline-every",
+            "120",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=MINUTES * 60 + 240,
+        check=False,
+    )
     assert out.exists(), done.stderr[-4000:]
     result = json.loads(out.read_text())
     shown = (

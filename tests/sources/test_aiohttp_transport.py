@@ -115,8 +115,10 @@ async def _probe_outcomes(target: Target) -> list[str]:
             else:
                 tokens = [c.completion_tokens for c in result.chunks]
                 ordered = tokens == sorted(tokens) and tokens[-1] == 64
-                outcomes.append(f"{len(result.chunks) > 10} chunks, in order to 64: {ordered}, "
-                                f"finished: {result.finish_reason}")  # fmt: skip
+                outcomes.append(
+                    f"{len(result.chunks) > 10} chunks, in order to 64: {ordered}, "
+                    f"finished: {result.finish_reason}"
+                )
     return [re.sub(r"\d+(\.\d+)?", "N", o) for o in outcomes]
 
 

@@ -37,8 +37,11 @@ async def test_a_declared_size_over_the_limit_is_refused_before_reading() -> Non
         return httpx.Response(200, headers={"content-length": str(10**9)}, content=body())
 
     async with _client(httpx.MockTransport(handler)) as client:
-        with pytest.raises(ResponseTooLarge, match=r"http://s/metrics: the answer is larger "
-                           r"than 16 MiB; refused without reading it all"):  # fmt: skip
+        with pytest.raises(
+            ResponseTooLarge,
+            match=r"http://s/metrics: the answer is larger "
+            r"than 16 MiB; refused without reading it all",
+        ):
             await get(client, "/metrics")
     assert read == []
 

@@ -28,9 +28,16 @@ def test_normalise_url(raw: str, url: str) -> None:
 
 @pytest.mark.parametrize(
     ("raw", "message"),
-    [("", "empty"), ("ftp://h", "scheme"), ("h:99999", "port"), ("http://h/v1", "path"),
-     ("http://:80", "no host"), ("[", "not an address"), ("http://[::1:80", "not an address")],
-)  # fmt: skip
+    [
+        ("", "empty"),
+        ("ftp://h", "scheme"),
+        ("h:99999", "port"),
+        ("http://h/v1", "path"),
+        ("http://:80", "no host"),
+        ("[", "not an address"),
+        ("http://[::1:80", "not an address"),
+    ],
+)
 def test_bad_urls(raw: str, message: str) -> None:
     with pytest.raises(TargetError, match=message):
         normalise_url(raw)

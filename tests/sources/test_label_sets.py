@@ -51,8 +51,12 @@ _names = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_si
 @given(gpu_name=_names, process=_names)
 def test_any_label_values_read_the_same(gpu_name: str, process: str) -> None:
     """Quotes, braces, backslashes and newlines in label values (the text format escapes them)."""
-    device = GpuDevice(index=0, name=gpu_name or None, utilization_pct=50.0,
-                       processes=(GpuProcess(7, 1.0, process or None, None, False),))  # fmt: skip
+    device = GpuDevice(
+        index=0,
+        name=gpu_name or None,
+        utilization_pct=50.0,
+        processes=(GpuProcess(7, 1.0, process or None, None, False),),
+    )
     text = render_metrics(Telemetry("nvml", "NVML on this machine", gpus=(device,))).decode()
     sets = ScrapeMemo()
     assert telemetry_from_text(text, URL, sets) == telemetry_from_text(text, URL)
@@ -65,8 +69,10 @@ def test_the_memo_follows_changed_removed_and_nan_lines() -> None:
     a, b = ParsedSample("a", {"gpu": "0"}, 1.0), ParsedSample("b", {"gpu": "0"}, 2.0)
     assert memo.parse(first) == [a, b, ParsedSample("c", {}, 3.0)]
     second = 'a{gpu="0"} 5\nb{gpu="0"} 2\nd NaN\n'  # a moved, c went, d is NaN
-    assert memo.parse(second) == [ParsedSample("a", {"gpu": "0"}, 5.0),
-                                  ParsedSample("b", {"gpu": "0"}, 2.0)]  # fmt: skip
+    assert memo.parse(second) == [
+        ParsedSample("a", {"gpu": "0"}, 5.0),
+        ParsedSample("b", {"gpu": "0"}, 2.0),
+    ]
     assert memo.parse(second) == ScrapeMemo().parse(second)  # from the memo, the same
 
 
@@ -94,18 +100,24 @@ def test_a_moved_value_is_read_without_the_parser(monkeypatch: pytest.MonkeyPatc
     memo.parse('a{gpu="0",x="p q"} 1\nb 2 1700000000000\nc 3\n')
     texts: list[str] = []
     parse = scrape_memo.text_string_to_metric_families
-    monkeypatch.setattr(scrape_memo, "text_string_to_metric_families",
-                        lambda text: texts.append(text) or parse(text))  # fmt: skip
+    monkeypatch.setattr(
+        scrape_memo,
+        "text_string_to_metric_families",
+        lambda text: texts.append(text) or parse(text),
+    )
     moved = 'a{gpu="0",x="p q"} 1.5e3\nb 2 1700000001000\nc NaN\n'
-    assert memo.parse(moved) == [ParsedSample("a", {"gpu": "0", "x": "p q"}, 1500.0),
-                                 ParsedSample("b", {}, 2.0)]  # fmt: skip
+    assert memo.parse(moved) == [
+        ParsedSample("a", {"gpu": "0", "x": "p q"}, 1500.0),
+        ParsedSample("b", {}, 2.0),
+    ]
     assert texts == ["b 2 1700000001000\n"]
 
 
 _values = st.sampled_from(["1", "2.5", "-3", "1e3", "+Inf", "NaN", "1_0", "0x1", "7."])
 _heads = st.sampled_from(["a", 'a{gpu="0"}', 'a{gpu="0",n="x 1"}', "a ", 'b{le="+Inf"}', "a 1"])
-_lines = st.builds(lambda h, v, ts: f"{h} {v}{ts}", _heads, _values,
-                   st.sampled_from(["", " 1700000000000"]))  # fmt: skip
+_lines = st.builds(
+    lambda h, v, ts: f"{h} {v}{ts}", _heads, _values, st.sampled_from(["", " 1700000000000"])
+)
 
 
 @given(st.lists(st.lists(_lines, min_size=1, max_size=6), min_size=1, max_size=5))

@@ -141,8 +141,12 @@ async def test_no_server_accept_when_other_requests_ran() -> None:
 def test_payload_is_greedy_and_ignores_eos() -> None:
     payload = llamacpp.completion_payload("hi", 7)
     assert payload == {
-        "prompt": "hi", "n_predict": 7, "temperature": 0, "ignore_eos": True, "stream": True,
-    }  # fmt: skip
+        "prompt": "hi",
+        "n_predict": 7,
+        "temperature": 0,
+        "ignore_eos": True,
+        "stream": True,
+    }
 
 
 async def test_waits_for_the_server_to_count_the_probe() -> None:

@@ -168,8 +168,16 @@ async def test_non_utf8_body_is_typed() -> None:
 
 @pytest.mark.slow
 @settings(max_examples=300, deadline=None)
-@given(exposition_lines(["sglang:gen_throughput", "sglang_generation_tokens_total",
-                         "sglang:spec_verify_calls_total", "sglang:ttft_bucket"]))  # fmt: skip
+@given(
+    exposition_lines(
+        [
+            "sglang:gen_throughput",
+            "sglang_generation_tokens_total",
+            "sglang:spec_verify_calls_total",
+            "sglang:ttft_bucket",
+        ]
+    )
+)
 def test_fuzz_metrics_text_yields_figures_or_typed_error(lines: list[str]) -> None:
     with contextlib.suppress(SpecmonError):
         metrics_from_text("".join(lines))

@@ -180,9 +180,15 @@ async def test_counter_going_down_is_malformed() -> None:
 
 @pytest.mark.parametrize(
     "payload",
-    ["not json", "[1, 2]", '{"text": "x"}', '{"meta_info": {"completion_tokens": -1}}',
-     '{"meta_info": {"completion_tokens": "3"}}', '{"meta_info": {"completion_tokens": true}}'],
-)  # fmt: skip
+    [
+        "not json",
+        "[1, 2]",
+        '{"text": "x"}',
+        '{"meta_info": {"completion_tokens": -1}}',
+        '{"meta_info": {"completion_tokens": "3"}}',
+        '{"meta_info": {"completion_tokens": true}}',
+    ],
+)
 def test_bad_chunks_are_malformed(payload: str) -> None:
     with pytest.raises(MalformedResponse):
         parse_chunk(payload)
@@ -211,7 +217,7 @@ def test_fuzz_parse_chunk_never_crashes(payload: str) -> None:
         json_values,
     )
 )
-def test_fuzz_meta_info_shapes_never_crash(meta: dict) -> None:  # fmt: skip
+def test_fuzz_meta_info_shapes_never_crash(meta: dict) -> None:
     with contextlib.suppress(SpecmonError):
         parse_chunk(json.dumps({"meta_info": meta}))
 
@@ -252,8 +258,9 @@ def test_meta_info_read_alone_is_what_the_whole_chunk_says(
 ) -> None:
     """SGLang's chunks are read from their closing `meta_info` alone: whatever the text holds
     (its own `"meta_info":` too), an error key after it or spaces, the same as read whole."""
-    chunk = json.dumps({"text": text, "output_ids": [1, 2], "meta_info": meta, **tail},
-                       separators=separators)  # fmt: skip
+    chunk = json.dumps(
+        {"text": text, "output_ids": [1, 2], "meta_info": meta, **tail}, separators=separators
+    )
     with patch("specmon.sources.probe._meta_info", return_value=None):  # read whole
         whole = _outcome(lambda: parse_chunk(chunk))
     assert _outcome(lambda: parse_chunk(chunk)) == whole

@@ -63,8 +63,9 @@ async def test_a_hung_source_does_not_stop_ticks_or_other_sources() -> None:
     async def fast() -> str:
         return "ok"
 
-    sampler = Sampler([PollSource("hung", hung, 0.01), PollSource("fast", fast, 0.01)],
-                      interval=0.01)  # fmt: skip
+    sampler = Sampler(
+        [PollSource("hung", hung, 0.01), PollSource("fast", fast, 0.01)], interval=0.01
+    )
 
     def emit(sample: Sample) -> None:
         samples.append(sample)

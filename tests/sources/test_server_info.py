@@ -174,10 +174,12 @@ def test_fuzz_any_shape_normalises_without_crashing(body: dict[str, Any]) -> Non
 
 @pytest.mark.parametrize(
     ("config", "brief"),
-    [(SpecConfig("NGRAM", 0, 10, 4), "NGRAM d4"),  # SGLang fills steps/topk with placeholders
-     (SpecConfig("ngram", 4, None, None), "ngram s4"),  # vLLM: num_speculative_tokens
-     (SpecConfig("draft", 16, None, None), "draft s16"),  # llama.cpp
-     (SpecConfig("EAGLE3", 2, 1, 3), "EAGLE3 2/1/3")],
-)  # fmt: skip
+    [
+        (SpecConfig("NGRAM", 0, 10, 4), "NGRAM d4"),  # SGLang fills steps/topk with placeholders
+        (SpecConfig("ngram", 4, None, None), "ngram s4"),  # vLLM: num_speculative_tokens
+        (SpecConfig("draft", 16, None, None), "draft s16"),  # llama.cpp
+        (SpecConfig("EAGLE3", 2, 1, 3), "EAGLE3 2/1/3"),
+    ],
+)
 def test_a_spec_config_in_a_table_cell(config: SpecConfig, brief: str) -> None:
     assert config.brief() == brief

@@ -89,8 +89,7 @@ def _counted(*metrics: str) -> tuple[httpx.AsyncClient, list[str]]:
         response: httpx.Response = replay.handler(request)  # type: ignore[assignment]
         return response
 
-    return httpx.AsyncClient(transport=httpx.MockTransport(counting),
-                             base_url="http://vllm"), paths  # fmt: skip
+    return httpx.AsyncClient(transport=httpx.MockTransport(counting), base_url="http://vllm"), paths
 
 
 async def test_identity_routes_read_again_only_after_a_relaunch() -> None:

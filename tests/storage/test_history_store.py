@@ -34,8 +34,9 @@ def test_a_store_of_schema_1_opens_keeps_its_snapshots_and_gains_the_history(
     with Store(path) as store:
         assert store.get(saved).id == saved
         history_store.append(store, [Point(URL, None, T0, Figure.DECODE, 75.9)])
-        assert [r.value for r in history_store.readings(store, URL, Figure.DECODE, 0, 2 * T0)] \
-            == [75.9]  # fmt: skip
+        assert [r.value for r in history_store.readings(store, URL, Figure.DECODE, 0, 2 * T0)] == [
+            75.9
+        ]
 
 
 def test_readings_and_marks_round_trip_oldest_first(tmp_path: Path) -> None:
@@ -50,7 +51,9 @@ def test_readings_and_marks_round_trip_oldest_first(tmp_path: Path) -> None:
         history_store.append(store, points, [restart])
         got = history_store.readings(store, URL, Figure.ACCEPT, T0, T0 + 10)
         assert [(r.at, r.value, r.span, r.count, r.lifetime) for r in got] == [
-            (T0 + 1, 2.3, 0, 1, 5.0), (T0 + 2, 2.1, 0, 1, 5.0)]  # fmt: skip
+            (T0 + 1, 2.3, 0, 1, 5.0),
+            (T0 + 2, 2.1, 0, 1, 5.0),
+        ]
         assert history_store.marks(store, URL, T0, T0 + 10) == [restart]
         assert history_store.first_at(store, URL) == T0
         assert history_store.targets(store) == [URL, "http://other"]
@@ -59,14 +62,17 @@ def test_readings_and_marks_round_trip_oldest_first(tmp_path: Path) -> None:
 def test_readings_past_an_hour_become_minute_buckets_younger_ones_stay(tmp_path: Path) -> None:
     with Store(tmp_path / "db") as store:
         values = [60.0, 70.0, 80.0, 90.0]  # four readings in the first minute, 15 s apart
-        history_store.append(store, [Point(URL, None, T0 + 15 * i, Figure.DECODE, v)
-                                     for i, v in enumerate(values)])  # fmt: skip
+        history_store.append(
+            store, [Point(URL, None, T0 + 15 * i, Figure.DECODE, v) for i, v in enumerate(values)]
+        )
         young = T0 + 2 * RAW_S
         history_store.append(store, [Point(URL, None, young, Figure.DECODE, 50.0)])
         history_store.maintain(store, young + 1, Limits())
         got = history_store.readings(store, URL, Figure.DECODE, 0, 2 * T0)
         assert [(r.at, r.span, r.value, r.low, r.high, r.count) for r in got] == [
-            (T0, BUCKET_S, 75.0, 60.0, 90.0, 4), (young, 0, 50.0, 50.0, 50.0, 1)]  # fmt: skip
+            (T0, BUCKET_S, 75.0, 60.0, 90.0, 4),
+            (young, 0, 50.0, 50.0, 50.0, 1),
+        ]
         history_store.maintain(store, young + 2, Limits())  # a bucket is made once
         assert len(history_store.readings(store, URL, Figure.DECODE, 0, 2 * T0)) == 2
 
@@ -76,8 +82,10 @@ def test_a_minute_is_bucketed_whole_even_when_the_hour_ends_inside_it(tmp_path: 
         history_store.append(store, [Point(URL, None, T0 + s, Figure.DECODE, s) for s in (10, 50)])
         # The hour ends between the two readings: neither goes until the minute is past.
         history_store.maintain(store, T0 + 30 + RAW_S, Limits())
-        assert [r.span for r in history_store.readings(store, URL, Figure.DECODE, 0, 2 * T0)] \
-            == [0, 0]  # fmt: skip
+        assert [r.span for r in history_store.readings(store, URL, Figure.DECODE, 0, 2 * T0)] == [
+            0,
+            0,
+        ]
         history_store.maintain(store, T0 + 60 + RAW_S, Limits())
         got = history_store.readings(store, URL, Figure.DECODE, 0, 2 * T0)
         assert [(r.value, r.count) for r in got] == [(30.0, 2)]
@@ -89,10 +97,11 @@ def test_history_past_the_age_limit_goes_with_its_marks(tmp_path: Path) -> None:
             store,
             [Point(URL, None, T0 + s, Figure.DECODE, v) for s, v in ((0, 1), (86400, 2))],
             [Mark(URL, T0, MarkKind.WATCH, "specmon started")],
-        )  # fmt: skip
+        )
         history_store.maintain(store, T0 + 86400 + 10, Limits(max_age_s=3600))
-        assert [r.value for r in history_store.readings(store, URL, Figure.DECODE, 0, 2 * T0)] \
-            == [2]  # fmt: skip
+        assert [r.value for r in history_store.readings(store, URL, Figure.DECODE, 0, 2 * T0)] == [
+            2
+        ]
         assert history_store.marks(store, URL, 0, 2 * T0) == []
 
 
@@ -112,7 +121,13 @@ def test_over_the_size_cap_the_oldest_readings_go_until_it_fits(tmp_path: Path) 
 
 def test_columns_average_each_share_of_the_range(tmp_path: Path) -> None:
     with Store(tmp_path / "db") as store:
-        history_store.append(store, [Point(URL, None, T0 + s, Figure.DECODE, v)
-                                     for s, v in ((0, 10), (10, 20), (70, 40))])  # fmt: skip
+        history_store.append(
+            store,
+            [Point(URL, None, T0 + s, Figure.DECODE, v) for s, v in ((0, 10), (10, 20), (70, 40))],
+        )
         assert history_store.columns(store, URL, Figure.DECODE, T0, T0 + 120, 4) == [
-            15.0, None, 40.0, None]  # fmt: skip
+            15.0,
+            None,
+            40.0,
+            None,
+        ]

@@ -130,8 +130,12 @@ def test_dict_has_exactly_the_documented_keys() -> None:
     }
     assert data["schema"] == 1
     assert set(data["pooled"]) == {
-        "decode_tok_s", "decode_tok_s_rel_se", "accept_length", "cycle_ms", "timed_runs"
-    }  # fmt: skip
+        "decode_tok_s",
+        "decode_tok_s_rel_se",
+        "accept_length",
+        "cycle_ms",
+        "timed_runs",
+    }
     assert set(data["target"]) == {
         "url",
         "backend",

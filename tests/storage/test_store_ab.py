@@ -47,8 +47,10 @@ def test_an_ab_reads_back_as_it_ran(tmp_path: Path) -> None:
     assert [(r.round, r.side, r.config, r.snapshot.id) for r in back] == [
         (r.round, r.side, r.config, i) for r, i in zip(runs, ids, strict=True)
     ]
-    saved = [dataclasses.replace(r, snapshot=dataclasses.replace(r.snapshot, id=i))
-             for r, i in zip(runs, ids, strict=True)]  # fmt: skip
+    saved = [
+        dataclasses.replace(r, snapshot=dataclasses.replace(r.snapshot, id=i))
+        for r, i in zip(runs, ids, strict=True)
+    ]
     assert judged(back, max_age_s=MAX_AGE_S) == judged(saved, max_age_s=MAX_AGE_S)
     ((_, found, _),) = judged(back, max_age_s=MAX_AGE_S)
     assert [lv.concurrency for lv in found] == [1, 4]
@@ -69,10 +71,17 @@ def test_a_sweep_reads_back_as_the_configuration_the_server_runs(tmp_path: Path)
     runs = ab(T0)
     k4 = SpecConfig("EAGLE3", 4, 1, 5)
     sweep = runs + [
-        AbRun(r.round, r.side, dataclasses.replace(r.snapshot, server=dataclasses.replace(
-            r.snapshot.server, speculative=k4)), "k=4")
-        for r in runs if r.side == Side.SPECULATIVE
-    ]  # fmt: skip
+        AbRun(
+            r.round,
+            r.side,
+            dataclasses.replace(
+                r.snapshot, server=dataclasses.replace(r.snapshot.server, speculative=k4)
+            ),
+            "k=4",
+        )
+        for r in runs
+        if r.side == Side.SPECULATIVE
+    ]
     with Store(tmp_path / "db") as store:
         store.save_ab(sweep)
         back = store.latest_ab(fingerprint(ARGS))
@@ -103,13 +112,25 @@ def test_a_store_from_before_ab_benches_opens_and_keeps_its_snapshots(tmp_path: 
         db.executemany(  # as `ab` saved them then
             "INSERT INTO snapshots (created_at, url, label, backend, model, version, speculative,"
             " fingerprint, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(s.created_at, s.url, s.label, s.server.backend, s.server.model, s.server.version,
-              int(s.server.speculative is not None), fingerprint(s.server.args),
-              json.dumps(snapshot_to_record(s))) for s in old],
-        )  # fmt: skip
+            [
+                (
+                    s.created_at,
+                    s.url,
+                    s.label,
+                    s.server.backend,
+                    s.server.model,
+                    s.server.version,
+                    int(s.server.speculative is not None),
+                    fingerprint(s.server.args),
+                    json.dumps(snapshot_to_record(s)),
+                )
+                for s in old
+            ],
+        )
     with Store(path) as store:
-        assert [s.created_at for s in store.list()] == sorted((s.created_at for s in old),
-                                                             reverse=True)  # fmt: skip
+        assert [s.created_at for s in store.list()] == sorted(
+            (s.created_at for s in old), reverse=True
+        )
         assert store.latest_ab(fingerprint(ARGS)) == []
         store.save_ab(ab(T0 + 3600))
         assert len(store.latest_ab(fingerprint(ARGS))) == 8

@@ -98,11 +98,17 @@ def sample(
 ) -> Sample:
     """A sampler tick, as the sampler would post it."""
     readings = {
-        "info": Reading(info, t if info else None, seq if info else 0, info_error,
-                        t if info_error else None),
-        "metrics": Reading(metrics, t if metrics else None, seq if metrics else 0, metrics_error,
-                           t if metrics_error else None),
-    }  # fmt: skip
+        "info": Reading(
+            info, t if info else None, seq if info else 0, info_error, t if info_error else None
+        ),
+        "metrics": Reading(
+            metrics,
+            t if metrics else None,
+            seq if metrics else 0,
+            metrics_error,
+            t if metrics_error else None,
+        ),
+    }
     if telemetry is not None:
         readings["gpu"] = Reading(telemetry, t, seq)
     return Sample(t, NOW - 10 + t, MappingProxyType(readings))
@@ -115,8 +121,16 @@ async def baseline_snapshot(created_at: float, **arg_changes: Any) -> Snapshot:
     )
     info = server_info("plain", **arg_changes)
     lifetime = lifetime_of(info, server_metrics("plain/metrics"))
-    return Snapshot(created_at, BASE_URL, None, info, Protocol(3, 1, 256, 0.0, DEFAULT_PROMPT),
-                    runs, id=1, lifetime=lifetime)  # fmt: skip
+    return Snapshot(
+        created_at,
+        BASE_URL,
+        None,
+        info,
+        Protocol(3, 1, 256, 0.0, DEFAULT_PROMPT),
+        runs,
+        id=1,
+        lifetime=lifetime,
+    )
 
 
 @pytest.fixture
@@ -128,8 +142,9 @@ def make_app(tmp_path: Path) -> Iterator[Callable[..., SpecmonApp]]:
         config = MonitorConfig(url=URL, baseline_url=baseline_url, probe_tokens=256)
         targets = Targets(Target(URL), Target(baseline_url) if baseline_url else None)
         stores.append(Store(tmp_path / f"ui{len(stores)}.db"))
-        return SpecmonApp(config, targets, stores[-1], start_workers=False, wall=lambda: NOW,
-                          **options)  # fmt: skip
+        return SpecmonApp(
+            config, targets, stores[-1], start_workers=False, wall=lambda: NOW, **options
+        )
 
     yield build
     for store in stores:

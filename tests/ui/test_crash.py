@@ -23,9 +23,11 @@ def _raise(_: object) -> None:
 
 
 def test_a_widget_that_raises_exits_70_with_one_line_and_a_traceback_file(
-    make_app: Callable[..., SpecmonApp], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+    make_app: Callable[..., SpecmonApp],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.setattr(BaselinePanel, "on_mount", _raise)
     app = make_app()
@@ -34,17 +36,20 @@ def test_a_widget_that_raises_exits_70_with_one_line_and_a_traceback_file(
     out, err = capsys.readouterr()
     assert not out and len(err.splitlines()) == 1, err  # Textual's traceback is not printed
     (log,) = (tmp_path / "state" / "specmon" / "log").iterdir()
-    assert err == (f"specmon: error: the dashboard crashed: ValueError: {FORMAT_ERROR} (its "
-                   f"traceback is in {log}: attach that file to a bug report)\n")  # fmt: skip
+    assert err == (
+        f"specmon: error: the dashboard crashed: ValueError: {FORMAT_ERROR} (its "
+        f"traceback is in {log}: attach that file to a bug report)\n"
+    )
     text = log.read_text()
     assert "Traceback" in text and "in _raise" in text and text.endswith(f"{FORMAT_ERROR}\n")
     assert stat.S_IMODE(log.stat().st_mode) == 0o600
 
 
 def test_a_dashboard_the_user_quits_exits_0(
-    make_app: Callable[..., SpecmonApp], monkeypatch: pytest.MonkeyPatch,
+    make_app: Callable[..., SpecmonApp],
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     async def quit_(pilot: Pilot[None]) -> None:
         await pilot.press("q")
 
@@ -68,14 +73,19 @@ def test_the_traceback_goes_to_the_temp_dir_when_the_log_dir_cannot_be_made(
 
 @pytest.mark.parametrize(
     "argv",
-    [["--url", "http://127.0.0.1:9"], ["--url", "http://127.0.0.1:9", "--url", "http://127.0.0.1:10"],
-     ["demo"]],
+    [
+        ["--url", "http://127.0.0.1:9"],
+        ["--url", "http://127.0.0.1:9", "--url", "http://127.0.0.1:10"],
+        ["demo"],
+    ],
     ids=["dashboard", "fleet", "demo"],
-)  # fmt: skip
+)
 def test_the_commands_exit_70_when_their_dashboard_crashes(
-    argv: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+    argv: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     """`specmon`, the fleet and `demo` return what the crash report says (they returned 0)."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.setattr(SpecmonApp, "run_to_end", lambda self: ValueError(FORMAT_ERROR))

@@ -147,9 +147,11 @@ SCENARIOS = {
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 def test_snapshot(
-    scenario: str, size: tuple[int, int], snap_compare: Callable[..., bool],
+    scenario: str,
+    size: tuple[int, int],
+    snap_compare: Callable[..., bool],
     make_app: Callable[..., SpecmonApp],
-) -> None:  # fmt: skip
+) -> None:
     make_run, with_baseline_server = SCENARIOS[scenario]
     app = make_app(BASE_URL if with_baseline_server else None)
     assert snap_compare(app, terminal_size=size, run_before=make_run())
@@ -356,13 +358,16 @@ async def test_a_click_on_the_keys_line_runs_the_key(make_app: Callable[..., Spe
 @pytest.mark.parametrize(
     ("width", "keys"),
     [
-        (160, " b baseline  s snapshot  c compare  w what-if  p probe  f freeze  z zoom  d dump  "
-              "/ filter  t theme  i why —  ? help  q quit "),
+        (
+            160,
+            " b baseline  s snapshot  c compare  w what-if  p probe  f freeze  z zoom  d dump  "
+            "/ filter  t theme  i why —  ? help  q quit ",
+        ),
         (80, " b baseline  s  c compare  w what-if  p  f  z  d  /  t  i why —  ? help  q quit "),
         (60, " b baseline  s  c  w  p  f  z  d  /  t  i  ? help  q quit "),
         (40, " b  s  c  w  p  f  z  d  /  t  i  ?  q "),
     ],
-)  # fmt: skip
+)
 async def test_the_keys_line_lists_every_key_and_fits(
     width: int, keys: str, make_app: Callable[..., SpecmonApp]
 ) -> None:
@@ -391,8 +396,9 @@ async def test_read_only_turns_off_and_says_so_every_key_that_benches_or_writes(
         await pilot.pause()
         assert not app.bench_running() and len(app.screen_stack) == 1  # no bench, no label prompt
         said = [n.message for n in app._notifications]
-        assert said == [f"read-only: {key} is off in this dashboard (it benches or saves)"
-                        for key in "bs"]  # fmt: skip
+        assert said == [
+            f"read-only: {key} is off in this dashboard (it benches or saves)" for key in "bs"
+        ]
         await pilot.press("c")
         await pilot.pause()
         assert app.screen.__class__.__name__ == "ComparisonScreen"
@@ -518,15 +524,18 @@ async def test_no_baseline_applies_names_the_nearest_and_a_later_one_is_found(
         first = app.store.save(long)
         app.post_message(SampleReady(sample(1.0, server_info(), None)))
         await pilot.pause()
-        why = (f"no baseline applies: #{first} ({plain.url}) was taken with max_tokens 500, the "
-               "probe uses 256")  # fmt: skip
+        why = (
+            f"no baseline applies: #{first} ({plain.url}) was taken with max_tokens 500, the "
+            "probe uses 256"
+        )
         assert app.live.baseline.snapshot is None
         assert app.query_one(BaselinePanel).view.why_none == why
         body = app.query_one(BaselinePanel).query_one("#baseline-body").render()
         assert why in " ".join(str(body).split())
         found = app.store.save(replace(plain, id=None))
-        app.post_message(SampleReady(sample(1.0 + STORE_LOOKUP_EVERY_S, server_info(), None,
-                                            seq=2)))  # fmt: skip
+        app.post_message(
+            SampleReady(sample(1.0 + STORE_LOOKUP_EVERY_S, server_info(), None, seq=2))
+        )
         await pilot.pause()
         baseline = app.live.baseline.snapshot
         assert baseline is not None and baseline.id == found

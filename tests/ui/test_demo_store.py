@@ -50,8 +50,9 @@ async def test_the_demo_takes_a_baseline_when_the_store_has_none(
     dashboard); with none there, one baseline is taken at once, without "press b" in the log."""
     app = make_app(auto_baseline=True)
     started: list[tuple[SnapshotKind, str]] = []
-    monkeypatch.setattr(app.feed, "start_bench",
-                        lambda kind, url, origin, label: started.append((kind, url)))  # fmt: skip
+    monkeypatch.setattr(
+        app.feed, "start_bench", lambda kind, url, origin, label: started.append((kind, url))
+    )
     async with app.run_test(size=(80, 24)) as pilot:
         for seq in (1, 2):
             app.post_message(SampleReady(sample(float(seq), server_info(), None, seq=seq)))

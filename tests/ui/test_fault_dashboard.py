@@ -32,8 +32,14 @@ def sim(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimThread]:
 
 
 def _app(sim: SimThread, store: Store) -> SpecmonApp:
-    config = MonitorConfig(url=sim.url, interval=0.1, probe_every=0.2, probe_tokens=24,
-                           connect_timeout=TIMEOUT_S, read_timeout=TIMEOUT_S)  # fmt: skip
+    config = MonitorConfig(
+        url=sim.url,
+        interval=0.1,
+        probe_every=0.2,
+        probe_tokens=24,
+        connect_timeout=TIMEOUT_S,
+        read_timeout=TIMEOUT_S,
+    )
     target = Target(sim.url, connect_timeout=TIMEOUT_S, read_timeout=TIMEOUT_S)
     return SpecmonApp(config, Targets(target), store)
 
@@ -69,8 +75,14 @@ async def test_dashboard(case: Case, sim: SimThread, tmp_path: Path) -> None:
                 await until(pilot, lambda: _said(app, case.dashboard or ""))
             else:  # a probe and a few scrapes under the fault, and still live, nothing wrong
                 seq = app.live.sample.readings["metrics"].seq if app.live.sample else 0
-                await until(pilot, lambda: _healthy(app, applied) and app.live.sample is not None
-                            and app.live.sample.readings["metrics"].seq > seq + 2)  # fmt: skip
+                await until(
+                    pilot,
+                    lambda: (
+                        _healthy(app, applied)
+                        and app.live.sample is not None
+                        and app.live.sample.readings["metrics"].seq > seq + 2
+                    ),
+                )
                 assert [e for e in app.live.events if e.level == "error"] == errors
             await pilot.press("p")  # the keys answer while the fault lasts
             assert app.live.probe_paused
@@ -103,8 +115,9 @@ async def test_insecure_is_announced_and_verification_failure_named(tmp_path: Pa
         Store(tmp_path / "db") as store,
     ):
         for insecure in (False, True):
-            config = MonitorConfig(url=tls.url, interval=0.1, probe_every=0.2, probe_tokens=24,
-                                   insecure=insecure)  # fmt: skip
+            config = MonitorConfig(
+                url=tls.url, interval=0.1, probe_every=0.2, probe_tokens=24, insecure=insecure
+            )
             app = SpecmonApp(config, Targets(Target(tls.url, insecure=insecure)), store)
             async with app.run_test(size=(80, 24)) as pilot:
                 if insecure:

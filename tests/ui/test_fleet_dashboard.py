@@ -73,8 +73,15 @@ async def _feed(fleet: Fleet) -> None:
             continue
         kind = "plain" if i == PLAIN else "spec"
         session.sample(sample(1.0, server_info(kind), server_metrics(f"{kind}/metrics")))
-        session.sample(sample(2.0, server_info(kind), server_metrics(f"{kind}/metrics_after"),
-                              seq=2, telemetry=gpus()))  # fmt: skip
+        session.sample(
+            sample(
+                2.0,
+                server_info(kind),
+                server_metrics(f"{kind}/metrics_after"),
+                seq=2,
+                telemetry=gpus(),
+            )
+        )
         for k, result in enumerate(plain if i == PLAIN else spec):
             session.probe_done(ProbeOutcome(NOW - 3 + k, float(k), run_figures(result), result))
         if i == 3:
@@ -173,8 +180,10 @@ async def test_worst_first_and_a_down_server_on_top_with_its_reason() -> None:
         assert screen.rows[0].state == "down" and "connection refused" in screen.rows[0].reason
         assert screen.rows[2].reason.startswith("baseline: ")  # the stale one
         detail = str(screen.query_one("#fleet-row", Static).content).splitlines()
-        assert detail == [f"{_url(0)} · down: connection refused (nothing listening?)",
-                          "GPUs: no GPU reading yet"]  # fmt: skip
+        assert detail == [
+            f"{_url(0)} · down: connection refused (nothing listening?)",
+            "GPUs: no GPU reading yet",
+        ]
         assert str(screen.query_one(DataTable).get_row_at(0)[1]) == "DOWN"
 
 
@@ -193,8 +202,9 @@ async def test_a_tick_writes_only_what_the_table_shows_that_changed(
         calls: list[str] = []
         for name in ("update_cell", "clear", "add_row"):
             method = getattr(table, name)
-            monkeypatch.setattr(table, name, lambda *a, _m=method, _n=name, **k: (
-                calls.append(_n), _m(*a, **k))[1])  # fmt: skip
+            monkeypatch.setattr(
+                table, name, lambda *a, _m=method, _n=name, **k: (calls.append(_n), _m(*a, **k))[1]
+            )
 
         def shown() -> list[list[str]]:
             return [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
@@ -202,8 +212,11 @@ async def test_a_tick_writes_only_what_the_table_shows_that_changed(
         session = app.fleet.sessions[4]
         hot = gpus()
         hot = replace(hot, gpus=(replace(hot.gpus[0], temperature_c=88.0), *hot.gpus[1:]))
-        session.sample(sample(3.0, server_info("spec"), server_metrics("spec/metrics_after"),
-                              seq=3, telemetry=hot))  # fmt: skip
+        session.sample(
+            sample(
+                3.0, server_info("spec"), server_metrics("spec/metrics_after"), seq=3, telemetry=hot
+            )
+        )
         app.tick()
         await pilot.pause()
         index = [row.url for row in screen.rows].index(session.url)
@@ -256,13 +269,20 @@ async def test_live_fleet_and_b_on_a_chosen_server(tmp_path: Path) -> None:
     takes its baseline from its own baseline server, and the table then shows its speedup."""
     fast = SimConfig(plain_step_ms=4.0, cycle_ms=7.0, accept_length=2.1, ttft_ms=5.0, seed=11)
     with (
-        SimThread(fast) as a, SimThread(replace(fast, tp_size=4)) as b,
+        SimThread(fast) as a,
+        SimThread(replace(fast, tp_size=4)) as b,
         SimThread(replace(fast, tp_size=4, speculative_algorithm=None)) as b_plain,
         Store(tmp_path / "db") as store,
-    ):  # fmt: skip
+    ):
         targets = (FleetTarget(a.url, name="a"), FleetTarget(b.url, b_plain.url, "b"))
-        config = MonitorConfig(url=a.url, interval=0.2, probe_every=0.2, probe_tokens=120,
-                               baseline_runs=3, fleet=targets)  # fmt: skip
+        config = MonitorConfig(
+            url=a.url,
+            interval=0.2,
+            probe_every=0.2,
+            probe_tokens=120,
+            baseline_runs=3,
+            fleet=targets,
+        )
         fleet = Fleet([TargetSession(t, Target(t.url), config, store) for t in targets])
         app = FleetApp(config, fleet, store)
         async with app.run_test(size=(80, 24)) as pilot:
@@ -282,8 +302,13 @@ async def test_live_fleet_and_b_on_a_chosen_server(tmp_path: Path) -> None:
             await until(pilot, lambda: fleet.sessions[1].live.baseline.snapshot is not None)
             assert fleet.sessions[0].live.baseline.snapshot is None
             await pilot.press("escape")
-            await until(pilot, lambda: isinstance(app.screen, FleetScreen) and any(
-                r.label == "b" and r.speedup is not None for r in app.screen.rows))  # fmt: skip
+            await until(
+                pilot,
+                lambda: (
+                    isinstance(app.screen, FleetScreen)
+                    and any(r.label == "b" and r.speedup is not None for r in app.screen.rows)
+                ),
+            )
         emitted = [r for r in b_plain.server.emitted if r.max_new_tokens == 120]
         assert len(emitted) == 4  # the warm-up and three runs, at b's own baseline server
         assert not [r for r in a.server.emitted if r.max_new_tokens != 120]
@@ -296,12 +321,19 @@ async def test_at_80x24_the_columns_the_docs_promise_fit_beside_long_names() -> 
     config = MonitorConfig(url=targets[0].url, probe_tokens=256, fleet=targets)
     sessions = [TargetSession(t, Target(t.url), config, None, wall=lambda: NOW) for t in targets]
     app = FleetApp(config, Fleet(sessions), None, start_workers=False, wall=lambda: NOW)
-    eagle = server_info("spec", speculative_algorithm="EAGLE3", speculative_num_steps=2,
-                        speculative_eagle_topk=1, speculative_num_draft_tokens=3)  # fmt: skip
+    eagle = server_info(
+        "spec",
+        speculative_algorithm="EAGLE3",
+        speculative_num_steps=2,
+        speculative_eagle_topk=1,
+        speculative_num_draft_tokens=3,
+    )
     # The captures are NGRAM's (draft tokens 4): an EAGLE3 2/1/3 server's gauges say 3, or the
     # spec cell would add what it drafts otherwise than its flags.
-    before, after = (replace(server_metrics(f"spec/{name}"), spec_num_draft_tokens=3.0)
-                     for name in ("metrics", "metrics_after"))  # fmt: skip
+    before, after = (
+        replace(server_metrics(f"spec/{name}"), spec_num_draft_tokens=3.0)
+        for name in ("metrics", "metrics_after")
+    )
     async with app.run_test(size=(80, 24)) as pilot:
         for session in sessions:
             session.sample(sample(1.0, eagle, before))
@@ -312,8 +344,16 @@ async def test_at_80x24_the_columns_the_docs_promise_fit_beside_long_names() -> 
         await pilot.pause()
         table = app.screen.query_one(DataTable)
         assert screen_rows(table)[0][:3] == ["127.0.0.1:37383", "live", "EAGLE3 2/1/3"]
-        assert _labels(table) == ["server", "state", "spec", "tok/s", "accept", "cycle",
-                                  "speedup", "baseline"]  # fmt: skip
+        assert _labels(table) == [
+            "server",
+            "state",
+            "spec",
+            "tok/s",
+            "accept",
+            "cycle",
+            "speedup",
+            "baseline",
+        ]
 
 
 def screen_rows(table: DataTable[object]) -> list[list[str]]:
@@ -335,8 +375,16 @@ async def test_a_server_gone_down_shows_its_last_figures_dimmed() -> None:
         cells = dict(zip(_labels(table), table.get_row_at(index), strict=True))
         assert str(cells["state"]) == "DOWN" and str(cells["tok/s"]) == "824.4"
         dimmed = {label for label, cell in cells.items() if cell.style == "dim"}
-        assert dimmed == {"software", "spec", "tok/s", "accept", "cycle", "speedup", "baseline",
-                          "GPUs"}  # fmt: skip
+        assert dimmed == {
+            "software",
+            "spec",
+            "tok/s",
+            "accept",
+            "cycle",
+            "speedup",
+            "baseline",
+            "GPUs",
+        }
         live = [row.state for row in screen.rows].index("live")
         assert not any(cell.style for cell in table.get_row_at(live))
 

@@ -49,8 +49,9 @@ def test_full_collections_wait_for_the_dashboard(version: str) -> None:
     python = _python(version)
     if python is None:
         pytest.skip(f"no Python {version} here")
-    done = subprocess.run([python, "-I", "-c", SCRIPT], capture_output=True, text=True,
-                          timeout=100, check=False)  # fmt: skip
+    done = subprocess.run(
+        [python, "-I", "-c", SCRIPT], capture_output=True, text=True, timeout=100, check=False
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["active"] is True

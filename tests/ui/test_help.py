@@ -89,10 +89,16 @@ def test_the_fleet_tables_help_lists_its_own_keys() -> None:
     ↑↓, Enter or Esc. It lists what works there, and no key the table refuses."""
     listed = {key.strip() for keys, _ in FLEET_KEYS for key in keys.split(",")}
     table = _keys(FleetScreen.BINDINGS) | {"↑", "↓"}  # the DataTable's cursor keys
-    working = _keys([b for b in FleetApp.BINDINGS
-                     if isinstance(b, Binding) and b.action not in DASHBOARD_ACTIONS])  # fmt: skip
+    working = _keys(
+        [
+            b
+            for b in FleetApp.BINDINGS
+            if isinstance(b, Binding) and b.action not in DASHBOARD_ACTIONS
+        ]
+    )
     assert listed == {"Esc"} | table | working
-    refused = _keys([b for b in FleetApp.BINDINGS
-                     if isinstance(b, Binding) and b.action in DASHBOARD_ACTIONS])  # fmt: skip
+    refused = _keys(
+        [b for b in FleetApp.BINDINGS if isinstance(b, Binding) and b.action in DASHBOARD_ACTIONS]
+    )
     assert not (refused - {"Esc"}) & listed  # Esc: in a server's dashboard, said so
     assert "dashboard" in dict(FLEET_KEYS)["Esc"]

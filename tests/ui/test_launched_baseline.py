@@ -18,8 +18,14 @@ async def test_b_on_the_dashboard_relaunches_for_the_baseline(tmp_path: Path) ->
     server = managed(tmp_path)
     try:
         await server.start()
-        config = MonitorConfig(url=server.target.url, interval=0.2, probe=False,
-                               baseline_runs=3, probe_tokens=48, read_timeout=2.0)  # fmt: skip
+        config = MonitorConfig(
+            url=server.target.url,
+            interval=0.2,
+            probe=False,
+            baseline_runs=3,
+            probe_tokens=48,
+            read_timeout=2.0,
+        )
         with Store(tmp_path / "db") as store:
             app = SpecmonApp(config, Targets(server.target), store, managed=server)
             async with app.run_test(size=(80, 24)) as pilot:
@@ -31,8 +37,11 @@ async def test_b_on_the_dashboard_relaunches_for_the_baseline(tmp_path: Path) ->
 
                 def speculative_again() -> bool:
                     info = app.live.server.info
-                    return app.live.server.info_current and info is not None and (
-                        info.speculative is not None)  # fmt: skip
+                    return (
+                        app.live.server.info_current
+                        and info is not None
+                        and (info.speculative is not None)
+                    )
 
                 await until(pilot, speculative_again, 60)
                 said = [e.text for e in app.live.events]

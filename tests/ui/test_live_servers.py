@@ -35,11 +35,19 @@ def sims() -> Iterator[tuple[SimThread, SimThread]]:
 
 
 def _app(spec: SimThread, base: SimThread | None, store: Store, **kw: object) -> SpecmonApp:
-    config = MonitorConfig(url=spec.url, baseline_url=base.url if base else None, interval=0.2,
-                           probe_every=0.2, probe_tokens=120, baseline_runs=3,
-                           read_timeout=1.0, **kw)  # type: ignore[arg-type]  # fmt: skip
-    targets = Targets(Target(spec.url, read_timeout=1.0),
-                      Target(base.url, read_timeout=1.0) if base else None)  # fmt: skip
+    config = MonitorConfig(
+        url=spec.url,
+        baseline_url=base.url if base else None,
+        interval=0.2,
+        probe_every=0.2,
+        probe_tokens=120,
+        baseline_runs=3,
+        read_timeout=1.0,
+        **kw,
+    )  # type: ignore[arg-type]
+    targets = Targets(
+        Target(spec.url, read_timeout=1.0), Target(base.url, read_timeout=1.0) if base else None
+    )
     return SpecmonApp(config, targets, store)
 
 
@@ -108,8 +116,10 @@ async def test_hung_server_keeps_keys_answering_and_recovers(
     with Store(tmp_path / "db") as store:
         app = _app(spec, None, store)
         async with app.run_test(size=(80, 24)) as pilot:
-            await until(pilot, lambda: app._last_view is not None
-                        and app._last_view.identity.state == "live")  # fmt: skip
+            await until(
+                pilot,
+                lambda: app._last_view is not None and app._last_view.identity.state == "live",
+            )
             spec.server.faults.hang.add("*")
             await until(pilot, lambda: app._last_view.identity.state != "live")  # type: ignore[union-attr]
             await pilot.press("p")  # keys answer while every request hangs

@@ -69,8 +69,10 @@ async def test_dump_writes_the_screen_as_svg_and_text_and_says_where(
         assert "Decode 912.7 tok/s (probe)" in text[2]  # the figures on screen, in words
         assert svgs[0].read_text(encoding="utf-8").startswith("<svg")
         said = [e.text for e in app.live.events]
-        assert said[-2:] == [f"screen dumped: {svgs[0]} (and {first.name})",
-                             f"screen dumped: {svgs[1]} (and {second.name})"]  # fmt: skip
+        assert said[-2:] == [
+            f"screen dumped: {svgs[0]} (and {first.name})",
+            f"screen dumped: {svgs[1]} (and {second.name})",
+        ]
 
 
 async def test_a_dump_that_cannot_be_written_says_why(
@@ -142,8 +144,16 @@ async def test_a_flipped_verdict_rings_and_flashes_once(
             app.show_view(replace(now, spec=replace(now.spec, verdict=verdict)))
 
         rung = []
-        for verdict in (Verdict.WINNING, Verdict.WINNING, None, Verdict.WINNING, Verdict.LOSING,
-                        Verdict.LOSING, None, Verdict.WITHIN_NOISE):  # fmt: skip
+        for verdict in (
+            Verdict.WINNING,
+            Verdict.WINNING,
+            None,
+            Verdict.WINNING,
+            Verdict.LOSING,
+            Verdict.LOSING,
+            None,
+            Verdict.WITHIN_NOISE,
+        ):
             push(verdict)
             rung.append(len(rings))
         assert rung == [0, 0, 0, 0, 1, 1, 1, 2]

@@ -122,8 +122,10 @@ async def test_server_panel_says_idle_and_what_each_figure_spans(
         assert "throughput idle (server" in text
 
 
-@pytest.mark.parametrize(("points", "width", "height"), [(60, 60, 1), (60, 120, 22), (60, 36, 4),
-                                                      (2, 2, 3), (1, 5, 2), (7, 7, 7)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("points", "width", "height"),
+    [(60, 60, 1), (60, 120, 22), (60, 36, 4), (2, 2, 3), (1, 5, 2), (7, 7, 7)],
+)
 def test_bar_rows_draw_the_bars_textuals_sparkline_draws(
     points: int, width: int, height: int
 ) -> None:
@@ -176,8 +178,9 @@ async def test_a_growing_sparkline_repaints_without_a_new_layout(
         layouts: list[bool] = []
         refresh = spark.refresh
 
-        def spy(*regions: Region, repaint: bool = True, layout: bool = False,
-                recompose: bool = False) -> Widget:  # fmt: skip
+        def spy(
+            *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False
+        ) -> Widget:
             layouts.append(layout)
             return refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
@@ -195,8 +198,9 @@ async def _store_snapshots(app: SpecmonApp) -> None:
     runs = tuple(
         [run_figures(await replay_probe(f"spec/generate_stream_{i}.json")) for i in range(3)]
     )
-    spec = Snapshot(NOW - 60, URL, "eagle try 2", server_info(),
-                    Protocol(3, 1, 256, 0.0, DEFAULT_PROMPT), runs)  # fmt: skip
+    spec = Snapshot(
+        NOW - 60, URL, "eagle try 2", server_info(), Protocol(3, 1, 256, 0.0, DEFAULT_PROMPT), runs
+    )
     app.store.save(spec)
 
 
@@ -302,8 +306,10 @@ async def test_a_tiny_terminal_keeps_the_speedup_and_break_even(
 
         def shown(name: str) -> list[str]:
             region = app.query_one(f"#{name}").content_region
-            return [strips[y].crop(region.x, region.right).text.strip()
-                    for y in range(region.y, region.bottom)]  # fmt: skip
+            return [
+                strips[y].crop(region.x, region.right).text.strip()
+                for y in range(region.y, region.bottom)
+            ]
 
         base, now_line = shown("baseline")[0], shown("baseline")[-1]
         assert now_line.endswith("winning"), shown("baseline")
@@ -348,8 +354,10 @@ async def test_a_narrow_stale_baseline_says_why(make_app: Callable[..., SpecmonA
         panel = app.query_one(BaselinePanel)
         region = panel.content_region
         strips = app.screen._compositor.render_strips()
-        shown = " ".join(strips[y].crop(region.x, region.right).text.strip()
-                         for y in range(region.y, region.bottom))  # fmt: skip
+        shown = " ".join(
+            strips[y].crop(region.x, region.right).text.strip()
+            for y in range(region.y, region.bottom)
+        )
         view = panel.view
         assert view is not None and view.validity is not None and len(view.validity.reasons) == 2
         assert "✗ STALE" in shown
@@ -392,8 +400,10 @@ async def test_a_short_baseline_panel_grown_taller_shows_every_line(
         panel = app.query_one(BaselinePanel)
         region = panel.content_region
         strips = app.screen._compositor.render_strips()
-        shown = " ".join(strips[y].crop(region.x, region.right).text.strip()
-                         for y in range(region.y, region.bottom))  # fmt: skip
+        shown = " ".join(
+            strips[y].crop(region.x, region.right).text.strip()
+            for y in range(region.y, region.bottom)
+        )
         assert shown.strip().endswith("· the baseline server"), shown
 
 
@@ -427,8 +437,13 @@ async def test_an_adaptive_server_turning_drafting_off_is_said(
         assert "drafting" not in spec  # it drafts its flags' k: nothing to say
         for i in (1, 2, 3):
             passes = (after.decode_passes_total or 0) + 1000 * i
-            off = replace(after, decode_passes_total=passes, spec_num_steps=0.0,
-                          spec_num_draft_tokens=1.0, num_running_reqs=16.0)  # fmt: skip
+            off = replace(
+                after,
+                decode_passes_total=passes,
+                spec_num_steps=0.0,
+                spec_num_draft_tokens=1.0,
+                num_running_reqs=16.0,
+            )
             app.post_message(SampleReady(sample(2.0 + i, server_info(), off, seq=2 + i)))
             await pilot.pause()
         spec = str(app.query_one(SpecPanel).query_one("#spec-body").render())

@@ -35,17 +35,23 @@ def sims() -> Iterator[tuple[SimThread, SimThread]]:
 def _recording_app(
     spec: SimThread, base: SimThread, store: Store, path: Path, max_bytes: int = 10**9
 ) -> SpecmonApp:
-    config = MonitorConfig(url=spec.url, baseline_url=base.url, interval=0.2, probe_every=0.5,
-                           probe_tokens=60, baseline_runs=3)  # fmt: skip
+    config = MonitorConfig(
+        url=spec.url,
+        baseline_url=base.url,
+        interval=0.2,
+        probe_every=0.5,
+        probe_tokens=60,
+        baseline_runs=3,
+    )
     writer = RecordingWriter(path, Header.of(config, time.time()), max_bytes=max_bytes)
-    return SpecmonApp(config, Targets(Target(spec.url), Target(base.url)), store,
-                      recording=writer)  # fmt: skip
+    return SpecmonApp(config, Targets(Target(spec.url), Target(base.url)), store, recording=writer)
 
 
 async def _replayed_to_the_end(path: Path) -> ReplayApp:
     recording = read_recording(path)
-    app = ReplayApp(recording.header.config(MonitorConfig(url="unused")),
-                    ReplayFeed(recording, paused=True))  # fmt: skip
+    app = ReplayApp(
+        recording.header.config(MonitorConfig(url="unused")), ReplayFeed(recording, paused=True)
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.replay.running)
         app.seek_to(app.replay.duration)
@@ -66,8 +72,10 @@ async def test_a_recorded_dashboard_replays_with_its_probes_and_its_stored_basel
             await until(pilot, lambda: first.live.baseline.snapshot is not None)
         second = _recording_app(spec, base, store, tmp_path / "second.jsonl")
         async with second.run_test(size=(120, 40)) as pilot:
-            await until(pilot, lambda: second.live.baseline.snapshot is not None
-                        and len(second.live.probes) >= 3)  # fmt: skip
+            await until(
+                pilot,
+                lambda: second.live.baseline.snapshot is not None and len(second.live.probes) >= 3,
+            )
             events = [e.text for e in second.live.events]
     path = tmp_path / "second.jsonl"
     assert f"recording to {path}: specmon replay {path} shows it again" in events
@@ -79,7 +87,8 @@ async def test_a_recorded_dashboard_replays_with_its_probes_and_its_stored_basel
         # The live dashboard may have handled fewer samples (a newer one replaces one not yet
         # handled), never another probe.
         assert [p.figures for p in replayed.live.probes] == [
-            p.figures for p in session.live.probes][: len(replayed.live.probes)]  # fmt: skip
+            p.figures for p in session.live.probes
+        ][: len(replayed.live.probes)]
     assert replayed.live.baseline.origin == BaselineOrigin.STORE
 
 
@@ -98,13 +107,15 @@ async def test_the_dashboard_says_when_the_recording_stops_at_its_cap(
 @pytest.mark.parametrize(
     ("args", "error"),
     [
-        (["--url", "http://a:1", "--url", "http://b:2"],
-         "--record records one server's dashboard: with several servers, record each with "
-         "specmon record"),
+        (
+            ["--url", "http://a:1", "--url", "http://b:2"],
+            "--record records one server's dashboard: with several servers, record each with "
+            "specmon record",
+        ),
         (["--once", "--json"], "--record records the dashboard; --once prints one frame, give one"),
     ],
     ids=["fleet", "once"],
-)  # fmt: skip
+)
 def test_record_is_refused_where_it_does_not_apply(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], error: str
 ) -> None:

@@ -64,8 +64,9 @@ async def _live_view(recording: Recording, until: float) -> View:
     header = recording.header
     clock = [header.started_at]
     config = header.config(MonitorConfig(url="unused"))
-    app = SpecmonApp(config, Targets(Target(config.url)), None, start_workers=False,
-                     wall=lambda: clock[0])  # fmt: skip
+    app = SpecmonApp(
+        config, Targets(Target(config.url)), None, start_workers=False, wall=lambda: clock[0]
+    )
     async with app.run_test(size=(160, 50)) as pilot:
         sink = PostingSink(app.post_message)
         for entry in recording.entries:
@@ -145,8 +146,9 @@ async def test_keys_pause_seek_and_change_the_speed() -> None:
         assert note.startswith("REPLAY ") and note.endswith(" ‖")
 
 
-@pytest.mark.parametrize(("key", "does"), [("b", "benches the server"),
-                                           ("s", "benches the server and saves")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("key", "does"), [("b", "benches the server"), ("s", "benches the server and saves")]
+)
 async def test_keys_that_act_on_a_server_are_off(key: str, does: str) -> None:
     app = _replay()
     async with app.run_test(size=(160, 50)) as pilot:
@@ -192,9 +194,12 @@ async def test_the_keys_line_fits_60_columns() -> None:
     ids=["not_a_recording", "start_past_the_end"],
 )
 def test_replay_refuses_in_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None, args: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    content: str | None,
+    args: list[str],
     error: str,
-) -> None:  # fmt: skip
+) -> None:
     path = RECORDING
     if content is not None:
         path = tmp_path / "bad.jsonl"

@@ -69,9 +69,11 @@ def test_no_surface_shows_the_key(
             ["snapshots", "--db", str(db), "show", "1", "--json"],
             ["snapshots", "--db", str(db), "show", "2"],
             ["snapshots", "--db", str(db), "compare", "1", "2"],
-            *(["snapshots", "--db", str(db), "export", "--format", fmt, "-o", f"export.{fmt}"]
-              for fmt in ("md", "csv", "json")),
-        ):  # fmt: skip
+            *(
+                ["snapshots", "--db", str(db), "export", "--format", fmt, "-o", f"export.{fmt}"]
+                for fmt in ("md", "csv", "json")
+            ),
+        ):
             code = main(args)
             out = capsys.readouterr()
             # check may find speculation losing to the baseline on a loaded machine: exit 1
@@ -96,9 +98,16 @@ async def _dashboard(spec: SimThread, plain: SimThread, store: Store, shots: Pat
     key sent before it would go to the screen below.
     """
     key = ApiKey(KEY, "env SPECMON_API_KEY")
-    config = MonitorConfig(url=spec.url, baseline_url=plain.url, interval=0.5, probe_every=0.5,
-                           probe_tokens=24, baseline_runs=2, connect_timeout=10.0,
-                           read_timeout=10.0)  # fmt: skip
+    config = MonitorConfig(
+        url=spec.url,
+        baseline_url=plain.url,
+        interval=0.5,
+        probe_every=0.5,
+        probe_tokens=24,
+        baseline_runs=2,
+        connect_timeout=10.0,
+        read_timeout=10.0,
+    )
     # Generous timeouts: this test is about what is shown, and it must hold on a loaded machine.
     targets = Targets(*(Target(url, key, 10.0, 10.0) for url in (spec.url, plain.url)))
     app = SpecmonApp(config, targets, store)
@@ -157,9 +166,24 @@ async def test_a_crash_report_does_not_show_the_key(
 def _sim_command(port: int, *key_words: str) -> list[str]:
     """A speculative simulator's launch command holding the key in `key_words` and in a
     variable before it (`env HF_TOKEN=KEY`)."""
-    return ["env", f"HF_TOKEN={KEY}", sys.executable, "-m", "specmon.sim", "--plain-step-ms", "6",
-            "--cycle-ms", "9", "--ttft-ms", "5", "--speculative-algorithm", "NGRAM",
-            *key_words, "--port", str(port)]  # fmt: skip
+    return [
+        "env",
+        f"HF_TOKEN={KEY}",
+        sys.executable,
+        "-m",
+        "specmon.sim",
+        "--plain-step-ms",
+        "6",
+        "--cycle-ms",
+        "9",
+        "--ttft-ms",
+        "5",
+        "--speculative-algorithm",
+        "NGRAM",
+        *key_words,
+        "--port",
+        str(port),
+    ]
 
 
 @pytest.fixture
@@ -183,13 +207,30 @@ def test_ab_and_launch_never_show_a_key_in_the_server_command(
     printed: list[str] = []
     runs = (
         ["ab", "--dry-run", "--", *_sim_command(free_port(), "--api-key", KEY)],
-        ["ab", "--json", "--db", str(db), "--runs", "2", "--max-tokens", "32", "--rounds", "1",
-         "--concurrency", "1", "--logs", str(tmp_path / "ab-logs"), "--",
-         *_sim_command(free_port(), f"--api-key={KEY}")],
-        *(["snapshots", "--db", str(db), "export", "--format", fmt, "-o", f"ab.{fmt}"]
-          for fmt in ("md", "csv", "json")),
+        [
+            "ab",
+            "--json",
+            "--db",
+            str(db),
+            "--runs",
+            "2",
+            "--max-tokens",
+            "32",
+            "--rounds",
+            "1",
+            "--concurrency",
+            "1",
+            "--logs",
+            str(tmp_path / "ab-logs"),
+            "--",
+            *_sim_command(free_port(), f"--api-key={KEY}"),
+        ],
+        *(
+            ["snapshots", "--db", str(db), "export", "--format", fmt, "-o", f"ab.{fmt}"]
+            for fmt in ("md", "csv", "json")
+        ),
         ["snapshots", "--db", str(db), "show", "2", "--json"],
-    )  # fmt: skip
+    )
     for args in runs:
         assert main(args) == 0, (args, capsys.readouterr())
         out = capsys.readouterr()
@@ -201,8 +242,20 @@ def test_ab_and_launch_never_show_a_key_in_the_server_command(
     # which test_no_surface_shows_the_key covers: here it returns at once.
     monkeypatch.setattr("specmon.cli.launch.run_dashboard", lambda app: 0)
     logs = tmp_path / "launch-logs"
-    assert main(["launch", "--db", str(db), "--logs", str(logs), "--",
-                 *_sim_command(free_port(), "--api-key", KEY)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "launch",
+                "--db",
+                str(db),
+                "--logs",
+                str(logs),
+                "--",
+                *_sim_command(free_port(), "--api-key", KEY),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr()
     printed += [out.out, out.err]
     assert "Speculative: env HF_TOKEN=*** " in out.out and "the speculative server is up" in out.out

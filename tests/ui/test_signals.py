@@ -23,10 +23,22 @@ def test_dashboard_quits_on_signal(signum: int, tmp_path: object) -> None:
         leader, follower = pty.openpty()
         env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "80", "LINES": "24"}
         proc = subprocess.Popen(
-            [sys.executable, "-m", "specmon", "--url", sim.url, "--no-probe", "--db",
-             f"{tmp_path}/db"],
-            stdin=follower, stdout=follower, stderr=follower, env=env, start_new_session=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "specmon",
+                "--url",
+                sim.url,
+                "--no-probe",
+                "--db",
+                f"{tmp_path}/db",
+            ],
+            stdin=follower,
+            stdout=follower,
+            stderr=follower,
+            env=env,
+            start_new_session=True,
+        )
         os.close(follower)
         try:
             deadline = time.monotonic() + 30

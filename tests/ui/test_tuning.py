@@ -52,8 +52,11 @@ def _touched(path: Path, private: set[str]) -> set[str]:
         if isinstance(node, ast.Attribute) and node.attr in private:
             touched.add(node.attr)
         elif isinstance(node, ast.ImportFrom | ast.Import):
-            modules = [node.module] if isinstance(node, ast.ImportFrom) else [
-                alias.name for alias in node.names]  # fmt: skip
+            modules = (
+                [node.module]
+                if isinstance(node, ast.ImportFrom)
+                else [alias.name for alias in node.names]
+            )
             touched |= {m for m in modules if m and re.match(r"(textual|rich)(\.\w+)*\._", m)}
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             touched |= set(re.findall(r"^_[A-Z]\w*__\w+$", node.value))  # a mangled name
@@ -62,8 +65,11 @@ def _touched(path: Path, private: set[str]) -> set[str]:
 
 def test_every_private_name_touched_is_listed_and_only_in_tuning() -> None:
     private = _textual_private_names()
-    outside = {str(path.relative_to(ROOT)): names for path in UI.rglob("*.py")
-               if TUNING not in path.parents and (names := _touched(path, private))}  # fmt: skip
+    outside = {
+        str(path.relative_to(ROOT)): names
+        for path in UI.rglob("*.py")
+        if TUNING not in path.parents and (names := _touched(path, private))
+    }
     assert outside == {}
     for name in tuning.TUNINGS:
         listed = set(tuning.tuning_module(name).PRIVATE_NAMES)
@@ -90,8 +96,14 @@ def test_the_pinned_textual_takes_every_tuning() -> None:
 
 def _run(mode: str, **env: str) -> dict[str, object]:
     environ = {k: v for k, v in os.environ.items() if k not in ("ESCDELAY", tuning.STOCK_ENV)}
-    done = subprocess.run([sys.executable, str(RUN), mode], capture_output=True, text=True,
-                          env={**environ, **env}, timeout=100, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(RUN), mode],
+        capture_output=True,
+        text=True,
+        env={**environ, **env},
+        timeout=100,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     result: dict[str, object] = json.loads(done.stdout)
     return result
@@ -104,8 +116,14 @@ def test_importing_the_ui_changes_nothing_in_textual() -> None:
         "print(os.environ.get('ESCDELAY'), c.ESCAPE_DELAY, Strip.__init__.__module__)"
     )
     environ = {k: v for k, v in os.environ.items() if k != "ESCDELAY"}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=environ, timeout=60, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=60,
+        check=True,
+    )
     assert done.stdout.split() == ["None", "0.1", "textual.strip"]
 
 

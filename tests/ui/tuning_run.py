@@ -57,8 +57,9 @@ async def run() -> dict[str, Any]:
 
     url = "http://127.0.0.1:9"
     config = MonitorConfig(url=url, probe_tokens=16)
-    app = SpecmonApp(config, Targets(Target(url), None), None, start_workers=False,
-                     wall=lambda: 0.0)  # fmt: skip
+    app = SpecmonApp(
+        config, Targets(Target(url), None), None, start_workers=False, wall=lambda: 0.0
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         for key in ("t", "i", "escape", "c", "escape", "question_mark", "escape", "t"):
             await pilot.press(key)

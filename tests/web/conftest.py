@@ -38,10 +38,16 @@ def browser() -> Iterator[object]:
             profile,
             executable_path=CHROMIUM,
             headless=True,
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync"],
+            args=[
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
             viewport={"width": 1400, "height": 1000},
-        )  # fmt: skip
+        )
         yield context
         context.close()
 
@@ -72,11 +78,33 @@ def read_only_web(sims: tuple[SimThread, SimThread], tmp_path: Path) -> Iterator
 def _serving(sims: tuple[SimThread, SimThread], db: Path, *options: str) -> Iterator[Web]:
     spec, base = sims
     process = subprocess.Popen(
-        [sys.executable, "-m", "specmon", "web", "--url", spec.url, "--baseline-url", base.url,
-         "--db", str(db), "--web-port", "0", "--interval", "0.5", "--probe-every", "1",
-         "--probe-tokens", "48", "--baseline-runs", "2", *options],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "specmon",
+            "web",
+            "--url",
+            spec.url,
+            "--baseline-url",
+            base.url,
+            "--db",
+            str(db),
+            "--web-port",
+            "0",
+            "--interval",
+            "0.5",
+            "--probe-every",
+            "1",
+            "--probe-tokens",
+            "48",
+            "--baseline-runs",
+            "2",
+            *options,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     assert process.stdout is not None
     try:
         first = process.stdout.readline()

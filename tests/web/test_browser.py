@@ -55,8 +55,11 @@ def test_two_tabs_make_one_probe_stream_and_share_the_baseline(
     second = web.tab(browser)
     second.wait_for(LIVE)
     shared_from = len(_probes(spec))
-    tabs = [p for p in psutil.Process(web.process.pid).children(recursive=True)
-            if "specmon.cli.web_tab" in p.cmdline()]  # fmt: skip
+    tabs = [
+        p
+        for p in psutil.Process(web.process.pid).children(recursive=True)
+        if "specmon.cli.web_tab" in p.cmdline()
+    ]
     assert len(tabs) == 2  # textual-serve runs one dashboard per tab
 
     first.press("b")  # the baseline one tab takes shows in both

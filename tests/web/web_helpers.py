@@ -58,8 +58,11 @@ class Tab:
         that JavaScript and Python read alike.
         """
         try:
-            self.page.wait_for_function(f"(pattern) => new RegExp(pattern).test(({SCREEN})())",
-                                        arg=pattern, timeout=limit_s * 1000)  # fmt: skip
+            self.page.wait_for_function(
+                f"(pattern) => new RegExp(pattern).test(({SCREEN})())",
+                arg=pattern,
+                timeout=limit_s * 1000,
+            )
         except PlaywrightTimeout:
             raise AssertionError(f"{pattern!r} never showed:\n{self.screen()}") from None
         found = re.search(pattern, self.screen())

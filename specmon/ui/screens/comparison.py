@@ -117,8 +117,10 @@ class ComparisonScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         """Title, table, status line."""
         with Vertical(id="comparison"):
-            yield Static(f"Snapshots of {escape(', '.join(self.urls))} (decode in tok/s)",
-                         id="comparison-title")  # fmt: skip
+            yield Static(
+                f"Snapshots of {escape(', '.join(self.urls))} (decode in tok/s)",
+                id="comparison-title",
+            )
             yield DataTable(id="comparison-table", zebra_stripes=True, cursor_type="row")
             yield Static(id="comparison-row")
             keys = (
@@ -137,12 +139,20 @@ class ComparisonScreen(ModalScreen[None]):
             self._status(f"store: {exc}")
             return
         snapshots = sorted((s for s in every if s.url in self.urls), key=lambda s: s.created_at)
-        self.rows = comparison_rows(snapshots, candidates=every, max_age_s=self.max_age_s,
-                                    lifetimes=self.lifetimes, prompts=self.prompts)  # fmt: skip
+        self.rows = comparison_rows(
+            snapshots,
+            candidates=every,
+            max_age_s=self.max_age_s,
+            lifetimes=self.lifetimes,
+            prompts=self.prompts,
+        )
         self.cells = [_cells(row) for row in self.rows]
         if not self.rows:
-            how = ("b takes a baseline, s a snapshot" if self.exports
-                   else "read-only: b and s are off in this dashboard")  # fmt: skip
+            how = (
+                "b takes a baseline, s a snapshot"
+                if self.exports
+                else "read-only: b and s are off in this dashboard"
+            )
             self._status(f"no snapshots of this target yet: {how}")
 
     def on_resize(self) -> None:
@@ -178,8 +188,10 @@ class ComparisonScreen(ModalScreen[None]):
         if 0 <= index < len(self.cells):
             cells = self.cells[index]
             verdict, validity = cells[_INDEX["verdict"]], cells[_INDEX["validity"]]
-            quiet.show(self.query_one("#comparison-row", Static),
-                       escape(f"#{cells[0]} · {verdict} · validity: {validity}"))  # fmt: skip
+            quiet.show(
+                self.query_one("#comparison-row", Static),
+                escape(f"#{cells[0]} · {verdict} · validity: {validity}"),
+            )
 
     def _status(self, text: str) -> None:
         """`text` where the keys were, and still how to close."""

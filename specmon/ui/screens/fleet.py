@@ -165,8 +165,9 @@ class FleetScreen(Screen[str]):
                 self.filter = text
                 self._arrange()
 
-        self.app.push_screen(FilterPrompt("the servers whose name or address holds", self.filter),
-                             apply)  # fmt: skip
+        self.app.push_screen(
+            FilterPrompt("the servers whose name or address holds", self.filter), apply
+        )
 
     def on_resize(self) -> None:
         """Choose the columns for the new width."""
@@ -188,8 +189,10 @@ class FleetScreen(Screen[str]):
             return
         widths = fit(COLUMNS, self.cells, available)
         shown = [(i, w) for i, w in enumerate(widths) if w]
-        texts = [_shown_cells(row, cells, shown)
-                 for row, cells in zip(self.rows, self.cells, strict=True)]  # fmt: skip
+        texts = [
+            _shown_cells(row, cells, shown)
+            for row, cells in zip(self.rows, self.cells, strict=True)
+        ]
         urls = [row.url for row in self.rows]
         before_widths, before_urls, before_texts = self._shown
         self._shown = (widths, urls, texts)

@@ -83,10 +83,14 @@ READ_ONLY_KEYS = frozenset(("b", "s", "d", "e", "v", "j"))
 def read_only(keys: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
     """`keys` as a read-only tab has them: those that bench, save or write files marked off."""
     return tuple(
-        (key, f"off in this read-only dashboard (it {'benches' if key == 'b' else 'writes'}): "
-              f"{does}") if key in READ_ONLY_KEYS else (key, does)
+        (
+            key,
+            f"off in this read-only dashboard (it {'benches' if key == 'b' else 'writes'}): {does}",
+        )
+        if key in READ_ONLY_KEYS
+        else (key, does)
         for key, does in keys
-    )  # fmt: skip
+    )
 
 
 def metrics_doc() -> str:
@@ -103,8 +107,14 @@ KEYS_AND_COMPARISON = (*KEYS, *COMPARISON_KEYS)
 
 def keys_table(keys: tuple[tuple[str, str], ...] = KEYS_AND_COMPARISON) -> Table:
     """The keys and what each does."""
-    table = Table(title="Keys", title_justify="left", title_style="bold", box=None,
-                  padding=(0, 2, 0, 0), expand=True)  # fmt: skip
+    table = Table(
+        title="Keys",
+        title_justify="left",
+        title_style="bold",
+        box=None,
+        padding=(0, 2, 0, 0),
+        expand=True,
+    )
     table.add_column("key", style="bold", no_wrap=True)
     table.add_column("does", ratio=1)
     for key, does in keys:
@@ -144,8 +154,9 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll(id="help") as page:
             page.border_subtitle = "↑↓ PgUp PgDn: scroll · Esc: close"  # in view at any height
             yield Static(keys_table(self.keys), id="help-keys")
-            yield RenderedPage(metrics_page, "loading what every number means…",
-                               theme=PAGE_STYLES, id="help-page")  # fmt: skip
+            yield RenderedPage(
+                metrics_page, "loading what every number means…", theme=PAGE_STYLES, id="help-page"
+            )
 
     def on_screen_suspend(self) -> None:
         """The next `?` opens at the keys: scrolled back as it closes, so that the frame that

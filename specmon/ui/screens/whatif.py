@@ -121,9 +121,11 @@ class WhatIfScreen(ModalScreen[None]):
         if not 0 <= index < len(self.cells):
             return
         cells = self.cells[index]
-        rest = [f"{column.label} {cells[column.key]}".strip()
-                for column, width in zip(COLUMNS, self._widths, strict=True)
-                if width < len(cells[column.key])]  # fmt: skip
+        rest = [
+            f"{column.label} {cells[column.key]}".strip()
+            for column, width in zip(COLUMNS, self._widths, strict=True)
+            if width < len(cells[column.key])
+        ]
         line = self.query_one("#whatif-row", Static)
         line.display = bool(rest)
         quiet.show(line, escape(f"k = {cells['k']}: " + " · ".join(rest)))

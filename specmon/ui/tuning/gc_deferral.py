@@ -36,8 +36,10 @@ _full_every = 0
 def check() -> None:
     """A generational collector with three thresholds, as in CPython 3.11-3.13."""
     if sys.version_info[:2] > LAST_GENERATIONAL:
-        raise Mismatch(f"Python {sys.version_info[0]}.{sys.version_info[1]}'s collector is not "
-                       f"the generational one of 3.11-3.13")  # fmt: skip
+        raise Mismatch(
+            f"Python {sys.version_info[0]}.{sys.version_info[1]}'s collector is not "
+            f"the generational one of 3.11-3.13"
+        )
     thresholds, counts = gc.get_threshold(), gc.get_count()
     if len(thresholds) != 3 or len(counts) != 3 or not thresholds[2] > 0:
         raise Mismatch(f"gc thresholds {thresholds} and counts {counts} are not three counts")

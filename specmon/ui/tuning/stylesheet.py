@@ -61,8 +61,11 @@ def check() -> None:
     """Textual's Stylesheet keeps its caches and tokens in these fields; `Styles.refresh` and
     the overridden methods take what they took in Textual 8.2."""
     sheet = Stylesheet(variables={})
-    missing = [name for name in ("_parse_cache", "_style_parse_cache", "_variables", _TOKENS)
-               if not hasattr(sheet, name)]  # fmt: skip
+    missing = [
+        name
+        for name in ("_parse_cache", "_style_parse_cache", "_variables", _TOKENS)
+        if not hasattr(sheet, name)
+    ]
     if missing or not isinstance(Stylesheet.__dict__.get("_variable_tokens"), property):
         raise Mismatch(f"Stylesheet lacks {', '.join(missing) or '_variable_tokens'}")
     if not isinstance(sheet._parse_cache, LRUCache):

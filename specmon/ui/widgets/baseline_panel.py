@@ -127,8 +127,10 @@ def _body(view: BaselineView, width: int, height: int) -> str:
     if view.tok_s is not None and view.current_tok_s is not None and roomy:
         top = max(view.tok_s, view.current_tok_s)
         lines.append(f"[$baseline]base {bar(view.tok_s, top, span):<{span}}[/] {view.tok_s:6.1f}")
-        lines.append(f"[$primary]now  {bar(view.current_tok_s, top, span):<{span}}[/] "
-                     f"{view.current_tok_s:6.1f} [dim]{pooled}[/]")  # fmt: skip
+        lines.append(
+            f"[$primary]now  {bar(view.current_tok_s, top, span):<{span}}[/] "
+            f"{view.current_tok_s:6.1f} [dim]{pooled}[/]"
+        )
     comparison = view.comparison
     gain = escape(speedup_text(comparison.speedup, roomy) or DASH) if comparison else DASH
     # Without the bars, "now" leads the line: the speedup is the ratio of the two numbers shown.

@@ -49,8 +49,9 @@ class DecodePanel(Vertical):
         # included, so an idle server's sparkline sits below one stream's decode speed.
         what = f"server tok/s, all requests, {view.history_span}"
         source = view.history_source or DASH
-        self.query_one(HistorySpark).plot(view.history, view.history_points, what, source=source,
-                                          marks=view.history_marks)  # fmt: skip
+        self.query_one(HistorySpark).plot(
+            view.history, view.history_points, what, source=source, marks=view.history_marks
+        )
         status = f"probe {escape(view.probe_state)}"
         if view.probe_age_s is not None:
             status += f" · last {age(view.probe_age_s)} ago"

@@ -57,8 +57,12 @@ def bar_rows(values: Sequence[float], width: int, height: int) -> list[str]:
     rows = []
     for row in reversed(range(height)):
         bottom = row * len(BARS)
-        rows.append("".join(" " if top < bottom else "█" if top >= bottom + len(BARS)
-                            else BARS[top - bottom] for top in tops))  # fmt: skip
+        rows.append(
+            "".join(
+                " " if top < bottom else "█" if top >= bottom + len(BARS) else BARS[top - bottom]
+                for top in tops
+            )
+        )
     return rows
 
 
@@ -110,9 +114,14 @@ class HistorySpark(Widget):
         """Blank, bars and caption (None: hidden) styles, found once a repaint."""
 
     def plot(
-        self, data: tuple[float, ...], capacity: int, what: str = "", digits: int = 0,
-        source: str = "", marks: tuple[int, ...] | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        data: tuple[float, ...],
+        capacity: int,
+        what: str = "",
+        digits: int = 0,
+        source: str = "",
+        marks: tuple[int, ...] | None = None,
+    ) -> None:
         """Show `data` (oldest first) of a history that holds at most `capacity` points, under
         its caption: `what` it plots, the range, to `digits` decimals, then where it comes from
         (`source`, the first to be cut off a narrow caption); kept from the last call when
@@ -159,8 +168,11 @@ class HistorySpark(Widget):
             return Style(color=(base + fore).rich_color, bgcolor=background)
 
         shown = self.get_component_styles("history-spark--caption").display != "none"
-        return (Style(bgcolor=background), colour("history-spark--bars"),
-                colour("history-spark--caption") if shown else None)  # fmt: skip
+        return (
+            Style(bgcolor=background),
+            colour("history-spark--bars"),
+            colour("history-spark--caption") if shown else None,
+        )
 
     def render_line(self, y: int) -> Strip:
         """Row `y`: the caption (right-aligned) where shown, then blank on the left and the
@@ -171,8 +183,10 @@ class HistorySpark(Widget):
             if y == 0:
                 text = Text(self._caption, end="")
                 text.truncate(width, overflow="ellipsis")
-                return Strip([Segment(" " * (width - text.cell_len), blank),
-                              Segment(text.plain, caption)], width)  # fmt: skip
+                return Strip(
+                    [Segment(" " * (width - text.cell_len), blank), Segment(text.plain, caption)],
+                    width,
+                )
             y, height = y - 1, height - 1
         cells = min(self._cells, width)
         if self._rows[0] != (cells, height):

@@ -51,8 +51,10 @@ def identity_parts(view: IdentityView) -> list[Part]:
     detail = f" ({notes})" if notes else ""
     host = view.url.split("://", 1)[-1]
     state = f"● {view.state}"
-    parts = [("state", state + detail, f"[bold {style}]{state}[/]{escape(detail)}"),
-             ("host", host, f"[bold]{escape(host)}[/]")]  # fmt: skip
+    parts = [
+        ("state", state + detail, f"[bold {style}]{state}[/]{escape(detail)}"),
+        ("host", host, f"[bold]{escape(host)}[/]"),
+    ]
     if view.title:
         parts.append(("title", view.title, escape(view.title)))
     if view.model:

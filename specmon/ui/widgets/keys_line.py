@@ -52,8 +52,9 @@ class KeysLine(Static):
     _keys: tuple[Key, ...] = ()
     _worded: frozenset[str] | None = None
 
-    def __init__(self, *, left_out: frozenset[str] = frozenset(), note: str = "",
-                 id: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, *, left_out: frozenset[str] = frozenset(), note: str = "", id: str | None = None
+    ) -> None:
         """Args:
         left_out: Actions whose keys are off, not listed.
         note: Said after the keys (why some are off).
@@ -69,9 +70,10 @@ class KeysLine(Static):
         self._keys = tuple(
             Key(self.app.get_key_display(binding), binding.description, binding.action)
             for binding in self.app.BINDINGS
-            if not isinstance(binding, tuple) and binding.show
+            if not isinstance(binding, tuple)
+            and binding.show
             and binding.action not in self.left_out
-        )  # fmt: skip
+        )
         self._write()
 
     def set_note(self, note: str) -> None:

@@ -98,8 +98,11 @@ class SpecPanel(Vertical):
         what = f"accept length of each probe, last {view.accept_history_span}"
         self.query_one(HistorySpark).plot(view.accept_history, view.accept_history_points, what, 2)
         if view.enabled is False:
-            quiet.show(body, "speculation is off on this server\n[dim]accept length and cycle "
-                       "time need a speculative server[/]")  # fmt: skip
+            quiet.show(
+                body,
+                "speculation is off on this server\n[dim]accept length and cycle "
+                "time need a speculative server[/]",
+            )
             return
         server = num(view.server_accept_length, ".2f")
         quiet.tooltip(self, f"server accept length from {view.server_accept_source or '—'}")
@@ -131,8 +134,11 @@ class SpecPanel(Vertical):
             *category_lines(view.categories),
         ]
         names = ", ".join(c.category for c in view.categories)
-        notes = [view.cycle_note, gap.sentence if gap is not None and gap.named else None,
-                 f"probe categories: {names}" if names else None]  # fmt: skip
+        notes = [
+            view.cycle_note,
+            gap.sentence if gap is not None and gap.named else None,
+            f"probe categories: {names}" if names else None,
+        ]
         if any(notes):
             quiet.tooltip(body, "\n".join(note for note in notes if note))
         quiet.show(body, "\n".join(lines))
