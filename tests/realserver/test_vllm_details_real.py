@@ -4,8 +4,9 @@ counters.
 
 Each probe's `metrics.speculative_decoding` histogram is vLLM's account of that request alone,
 so a probe's acceptance by position no longer needs the probe to run alone: here another
-request streams throughout the probes, and their histograms plus that request's own add up to
-the counters' deltas over the window, position by position, exactly.
+request streams beside the probes, and their histograms plus that request's own add up to the
+counters' deltas over the window, position by position, exactly (however much they overlapped:
+on a loaded machine the other request can finish before the first probe starts).
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import pytest
 from real_helpers import counters, deltas, warm_up
 
 from specmon.analysis.figures import run_figures
-from specmon.analysis.rates import exclusive_accept_length
 from specmon.model import AcceptSource, PositionSource, ProbeResult
 from specmon.sources.http import make_client
 from specmon.sources.vllm import completions_payload, run_probe
@@ -65,11 +65,6 @@ def test_details_are_exact_while_other_traffic_runs(
         results = asyncio.run(_probes(vllm_url))
         background = json.loads(other.stdout.read())
     runs = [run_figures(result) for result in results]
-    # The first probe shared the server with the other request: its counters' deltas are not
-    # its own, so today's path has no accept length for it (nor any when a scrape around it
-    # failed: seen once in CI, under the other request's load, and not reproduced in 6 runs).
-    first = results[0].scrapes
-    assert first is None or exclusive_accept_length(*first, TOKENS) is None
     assert "acceptance_histogram" in background, f"no per-request metrics: launch vLLM with {FLAG}"
     d = deltas(before, counters(vllm_url, "vllm:"))
     assert d["request_success_total"] == RUNS + 1, d  # the probes and the other request
