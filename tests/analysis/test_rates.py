@@ -11,6 +11,7 @@ from specmon.analysis.rates import (
     counter_delta,
     counter_rate,
     draft_acceptance,
+    exclusive_accept_length,
     server_accept_length,
 )
 from specmon.model import ServerMetrics
@@ -111,6 +112,20 @@ def test_draft_acceptance_of_real_windows(
     accept = server_accept_length(before, later)
     assert accept is not None and accept.source == "drafts"
     assert accept.value == pytest.approx(1 + accepted / drafts)
+
+
+def test_a_probe_alone_has_the_counters_accept_length_and_a_shared_one_none() -> None:
+    """The real windows: one 128-token stream alone (the counters are its own: vLLM's one
+    finished request, llama.cpp's tokens), then the same beside six others (theirs mixed in)."""
+    alone = _scrapes("vllm-0.32.0-cpu", "metrics_after")
+    assert exclusive_accept_length(*alone, 128) == pytest.approx(1 + 60 / 33)
+    assert exclusive_accept_length(*alone, 127) is None  # not the probe's tokens: not its own
+    assert (
+        exclusive_accept_length(*_scrapes("vllm-0.32.0-cpu", "metrics_after_concurrent"), 128)
+        is None
+    )
+    llama = _scrapes("llamacpp-cpu", "metrics_after")  # no request counter: the tokens decide
+    assert exclusive_accept_length(*llama, 128) == pytest.approx(1 + 45 / 81)
 
 
 def test_no_drafts_no_acceptance() -> None:
