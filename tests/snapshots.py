@@ -69,16 +69,10 @@ def speculative(
     return snapshot(snapshot_id, at, label, runs, None, SpecConfig("EAGLE3", 2, 1, 3))
 
 
-def snapshot(
-    snapshot_id: int,
-    at: float,
-    label: str | None,
-    runs: tuple[RunFigures, ...],
-    args: dict[str, object] | None,
-    spec: SpecConfig | None = None,
-    url: str = "http://10.1.230.174:8000",
-) -> Snapshot:
-    server = ServerInfo(
+def big_moe_server(spec: SpecConfig | None, args: dict[str, object]) -> ServerInfo:
+    """The SGLang 0.5.17 server of the design note's session (tp 8, CUDA graphs on, metrics on),
+    with speculation `spec` (None: off) and launch `args`."""
+    return ServerInfo(
         backend="sglang",
         version="0.5.17",
         model="org/Big-MoE",
@@ -90,8 +84,20 @@ def snapshot(
         cuda_graph_disabled=False,
         cuda_graph_max_bs=8,
         metrics_enabled=True,
-        args=args if args is not None else (SPEC_ARGS if spec else ARGS),
+        args=args,
     )
+
+
+def snapshot(
+    snapshot_id: int,
+    at: float,
+    label: str | None,
+    runs: tuple[RunFigures, ...],
+    args: dict[str, object] | None,
+    spec: SpecConfig | None = None,
+    url: str = "http://10.1.230.174:8000",
+) -> Snapshot:
+    server = big_moe_server(spec, args if args is not None else (SPEC_ARGS if spec else ARGS))
     return Snapshot(
         created_at=at,
         url=url,

@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from snapshots import big_moe_server
 
 from specmon.analysis.validity import fingerprint
 from specmon.model import (
@@ -69,19 +70,11 @@ def make_run(
 
 
 def make_snapshot(*, spec: bool, snapshot_id: int | None = None) -> Snapshot:
-    server = ServerInfo(
-        backend="sglang",
-        version="0.5.17",
-        model="org/Big-MoE",
-        tp_size=8,
-        dp_size=1,
-        pp_size=1,
-        speculative=SpecConfig("EAGLE3", 2, 1, 3, "org/Big-MoE-eagle3") if spec else None,
-        stream_interval=1,
-        cuda_graph_disabled=False,
-        cuda_graph_max_bs=8,
-        metrics_enabled=True,
-        args=SPEC_ARGS if spec else ARGS,
+    server = replace(
+        big_moe_server(
+            SpecConfig("EAGLE3", 2, 1, 3, "org/Big-MoE-eagle3") if spec else None,
+            SPEC_ARGS if spec else ARGS,
+        ),
         last_gen_throughput=75.2 if spec else None,
         avg_spec_accept_length=2.08 if spec else None,
     )

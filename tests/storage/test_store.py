@@ -14,10 +14,11 @@ from pathlib import Path
 
 import platformdirs
 import pytest
+from snapshots import big_moe_server
 
 from specmon.analysis.validity import fingerprint
 from specmon.errors import SpecmonError
-from specmon.model import Protocol, RunFigures, ServerInfo, Snapshot, SpecConfig
+from specmon.model import Protocol, RunFigures, Snapshot, SpecConfig
 from specmon.storage.serialize import snapshot_to_record
 from specmon.storage.store import (
     SCHEMA_VERSION,
@@ -65,19 +66,9 @@ def make_snapshot(
         cycle_ms_p50=cycle,
         cycle_ms_p95=None if cycle is None else 35.9,
     )
-    server = ServerInfo(
-        backend="sglang",
-        version="0.5.17",
-        model="org/Big-MoE",
-        tp_size=8,
-        dp_size=1,
-        pp_size=1,
-        speculative=SpecConfig("EAGLE3", 2, 1, 3) if spec else None,
-        stream_interval=1,
-        cuda_graph_disabled=False,
-        cuda_graph_max_bs=8,
-        metrics_enabled=True,
-        args=args if args is not None else (SPEC_ARGS if spec else ARGS),
+    server = big_moe_server(
+        SpecConfig("EAGLE3", 2, 1, 3) if spec else None,
+        args if args is not None else (SPEC_ARGS if spec else ARGS),
     )
     return Snapshot(
         created_at=at,
