@@ -64,6 +64,8 @@ ESC = b"\x1b"
 PAGE_DOWN = b"\x1b[6~"
 LEAVE_ALT_SCREEN = b"\x1b[?1049l"  # what Textual writes on exit: the shell's screen is back
 TIMEOUT_S = 5.0
+BEHIND_S = 2.0
+"""Before a key, a pyte this far behind the reads is brought level by a repaint (`Term.resync`)."""
 PANELS = ("Decode", "Speculation", "Baseline", "Server", "Events")
 HELP = "take a fresh baseline"
 WHY = "Why values show"
@@ -120,7 +122,10 @@ class Term:
 
     A thread reads the pty as fast as the program writes and stamps each read with its time;
     pyte parses behind it. pyte parses ~200 KB/s, and a full repaint at 160x50 is about that
-    big: reading and parsing in one loop would time pyte, not specmon.
+    big: reading and parsing in one loop would time pyte, not specmon. A program that writes
+    faster than pyte parses for long (a dashboard at many samples a second, for hours) would
+    leave pyte ever further behind: before a screen is opened (`level`), a pyte more than
+    `BEHIND_S` behind drops what it has not parsed and has the program repaint (`resync`).
     """
 
     def __init__(self, argv: list[str], size: tuple[int, int], env: dict[str, str], cwd: str):
@@ -129,6 +134,9 @@ class Term:
         self.stream = pyte.ByteStream(self.screen)
         self.eof = False
         self.output_bytes = 0
+        self.resyncs = 0
+        self.dropped_bytes = 0
+        self._last_read_at = self._parsed_read_at = time.monotonic()
         self._reads: queue.SimpleQueue[tuple[float, bytes]] = queue.SimpleQueue()
         self.started = time.monotonic()
         self.pid, self.fd = pty.fork()
@@ -144,7 +152,8 @@ class Term:
                 data = os.read(self.fd, 1 << 16)
             except OSError:  # EIO: the program has gone
                 data = b""
-            self._reads.put((time.monotonic(), data))
+            self._last_read_at = time.monotonic()
+            self._reads.put((self._last_read_at, data))
             if not data:
                 return
 
@@ -161,12 +170,51 @@ class Term:
         self.eof = not data
         self.output_bytes += len(data)
         self.stream.feed(data)
+        self._parsed_read_at = read_at
         return read_at, data
 
     def _catch_up(self) -> None:
         """Parse every read already made (pyte may lag behind the reader)."""
         while not self._reads.empty() and not self.eof:
             self._read(0)
+
+    def _drop_reads(self) -> None:
+        while not self.eof:
+            try:
+                read_at, data = self._reads.get_nowait()
+            except queue.Empty:
+                return
+            self.eof = not data
+            self.output_bytes += len(data)
+            self.dropped_bytes += len(data)
+            self._parsed_read_at = read_at
+
+    def _set_size(self, cols: int, rows: int) -> None:
+        """Resize the pty: the kernel sends the program SIGWINCH."""
+        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+    def level(self, ready: Predicate) -> None:
+        """Bring the screen up to date before a key: parse what was read, or, with pyte more than
+        `BEHIND_S` behind, `resync` and parse until the screen is `ready` again."""
+        if self._last_read_at - self._parsed_read_at > BEHIND_S:
+            self.resync()
+            self.wait_for(ready, time.monotonic(), "the repaint after a resync")
+        self._catch_up()
+
+    def resync(self) -> None:
+        """Drop every read pyte has not parsed, and have the program repaint its whole screen
+        from scratch: the pty one row shorter for a moment (its output dropped too), then its
+        size again. The repaint at the new size is parsed as it comes, on a blank screen."""
+        self.resyncs += 1
+        cols, rows = self.screen.columns, self.screen.lines
+        self._set_size(cols, rows - 1)
+        deadline = time.monotonic() + 0.5
+        while time.monotonic() < deadline and not self.eof:
+            self._drop_reads()
+            time.sleep(0.05)
+        self._drop_reads()
+        self.screen.reset()
+        self._set_size(cols, rows)
 
     def wait_for(self, expected: Predicate, since: float, what: str) -> float:
         """Seconds from `since` to the read after which the screen shows `expected`."""
@@ -392,7 +440,11 @@ def press_rounds(
 ) -> None:
     """Every step, `presses` times; random pauses so that keys land at any phase of a tick."""
     for _ in range(presses):
+        group = None
         for step in steps:
+            if step.group != group:  # on the dashboard: a screen is about to open
+                term.level(shows(*PANELS))
+                group = step.group
             expected = step.expected or step.fresh(term.text())  # type: ignore[misc]
             results.add(step.label, term.press(step.key, expected, step.label))
             term.idle(rng.uniform(0.15, 0.45))

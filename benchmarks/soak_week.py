@@ -190,13 +190,22 @@ def soak(args: argparse.Namespace) -> dict[str, Any]:
                 "--baseline-url", sims.base_url, "--db", str(Path(home) / "soak.db"),
                 "--stats", str(stats), "--interval", str(interval), "--probe-every",
                 str(probe_every), "--sample-every", str(args.sample_every)]  # fmt: skip
-        env = {"TERM": "xterm-256color", "HOME": home, "PATH": "/usr/bin:/bin"}
+        # The dashboard runs the specmon beside this script (not one installed elsewhere), so that
+        # a checkout edited while the soak runs does not change it midway (screens load lazily).
+        root = str(Path(__file__).resolve().parents[1])
+        env = {"TERM": "xterm-256color", "HOME": home, "PATH": "/usr/bin:/bin", "PYTHONPATH": root}
         term = Term(argv, SIZE, env, home)
         try:
             term.wait_for(lambda screen: all(p in screen for p in PANELS), term.started, "start")
             term.idle(30.0)
             keys_start = timed_round(term, args.rounds, rng, errors)
-            write_out(args, figures(args, interval, probe_every, stats, keys_start, {}, errors))
+
+            def so_far(keys_end: dict[str, dict[str, float]]) -> dict[str, Any]:
+                return figures(
+                    args, interval, probe_every, stats, term, keys_start, keys_end, errors
+                )
+
+            write_out(args, so_far({}))
             start = time.monotonic()
             end = start + args.hours * 3600
             next_restart = next_baseline = start
@@ -206,9 +215,7 @@ def soak(args: argparse.Namespace) -> dict[str, Any]:
                 if now >= next_restart:
                     sims.ask("restart")
                     next_restart = now + args.restart_every
-                    write_out(
-                        args, figures(args, interval, probe_every, stats, keys_start, {}, errors)
-                    )
+                    write_out(args, so_far({}))
                 if now >= next_baseline:
                     os.write(term.fd, b"b")
                     term.idle(1.0)
@@ -230,7 +237,7 @@ def soak(args: argparse.Namespace) -> dict[str, Any]:
             raise
         finally:
             sims.close()
-        result = figures(args, interval, probe_every, stats, keys_start, keys_end, errors)
+        result = so_far(keys_end)
         result["finished"] = True
         write_out(args, result)
     return result
@@ -248,6 +255,7 @@ def figures(
     interval: float,
     probe_every: float,
     stats: Path,
+    term: Term,
     keys_start: dict[str, dict[str, float]],
     keys_end: dict[str, dict[str, float]],
     errors: list[str],
@@ -286,6 +294,8 @@ def figures(
             for keys in (keys_start, keys_end)
         ],
         "errors": errors,
+        "pty_resyncs": term.resyncs,
+        "pty_dropped_mib": round(term.dropped_bytes / 2**20, 1),
         "rss_mib_over_time": [(line["t"], line["rss_mib"]) for line in lines],
         "objects_over_time": [(line["t"], line["objects"]) for line in lines],
     }
