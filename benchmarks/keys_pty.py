@@ -174,9 +174,11 @@ class Term:
         return read_at, data
 
     def _catch_up(self) -> None:
-        """Parse every read already made (pyte may lag behind the reader)."""
-        while not self._reads.empty() and not self.eof:
-            self._read(0)
+        """Parse every read made before now (pyte may lag behind the reader; a program writing
+        faster than pyte parses would keep "every read" from ever ending)."""
+        until = self._last_read_at
+        while self._parsed_read_at < until and not self.eof and self._read(0) is not None:
+            pass
 
     def _drop_reads(self) -> None:
         while not self.eof:
