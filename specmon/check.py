@@ -26,7 +26,6 @@ from specmon.analysis.whatif_inputs import predict
 from specmon.errors import AuthFailed, MetricsDisabled, SourceError
 from specmon.measure.bench import BenchInvalid
 from specmon.model import (
-    BACKEND_NAMES,
     Protocol,
     RunFigures,
     ServerInfo,
@@ -44,7 +43,7 @@ from specmon.reports.check_report import (
 from specmon.reports.whatif_text import ab_lines, advisor_flags
 from specmon.session.baselines import BaselineLookup
 from specmon.session.drafting import DraftingTracker
-from specmon.sources.backend import Backend, connect
+from specmon.sources.backends import Backend, connect
 from specmon.wording import (
     DRAFTING_OFF,
     counted,
@@ -384,7 +383,7 @@ async def _check_metrics(client: httpx.AsyncClient, backend: Backend, report: Ch
     except SourceError as exc:
         report.add("warn", f"metrics unreadable: {exc}", EXIT_DEGRADED)
     else:
-        kind = BACKEND_NAMES.get(backend.name, backend.name)
+        kind = backend.facts.display
         report.add("ok", f"metrics: on ({len(report.metrics.families)} {kind} series names)")
 
 

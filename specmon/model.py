@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
+from specmon.backend_facts import display_name
+
 
 @dataclass(frozen=True, slots=True)
 class SpecConfig:
@@ -25,8 +27,9 @@ class SpecConfig:
     num_draft_tokens: int | None
     draft_model_path: str | None = None
     length_name: str | None = None
-    """The server's own name for the draft length held in `num_steps` (vLLM:
-    `VLLM_DRAFT_LENGTH`); None: SGLang's steps, topk and draft tokens."""
+    """The server's own name for the draft length held in `num_steps`
+    (`BackendFacts.length_name`: vLLM's `num_speculative_tokens`); None: SGLang's steps, topk and
+    draft tokens."""
 
     def describe(self) -> str:
         """One short line, e.g. "EAGLE3 steps=2 topk=1 draft=3", or in the server's own words
@@ -66,11 +69,6 @@ class SpecConfig:
 
 UNKNOWN_METHOD = "unknown"
 """vLLM's speculative method where it does not say it (outside its dev mode)."""
-VLLM_DRAFT_LENGTH = "num_speculative_tokens"
-"""vLLM's name for the draft length (a key of `--speculative-config`)."""
-
-
-BACKEND_NAMES = {"sglang": "SGLang", "vllm": "vLLM", "llamacpp": "llama.cpp"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +76,7 @@ class ServerInfo:
     """One server's identity and configuration, normalised across versions."""
 
     backend: str
-    """"sglang", "vllm" or "llamacpp" (keys of `BACKEND_NAMES`)."""
+    """"sglang", "vllm" … (keys of `backend_facts.FACTS`)."""
     version: str | None
     model: str | None
     """The served model name (what `/v1/models` and the metrics' `model_name` say)."""
@@ -102,7 +100,7 @@ class ServerInfo:
     @property
     def title(self) -> str:
         """ "SGLang 0.5.23": the backend's display name and version."""
-        return f"{BACKEND_NAMES.get(self.backend, self.backend)} {self.version or '?'}"
+        return f"{display_name(self.backend)} {self.version or '?'}"
 
 
 @dataclass(frozen=True, slots=True)

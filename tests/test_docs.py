@@ -15,7 +15,7 @@ from specmon.cli import build_parser, main
 from specmon.config import DEFAULT_HOST, DEFAULT_PORT
 from specmon.sim import SimConfig, SimThread
 from specmon.sim.__main__ import config_from_args
-from specmon.sources.sglang import parse_server_info
+from specmon.sources.backends.sglang import parse_server_info
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"

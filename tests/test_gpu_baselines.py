@@ -19,7 +19,7 @@ from specmon.model import GpuDevice, GpuState, Protocol, RunFigures, Snapshot, T
 from specmon.reports.check_report import EXIT_HEALTHY, CheckReport
 from specmon.reports.compare_report import compare_text
 from specmon.sim import SimConfig, SimServer
-from specmon.sources.backend import connect
+from specmon.sources.backends import connect
 from specmon.storage.serialize import RecordError, snapshot_from_record, snapshot_to_record
 from specmon.target import Target
 

@@ -75,8 +75,8 @@ from specmon.session.baselines import lookup_baseline
 from specmon.session.fleet import TargetSession
 from specmon.session.fleet_row import fleet_row
 from specmon.session.watch import ProbeOutcome
+from specmon.sources.backends.sglang import parse_server_info
 from specmon.sources.metrics import metrics_from_text
-from specmon.sources.sglang import parse_server_info
 from specmon.storage.store import Store
 from specmon.target import Target
 

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from specmon import backend_facts
 from specmon.errors import TargetError
 from specmon.launch.flags import LLAMACPP, SGLANG, VARIABLE, VLLM, FlagRules, is_flag
 from specmon.sources.secrets import shown_command
@@ -37,10 +38,10 @@ class ServerKind(StrEnum):
 
 
 DEFAULT_PORTS = {
-    ServerKind.SGLANG: 30000,
-    ServerKind.SIM: 30000,
-    ServerKind.VLLM: 8000,
-    ServerKind.LLAMACPP: 8080,
+    ServerKind.SGLANG: backend_facts.SGLANG.default_port,
+    ServerKind.SIM: backend_facts.SGLANG.default_port,
+    ServerKind.VLLM: backend_facts.VLLM.default_port,
+    ServerKind.LLAMACPP: backend_facts.LLAMACPP.default_port,
 }
 # Environment variables that turn speculation on or shape it: SGLang's spec-v2 switch (a warning
 # since 0.5.17, a switch before), llama-server's `LLAMA_ARG_*` draft options.

@@ -29,7 +29,7 @@ from specmon.model import (
     Snapshot,
     Telemetry,
 )
-from specmon.sources.backend import Backend
+from specmon.sources.backends import Backend
 from specmon.wording import BUFFERED_STREAM
 
 GPU_SAMPLE_EVERY_S = 0.5

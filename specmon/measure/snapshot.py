@@ -17,7 +17,7 @@ from specmon.errors import SourceError, SpecmonError
 from specmon.measure.bench import BenchInvalid, Progress, run_bench
 from specmon.model import Protocol, ServerInfo, Snapshot, Telemetry
 from specmon.probe_prompts import DEFAULT_PROMPT
-from specmon.sources.backend import connect
+from specmon.sources.backends import connect
 from specmon.sources.http import make_client
 from specmon.sources.telemetry import TelemetrySource, open_telemetry
 from specmon.target import Target

@@ -21,7 +21,7 @@ from specmon.analysis.validity import (
 )
 from specmon.errors import SourceError, SpecmonError
 from specmon.model import Lifetime, Protocol, ServerInfo, Snapshot
-from specmon.sources.backend import connect
+from specmon.sources.backends import connect
 from specmon.sources.http import make_client
 from specmon.sources.telemetry import open_telemetry
 from specmon.storage.store import Store

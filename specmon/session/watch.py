@@ -14,7 +14,7 @@ from specmon.analysis.figures import run_figures
 from specmon.errors import SourceError, SpecmonError
 from specmon.model import ProbeResult, RunFigures, Sample, SourceName
 from specmon.probe_prompts import DEFAULT_CATEGORY, DEFAULT_SET, ProbePrompt, Rotation
-from specmon.sources.backend import Connection
+from specmon.sources.backends import Connection
 from specmon.sources.http import polling_client
 from specmon.sources.sampler import PollSource, Sampler, next_deadline
 from specmon.sources.telemetry import open_telemetry

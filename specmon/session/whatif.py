@@ -18,7 +18,7 @@ from specmon.session.baselines import (
     check_lifetime,
     lookup_baseline,
 )
-from specmon.sources.backend import connect
+from specmon.sources.backends import connect
 from specmon.sources.http import make_client
 from specmon.storage.store import Store
 from specmon.target import Target

@@ -22,7 +22,7 @@ from specmon.session.fleet_row import Rank, fleet_row, server_label, worst_first
 from specmon.session.store_baseline import STORE_LOOKUP_EVERY_S
 from specmon.session.view import View
 from specmon.sim import SimConfig, SimThread
-from specmon.sources.sglang import parse_server_info
+from specmon.sources.backends.sglang import parse_server_info
 from specmon.storage.store import Store
 from specmon.target import Target
 

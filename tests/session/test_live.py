@@ -27,8 +27,8 @@ from specmon.model import (
 )
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.live import LiveState
+from specmon.sources.backends.sglang import parse_server_info
 from specmon.sources.metrics import metrics_from_text
-from specmon.sources.sglang import parse_server_info
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "sglang-0.5.17"
 PROTOCOL = Protocol(5, 0, 256, 0.0, "p")

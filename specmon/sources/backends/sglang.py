@@ -12,9 +12,13 @@ from typing import Any
 
 import httpx
 
+from specmon.backend_facts import SGLANG
 from specmon.errors import HttpStatus, MalformedResponse, NotSGLang
 from specmon.model import ServerInfo, ServerMetrics, SpecConfig
+from specmon.sources.backends.base import Backend
 from specmon.sources.http import get, json_int, parse_json
+from specmon.sources.metrics import fetch_metrics
+from specmon.sources.probe import run_probe
 from specmon.sources.secrets import mask_args
 
 # Keys of the answer that describe the running state, not the configuration.
@@ -106,7 +110,7 @@ def parse_server_info(body: Mapping[str, Any], route: str = "/server_info") -> S
         )
     max_bs = body.get("cuda_graph_max_bs", body.get("cuda_graph_max_bs_decode"))
     return ServerInfo(
-        backend="sglang",
+        backend=SGLANG.name,
         version=_str(body.get("version")),
         model=_str(body.get("served_model_name")) or _str(body.get("model_path")),
         tp_size=json_int(body.get("tp_size")),
@@ -122,3 +126,8 @@ def parse_server_info(body: Mapping[str, Any], route: str = "/server_info") -> S
         avg_spec_accept_length=sum(accepts) / len(accepts) if accepts else None,
         info_route=route,
     )
+
+
+BACKEND = Backend(SGLANG, fetch_server_info, fetch_metrics, run_probe)
+"""SGLang: its server-info routes, its `sglang:` metrics (`sources.metrics`, which every
+version's names go through) and the OpenAI streaming probe (`sources.probe`)."""

@@ -34,10 +34,10 @@ from typing import Any
 
 import httpx
 
+from specmon.backend_facts import VLLM
 from specmon.errors import HttpStatus, MalformedResponse, NotVllm
 from specmon.model import (
     UNKNOWN_METHOD,
-    VLLM_DRAFT_LENGTH,
     PositionSource,
     ProbeResult,
     ServerInfo,
@@ -46,6 +46,7 @@ from specmon.model import (
     StepsSource,
 )
 from specmon.probe_prompts import DEFAULT_PROMPT
+from specmon.sources.backends.base import Backend
 from specmon.sources.drafts import metrics_or_none, per_position, settled_scrape
 from specmon.sources.http import get, json_int, parse_json
 from specmon.sources.metrics import fetch_text, parse_scrape, wanted_text
@@ -183,7 +184,7 @@ def server_info_from(
     args.update({f"speculative_{k}": spec_config[k] for k in _SPEC_ARGS if k in spec_config})
     served = card.get("id")
     return ServerInfo(
-        backend="vllm",
+        backend=VLLM.name,
         version=version,
         model=served if isinstance(served, str) else None,
         tp_size=json_int(parallel.get("tensor_parallel_size")),
@@ -214,7 +215,7 @@ def _speculation(config: Mapping[str, Any], metrics: ServerMetrics | None) -> Sp
             eagle_topk=None,
             num_draft_tokens=None,
             draft_model_path=draft if isinstance(draft, str) and draft != method else None,
-            length_name=VLLM_DRAFT_LENGTH,
+            length_name=VLLM.length_name,
         )
     if metrics is None or metrics.spec_drafts_total is None:
         return None
@@ -225,7 +226,7 @@ def _speculation(config: Mapping[str, Any], metrics: ServerMetrics | None) -> Sp
         len(positions) if positions else None,
         None,
         None,
-        length_name=VLLM_DRAFT_LENGTH,
+        length_name=VLLM.length_name,
     )
 
 
@@ -387,3 +388,6 @@ async def run_probe(
         accepted_histogram=result.accepted_histogram,
         histogram_source=PositionSource.DRAFTING_HISTOGRAM,
     )
+
+
+BACKEND = Backend(VLLM, fetch_server_info, fetch_metrics, run_probe)

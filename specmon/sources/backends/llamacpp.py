@@ -23,9 +23,11 @@ from typing import Any
 
 import httpx
 
+from specmon.backend_facts import LLAMACPP
 from specmon.errors import HttpStatus, MalformedResponse, NotLlamaCpp
 from specmon.model import ProbeResult, ServerInfo, ServerMetrics, SpecConfig, StepsSource
 from specmon.probe_prompts import DEFAULT_PROMPT
+from specmon.sources.backends.base import Backend
 from specmon.sources.drafts import metrics_or_none, per_position, settled_scrape
 from specmon.sources.http import get, json_int, parse_json
 from specmon.sources.metrics import fetch_text, parse_scrape
@@ -95,7 +97,7 @@ def server_info_from(
     # (a change of args means a restart to `bench`).
     model = props.get("model_alias") or props.get("model_path")
     return ServerInfo(
-        backend="llamacpp",
+        backend=LLAMACPP.name,
         version=str(props["build_info"]),
         model=model if isinstance(model, str) else None,
         tp_size=None,
@@ -242,3 +244,6 @@ async def run_probe(
         chunks_are_steps=False,
         scrapes=(before, after) if before is not None and after is not None else None,
     )
+
+
+BACKEND = Backend(LLAMACPP, fetch_server_info, fetch_metrics, run_probe)

@@ -1,0 +1,56 @@
+"""The backend seam (docs/development.md, "Adding a backend"): what differs between kinds of
+server is in `specmon/backend_facts.py` and `specmon/sources/backends/<name>.py`; nothing else
+checks which backend it has (the simulator, which speaks each kind, aside)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import specmon
+from specmon.backend_facts import FACTS
+
+ROOT = Path(specmon.__file__).parent
+ALLOWED = ("backend_facts.py", "sources/backends/", "sim/")
+LAUNCH = "launch/"
+"""Not yet through the seam: `launch` keys its flag rules, pins and sweep axes by `ServerKind`
+(issue 26 item 2, left for a later change); its ports come from the facts."""
+
+
+def _offences(source: str, where: str) -> list[str]:
+    """A backend's name written out, and a `.backend` compared with anything but another
+    `.backend` (two servers of the same kind is a fair question; which kind it is is not)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Constant) and node.value in FACTS:
+            found.append(f"{where}:{node.lineno}: {node.value!r}")
+        elif isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            backends = [s for s in sides if isinstance(s, ast.Attribute) and s.attr == "backend"]
+            if backends and len(backends) != len(sides):
+                found.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_no_module_outside_the_seam_checks_a_backend_name() -> None:
+    found = []
+    for path in sorted(ROOT.rglob("*.py")):
+        relative = path.relative_to(ROOT).as_posix()
+        if relative.startswith((*ALLOWED, LAUNCH)):
+            continue
+        found += _offences(path.read_text(encoding="utf-8"), relative)
+    assert not found, "backend-name checks outside the seam:\n" + "\n".join(found)
+
+
+def test_the_check_finds_each_kind_of_check() -> None:
+    source = 'if info.backend == VLLM_NAME:\n    pass\nflag = {"llamacpp": 1}\n'
+    assert len(_offences(source, "sample.py")) == 2
+    assert not _offences("same = a.backend == b.backend\n", "sample.py")
+
+
+def test_every_backend_has_its_module_and_facts() -> None:
+    from specmon.sources.backends import BACKENDS
+
+    assert [b.facts for b in BACKENDS] == list(FACTS.values())
+    for backend in BACKENDS:
+        assert (ROOT / "sources" / "backends" / f"{backend.name}.py").is_file()
