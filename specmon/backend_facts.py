@@ -57,6 +57,9 @@ class BackendFacts:
     details_off: str | None = None
     """How it would send per-request acceptance details, said when a probe got none."""
     no_op_flags: tuple[NoOpFlag, ...] = field(default=())
+    shows_speculation_late: bool = False
+    """Whether its speculation (its draft length included) shows only once a request has
+    finished: off turning on, with the same args, is then the same launch, not a restart."""
 
 
 def _sglang_draft_flag(info: ServerInfo, k: int) -> str:
@@ -133,7 +136,27 @@ LLAMACPP = BackendFacts(
     "probe runs alone",
 )
 
-FACTS = {facts.name: facts for facts in (SGLANG, VLLM, LLAMACPP)}
+TRTLLM = BackendFacts(
+    name="trtllm",
+    display="TensorRT-LLM",
+    default_port=8000,
+    # `trtllm-serve` takes its speculative config in the YAML file of --extra_llm_api_options
+    # (`speculative_config: {decoding_type, max_draft_len, …}`); k is `max_draft_len`. Its
+    # batch-size schedule (`draft_len_schedule`) is not offered: how its keys bound the batch
+    # sizes was not read.
+    draft_flag=lambda _info, k: (
+        f"max_draft_len: {k} under speculative_config in --extra_llm_api_options"
+    ),
+    speculative_flags="speculative_config in --extra_llm_api_options",
+    off_flag="speculative_config in --extra_llm_api_options (remove it)",
+    length_name="max_draft_len",
+    shows_speculation_late=True,  # its per-position counters: a child once a count is above 0
+    details_off="not sent: trtllm-serve puts the request's avg_decoded_tokens_per_iter in its "
+    "stream's chunks where its version has it; without it the counters serve, while the probe "
+    "runs alone",
+)
+
+FACTS = {facts.name: facts for facts in (SGLANG, VLLM, LLAMACPP, TRTLLM)}
 """Every kind of server specmon reads, by `ServerInfo.backend`."""
 
 

@@ -51,6 +51,6 @@ def test_the_check_finds_each_kind_of_check() -> None:
 def test_every_backend_has_its_module_and_facts() -> None:
     from specmon.sources.backends import BACKENDS
 
-    assert [b.facts for b in BACKENDS] == list(FACTS.values())
+    assert {b.facts.name: b.facts for b in BACKENDS} == FACTS
     for backend in BACKENDS:
         assert (ROOT / "sources" / "backends" / f"{backend.name}.py").is_file()

@@ -183,6 +183,10 @@ async def run_bench(
     info_after = await backend.server_info(client)
     if _restarted(info, info_after):
         raise BenchInvalid("the server restarted or changed its flags during the bench")
+    if info.speculative is None and info_after.speculative is not None:
+        # Speculation that shows only once a request has finished (TensorRT-LLM's per-position
+        # counters): what the server showed after its runs is what it ran.
+        info = info_after
     metrics_after = await _metrics_or_none(client, backend)
     if metrics_before and metrics_after and any_reset(metrics_before, metrics_after):
         raise BenchInvalid("the server's counters went down during the bench: it restarted")

@@ -120,8 +120,7 @@ async def take_snapshot(
     try:
         async with make_client(target) as client:
 
-            async def bench() -> Snapshot:
-                backend, info = await connect(client)
+            def plain(info: ServerInfo) -> None:
                 if kind == SnapshotKind.BASELINE and info.speculative is not None:
                     raise NotABaseline(
                         f"{target.url} runs with speculation ({info.speculative.describe()}): a "
@@ -129,10 +128,14 @@ async def take_snapshot(
                         "drafting nothing at its load, an adaptive server at k = 0 keeps its "
                         "draft machinery running: it is no plain server)"
                     )
+
+            async def bench() -> Snapshot:
+                backend, info = await connect(client)
+                plain(info)
                 if on_connect is not None:
                     on_connect(info)
                 gpus = await gpu_reader(telemetry, say)
-                return await run_bench(
+                snapshot = await run_bench(
                     client,
                     backend,
                     target.url,
@@ -144,6 +147,8 @@ async def take_snapshot(
                     gpu_state=gpus.read,
                     started_at=gpus.started_at,
                 )
+                plain(snapshot.server)  # speculation that showed only after the runs
+                return snapshot
 
             prefix, tell = f"{label}: " if label else "", again or say
             return await _bench_again_if_refused(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from specmon.analysis.validity import differing_keys
+from specmon.backend_facts import facts
 from specmon.model import Sample, ServerInfo, SourceName
 from specmon.session.drafting import DraftingTracker
 from specmon.session.view import Level
@@ -127,7 +128,7 @@ class ServerTracker:
         if old is None:
             spec = info.speculative.describe() if info.speculative else "no speculation"
             return [Change("info", f"{self.name}: {info.title} · {info.model} · {spec}")]
-        if old.speculative != info.speculative:
+        if old.speculative != info.speculative and not _revealed(old, info):
             before = old.speculative.describe() if old.speculative else "off"
             after = info.speculative.describe() if info.speculative else "off"
             restarts.append(f"speculation changed: {before} → {after}")
@@ -152,3 +153,19 @@ class ServerTracker:
             return self.process[1]
         latest = self.window.latest
         return latest.process_start_time if latest is not None else None
+
+
+def _revealed(old: ServerInfo, new: ServerInfo) -> bool:
+    """Whether a change of speculation is the same launch showing more of it: on a server whose
+    speculation shows only once a request has finished (`BackendFacts.shows_speculation_late`),
+    with the same args, off becoming on, or its draft length appearing or growing (a relaunch
+    resets its counters, which is a restart of its own)."""
+    before, after = old.speculative, new.speculative
+    if not facts(new.backend).shows_speculation_late or old.args != new.args or after is None:
+        return False
+    if before is None:
+        return True
+    grown = before.num_steps is None or (
+        after.num_steps is not None and after.num_steps > before.num_steps
+    )
+    return before.algorithm == after.algorithm and grown

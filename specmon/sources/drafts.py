@@ -20,11 +20,12 @@ from specmon.model import ServerMetrics
 from specmon.sources.metrics import Series
 
 
-def per_position(series: list[Series]) -> tuple[float, ...] | None:
-    """Accepted tokens by draft position (summed over engines); None when there are none."""
+def per_position(series: list[Series], label: str = "position") -> tuple[float, ...] | None:
+    """Tokens by draft position, its number in `label` (summed over engines); None when there
+    are none."""
     by_position: dict[int, float] = defaultdict(float)
     for s in series:
-        position = dict(s.labels).get("position", "")
+        position = dict(s.labels).get(label, "")
         if position.isdigit():
             by_position[int(position)] += s.value
     if not by_position:

@@ -180,6 +180,7 @@ class _Collector:
         self.verify_ct: int | None = None
         self.finish_reason: str | None = None
         self.histogram: tuple[int, ...] | None = None
+        self.accept_length: float | None = None
 
     def add(self, update: ChunkUpdate, t: float) -> bool:
         """Take one update read at `t`; True when it brought new tokens."""
@@ -198,6 +199,8 @@ class _Collector:
             self.verify_ct = update.verify_ct
         if update.histogram is not None:
             self.histogram = update.histogram
+        if update.accept_length is not None:  # TensorRT-LLM's runs in every chunk but the usage one
+            self.accept_length = update.accept_length
         if update.finish_reason is not None:  # OpenAI streams close with a usage-only chunk
             self.finish_reason = update.finish_reason
         self.last = update
@@ -215,7 +218,7 @@ class _Collector:
             chunks=tuple(self.chunks),
             prompt_tokens=self.prompt_tokens,
             verify_ct=self.verify_ct if self.verify_ct else None,
-            server_accept_length=last.accept_length or None,
+            server_accept_length=self.accept_length or None,
             finish_reason=self.finish_reason,
             accepted_histogram=self.histogram,
         )

@@ -15,14 +15,16 @@ import httpx
 
 from specmon.errors import NotThisServer, SourceError
 from specmon.model import ProbeResult, ServerInfo, ServerMetrics
-from specmon.sources.backends import llamacpp, sglang, vllm
+from specmon.sources.backends import llamacpp, sglang, trtllm, vllm
 from specmon.sources.backends.base import Backend
 
 __all__ = ["BACKENDS", "RECENT_SCRAPE_S", "Backend", "Connection", "connect"]
 
-BACKENDS = (sglang.BACKEND, vllm.BACKEND, llamacpp.BACKEND)
-"""Tried in order: SGLang's server-info routes, vLLM's `/version` (no SGLang has one), then
-llama.cpp's `/props` (neither of the others has one)."""
+BACKENDS = (sglang.BACKEND, trtllm.BACKEND, vllm.BACKEND, llamacpp.BACKEND)
+"""Tried in order: SGLang's server-info routes; TensorRT-LLM's `/version` with a model card owned
+by `tensorrt_llm` (its `/server_info` is not SGLang's answer, and its `/version` is vLLM's shape,
+so it goes before vLLM); vLLM's `/version` (no SGLang has one); then llama.cpp's `/props` (none
+of the others has one)."""
 
 
 async def connect(client: httpx.AsyncClient) -> tuple[Backend, ServerInfo]:

@@ -63,8 +63,11 @@ async def fetch_server_info(
         body = parse_json(response)
         if not isinstance(body, dict):
             raise MalformedResponse(f"{client.base_url}{route}: expected a JSON object")
-        if "vllm_config" in body:  # vLLM's dev-mode route (VLLM_SERVER_DEV_MODE=1)
-            raise NotSGLang(f"{client.base_url}{route}: vLLM's server info, not SGLang's")
+        # vLLM's dev-mode route (VLLM_SERVER_DEV_MODE=1); TensorRT-LLM's, for RL frameworks
+        # (`{"disaggregated_params": …}`, openai_server.py `get_server_info`).
+        for foreign in ("vllm_config", "disaggregated_params"):
+            if foreign in body:
+                raise NotSGLang(f"{client.base_url}{route}: another server's info, not SGLang's")
         return parse_server_info(body, route)
     raise NotSGLang(
         f"{client.base_url}: no /server_info or /get_server_info — not an SGLang server"
