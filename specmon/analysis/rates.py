@@ -62,10 +62,10 @@ class WindowAccept:
 def server_accept_length(before: ServerMetrics, after: ServerMetrics) -> WindowAccept | None:
     """Accept length over the window between two scrapes (docs/design.md §4), best source first.
 
-    vLLM and llama.cpp: their own mean acceptance length, 1 + Δaccepted/Δdrafts (per step that
-    verified a draft). SGLang: Δgeneration_tokens_total / Δspec_verify_calls_total when both
-    counters exist and requests finished in the window; otherwise the `spec_accept_length` gauge
-    when it is non-zero.
+    vLLM, llama.cpp and TensorRT-LLM: their own mean acceptance length, 1 + Δaccepted/Δdrafts
+    (per step that verified a draft). SGLang: Δgeneration_tokens_total / Δspec_verify_calls_total
+    when both counters exist and requests finished in the window; otherwise the
+    `spec_accept_length` gauge when it is non-zero.
     """
     drafts = counter_delta(before.spec_drafts_total, after.spec_drafts_total)
     accepted = counter_delta(before.spec_accepted_tokens_total, after.spec_accepted_tokens_total)

@@ -38,8 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     d = SimConfig()
     p = argparse.ArgumentParser(
         prog="python -m specmon.sim",
-        description="Simulated SGLang, vLLM or llama.cpp server (HTTP on loopback, paced by a "
-        "model of decode).",
+        description="Simulated SGLang, vLLM, llama.cpp or TensorRT-LLM server (HTTP on loopback, "
+        "paced by a model of decode).",
     )
     p.add_argument("--backend", choices=BACKENDS, default=d.backend, help="server kind spoken")
     p.add_argument("--model-path", default=d.model_path)

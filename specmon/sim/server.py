@@ -103,7 +103,7 @@ class SimState:
 
 
 class SimServer:
-    """A simulated SGLang, vLLM or llama.cpp server for one asyncio loop.
+    """A simulated SGLang, vLLM, llama.cpp or TensorRT-LLM server for one asyncio loop.
 
     Attributes:
         config: The current launch configuration (replaced by `restart(new_config)`).

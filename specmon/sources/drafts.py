@@ -1,8 +1,10 @@
-"""What the vLLM and llama.cpp backends share: draft counters, and probes between two scrapes.
+"""What the vLLM, llama.cpp and TensorRT-LLM backends share: draft counters, and probes between
+two scrapes.
 
-Both servers count speculation the same way (`spec_decode_num_drafts_total`,
-`…_num_draft_tokens_total`, `…_num_accepted_tokens_total`, `…_per_pos_total{position}`), and
-neither reports per-request acceptance in its stream as SGLang does (vLLM only when launched with
+They count speculation the same way (vLLM and llama.cpp `spec_decode_num_drafts_total`,
+`…_num_draft_tokens_total`, `…_num_accepted_tokens_total`, `…_per_pos_total{position}`;
+TensorRT-LLM the same figures by `token_position`), and none reports per-request acceptance by
+position in its stream as SGLang does (vLLM only when launched with
 `--per-request-spec-decode-metrics`), so their probes scrape `/metrics` before and after the
 stream (`ProbeResult.scrapes`): when no other request ran meanwhile, the counters' deltas are the
 server's own account of the probe.
