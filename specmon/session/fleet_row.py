@@ -161,8 +161,8 @@ def _rank(view: View, probe_failing: bool) -> tuple[Rank, str]:
         return Rank.BASELINE_STALE, "baseline: " + "; ".join(validity.reasons)
     if view.gpus.warn:
         return Rank.GPU_WARNING, view.gpus.summary or ""
-    if plain:
-        return Rank.NO_SPECULATION, SPECULATION_OFF
+    if plain:  # the dashboard's reason: off, or not shown yet
+        return Rank.NO_SPECULATION, dict(view.missing).get("accept length", SPECULATION_OFF)
     if comparison is None:
         why = dict(view.missing).get("speedup", "no comparison yet")
         return Rank.NO_COMPARISON, why

@@ -17,6 +17,7 @@ from specmon.analysis.figures import pooled_cycle_percentiles, run_step_cycles
 from specmon.analysis.pooled import Pooled, pool, pool_groups
 from specmon.analysis.representative import TrafficGap, traffic_gap
 from specmon.analysis.validity import LifetimeState
+from specmon.backend_facts import facts
 from specmon.model import (
     CycleBasis,
     GpuState,
@@ -56,6 +57,7 @@ from specmon.session.watch import INFO_EVERY_S
 from specmon.session.window import HISTORY_S
 from specmon.wording import (
     BUFFERED_STREAM,
+    SPECULATION_NOT_SHOWN,
     SPECULATION_OFF,
     TAKE_BASELINE,
     brief_config,
@@ -306,7 +308,7 @@ class LiveState:
             why = self.why_no_baseline or "no baseline yet"
             missing.append(("speedup", f"{why} — {TAKE_BASELINE}"))
         elif plain:
-            missing.append(("speedup", SPECULATION_OFF))
+            missing.append(("speedup", self._speculation_off()))
         elif baseline.comparison is None:
             missing.append(("speedup", "no timed probe of this server yet"))
         spec = self._spec(recent, baseline, missing, now_wall)
@@ -425,6 +427,14 @@ class LiveState:
             recent_runs=recent.runs,
         )
 
+    def _speculation_off(self) -> str:
+        """Why no speculation shows: it is off, or on a server that shows it only once a
+        request has finished (TensorRT-LLM), none has yet."""
+        info, latest = self.server.info, self.server.window.latest
+        late = info is not None and facts(info.backend).shows_speculation_late
+        finished = latest is not None and bool(latest.num_requests_total)
+        return SPECULATION_NOT_SHOWN if late and not finished else SPECULATION_OFF
+
     def _spec(
         self,
         recent: Pooled,
@@ -439,7 +449,7 @@ class LiveState:
         window = self.server.window.accept_length(MEAN_SPAN_S)
         latest = self.server.window.latest
         if enabled is False:
-            missing.append(("accept length", SPECULATION_OFF))
+            missing.append(("accept length", self._speculation_off()))
         elif recent.accept_length is None:
             missing.append(("accept length", "no probe with verify steps yet"))
         note = _cycle_note(runs[-1]) if runs else None

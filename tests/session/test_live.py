@@ -30,6 +30,7 @@ from specmon.session.baselines import BaselineOrigin
 from specmon.session.live import LiveState
 from specmon.sources.backends.sglang import parse_server_info
 from specmon.sources.metrics import metrics_from_text
+from specmon.wording import SPECULATION_NOT_SHOWN
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "sglang-0.5.17"
 PROTOCOL = Protocol(5, 0, 256, 0.0, "p")
@@ -91,6 +92,9 @@ def test_speculation_shown_late_is_the_same_launch() -> None:
         live.on_sample(_sample(t, info, None, t))
     texts = [e.text for e in live.events]
     assert not any("→ method not exposed" in text for text in texts)
+    fresh = _live()
+    fresh.on_sample(_sample(1, plain, None, 1))
+    assert dict(fresh.view(1.0, 10.0).missing)["accept length"] == SPECULATION_NOT_SHOWN
     assert (
         "server restarted: speculation changed: method not exposed, max_draft_len=4 → off" in texts
     )
