@@ -302,7 +302,8 @@ class RunFigures:
     """What p50/p95 rest on; None when they are absent (no speculation, one chunk per token,
     or a buffered stream)."""
     buffered: bool = False
-    """The stream's chunks arrived together (a buffering proxy): its timing is not used."""
+    """The stream's chunks arrived together (a buffering proxy, or a client starved of a CPU):
+    its timing is not used."""
     position_accept: tuple[float, ...] | None = None
     """a_i: the share of drafting steps whose draft token at position i (0, 1, …) was accepted
     (it needs every earlier one accepted too); None when the run does not tell."""

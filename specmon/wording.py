@@ -23,7 +23,8 @@ FLEET_TAKE_BASELINE = "Enter, then b"
 NO_SPEC = "no spec"
 """`NO_SPECULATION` where a table cell has little room."""
 BUFFERED_STREAM = (
-    "the stream's chunks arrived together (a buffering proxy?): its timing is not used"
+    "the stream's chunks arrived together (a buffering proxy, or this machine too busy to read "
+    "them as they came?): its timing is not used"
 )
 
 
