@@ -173,6 +173,7 @@ def main() -> int:
     if args.dashboard:
         args.db, args.stats = Path(args.db), Path(args.stats)
         return dashboard(args)
+    sys.setswitchinterval(0.001)  # as keys_pty: the reader stamps reads within 1 ms
     result = soak(args)
     print(json.dumps(result, indent=2))
     flat = all(result[name]["flat"] for name in ("rss_trend_mib", "objects_trend"))
