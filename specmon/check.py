@@ -459,6 +459,7 @@ def _judge(
     tag = _baseline_tag(baseline)
     comparison = look.comparison
     report.comparison = comparison
+    report.compared = pool(report.probes) if comparison is not None else None
     if comparison is None:
         report.add("warn", f"vs {tag}: no decode speed to compare", EXIT_DEGRADED)
         return

@@ -28,6 +28,7 @@ from prometheus_client.core import (
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
+from specmon.analysis.catalogue import CATALOGUE, Measured
 from specmon.analysis.figures import run_step_cycles
 from specmon.session.fleet import TargetSession
 from specmon.session.watch import ProbeOutcome
@@ -38,28 +39,14 @@ CYCLE_BUCKETS_S = (0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1
 have seen (docs/design.md §1: 29.9 ms), CPU servers slower."""
 LABEL = ["target"]
 INFO_LABELS = ["name", "backend", "version", "model", "algorithm", "speculation", "tp_size"]
-GAUGES = {
+STATUS_GAUGES = {
     "specmon_target_up": "1 when specmon's latest reading of the server's info and /metrics "
     "is fresh, else 0 (down, stale, or not reached yet).",
     "specmon_probe_success": "1 when the latest probe succeeded, else 0.",
     "specmon_last_probe_success_timestamp_seconds": "When the latest successful probe "
     "finished (unix seconds); the probe figures are served only while the latest probe "
     "succeeded and the target is up.",
-    "specmon_probe_decode_tokens_per_second": "Decode tok/s of the recent probes, pooled: "
-    "decode tokens / decode seconds (prefill excluded).",
-    "specmon_probe_accept_length": "Accept length of the recent probes, pooled: decode "
-    "tokens / verify steps after the first token.",
-    "specmon_probe_cycle_seconds": "Mean draft+verify cycle of the recent probes: decode "
-    "seconds / verify steps.",
     "specmon_probe_ttft_seconds": "Time to first token of the latest probe.",
-    "specmon_speedup_ratio": "Recent probes' decode tok/s over the baseline's, minus 1 "
-    "(0.21 = 21% faster); served only while the baseline applies.",
-    "specmon_speedup_ratio_low": "Low end of the speedup's 95% interval (absent when neither "
-    "side has two runs).",
-    "specmon_speedup_ratio_high": "High end of the speedup's 95% interval: below 0, "
-    "speculation loses beyond the noise.",
-    "specmon_break_even_accept_length": "Accept length above which speculation wins: cycle "
-    "/ baseline ms per token; served only while the baseline applies.",
     "specmon_baseline_decode_tokens_per_second": "Decode tok/s of the baseline's runs, pooled.",
     "specmon_baseline_age_seconds": "Seconds since the baseline was taken.",
     "specmon_effective_draft_length": "Draft tokens per decode step that drafted, over the "
@@ -68,6 +55,13 @@ GAUGES = {
     "specmon_drafting_duty_cycle": "Share of the server's decode steps that drafted at all, "
     "over the last 10 s (0: speculation off at this load).",
 }
+"""Name -> help of the gauges outside the catalogue: the target's and the probe's state, the
+latest probe's TTFT, the baseline's own figures (served while it is present, applying or not)
+and what the server drafts now."""
+EXPORTED = tuple((f.prometheus, f) for f in CATALOGUE if f.prometheus is not None)
+"""The catalogue's figures served as gauges, by name: the recent probes' and their
+comparison's."""
+GAUGES = {**STATUS_GAUGES, **{name: figure.help for name, figure in EXPORTED}}
 """Name -> help of the gauges with the `target` label alone."""
 BASELINE_STATE = "specmon_baseline_state"
 BASELINE_STATE_HELP = (
@@ -185,12 +179,17 @@ class Families:
             self.gauge("specmon_drafting_duty_cycle", url, drafting.duty_cycle)
             self.switches.add_metric([url], drafting.switches)
         if current:
-            recent = session.live.recent()
-            self.gauge("specmon_probe_decode_tokens_per_second", url, recent.decode_tok_s)
-            self.gauge("specmon_probe_accept_length", url, recent.accept_length)
-            self.gauge("specmon_probe_cycle_seconds", url, recent.cycle_ms, 1e-3)
             self.gauge("specmon_probe_ttft_seconds", url, view.decode.ttft_ms, 1e-3)
         baseline = view.baseline
+        # What holds now: the recent probes while the target is up and probes succeed, their
+        # comparison besides only while the baseline applies.
+        applies = current and baseline.present and baseline.applies
+        measured = Measured(
+            pooled=session.live.recent() if current else None,
+            comparison=baseline.comparison if applies else None,
+        )
+        for name, figure in EXPORTED:
+            self.gauge(name, url, figure.get(measured), figure.prometheus_scale)
         if not baseline.present:
             return
         self.gauge("specmon_baseline_decode_tokens_per_second", url, baseline.tok_s)
@@ -198,12 +197,6 @@ class Families:
         if up:
             for state, holds in baseline.states:
                 self.baseline_state.add_metric([url, state], 1.0 if holds else 0.0)
-        if current and baseline.applies and baseline.comparison is not None:
-            gain = baseline.comparison.speedup
-            self.gauge("specmon_speedup_ratio", url, gain.value)
-            self.gauge("specmon_speedup_ratio_low", url, gain.low)
-            self.gauge("specmon_speedup_ratio_high", url, gain.high)
-            self.gauge("specmon_break_even_accept_length", url, baseline.comparison.break_even)
 
     def __iter__(self) -> Iterator[Metric]:
         yield from self.gauges.values()
