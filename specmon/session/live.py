@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from specmon.analysis.acceptance import draft_length, pooled_positions
+from specmon.analysis.catalogue import CATALOGUE, Measured
 from specmon.analysis.figures import pooled_cycle_percentiles, run_step_cycles
 from specmon.analysis.pooled import Pooled, pool, pool_groups
 from specmon.analysis.representative import TrafficGap, traffic_gap
@@ -44,6 +45,7 @@ from specmon.session.view import (
     DecodeView,
     DraftingView,
     Event,
+    FigureView,
     IdentityView,
     Level,
     ServerView,
@@ -334,6 +336,7 @@ class LiveState:
                 self.probes[-1].figures if self.probes else None,
                 self.server.info.backend if self.server.info else None,
             ),
+            _figures(Measured(recent, baseline.comparison if baseline.applies else None)),
         )
 
     def _identity(self, stale_after: float) -> IdentityView:
@@ -572,3 +575,9 @@ def _cycle_note(figures: RunFigures) -> str | None:
     if figures.cycle_basis == CycleBasis.PER_STEP:
         return "chunks carried several steps: each gap divided by the steps it spans"
     return None
+
+
+def _figures(measured: Measured) -> tuple[FigureView, ...]:
+    """The catalogue's figures of the recent probes and their comparison, as the dashboard
+    shows them."""
+    return tuple(FigureView(f.key, f.label, f.get(measured), f.shown(measured)) for f in CATALOGUE)

@@ -295,6 +295,18 @@ class SourceView:
 
 
 @dataclass(frozen=True, slots=True)
+class FigureView:
+    """One figure of the catalogue (`analysis.catalogue`) over the recent probes and their
+    comparison against a baseline that applies."""
+
+    key: str
+    label: str
+    value: float | None
+    text: str
+    """As the dashboard shows it, with its unit; "—" when missing."""
+
+
+@dataclass(frozen=True, slots=True)
 class View:
     """The whole dashboard at one tick."""
 
@@ -312,3 +324,5 @@ class View:
     """A bench in progress, of either kind."""
     figure_sources: tuple[tuple[str, str], ...] = ()
     """(figure, where it came from) for the last probe's acceptance (`probe_figure_sources`)."""
+    figures: tuple[FigureView, ...] = ()
+    """Every figure of the catalogue, in its order (the `i` screen's "Every figure now")."""
