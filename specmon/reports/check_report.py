@@ -29,10 +29,11 @@ EXIT_STORE = 3
 """The snapshot store could not be read (no such --db, corrupt, locked): nothing was checked."""
 
 Level = Literal["ok", "info", "warn", "fail"]
-CHECK_SCHEMA = 5
+CHECK_SCHEMA = 6
 """The `check --json` object's version (2 added the probes, the interval's level, the looks;
 3 the drafting now; 4 the traffic's accept length beside the probe's, and per-category probes;
-5 the stored A/B of the server's configuration)."""
+5 the stored A/B of the server's configuration; 6 `ms_per_token`, and `decode_tok_s` without a
+comparison)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -177,9 +177,10 @@ def _paired(
     )
 
 
-EXPORT_SCHEMA = 3
-"""The JSON export's version: 3 adds each row's `category`; 2 wrapped the rows in {"schema",
-"rows"} and named every figure as the CSV does (1 was a bare list with a nested speedup)."""
+EXPORT_SCHEMA = 4
+"""The JSON export's version: 4 adds `ms_per_token` (CSV: its last column); 3 each row's
+`category`; 2 wrapped the rows in {"schema", "rows"} and named every figure as the CSV does (1
+was a bare list with a nested speedup)."""
 
 _MD_ORDER = ("id", "url", "created", "label", "category", "config", "decode tok/s", "min", "max",
              "accept", "cycle ms", "baseline", "baseline tok/s", "speedup", "verdict", "break-even",
