@@ -5,8 +5,8 @@ with a baseline, defined once with its unit, its help and the name every surface
 A surface states what it knows as one `Measured` (the runs it pools, the comparison against a
 baseline that applies) and reads every figure through `CATALOGUE`: the exporter's gauges
 (`specmon_…`, in base units), `check --json`'s keys, the snapshot exports' CSV/JSON columns and
-Markdown headers, and the dashboard's figures (`FigureText`, the `i` screen). A name that is
-None leaves the figure off that surface. The names are a compatibility contract
+Markdown headers, and the dashboard's figures (`View.figures`: the `i` screen, `--once --json`).
+A name that is None leaves the figure off that surface. The names are a compatibility contract
 (docs/compatibility.md): an entry carries each surface's name where they differ, and
 `tests/analysis/test_catalogue.py` holds them to the names served before the catalogue.
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from specmon.analysis.comparison import Comparison
 from specmon.analysis.pooled import Pooled
-from specmon.wording import DASH, speedup_text
+from specmon.wording import DASH, pct, speedup_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,9 +43,7 @@ class Figure:
     """One figure: what it is, how to read it from a `Measured`, and its name on each surface."""
 
     key: str
-    """Its name in docs/metrics.md's catalogue table."""
-    label: str
-    """How people read its name: the dashboard's and the Markdown export's header."""
+    """Its name: docs/metrics.md's catalogue table, the dashboard's `i` screen."""
     unit: str
     """Its unit as shown ("tok/s", "ms", "tokens/step", "ratio")."""
     help: str
@@ -61,8 +59,8 @@ class Figure:
     """Its key in `check --json`; None: not there."""
     export_key: str | None = None
     """Its CSV/JSON column in `snapshots export`; None: not there."""
-    markdown: bool = False
-    """Whether the Markdown export has a column for it (headed `label`)."""
+    markdown: str | None = None
+    """Its column's header in the Markdown export; None: not there."""
     text: Callable[[Measured], str | None] | None = None
     """How people read it where plain digits would say less (the speedup with its interval);
     None: `digits` decimals."""
@@ -75,11 +73,14 @@ class Figure:
         return None if value is None else f"{value:.{self.digits}f}"
 
     def shown(self, measured: Measured) -> str:
-        """`written` with its unit, or "—" (the dashboard's cell)."""
+        """`written` with its unit, a ratio as a signed percent (+21.0%), or "—" (the
+        dashboard's)."""
+        if self.text is None and self.unit == "ratio":
+            return pct(self.get(measured), signed=True)
         text = self.written(measured)
         if text is None:
             return DASH
-        return text if self.text is not None or self.unit == "ratio" else f"{text} {self.unit}"
+        return text if self.text is not None else f"{text} {self.unit}"
 
 
 def _pooled(read: Callable[[Pooled], float | None]) -> Callable[[Measured], float | None]:
@@ -97,7 +98,6 @@ def _speedup_text(m: Measured) -> str | None:
 CATALOGUE: tuple[Figure, ...] = (
     Figure(
         "decode tok/s",
-        "decode tok/s",
         "tok/s",
         "Decode tok/s of the runs, pooled: decode tokens / decode seconds (prefill excluded).",
         _pooled(lambda p: p.decode_tok_s),
@@ -105,22 +105,20 @@ CATALOGUE: tuple[Figure, ...] = (
         prometheus="specmon_probe_decode_tokens_per_second",
         check_key="decode_tok_s",
         export_key="decode_tok_s",
-        markdown=True,
+        markdown="decode tok/s",
     ),
     Figure(
         "accept length",
-        "accept",
         "tokens/step",
         "Accept length of the runs, pooled: decode tokens / verify steps after the first token.",
         _pooled(lambda p: p.accept_length),
         2,
         prometheus="specmon_probe_accept_length",
         export_key="accept_length",
-        markdown=True,
+        markdown="accept",
     ),
     Figure(
         "cycle",
-        "cycle ms",
         "ms",
         "Mean draft+verify cycle of the runs, pooled: decode seconds / verify steps.",
         _pooled(lambda p: p.cycle_ms),
@@ -128,11 +126,10 @@ CATALOGUE: tuple[Figure, ...] = (
         prometheus="specmon_probe_cycle_seconds",
         prometheus_scale=1e-3,
         export_key="cycle_ms",
-        markdown=True,
+        markdown="cycle ms",
     ),
     Figure(
         "ms per token",
-        "ms/token",
         "ms/token",
         "Decode time per token of the runs, pooled: 1000 / decode tok/s.",
         _pooled(lambda p: p.ms_per_token),
@@ -141,10 +138,9 @@ CATALOGUE: tuple[Figure, ...] = (
         prometheus_scale=1e-3,
         check_key="ms_per_token",
         export_key="ms_per_token",
-        markdown=True,
+        markdown="ms/token",
     ),
     Figure(
-        "speedup",
         "speedup",
         "ratio",
         "Decode tok/s of the runs over the baseline's, minus 1 (0.21 = 21% faster).",
@@ -153,11 +149,10 @@ CATALOGUE: tuple[Figure, ...] = (
         prometheus="specmon_speedup_ratio",
         check_key="speedup",
         export_key="speedup_ratio",
-        markdown=True,
+        markdown="speedup",
         text=_speedup_text,
     ),
     Figure(
-        "speedup low",
         "speedup low",
         "ratio",
         "Low end of the speedup's 95% interval (absent when neither side has two runs).",
@@ -169,7 +164,6 @@ CATALOGUE: tuple[Figure, ...] = (
     ),
     Figure(
         "speedup high",
-        "speedup high",
         "ratio",
         "High end of the speedup's 95% interval: below 0, speculation loses beyond the noise.",
         _compared(lambda c: c.speedup.high),
@@ -180,7 +174,6 @@ CATALOGUE: tuple[Figure, ...] = (
     ),
     Figure(
         "break-even accept length",
-        "break-even",
         "tokens/step",
         "Accept length above which speculation wins: cycle / baseline ms per token.",
         _compared(lambda c: c.break_even),
@@ -188,10 +181,9 @@ CATALOGUE: tuple[Figure, ...] = (
         prometheus="specmon_break_even_accept_length",
         check_key="break_even_accept_length",
         export_key="break_even",
-        markdown=True,
+        markdown="break-even",
     ),
     Figure(
-        "margin",
         "margin",
         "tokens/step",
         "Accept length minus break-even: it has the speedup's sign.",
@@ -202,8 +194,3 @@ CATALOGUE: tuple[Figure, ...] = (
     ),
 )
 """Every figure, in the order surfaces list them."""
-
-
-def by_key(key: str) -> Figure:
-    """The catalogue's figure named `key`."""
-    return next(f for f in CATALOGUE if f.key == key)

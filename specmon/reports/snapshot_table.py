@@ -186,9 +186,9 @@ _MD_ORDER = ("id", "url", "created", "label", "category", "config", "decode tok/
              "accept", "cycle ms", "baseline", "baseline tok/s", "speedup", "verdict", "break-even",
              "baseline valid")  # fmt: skip
 """The Markdown table's columns before the catalogue, in their order; the catalogue's figures
-(`analysis.catalogue`) are headed by their label."""
-_MD_FIGURES = {f.label: f for f in CATALOGUE if f.markdown}
-_HEADERS = (*_MD_ORDER, *(label for label in _MD_FIGURES if label not in _MD_ORDER))
+(`analysis.catalogue`) are headed by their `markdown` name."""
+_MD_FIGURES = {f.markdown: f for f in CATALOGUE if f.markdown is not None}
+_HEADERS = (*_MD_ORDER, *(header for header in _MD_FIGURES if header not in _MD_ORDER))
 """The Markdown table's columns, in order: a figure added to the catalogue since joins at the
 end, so no column moves."""
 
@@ -224,7 +224,7 @@ def _cells(row: ComparisonRow) -> list[str | None]:
         "baseline tok/s": _fixed(c.base_tok_s if c else None, 1),
         "verdict": verdict_text(c) if c else None,
         "baseline valid": row.baseline_note,
-        **{label: figure.written(measured) for label, figure in _MD_FIGURES.items()},
+        **{header: figure.written(measured) for header, figure in _MD_FIGURES.items()},
     }
     return [cells[header] for header in _HEADERS]
 

@@ -580,4 +580,4 @@ def _cycle_note(figures: RunFigures) -> str | None:
 def _figures(measured: Measured) -> tuple[FigureView, ...]:
     """The catalogue's figures of the recent probes and their comparison, as the dashboard
     shows them."""
-    return tuple(FigureView(f.key, f.label, f.get(measured), f.shown(measured)) for f in CATALOGUE)
+    return tuple(FigureView(f.key, f.get(measured), f.shown(measured)) for f in CATALOGUE)

@@ -300,7 +300,7 @@ class FigureView:
     comparison against a baseline that applies."""
 
     key: str
-    label: str
+    """Its name in the catalogue."""
     value: float | None
     text: str
     """As the dashboard shows it, with its unit; "—" when missing."""

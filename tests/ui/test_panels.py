@@ -473,4 +473,4 @@ async def test_diagnostics_list_every_figure_of_the_catalogue(
         assert f"speedup: {speedup_text(baseline.comparison.speedup)}" in figures
         assert len(app.screen.view.figures) == len(CATALOGUE)
         for figure in CATALOGUE:
-            assert f"{figure.label}:" in figures, figure.key
+            assert f"{figure.key}:" in figures, figure.key

@@ -62,7 +62,7 @@ class DiagnosticsScreen(ModalScreen[None]):
                         ("Every figure now", "bold"),
                         " (the recent probes pooled; against a baseline that applies)",
                     ),
-                    _pairs([(f"{f.label}:", Text(f.text)) for f in self.view.figures]),
+                    _pairs([(f"{f.key}:", Text(f.text)) for f in self.view.figures]),
                 )
             )
 
