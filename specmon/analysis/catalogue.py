@@ -6,8 +6,8 @@ A surface states what it knows as one `Measured` (the runs it pools, the compari
 baseline that applies) and reads every figure through `CATALOGUE`: the exporter's gauges
 (`specmon_…`, in base units), `check --json`'s keys, the snapshot exports' CSV/JSON columns and
 Markdown headers, and the dashboard's figures (`View.figures`: the `i` screen, `--once --json`).
-A name that is None leaves the figure off that surface. The names are a compatibility contract
-(docs/compatibility.md): an entry carries each surface's name where they differ, and
+A name that is None leaves the figure off that surface. The names are a contract with scripts,
+dashboards and alert rules: an entry carries each surface's name where they differ, and
 `tests/analysis/test_catalogue.py` holds them to the names served before the catalogue.
 
 Adding a figure: define it in `analysis` (a field or property of `Pooled` or `Comparison`), add
