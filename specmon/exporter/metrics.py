@@ -1,7 +1,9 @@
 """The exporter's metric families, written by prometheus-client from each target's View.
 
 Every figure is the dashboard's (`TargetSession.view()`, `LiveState.recent()`: the same pooled
-probes, comparison and validity), in base units: seconds, ratios, tokens per second; counters
+probes, comparison and validity), in base units: seconds, ratios, tokens per second; the pooled
+probes' figures and their comparison are the metric catalogue's (`analysis.catalogue`), each
+gauge under the name the catalogue gives it (`EXPORTED`), the others are `STATUS_GAUGES`; counters
 end in `_total`; every family has a `target` label (the server's URL). A figure that is None
 has no sample, so Prometheus sees it absent, never 0. docs/usage.md lists the families.
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from specmon.analysis.acceptance import draft_length, pooled_positions
 from specmon.analysis.catalogue import CATALOGUE, Measured
 from specmon.analysis.figures import pooled_cycle_percentiles, run_step_cycles
-from specmon.analysis.pooled import Pooled, pool, pool_groups
+from specmon.analysis.pooled import Pooled, ms_per_token, pool, pool_groups
 from specmon.analysis.representative import TrafficGap, traffic_gap
 from specmon.analysis.validity import LifetimeState
 from specmon.model import (
@@ -415,7 +415,7 @@ class LiveState:
         live = tuple(total / count for step, total, count in self.history if step < current)
         return DecodeView(
             decode_tok_s=tok_s,
-            ms_per_token=1000 / tok_s if tok_s else None,
+            ms_per_token=ms_per_token(tok_s),
             ttft_ms=figures.ttft_ms if figures else None,
             probe_age_s=now_wall - last.wall if last else None,
             history=zoomed.decode if zoomed else live,
