@@ -37,6 +37,10 @@ class Target:
     read_timeout: float = DEFAULT_READ_TIMEOUT
     insecure: bool = False
     """Skip TLS verification (only ever by explicit `--insecure`)."""
+    metrics_urls: tuple[str, ...] = ()
+    """Behind a router or gateway (`--metrics-url`): the workers whose server info and
+    `/metrics` specmon reads, `url` taking only the probe's requests; empty: `url` serves all.
+    They share the key, timeouts and TLS setting."""
 
 
 def normalise_url(raw: str) -> str:
