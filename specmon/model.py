@@ -116,6 +116,24 @@ class Histogram:
 
 
 @dataclass(frozen=True, slots=True)
+class WorkerStatus:
+    """One worker behind a router (`--metrics-url`) at one scrape of them all."""
+
+    url: str
+    error: str | None = None
+    """Why it could not be read at this scrape; None: it was, and its figures are in the sums."""
+    down_since: float | None = None
+    """Wall time (unix seconds) of its first failed scrape in the current run of failures."""
+    reset: bool = False
+    """A counter of it went down since its last scrape: it restarted (its deltas count from 0)."""
+
+    @property
+    def up(self) -> bool:
+        """Read at this scrape: its figures are in the sums."""
+        return self.error is None
+
+
+@dataclass(frozen=True, slots=True)
 class ServerMetrics:
     """The figures specmon reads from one `/metrics` scrape, aggregated over ranks.
 
@@ -158,6 +176,14 @@ class ServerMetrics:
     """`process_start_time_seconds` (unix seconds; vLLM serves it, SGLang does not)."""
     families: frozenset[str] = field(default_factory=frozenset)
     """Short names of every family seen (prefix stripped), for diagnostics."""
+    workers: tuple[WorkerStatus, ...] = ()
+    """Behind a router (`--metrics-url`): every worker, its figures summed into these
+    (`analysis.worker_sums`); empty for one server read directly."""
+
+    @property
+    def down_workers(self) -> tuple[WorkerStatus, ...]:
+        """The workers left out of these figures (partial sums when any)."""
+        return tuple(w for w in self.workers if not w.up)
 
 
 class SourceName(StrEnum):
