@@ -89,8 +89,8 @@ def add_scrapes(
         pairs = [(last[url], m) for url, m in read.items() if url in last]
         before = previous.metrics
         for name in COUNTER_FIELDS:
-            deltas = (counter_delta(getattr(b, name), getattr(a, name)) for b, a in pairs)
-            totals[name] = _sum_values((getattr(before, name), *(d.value for d in deltas if d)))
+            deltas = (_delta(getattr(b, name), getattr(a, name)) for b, a in pairs)
+            totals[name] = _sum_values((getattr(before, name), *deltas))
         totals["spec_accepted_per_position"] = _sum_positions(
             (
                 before.spec_accepted_per_position,
@@ -124,14 +124,21 @@ def _sum_values(values: Iterable[float | None]) -> float | None:
     return sum(known) if known else None
 
 
+def _delta(before: float | None, after: float | None) -> float | None:
+    """A worker's Δ of a counter between two scrapes that both read it. A family it did not
+    serve before counts from 0 (a labelled counter appears at its first increment: SGLang's
+    token counters at the first request)."""
+    delta = counter_delta(0.0 if before is None else before, after)
+    return None if delta is None else delta.value
+
+
 def _position_delta(before: ServerMetrics, after: ServerMetrics) -> tuple[float, ...] | None:
-    """A worker's Δ accepted tokens by draft position (a position it did not have before: none)."""
+    """A worker's Δ accepted tokens by draft position (llama.cpp writes the family at its first
+    draft: a position it did not have before counts from 0)."""
     if after.spec_accepted_per_position is None:
         return None
     earlier = before.spec_accepted_per_position or ()
-    if not earlier and before.spec_drafts_total == 0:
-        # llama.cpp writes the family at its first draft: before any, nothing was accepted.
-        earlier = (0.0,) * len(after.spec_accepted_per_position)
+    earlier = (*earlier, *(0.0,) * (len(after.spec_accepted_per_position) - len(earlier)))
     deltas = [
         counter_delta(b, a) for b, a in zip(earlier, after.spec_accepted_per_position, strict=False)
     ]
@@ -149,9 +156,12 @@ def _sum_positions(tuples: Iterable[tuple[float, ...] | None]) -> tuple[float, .
 
 def _histogram_delta(before: Histogram | None, after: Histogram | None) -> Histogram | None:
     """A worker's histogram observations between two scrapes; a count that went down means it
-    restarted (the observations since are `after` itself); other bounds: not comparable."""
-    if before is None or after is None:
+    restarted (the observations since are `after` itself), as does one it did not serve
+    before; other bounds: not comparable."""
+    if after is None:
         return None
+    if before is None:
+        return after
     if [le for le, _ in before.buckets] != [le for le, _ in after.buckets]:
         return None
     if after.count < before.count:

@@ -92,4 +92,14 @@ def test_histograms_and_positions_add_per_worker_deltas() -> None:
     itl = sums[1].metrics.itl_seconds
     assert itl is not None and itl.count == 30 + 4 + 3  # W2 restarted: its 3 since
     assert itl.buckets[0] == (0.1, 18 + 3 + 3)
-    assert sums[1].metrics.spec_accepted_per_position == (5.0 + 2.0, 2.0 + 1.0)
+    # W1 adds (2, 1); W2's family appeared since (llama.cpp writes it at the first draft): from 0.
+    assert sums[1].metrics.spec_accepted_per_position == (5.0 + 2.0 + 1.0, 2.0 + 1.0)
+
+
+def test_a_counter_a_worker_did_not_serve_before_counts_from_zero_not_from_unknown() -> None:
+    sums = _run(
+        [WorkerScrape(W1, ServerMetrics()), WorkerScrape(W2, ServerMetrics())],
+        [WorkerScrape(W1, _m(10, 4)), WorkerScrape(W2, ServerMetrics())],
+    )
+    assert sums[0].metrics.generation_tokens_total is None
+    assert sums[1].metrics.generation_tokens_total == 10
