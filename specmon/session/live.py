@@ -62,6 +62,7 @@ from specmon.wording import (
     TAKE_BASELINE,
     brief_config,
     describe_config,
+    partial_sums,
 )
 
 RATE_SPAN_S = 10.0  # server figures are averaged over about this long
@@ -541,11 +542,12 @@ class LiveState:
         sample = self.sample
         reading = sample.readings.get(SourceName.METRICS) if sample else None
         latest = self.server.window.latest
+        partial = partial_sums(latest.workers) if latest else None
         if reading is not None and reading.error:
             state = "off (--enable-metrics)" if "--enable-metrics" in reading.error else "failing"
             missing.append(("server figures", reading.error))
         else:
-            state = "ok" if latest else "waiting"
+            state = partial or ("ok" if latest else "waiting")
         rate = self.server.window.decode_tok_s(RATE_SPAN_S)
         ttft, itl = self.server.window.latency_means(MEAN_SPAN_S)
         idle = self.server.window.generating(RATE_SPAN_S) is False
@@ -563,6 +565,7 @@ class LiveState:
             running_stale=idle and running is not None and running > 0,
             rate_span_s=RATE_SPAN_S,
             latency_span_s=MEAN_SPAN_S,
+            workers=latest.workers if latest else (),
         )
 
 

@@ -1,0 +1,88 @@
+"""Router mode on the dashboard's path: the Watch of a router with its workers feeds LiveState;
+a worker killed mid-run is named in the events log and in the server panel's state (partial
+sums), its restart is logged, and `--once --json` carries every worker's status."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+from router import router
+from watching import sampled
+
+from specmon.cli import main
+from specmon.model import Protocol, Sample
+from specmon.session.live import LiveState
+from specmon.session.watch import Watch
+from specmon.sim import SimConfig, SimServer
+from specmon.target import Target
+
+pytestmark = pytest.mark.slow  # servers on loopback
+
+FAST = SimConfig(plain_step_ms=0.5, cycle_ms=0.5, ttft_ms=1.0, prefill_ms_per_token=0.0)
+
+
+@contextlib.asynccontextmanager
+async def workers_behind_a_router(count: int) -> AsyncIterator[tuple[list[SimServer], str]]:
+    async with contextlib.AsyncExitStack() as stack:
+        sims = [await stack.enter_async_context(SimServer(FAST)) for _ in range(count)]
+        yield sims, await stack.enter_async_context(router([s.url for s in sims]))
+
+
+async def _next_scrape(live: LiveState) -> Sample:
+    """The first sample holding a /metrics reading newer than the current one."""
+    assert live.sample is not None
+    seq = live.sample.readings["metrics"].seq
+    for _ in range(200):
+        await asyncio.sleep(0.05)
+        if live.sample.readings["metrics"].seq > seq + 1:  # one whole scrape after now
+            return live.sample
+    raise AssertionError("no new scrape")
+
+
+async def test_a_killed_worker_is_named_in_the_events_and_the_server_panel() -> None:
+    async with workers_behind_a_router(2) as (sims, url):
+        target = Target(url, metrics_urls=tuple(s.url for s in sims))
+        watch = Watch(target, interval=0.1, telemetry=False)
+        live = LiveState(url, Protocol(5, 0, 64, 0.0, ""), max_age_s=1800, probe_every=10)
+        async with sampled(watch, live):
+            outcome = await watch.probe_once(64)
+            live.on_probe(outcome.wall, outcome.t, outcome.figures, outcome.result)
+            await _next_scrape(live)
+            whole = live.view(now_wall=0.0, stale_after=60)
+            await sims[1].stop()
+            await _next_scrape(live)
+            partial = live.view(now_wall=0.0, stale_after=60)
+            await sims[1].start()
+            await _next_scrape(live)
+            back = live.view(now_wall=0.0, stale_after=60)
+    assert whole.server.metrics_state == "ok" and whole.identity.state == "live"
+    assert whole.spec.accept_length is not None  # the probe through the router counted steps
+    name = sims[1].url.removeprefix("http://")
+    assert partial.server.metrics_state.startswith(
+        f"partial: 1 of 2 workers left out: worker {name} down since "
+    )
+    events = [e.text for e in back.events]
+    assert any(f"worker {name} down since" in t and "left out" in t for t in events), events
+    assert any(f"worker {name} back" in t for t in events), events
+    assert back.server.metrics_state == "ok"
+    assert [w.up for w in partial.server.workers] == [True, False]
+
+
+async def test_once_json_names_every_worker(capsys: pytest.CaptureFixture[str]) -> None:
+    async with workers_behind_a_router(2) as (sims, url):
+        await sims[1].stop()
+        argv = ["--once", "--json", "--url", url, "--no-history", "--probe-tokens", "40"]
+        for sim in sims:
+            argv += ["--metrics-url", sim.url]
+        code = await asyncio.to_thread(main, argv)
+    frame = json.loads(capsys.readouterr().out)
+    assert code == 0
+    (server,) = frame["servers"]
+    workers = server["view"]["server"]["workers"]
+    assert [w["url"] for w in workers] == [s.url for s in sims]
+    assert workers[0]["error"] is None and "connection refused" in workers[1]["error"]
+    assert server["view"]["server"]["metrics_state"].startswith("partial: 1 of 2 workers")
