@@ -5,9 +5,11 @@ own request counter (no speculation), and it has no server-info route."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
-from collections.abc import AsyncIterator, Sequence
+import threading
+from collections.abc import AsyncIterator, Iterator, Sequence
 
 import aiohttp
 from aiohttp import web
@@ -59,3 +61,20 @@ async def router(workers: Sequence[str]) -> AsyncIterator[str]:
             yield f"http://127.0.0.1:{port}"
         finally:
             await runner.cleanup()
+
+
+@contextlib.contextmanager
+def router_thread(workers: Sequence[str]) -> Iterator[str]:
+    """`router` on its own event loop in a thread, for a test that runs the CLI (its signal
+    handlers need the main thread); yields its URL."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="test-router", daemon=True)
+    thread.start()
+    serving = router(workers)
+    try:
+        yield asyncio.run_coroutine_threadsafe(serving.__aenter__(), loop).result()
+    finally:
+        asyncio.run_coroutine_threadsafe(serving.__aexit__(None, None, None), loop).result()
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+        loop.close()

@@ -77,6 +77,7 @@ from specmon.session.baselines import lookup_baseline
 from specmon.session.fleet import TargetSession
 from specmon.session.fleet_row import fleet_row
 from specmon.session.watch import ProbeOutcome
+from specmon.sources.backend import Connection
 from specmon.sources.metrics import metrics_from_text
 from specmon.sources.sglang import parse_server_info
 from specmon.storage.store import Store
@@ -332,7 +333,7 @@ def check_figures(h: History, store: Store) -> tuple[Figures, dict[str, Any]]:
     async def go() -> dict[str, Any]:
         async with httpx.AsyncClient(base_url=HERE, transport=_server_transport(h.kind)) as client:
             report = await run_check(
-                client,
+                Connection(client),
                 HERE,
                 run_probe=run_probe,
                 check_lifetime=lifetime,

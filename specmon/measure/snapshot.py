@@ -17,9 +17,9 @@ from specmon.errors import SourceError, SpecmonError
 from specmon.measure.bench import BenchInvalid, Progress, run_bench
 from specmon.model import Protocol, ServerInfo, Snapshot, Telemetry
 from specmon.probe_prompts import DEFAULT_PROMPT
-from specmon.sources.backend import connect
 from specmon.sources.http import make_client
 from specmon.sources.telemetry import TelemetrySource, open_telemetry
+from specmon.sources.workers import open_connection
 from specmon.target import Target
 
 __all__ = ["BENCH_ATTEMPTS", "NotABaseline", "Progress", "SnapshotKind", "default_protocol",
@@ -118,10 +118,10 @@ async def take_snapshot(
     """
     telemetry = await open_telemetry(target.url, gpu_metrics=gpu_metrics)
     try:
-        async with make_client(target) as client:
+        async with open_connection(target, make_client) as connection:
 
             async def bench() -> Snapshot:
-                backend, info = await connect(client)
+                info = await connection.info()
                 if kind == SnapshotKind.BASELINE and info.speculative is not None:
                     raise NotABaseline(
                         f"{target.url} runs with speculation ({info.speculative.describe()}): a "
@@ -133,8 +133,7 @@ async def take_snapshot(
                     on_connect(info)
                 gpus = await gpu_reader(telemetry, say)
                 return await run_bench(
-                    client,
-                    backend,
+                    connection,
                     target.url,
                     info,
                     protocol,

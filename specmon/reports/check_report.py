@@ -111,6 +111,7 @@ def report_to_dict(report: CheckReport) -> dict[str, object]:
             "model": server.model,
             "metrics_enabled": report.metrics is not None,
             "speculative": None if server.speculative is None else asdict(server.speculative),
+            "workers": [asdict(w) for w in report.metrics.workers] if report.metrics else [],
         },
         "probe": None if report.probe is None else asdict(report.probe),
         "probes": [asdict(run) for run in report.probes],

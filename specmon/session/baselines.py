@@ -21,9 +21,9 @@ from specmon.analysis.validity import (
 )
 from specmon.errors import SourceError, SpecmonError
 from specmon.model import Lifetime, Protocol, ServerInfo, Snapshot
-from specmon.sources.backend import connect
 from specmon.sources.http import make_client
 from specmon.sources.telemetry import open_telemetry
+from specmon.sources.workers import open_connection
 from specmon.storage.store import Store
 from specmon.target import Target
 
@@ -99,10 +99,10 @@ async def observe_lifetime(target: Target) -> Lifetime:
     Raises:
         SourceError: The server could not be read (typed).
     """
-    async with make_client(target) as client:
-        backend, info = await connect(client)
+    async with open_connection(target, make_client) as connection:
+        info = await connection.info()
         try:
-            metrics = await backend.metrics(client)
+            metrics = await connection.metrics()
         except SourceError:
             metrics = None  # off: the process start or the args must do
     started_at = None
@@ -129,7 +129,9 @@ async def check_lifetime(baseline: Snapshot, server: Target, speculative: bool) 
     if baseline.url == server.url and speculative:
         return relaunched_for_speculation()
     try:
-        observed = await observe_lifetime(replace(server, url=baseline.url))
+        # Another server than the router `server` may stand for: its own address, no workers.
+        workers = server.metrics_urls if baseline.url == server.url else ()
+        observed = await observe_lifetime(replace(server, url=baseline.url, metrics_urls=workers))
     except SourceError as exc:
         return lifetime_check(baseline.lifetime, None, unreachable=str(exc))
     return lifetime_check(baseline.lifetime, observed)

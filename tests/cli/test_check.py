@@ -23,6 +23,7 @@ from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.reports.check_report import EXIT_DEGRADED, CheckReport
 from specmon.session.baselines import BaselineLookup
 from specmon.sim import SimConfig, SimServer, SimThread
+from specmon.sources.backend import Connection
 from specmon.target import Target
 
 FAST = SimConfig(plain_step_ms=4.0, cycle_ms=8.0, accept_length=2.1, ttft_ms=10.0, seed=3)
@@ -240,7 +241,7 @@ async def _sequential_check(
 
     async with httpx.AsyncClient(base_url=url, timeout=10.0) as client:
         return await run_check(
-            client,
+            Connection(client),
             url,
             run_probe=probes,
             check_lifetime=same,
