@@ -65,6 +65,12 @@ EXPORTED = tuple((f.prometheus, f) for f in CATALOGUE if f.prometheus is not Non
 comparison's."""
 GAUGES = {**STATUS_GAUGES, **{name: figure.help for name, figure in EXPORTED}}
 """Name -> help of the gauges with the `target` label alone."""
+WORKER_UP = "specmon_worker_up"
+WORKER_UP_HELP = (
+    "Behind a router (--metrics-url): 1 when the worker's /metrics is in the target's summed "
+    "figures, 0 when it is left out (down or unreadable: the sums are partial); served while "
+    "the target is up."
+)
 BASELINE_STATE = "specmon_baseline_state"
 BASELINE_STATE_HELP = (
     "1 for the baseline's state, 0 for the others: valid (applies, every rule checked), "
@@ -116,6 +122,7 @@ class Families:
         self.baseline_state = GaugeMetricFamily(
             BASELINE_STATE, BASELINE_STATE_HELP, labels=[*LABEL, "state"]
         )
+        self.workers = GaugeMetricFamily(WORKER_UP, WORKER_UP_HELP, labels=[*LABEL, "worker"])
         self.info = InfoMetricFamily(
             "specmon_target",
             "What the server runs (from its server info).",
@@ -151,6 +158,9 @@ class Families:
         # The probe figures are the server's now only while it answers and probes succeed.
         current = up and session.last_probe_ok is True
         self.gauge("specmon_target_up", url, 1.0 if up else 0.0)
+        if up:
+            for worker in view.server.workers:
+                self.workers.add_metric([url, worker.url], 1.0 if worker.up else 0.0)
         server = session.live.server.info
         if server is not None:
             spec = server.speculative
@@ -202,7 +212,8 @@ class Families:
 
     def __iter__(self) -> Iterator[Metric]:
         yield from self.gauges.values()
-        yield from (self.baseline_state, self.info, self.probes, self.switches, self.cycles)
+        yield from (self.baseline_state, self.workers, self.info, self.probes, self.switches)
+        yield self.cycles
 
 
 class FleetCollector(Collector):

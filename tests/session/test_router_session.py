@@ -1,20 +1,25 @@
 """Router mode on the dashboard's path: the Watch of a router with its workers feeds LiveState;
 a worker killed mid-run is named in the events log and in the server panel's state (partial
-sums), its restart is logged, and `--once --json` carries every worker's status."""
+sums), its return is logged, `--once --json` carries every worker's status and the exporter
+serves `specmon_worker_up`."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from router import router
 from watching import sampled
 
 from specmon.cli import main
+from specmon.config import FleetTarget, MonitorConfig
+from specmon.exporter.metrics import WORKER_UP, ExportedTarget, render
 from specmon.model import Protocol, Sample
+from specmon.session.fleet import Fleet, TargetSession
 from specmon.session.live import LiveState
 from specmon.session.watch import Watch
 from specmon.sim import SimConfig, SimServer
@@ -86,3 +91,38 @@ async def test_once_json_names_every_worker(capsys: pytest.CaptureFixture[str]) 
     assert [w["url"] for w in workers] == [s.url for s in sims]
     assert workers[0]["error"] is None and "connection refused" in workers[1]["error"]
     assert server["view"]["server"]["metrics_state"].startswith("partial: 1 of 2 workers")
+
+
+async def test_the_exporter_serves_each_workers_state() -> None:
+    config = MonitorConfig(url="http://unused", interval=0.1, probe=False, history=False)
+    async with workers_behind_a_router(2) as (sims, url):
+        workers = tuple(s.url for s in sims)
+        session = TargetSession(FleetTarget(url, metrics_url=workers), Target(url), config, None)
+        exported = ExportedTarget(session)
+        fleet = asyncio.create_task(Fleet([session]).run())
+        try:
+            await _until(lambda: session.view().server.metrics_state == "ok")
+            whole = _worker_up(render([exported]).decode())
+            await sims[0].stop()
+            await _until(lambda: session.view().server.metrics_state.startswith("partial"))
+            partial = _worker_up(render([exported]).decode())
+        finally:
+            fleet.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await fleet
+    assert whole == {(url, workers[0]): 1.0, (url, workers[1]): 1.0}
+    assert partial == {(url, workers[0]): 0.0, (url, workers[1]): 1.0}
+
+
+def _worker_up(text: str) -> dict[tuple[str, str], float]:
+    (family,) = [f for f in text_string_to_metric_families(text) if f.name == WORKER_UP]
+    return {(s.labels["target"], s.labels["worker"]): s.value for s in family.samples}
+
+
+async def _until(condition: Callable[[], bool]) -> None:
+    """Wait for a condition of live servers, bounded (never a fixed sleep)."""
+    for _ in range(400):
+        if condition():
+            return
+        await asyncio.sleep(0.025)
+    raise AssertionError("timed out")
