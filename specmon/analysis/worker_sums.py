@@ -66,7 +66,7 @@ def add_scrapes(
     last = previous.last if previous is not None else {}
     was_down = {w.url: w for w in previous.metrics.workers if not w.up} if previous else {}
     statuses = tuple(
-        WorkerStatus(s.url, reset=s.url in last and any_reset(last[s.url], s.metrics))
+        WorkerStatus(s.url, reset=s.url in last and restarted(last[s.url], s.metrics))
         if s.metrics is not None
         else WorkerStatus(
             s.url,
@@ -116,6 +116,16 @@ def add_scrapes(
     families = frozenset().union(*(m.families for m in now))
     metrics = dataclasses.replace(ServerMetrics(), **totals, families=families, workers=statuses)
     return WorkerSums(metrics, MappingProxyType(dict(read)))
+
+
+def restarted(before: ServerMetrics, after: ServerMetrics) -> bool:
+    """Whether a worker restarted between two consecutive scrapes: a counter went down, or a
+    counter family it served is gone (SGLang's labelled counters are exported from their first
+    observation on: a restarted worker that has served nothing yet has none)."""
+    return any_reset(before, after) or any(
+        getattr(before, name) is not None and getattr(after, name) is None
+        for name in COUNTER_FIELDS
+    )
 
 
 def _sum_values(values: Iterable[float | None]) -> float | None:

@@ -103,3 +103,13 @@ def test_a_counter_a_worker_did_not_serve_before_counts_from_zero_not_from_unkno
     )
     assert sums[0].metrics.generation_tokens_total is None
     assert sums[1].metrics.generation_tokens_total == 10
+
+
+def test_a_worker_whose_counters_are_gone_restarted() -> None:
+    sums = _run(
+        [WorkerScrape(W1, _m(100, 40)), WorkerScrape(W2, _m(1000, 300))],
+        [WorkerScrape(W1, _m(130, 50)), WorkerScrape(W2, ServerMetrics())],
+        [WorkerScrape(W1, _m(160, 60)), WorkerScrape(W2, _m(20, 5))],
+    )
+    assert [w.reset for w in sums[1].metrics.workers] == [False, True]
+    assert [s.metrics.generation_tokens_total for s in sums] == [1100, 1130, 1160 + 20]

@@ -1,9 +1,10 @@
 """`check` and `bench` behind a router (`--metrics-url`), against simulated workers behind the
 test router: a down worker is named (check degrades), workers of different models are refused,
-the bench reads its counters from the workers."""
+the bench reads its counters from the workers and is refused when one restarted during it."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import json
@@ -15,12 +16,18 @@ import pytest
 from router import router_thread
 
 from specmon.cli import main
+from specmon.measure.bench import Progress
+from specmon.measure.snapshot import SnapshotKind, take_snapshot
+from specmon.model import Protocol
 from specmon.reports.check_report import EXIT_DEGRADED, EXIT_HEALTHY, EXIT_UNREACHABLE
 from specmon.sim import SimConfig, SimThread
+from specmon.sources.http import make_client
+from specmon.sources.probe import run_probe
+from specmon.target import Target
 
 pytestmark = pytest.mark.slow  # servers on loopback
 
-FAST = SimConfig(plain_step_ms=0.5, cycle_ms=0.5, ttft_ms=1.0, prefill_ms_per_token=0.0)
+FAST = SimConfig(plain_step_ms=4.0, cycle_ms=8.0, accept_length=2.1, ttft_ms=10.0, seed=3)
 
 
 @contextlib.contextmanager
@@ -87,3 +94,34 @@ def test_a_bad_worker_address_is_refused(capsys: pytest.CaptureFixture[str]) -> 
     code = main(["check", "a:1", "--metrics-url", "a:1", "--json"])
     assert code != 0
     assert "--metrics-url lists the monitored server itself" in capsys.readouterr().err
+
+
+def test_a_bench_during_which_a_worker_restarted_is_refused_and_run_again() -> None:
+    told: list[str] = []
+    with deployment(FAST, FAST) as (sims, argv):
+        target = Target(argv[0], metrics_urls=(sims[0].url, sims[1].url))
+        restarts = [sims[1]]
+
+        async def serve_one_request_each() -> None:  # more than a run's: a restart shows
+            for sim in sims:
+                async with make_client(Target(sim.url)) as client:
+                    await run_probe(client, prompt="Count.", max_tokens=100)
+
+        asyncio.run(serve_one_request_each())
+
+        def progress(p: Progress) -> None:
+            if p.phase == "run" and restarts:  # once, after the first run
+                sim = restarts.pop()
+                sim.call(sim.server.restart)
+
+        snapshot = asyncio.run(
+            take_snapshot(
+                target,
+                Protocol(3, 0, 30, 0.0, "Count."),
+                kind=SnapshotKind.RUN,
+                on_progress=progress,
+                again=told.append,
+            )
+        )
+    assert len(snapshot.runs) == 3
+    assert told == [f"worker {sims[1].url} restarted during the bench; benching it again"]
