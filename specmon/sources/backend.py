@@ -22,7 +22,8 @@ from specmon.sources.sglang import fetch_server_info
 
 
 class ProbeFn(Protocol):
-    """A streaming probe: one generation request timed chunk by chunk."""
+    """A streaming probe: one generation request timed chunk by chunk; a probe that reads
+    `/metrics` around itself does it through `scrape` when given (behind a router)."""
 
     def __call__(
         self,
@@ -33,6 +34,7 @@ class ProbeFn(Protocol):
         temperature: float = ...,
         clock: Callable[[], float] = ...,
         wall: Callable[[], float] = ...,
+        scrape: Callable[[], Awaitable[ServerMetrics]] | None = ...,
     ) -> Awaitable[ProbeResult]: ...
 
 

@@ -49,6 +49,9 @@ class RouterConnection(Connection):
         self.wall = wall
         self._sums: WorkerSums | None = None
         self._disagree: WorkersDisagree | None = None
+        self._scraping = asyncio.Lock()
+        """One scrape of the workers at a time (the sampler's and a probe's): the sums take
+        them in the order they were read."""
 
     async def info(self) -> ServerInfo:
         """The workers' server info (the first that answers), once they agree.
@@ -74,14 +77,15 @@ class RouterConnection(Connection):
             WorkersDisagree: The last server-info read found the workers disagree.
             SourceError: No worker answered.
         """
-        answers = await self._each(lambda c: c.metrics())
-        scrapes = [
-            WorkerScrape(url, a, None)
-            if isinstance(a, ServerMetrics)
-            else WorkerScrape(url, None, str(a))
-            for url, a in answers
-        ]
-        self._sums = add_scrapes(self._sums, scrapes, self.wall())
+        async with self._scraping:
+            answers = await self._each(lambda c: c.metrics())
+            scrapes = [
+                WorkerScrape(url, a, None)
+                if isinstance(a, ServerMetrics)
+                else WorkerScrape(url, None, str(a))
+                for url, a in answers
+            ]
+            self._sums = add_scrapes(self._sums, scrapes, self.wall())
         if self._disagree is not None:
             raise self._disagree
         if not any(s.metrics is not None for s in scrapes):
@@ -91,10 +95,18 @@ class RouterConnection(Connection):
         return self._sums.metrics
 
     async def probe(self, *, prompt: str, max_tokens: int, temperature: float = 0.0) -> ProbeResult:
-        """One streaming probe through the router, read as its workers' backend speaks."""
+        """One streaming probe through the router, read as its workers' backend speaks; its
+        scrapes around the stream (vLLM, llama.cpp) are the workers' sums."""
         if self.backend is None:
             await self.info()
-        return await super().probe(prompt=prompt, max_tokens=max_tokens, temperature=temperature)
+        assert self.backend is not None  # `info` found it, or raised
+        return await self.backend.probe(
+            self.client,
+            prompt=prompt,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            scrape=self.metrics,
+        )
 
     async def _each(
         self, read: Callable[[Connection], Awaitable[T]]

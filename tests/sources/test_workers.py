@@ -101,3 +101,19 @@ async def test_workers_of_different_models_are_refused_naming_each() -> None:
         with pytest.raises(WorkersDisagree):
             await connection.metrics()
     assert sims[0].url in str(info.value) and "other/model" in str(info.value)
+
+
+@pytest.mark.parametrize("backend", ["vllm", "llamacpp"])
+async def test_a_probe_reads_the_workers_sums_around_itself(backend: str) -> None:
+    """vLLM's and llama.cpp's probes read /metrics before and after their stream: behind a
+    router, the workers' (the router serves none of their counters)."""
+    config = dataclasses.replace(FAST, backend=backend)
+    async with deployment(config, config) as (_sims, connection):
+        info = await connection.info()
+        result = await connection.probe(prompt="Count.", max_tokens=48)
+    assert info.backend == backend
+    assert result.scrapes is not None
+    before, after = result.scrapes
+    assert before.generation_tokens_total is not None
+    assert after.generation_tokens_total == before.generation_tokens_total + 48
+    assert result.verify_ct is not None  # speculation seen in the workers' counters
