@@ -125,3 +125,14 @@ def test_a_bench_during_which_a_worker_restarted_is_refused_and_run_again() -> N
         )
     assert len(snapshot.runs) == 3
     assert told == [f"worker {sims[1].url} restarted during the bench; benching it again"]
+
+
+def test_whatif_behind_the_router(empty_db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with deployment(FAST, FAST) as (_sims, argv):
+        code = main(
+            ["whatif", *argv, "--runs", "2", "--max-tokens", "40", "--db", empty_db, "--json"]
+        )
+    report = json.loads(capsys.readouterr().out)
+    # Benched and saved through the router; a draft model's cycle needs a baseline to rank.
+    assert report["snapshot_id"] is not None
+    assert code == 1 and "no valid baseline to split the cycle" in report["reason"]
