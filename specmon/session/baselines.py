@@ -105,6 +105,8 @@ async def observe_lifetime(target: Target) -> Lifetime:
             metrics = await connection.metrics()
         except SourceError:
             metrics = None  # off: the process start or the args must do
+        if metrics is not None and metrics.down_workers:
+            metrics = None  # a router's sums short of a worker would read as counters gone down
     started_at = None
     with contextlib.suppress(SpecmonError):  # context only: no start time then
         telemetry = await open_telemetry(target.url, gpus=False)

@@ -19,10 +19,13 @@ from specmon.cli import main
 from specmon.config import FleetTarget, MonitorConfig
 from specmon.exporter.metrics import WORKER_UP, ExportedTarget, render
 from specmon.model import Protocol, Sample
+from specmon.session.baselines import observe_lifetime
 from specmon.session.fleet import Fleet, TargetSession
 from specmon.session.live import LiveState
 from specmon.session.watch import Watch
 from specmon.sim import SimConfig, SimServer
+from specmon.sources.http import make_client
+from specmon.sources.probe import run_probe
 from specmon.target import Target
 
 pytestmark = pytest.mark.slow  # servers on loopback
@@ -126,3 +129,17 @@ async def _until(condition: Callable[[], bool]) -> None:
             return
         await asyncio.sleep(0.025)
     raise AssertionError("timed out")
+
+
+async def test_a_lifetime_read_with_a_worker_down_keeps_no_counters() -> None:
+    """A router's sums short of a worker would read as counters gone down: a restart."""
+    async with workers_behind_a_router(2) as (sims, url):
+        target = Target(url, metrics_urls=tuple(s.url for s in sims))
+        for _ in sims:  # a request to each worker: its counters exist
+            async with make_client(Target(url)) as client:
+                await run_probe(client, prompt="Count.", max_tokens=8)
+        whole = await observe_lifetime(target)
+        await sims[1].stop()
+        partial = await observe_lifetime(target)
+    assert dict(whole.counters)["generation_tokens_total"] == 16
+    assert partial.counters == () and partial.launch == whole.launch
