@@ -26,13 +26,14 @@ FAST = SimConfig(plain_step_ms=0.5, cycle_ms=0.5, ttft_ms=1.0, prefill_ms_per_to
 
 @contextlib.asynccontextmanager
 async def deployment(
-    *configs: SimConfig,
+    *configs: SimConfig, read_timeout: float = 5.0
 ) -> AsyncIterator[tuple[list[SimServer], Connection]]:
     """Workers of `configs`, a router in front of them, and the router's connection."""
     async with contextlib.AsyncExitStack() as stack:
         sims = [await stack.enter_async_context(SimServer(c)) for c in configs]
         url = await stack.enter_async_context(router([s.url for s in sims]))
-        target = Target(url, metrics_urls=tuple(s.url for s in sims))
+        workers = tuple(s.url for s in sims)
+        target = Target(url, read_timeout=read_timeout, metrics_urls=workers)
         yield sims, await stack.enter_async_context(open_connection(target, make_client))
 
 
@@ -81,6 +82,15 @@ async def test_a_worker_killed_mid_run_is_named_and_left_out_and_its_restart_add
     assert "connection refused" in (gone.error or "")
     assert not back.down_workers and not any(w.reset for w in back.workers)
     assert [w.reset for w in restarted.workers] == [True, False, False]
+
+
+async def test_a_hung_worker_is_named_after_the_read_timeout() -> None:
+    async with deployment(FAST, FAST, read_timeout=0.2) as (sims, connection):
+        await connection.info()
+        sims[1].faults.hang.add("/metrics")
+        scrape = await connection.metrics()
+    (hung,) = scrape.down_workers
+    assert hung.url == sims[1].url and "no answer within the read timeout" in (hung.error or "")
 
 
 async def test_every_worker_down_is_an_error_naming_each() -> None:
