@@ -11,6 +11,7 @@ from specmon.cli import parse_args
 from specmon.cli.monitor import config_from_args, targets_of
 from specmon.config import MonitorConfig, load_config
 from specmon.errors import TargetError
+from specmon.target import Target
 
 
 def _load(
@@ -89,3 +90,14 @@ def test_workers_with_several_urls_on_the_command_line_are_refused(tmp_path: Pat
     )
     with pytest.raises(TargetError, match="--metrics-url names one server's workers"):
         config_from_args(args)
+
+
+def test_another_server_with_the_same_credentials_is_read_without_the_workers() -> None:
+    router = Target("http://router:8000", read_timeout=9.0, metrics_urls=("http://w1:1",))
+    assert router.at("http://router:8000") == router
+    baseline = router.at("http://plain:30000")
+    assert (baseline.url, baseline.read_timeout, baseline.metrics_urls) == (
+        "http://plain:30000",
+        9.0,
+        (),
+    )

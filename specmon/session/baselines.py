@@ -131,9 +131,7 @@ async def check_lifetime(baseline: Snapshot, server: Target, speculative: bool) 
     if baseline.url == server.url and speculative:
         return relaunched_for_speculation()
     try:
-        # Another server than the router `server` may stand for: its own address, no workers.
-        workers = server.metrics_urls if baseline.url == server.url else ()
-        observed = await observe_lifetime(replace(server, url=baseline.url, metrics_urls=workers))
+        observed = await observe_lifetime(server.at(baseline.url))
     except SourceError as exc:
         return lifetime_check(baseline.lifetime, None, unreachable=str(exc))
     return lifetime_check(baseline.lifetime, observed)

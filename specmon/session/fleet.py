@@ -92,11 +92,7 @@ class TargetSession:
             prompts=config.probe_prompts,
         )
         self.live.probe_enabled = config.probe
-        baseline = (
-            replace(self.server, url=target.baseline_url, metrics_urls=())
-            if target.baseline_url
-            else None
-        )
+        baseline = self.server.at(target.baseline_url) if target.baseline_url else None
         self.feed = LocalFeed(
             replace(self.config, probe=probing and config.probe),
             Targets(self.server, baseline),
