@@ -104,7 +104,7 @@ class ServerTracker:
 
     def _worker_changes(self, metrics: ServerMetrics) -> list[Change]:
         """Behind a router: a worker gone from the sums, back in them, or restarted (its
-        counters went down: its deltas count from 0, the sums do not go down)."""
+        counters went down or vanished: its deltas count from 0, the sums do not go down)."""
         changes = []
         for worker in metrics.workers:
             name = worker_name(worker.url)
@@ -117,7 +117,7 @@ class ServerTracker:
                 text = f"{self.name}: worker {name} back: in the summed figures again"
                 changes.append(Change("info", text))
             if worker.reset:
-                text = f"{self.name}: worker {name} restarted (its counters went down)"
+                text = f"{self.name}: worker {name} restarted (its counters went down or vanished)"
                 changes.append(Change("warn", text))
         return changes
 

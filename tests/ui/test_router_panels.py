@@ -28,7 +28,7 @@ UP = WorkerStatus("http://w1:30000")
 DOWN = WorkerStatus("http://w2:30000", "http://w2:30000/metrics: connection refused", 0.0)
 
 
-async def test_a_worker_left_out_is_named_and_its_return_said(
+async def test_a_worker_left_out_is_named_and_its_return_and_restart_said(
     make_app: Callable[..., SpecmonApp],
 ) -> None:
     app = make_app()
@@ -44,10 +44,14 @@ async def test_a_worker_left_out_is_named_and_its_return_said(
         app.post_message(SampleReady(sample(15.0, server_info(), whole, seq=4)))
         await pilot.pause()
         panel = str(app.query_one(ServerPanel).render())
+        restarted = replace(metrics, workers=(replace(UP, reset=True), replace(UP, url=DOWN.url)))
+        app.post_message(SampleReady(sample(16.0, server_info(), restarted, seq=5)))
+        await pilot.pause()
         events = " ".join(str(app.query_one(EventsLog).render()).split())
     assert "partial" not in panel
     assert "worker w2:30000 down since" in events and "left out of the summed figures" in events
     assert "worker w2:30000 back: in the summed figures again" in events
+    assert "worker w1:30000 restarted (its counters went down or vanished)" in events
 
 
 FAST = SimConfig(plain_step_ms=4.0, cycle_ms=7.0, accept_length=2.1, ttft_ms=5.0, seed=11)
