@@ -114,6 +114,24 @@ class Histogram:
 
 
 @dataclass(frozen=True, slots=True)
+class WorkerStatus:
+    """One worker behind a router (`--metrics-url`) at one scrape of them all."""
+
+    url: str
+    error: str | None = None
+    """Why it could not be read at this scrape; None: it was, and its figures are in the sums."""
+    down_since: float | None = None
+    """Wall time (unix seconds) of its first failed scrape in the current run of failures."""
+    reset: bool = False
+    """A counter of it went down since its last scrape: it restarted (its deltas count from 0)."""
+
+    @property
+    def up(self) -> bool:
+        """Read at this scrape: its figures are in the sums."""
+        return self.error is None
+
+
+@dataclass(frozen=True, slots=True)
 class ServerMetrics:
     """The figures specmon reads from one `/metrics` scrape, aggregated over ranks.
 
@@ -156,6 +174,14 @@ class ServerMetrics:
     """`process_start_time_seconds` (unix seconds; vLLM serves it, SGLang does not)."""
     families: frozenset[str] = field(default_factory=frozenset)
     """Short names of every family seen (prefix stripped), for diagnostics."""
+    workers: tuple[WorkerStatus, ...] = ()
+    """Behind a router (`--metrics-url`): every worker, its figures summed into these
+    (`analysis.worker_sums`); empty for one server read directly."""
+
+    @property
+    def down_workers(self) -> tuple[WorkerStatus, ...]:
+        """The workers left out of these figures (partial sums when any)."""
+        return tuple(w for w in self.workers if not w.up)
 
 
 class SourceName(StrEnum):
@@ -300,7 +326,8 @@ class RunFigures:
     """What p50/p95 rest on; None when they are absent (no speculation, one chunk per token,
     or a buffered stream)."""
     buffered: bool = False
-    """The stream's chunks arrived together (a buffering proxy): its timing is not used."""
+    """The stream's chunks arrived together (a buffering proxy, or a client starved of a CPU):
+    its timing is not used."""
     position_accept: tuple[float, ...] | None = None
     """a_i: the share of drafting steps whose draft token at position i (0, 1, …) was accepted
     (it needs every earlier one accepted too); None when the run does not tell."""

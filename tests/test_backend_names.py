@@ -37,8 +37,8 @@ def _exempt(tree: ast.AST) -> set[int]:
 
 def _offences(source: str, where: str) -> list[str]:
     """A backend's name written out, a `ServerKind` member named, and a `.backend` compared
-    with anything but another `.backend` (two servers of the same kind is a fair question;
-    which kind it is is not)."""
+    with anything but another `.backend` or None (two servers of the same kind is a fair
+    question, and whether the kind is known yet; which kind it is is not)."""
     found = []
     tree = ast.parse(source)
     exempt = _exempt(tree)
@@ -56,7 +56,9 @@ def _offences(source: str, where: str) -> list[str]:
         elif isinstance(node, ast.Compare):
             sides = [node.left, *node.comparators]
             backends = [s for s in sides if isinstance(s, ast.Attribute) and s.attr == "backend"]
-            if backends and len(backends) != len(sides):
+            others = [s for s in sides if s not in backends]
+            unset = all(isinstance(s, ast.Constant) and s.value is None for s in others)
+            if backends and others and not unset:  # `x.backend is None`: known yet, not which
                 found.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
     return found
 

@@ -17,9 +17,9 @@ from specmon.errors import SourceError, SpecmonError
 from specmon.measure.bench import BenchInvalid, Progress, run_bench
 from specmon.model import Protocol, ServerInfo, Snapshot, Telemetry
 from specmon.probe_prompts import DEFAULT_PROMPT
-from specmon.sources.backends import connect
 from specmon.sources.http import make_client
 from specmon.sources.telemetry import TelemetrySource, open_telemetry
+from specmon.sources.workers import open_connection
 from specmon.target import Target
 
 __all__ = ["BENCH_ATTEMPTS", "NotABaseline", "Progress", "SnapshotKind", "default_protocol",
@@ -118,7 +118,7 @@ async def take_snapshot(
     """
     telemetry = await open_telemetry(target.url, gpu_metrics=gpu_metrics)
     try:
-        async with make_client(target) as client:
+        async with open_connection(target, make_client) as connection:
 
             def plain(info: ServerInfo) -> None:
                 if kind == SnapshotKind.BASELINE and info.speculative is not None:
@@ -130,14 +130,13 @@ async def take_snapshot(
                     )
 
             async def bench() -> Snapshot:
-                backend, info = await connect(client)
+                info = await connection.info()
                 plain(info)
                 if on_connect is not None:
                     on_connect(info)
                 gpus = await gpu_reader(telemetry, say)
                 snapshot = await run_bench(
-                    client,
-                    backend,
+                    connection,
                     target.url,
                     info,
                     protocol,

@@ -70,12 +70,13 @@ class TargetSession:
         sleep: How the probe loop waits (tests fake it with `clock`).
         """
         self.target = target
-        self.server = replace(server, url=target.url)
+        self.server = replace(server, url=target.url, metrics_urls=target.metrics_url)
         gpu_metrics = target.gpu_metrics or config.gpu_metrics
         self.config = replace(
             config,
             url=target.url,
             baseline_url=target.baseline_url,
+            metrics_url=target.metrics_url,
             gpu_metrics=gpu_metrics,
             fleet=(),
         )
@@ -91,7 +92,7 @@ class TargetSession:
             prompts=config.probe_prompts,
         )
         self.live.probe_enabled = config.probe
-        baseline = replace(self.server, url=target.baseline_url) if target.baseline_url else None
+        baseline = self.server.at(target.baseline_url) if target.baseline_url else None
         self.feed = LocalFeed(
             replace(self.config, probe=probing and config.probe),
             Targets(self.server, baseline),

@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from specmon.analysis.acceptance import draft_length, pooled_positions
+from specmon.analysis.catalogue import CATALOGUE, Measured
 from specmon.analysis.figures import pooled_cycle_percentiles, run_step_cycles
-from specmon.analysis.pooled import Pooled, pool, pool_groups
+from specmon.analysis.pooled import Pooled, ms_per_token, pool, pool_groups
 from specmon.analysis.representative import TrafficGap, traffic_gap
 from specmon.analysis.validity import LifetimeState
 from specmon.backend_facts import facts
@@ -45,6 +46,7 @@ from specmon.session.view import (
     DecodeView,
     DraftingView,
     Event,
+    FigureView,
     IdentityView,
     Level,
     ServerView,
@@ -62,6 +64,7 @@ from specmon.wording import (
     TAKE_BASELINE,
     brief_config,
     describe_config,
+    partial_sums,
 )
 
 RATE_SPAN_S = 10.0  # server figures are averaged over about this long
@@ -336,6 +339,7 @@ class LiveState:
                 self.probes[-1].figures if self.probes else None,
                 self.server.info.backend if self.server.info else None,
             ),
+            _figures(Measured(recent, baseline.comparison if baseline.applies else None)),
         )
 
     def _identity(self, stale_after: float) -> IdentityView:
@@ -414,7 +418,7 @@ class LiveState:
         live = tuple(total / count for step, total, count in self.history if step < current)
         return DecodeView(
             decode_tok_s=tok_s,
-            ms_per_token=1000 / tok_s if tok_s else None,
+            ms_per_token=ms_per_token(tok_s),
             ttft_ms=figures.ttft_ms if figures else None,
             probe_age_s=now_wall - last.wall if last else None,
             history=zoomed.decode if zoomed else live,
@@ -548,11 +552,12 @@ class LiveState:
         sample = self.sample
         reading = sample.readings.get(SourceName.METRICS) if sample else None
         latest = self.server.window.latest
+        partial = partial_sums(latest.workers) if latest else None
         if reading is not None and reading.error:
             state = "off (--enable-metrics)" if "--enable-metrics" in reading.error else "failing"
             missing.append(("server figures", reading.error))
         else:
-            state = "ok" if latest else "waiting"
+            state = partial or ("ok" if latest else "waiting")
         rate = self.server.window.decode_tok_s(RATE_SPAN_S)
         ttft, itl = self.server.window.latency_means(MEAN_SPAN_S)
         idle = self.server.window.generating(RATE_SPAN_S) is False
@@ -570,6 +575,7 @@ class LiveState:
             running_stale=idle and running is not None and running > 0,
             rate_span_s=RATE_SPAN_S,
             latency_span_s=MEAN_SPAN_S,
+            workers=latest.workers if latest else (),
         )
 
 
@@ -582,3 +588,9 @@ def _cycle_note(figures: RunFigures) -> str | None:
     if figures.cycle_basis == CycleBasis.PER_STEP:
         return "chunks carried several steps: each gap divided by the steps it spans"
     return None
+
+
+def _figures(measured: Measured) -> tuple[FigureView, ...]:
+    """The catalogue's figures of the recent probes and their comparison, as the dashboard
+    shows them."""
+    return tuple(FigureView(f.key, f.get(measured), f.shown(measured)) for f in CATALOGUE)

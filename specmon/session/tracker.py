@@ -6,10 +6,11 @@ from dataclasses import dataclass
 
 from specmon.analysis.validity import differing_keys
 from specmon.backend_facts import facts
-from specmon.model import Sample, ServerInfo, SourceName
+from specmon.model import Sample, ServerInfo, ServerMetrics, SourceName
 from specmon.session.drafting import DraftingTracker
 from specmon.session.view import Level
 from specmon.session.window import HISTORY_S, MetricsWindow
+from specmon.wording import worker_down, worker_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +44,8 @@ class ServerTracker:
         """Monotonic time of the latest new info reading."""
         self._seqs: dict[str, int] = {}
         self._errors: dict[str, str | None] = {}
+        self._workers_down: set[str] = set()
+        """Behind a router: the workers the last scrape left out of the sums."""
 
     def update(self, sample: Sample) -> list[Change]:
         """Take a sample; returns what changed, with at most one restart per sample.
@@ -80,6 +83,7 @@ class ServerTracker:
             and metrics_reading.at is not None
         ):
             self._seqs[SourceName.METRICS] = metrics_reading.seq
+            changes.extend(self._worker_changes(sample.metrics))
             if self.window.add(metrics_reading.at, sample.metrics):
                 restarts.append("its counters went down")
                 self.drafting.reset()
@@ -97,6 +101,25 @@ class ServerTracker:
             self.first_seen = sample.t
         if self.first_seen is None and self._seqs:
             self.first_seen = sample.t
+        return changes
+
+    def _worker_changes(self, metrics: ServerMetrics) -> list[Change]:
+        """Behind a router: a worker gone from the sums, back in them, or restarted (its
+        counters went down or vanished: its deltas count from 0, the sums do not go down)."""
+        changes = []
+        for worker in metrics.workers:
+            name = worker_name(worker.url)
+            if not worker.up and worker.url not in self._workers_down:
+                self._workers_down.add(worker.url)
+                text = f"{self.name}: {worker_down(worker)}: left out of the summed figures"
+                changes.append(Change("error", text))
+            elif worker.up and worker.url in self._workers_down:
+                self._workers_down.discard(worker.url)
+                text = f"{self.name}: worker {name} back: in the summed figures again"
+                changes.append(Change("info", text))
+            if worker.reset:
+                text = f"{self.name}: worker {name} restarted (its counters went down or vanished)"
+                changes.append(Change("warn", text))
         return changes
 
     def _new_process(self, sample: Sample) -> list[str]:

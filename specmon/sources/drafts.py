@@ -35,6 +35,21 @@ def per_position(series: list[Series], label: str = "position") -> tuple[float, 
     return tuple(by_position.get(i, 0.0) for i in range(max(by_position) + 1))
 
 
+def scraper(
+    scrape: Callable[[], Awaitable[ServerMetrics]] | None,
+    fetch: Callable[[httpx.AsyncClient], Awaitable[ServerMetrics]],
+) -> Callable[[httpx.AsyncClient], Awaitable[ServerMetrics]]:
+    """How a probe reads `/metrics` around itself: `scrape` when given (behind a router, the
+    workers' sums: the router serves none of their counters), else `fetch` of its own client."""
+    if scrape is None:
+        return fetch
+
+    async def from_scrape(_client: httpx.AsyncClient) -> ServerMetrics:
+        return await scrape()
+
+    return from_scrape
+
+
 async def metrics_or_none(
     client: httpx.AsyncClient, fetch: Callable[[httpx.AsyncClient], Awaitable[ServerMetrics]]
 ) -> ServerMetrics | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +22,7 @@ from specmon.errors import (
     StreamTruncated,
     TimedOut,
 )
-from specmon.model import ProbeChunk, ProbeResult
+from specmon.model import ProbeChunk, ProbeResult, ServerMetrics
 from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.sources.http import check_status, describe_transport_error, stream
 from specmon.sources.sse import EventReader
@@ -232,6 +232,7 @@ async def run_probe(
     temperature: float = 0.0,
     clock: Callable[[], float] = time.perf_counter,
     wall: Callable[[], float] = time.time,
+    scrape: Callable[[], Awaitable[ServerMetrics]] | None = None,
 ) -> ProbeResult:
     """Send one streaming generation and time every chunk as it arrives.
 
@@ -242,6 +243,8 @@ async def run_probe(
         temperature: Sampling temperature (0: greedy, the default).
         clock: Monotonic clock for chunk times (injected by tests).
         wall: Wall clock for the send time.
+        scrape: Not used: SGLang's stream carries the request's own steps (the vLLM and
+            llama.cpp probes read `/metrics` around themselves through it).
 
     Raises:
         SourceError: Typed: unreachable, timed out, auth, HTTP status, mid-stream error,

@@ -13,7 +13,8 @@ from specmon.model import ProbeResult, ServerInfo, ServerMetrics
 
 
 class ProbeFn(Protocol):
-    """A streaming probe: one generation request timed chunk by chunk."""
+    """A streaming probe: one generation request timed chunk by chunk; a probe that reads
+    `/metrics` around itself does it through `scrape` when given (behind a router)."""
 
     def __call__(
         self,
@@ -24,6 +25,7 @@ class ProbeFn(Protocol):
         temperature: float = ...,
         clock: Callable[[], float] = ...,
         wall: Callable[[], float] = ...,
+        scrape: Callable[[], Awaitable[ServerMetrics]] | None = ...,
     ) -> Awaitable[ProbeResult]: ...
 
 

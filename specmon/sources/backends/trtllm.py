@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import httpx
@@ -50,7 +50,7 @@ from specmon.model import (
 from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.sources.backends.base import Backend
 from specmon.sources.backends.vllm import completions_payload
-from specmon.sources.drafts import metrics_or_none, per_position, settled_scrape
+from specmon.sources.drafts import metrics_or_none, per_position, scraper, settled_scrape
 from specmon.sources.http import get, json_int, parse_json
 from specmon.sources.metrics import fetch_text, parse_scrape, wanted_text
 from specmon.sources.probe import ChunkUpdate, stream_json, stream_probe
@@ -273,16 +273,19 @@ async def run_probe(
     temperature: float = 0.0,
     clock: Callable[[], float] = time.perf_counter,
     wall: Callable[[], float] = time.time,
+    scrape: Callable[[], Awaitable[ServerMetrics]] | None = None,
 ) -> ProbeResult:
     """One streamed completion, timed per chunk, between two scrapes.
 
     The chunks after the first are the verify steps when speculation is on (the per-position
-    counters exist, by the scrape after the probe at the latest).
+    counters exist, by the scrape after the probe at the latest). `scrape` reads `/metrics`
+    instead of the client's own (behind a router: the workers' sums).
 
     Raises:
         SourceError: Typed, as `specmon.sources.probe.run_probe`.
     """
-    before = await metrics_or_none(client, fetch_metrics)
+    fetch = scraper(scrape, fetch_metrics)
+    before = await metrics_or_none(client, fetch)
     payload = {
         "model": await _served_model(client),
         **completions_payload(prompt, max_tokens, temperature),
@@ -291,7 +294,7 @@ async def run_probe(
     after = None
     if before is not None:
         tokens = result.chunks[-1].completion_tokens
-        after = await settled_scrape(client, fetch_metrics, before, tokens)
+        after = await settled_scrape(client, fetch, before, tokens)
     # The per-position counters show speculation from the first finished request on: the
     # probe's own, on a fresh server.
     speculative = any(m is not None and m.spec_drafts_total is not None for m in (before, after))

@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,7 +47,7 @@ from specmon.model import (
 )
 from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.sources.backends.base import Backend
-from specmon.sources.drafts import metrics_or_none, per_position, settled_scrape
+from specmon.sources.drafts import metrics_or_none, per_position, scraper, settled_scrape
 from specmon.sources.http import get, json_int, parse_json
 from specmon.sources.metrics import fetch_text, parse_scrape, wanted_text
 from specmon.sources.probe import ChunkUpdate, histogram_of, stream_json, stream_probe
@@ -356,6 +356,7 @@ async def run_probe(
     temperature: float = 0.0,
     clock: Callable[[], float] = time.perf_counter,
     wall: Callable[[], float] = time.time,
+    scrape: Callable[[], Awaitable[ServerMetrics]] | None = None,
 ) -> ProbeResult:
     """One streamed completion, timed per chunk, between two `/metrics` scrapes.
 
@@ -364,16 +365,19 @@ async def run_probe(
     was launched with them; else the scrapes give its `1 + Δaccepted/Δdrafts` for the request
     when it ran alone.
 
+    `scrape` reads `/metrics` instead of the client's own (behind a router: the workers' sums).
+
     Raises:
         SourceError: Typed, as `specmon.sources.probe.run_probe`.
     """
-    before = await metrics_or_none(client, fetch_metrics)
+    fetch = scraper(scrape, fetch_metrics)
+    before = await metrics_or_none(client, fetch)
     payload = completions_payload(prompt, max_tokens, temperature)
     result = await stream_probe(client, COMPLETIONS, payload, parse_chunk, clock=clock, wall=wall)
     after = None
     if before is not None:
         tokens = result.chunks[-1].completion_tokens
-        after = await settled_scrape(client, fetch_metrics, before, tokens)
+        after = await settled_scrape(client, fetch, before, tokens)
     speculative = before is not None and before.spec_drafts_total is not None
     steps = len(result.chunks) - 1
     return ProbeResult(
