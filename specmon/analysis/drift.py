@@ -83,10 +83,12 @@ def minute_means(readings: Sequence[Reading]) -> dict[int, float]:
 def drift(figure: Figure, readings: Sequence[Reading]) -> Drift | None:
     """The figure's drift over `readings` (one lifetime, oldest first), or None: too short a
     span, too few minutes, or a move within the noise."""
-    if not readings or readings[-1].at - readings[0].at < MIN_SPAN_S:
+    if not readings:
+        return None
+    start, end = readings[0].at, readings[-1].at + readings[-1].span  # a bucket's end
+    if end - start < MIN_SPAN_S:
         return None
     minutes = minute_means(readings)
-    start, end = readings[0].at, readings[-1].at
     first = [v for m, v in minutes.items() if m * MINUTE_S < start + WINDOW_S]
     last = [v for m, v in minutes.items() if m * MINUTE_S >= end - WINDOW_S]
     if min(len(first), len(last)) < MIN_MINUTES:

@@ -152,7 +152,7 @@ def history_text(store: Store, url: str, start: float, end: float) -> list[str]:
         lines.append(f"no readings in this span (the history begins {_when(first)})")
     marks = history_store.marks(store, url, start, end)
     lines += [f"{_when(m.at)}  {m.kind.value}: {m.text}" for m in marks]
-    series = {f: history_store.readings(store, url, f, start, end) for f in JUDGED}
+    series = {f: history_store.minute_readings(store, url, f, start, end) for f in JUDGED}
     found = drifts(series, marks)
     lines += [d.text() for d in found] or [_no_drift(series)]
     return lines

@@ -135,7 +135,9 @@ class HistoryWriter:
 
     def _look_for_drift(self, store: Store, now: float) -> None:
         start = now - DRIFT_LOOKBACK_S
-        series = {f: history_store.readings(store, self.target, f, start, now) for f in JUDGED}
+        series = {
+            f: history_store.minute_readings(store, self.target, f, start, now) for f in JUDGED
+        }
         found = drifts(series, history_store.marks(store, self.target, start, now))
         for finding in found:
             key = (finding.figure, finding.since)

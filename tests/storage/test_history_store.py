@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from specmon.analysis.drift import drifts
 from specmon.history import Figure, Mark, MarkKind, Point
 from specmon.storage import history_store
 from specmon.storage import store as store_module
@@ -131,3 +132,29 @@ def test_columns_average_each_share_of_the_range(tmp_path: Path) -> None:
             40.0,
             None,
         ]
+
+
+def test_drift_judged_on_minutes_is_drift_judged_on_readings(tmp_path: Path) -> None:
+    """Three hours of 1 s readings whose accept length slips 2.20 -> 2.05 midway, with a noise
+    of its own, and a restart mark before them: the minutes the store sums give the drift the
+    readings give, from 1/60 of the rows."""
+    noise = [0.03 * ((i * 7919) % 13 - 6) / 6 for i in range(3 * 3600)]
+    points = [
+        Point(URL, 5.0, T0 + i, Figure.ACCEPT, (2.20 if i < 5400 else 2.05) + noise[i])
+        for i in range(3 * 3600)
+    ]
+    restart = Mark(URL, T0 - 30, MarkKind.RESTART, "server restarted")
+    with Store(tmp_path / "db") as store:
+        history_store.append(store, points, [restart])
+        end = T0 + 4 * 3600
+        marks = history_store.marks(store, URL, 0, end)
+        raw = history_store.readings(store, URL, Figure.ACCEPT, 0, end)
+        minutes = history_store.minute_readings(store, URL, Figure.ACCEPT, 0, end)
+    assert len(raw) == 10_800 and len(minutes) == 180
+    assert sum(m.count for m in minutes) == len(raw)
+    (by_reading,) = drifts({Figure.ACCEPT: raw}, marks)
+    (by_minute,) = drifts({Figure.ACCEPT: minutes}, marks)
+    assert by_minute.before == pytest.approx(by_reading.before, rel=1e-12)
+    assert by_minute.after == pytest.approx(by_reading.after, rel=1e-12)
+    assert by_minute.z == pytest.approx(by_reading.z, rel=1e-9)
+    assert by_reading.change == pytest.approx(2.05 / 2.20 - 1, abs=0.002)
