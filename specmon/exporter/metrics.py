@@ -1,6 +1,6 @@
 """The exporter's metric families, written by prometheus-client from each target's View.
 
-Every figure is the dashboard's (`TargetSession.view()`, `LiveState.recent()`: the same pooled
+Every figure is the dashboard's (`ServerSession.view()`, `LiveState.recent()`: the same pooled
 probes, comparison and validity), in base units: seconds, ratios, tokens per second; counters
 end in `_total`; every family has a `target` label (the server's URL). A figure that is None
 has no sample, so Prometheus sees it absent, never 0. docs/usage.md lists the families.
@@ -29,7 +29,7 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
 from specmon.analysis.figures import run_step_cycles
-from specmon.session.fleet import TargetSession
+from specmon.session.server_session import ServerSession
 from specmon.session.watch import ProbeOutcome
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -104,7 +104,7 @@ class CycleHistogram:
 class ExportedTarget:
     """A session and what the exporter accumulates of it (its cycle histogram)."""
 
-    def __init__(self, session: TargetSession) -> None:
+    def __init__(self, session: ServerSession) -> None:
         self.session = session
         self.cycles = CycleHistogram()
         session.probe_listeners.append(self.cycles.observe_probe)

@@ -1,7 +1,7 @@
 """Where the dashboard's data comes from: one interface, a local and a shared implementation.
 
-The dashboard reads every Sample, probe outcome and bench event from a `Feed` and hands them to
-a `FeedSink`; it never samples, probes or benches itself. `LocalFeed` (here) does that I/O in
+A server's session (`ServerSession`, the `FeedSink`) gets every Sample, probe outcome and bench
+event from a `Feed`; it never samples, probes or benches itself. `LocalFeed` (here) does that I/O in
 this process. `specmon web` runs one `LocalFeed` in a hub that every browser tab subscribes to
 (`specmon.session.hub`), so that tabs share one sampler and one probe stream and a baseline one
 tab takes is every tab's.
@@ -34,7 +34,7 @@ def bench_protocol(config: MonitorConfig) -> BenchProtocol:
 
 
 class FeedSink(Protocol):
-    """What a feed reports to; the dashboard turns each call into a message."""
+    """What a feed reports to: the server's session (`ServerSession`)."""
 
     def sample(self, sample: Sample) -> None:
         """A tick of the monitored server's sampler."""

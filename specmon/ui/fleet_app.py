@@ -1,10 +1,11 @@
 """The dashboard of several servers: the fleet table first, Enter opens one server's dashboard.
 
-`FleetApp` is the single-server `SpecmonApp` with its feed's worker replaced by a `Fleet` of
-sessions (session/fleet.py) run in one worker. The dashboard below the fleet table shows the
-chosen server's session: its `LiveState` and its feed are the app's, and its bench reports come
-to the app as messages, so every panel and key (b, s, c, p, i, ?) works on it as on a lone
-server; Esc, with nothing to cancel, goes back to the table.
+`FleetApp` is the single-server `SpecmonApp` over a `Fleet` of sessions (session/fleet.py) run
+in one worker, each server's the same `ServerSession` a lone server's dashboard runs. The
+dashboard below the fleet table shows the chosen server's session: its Views come to the app
+(`ViewReady`) and its keys (b, s, c, p, i, ?) go to it, as on a lone server; Esc, with nothing
+to cancel, goes back to the table. The app is the single-server one so that the dashboard's
+screen, keys and rendering are one code; only which session it shows changes (`_select`).
 Each tick the app builds every server's row and hands them to the table by message.
 """
 
@@ -16,11 +17,12 @@ from collections.abc import Callable
 from textual import work
 
 from specmon.config import MonitorConfig
-from specmon.session.fleet import Fleet, TargetSession
+from specmon.session.fleet import Fleet
 from specmon.session.fleet_row import fleet_row, server_label, worst_first
+from specmon.session.server_session import ServerSession
 from specmon.storage.store import Store
 from specmon.ui.app import SpecmonApp
-from specmon.ui.messages import FleetRowsReady, PostingSink
+from specmon.ui.messages import FleetRowsReady
 from specmon.ui.screens.fleet import FleetScreen
 from specmon.ui.screens.help import FLEET_KEYS
 
@@ -50,25 +52,19 @@ class FleetApp(SpecmonApp):
         wall: Wall clock.
         """
         self.fleet = fleet
-        first = fleet.sessions[0]
         super().__init__(
-            first.config, None, store, start_workers=start_workers, wall=wall, feed=first.feed
+            config, None, store, start_workers=start_workers, wall=wall, session=fleet.sessions[0]
         )
-        self.session = first
-        self._sink = PostingSink(self.post_message)
-        self._select(first)
+        self.session.on_view = None  # the table comes first
 
-    def _select(self, session: TargetSession) -> None:
-        """The dashboard shows this server from now on: its state, its feed, its reports."""
-        self.session.attach(None)
-        self.session = session
-        self.config = session.config
-        self.live = session.live
-        self.feed = session.feed
-        session.attach(self._sink)
-        self.store_baseline = None  # the session looks its baselines up itself
-        self._last_view = None
-        self._shown_verdict = None  # another server's verdict is no flip of this one's
+    def _select(self, session: ServerSession) -> None:
+        """The dashboard shows this server from now on: its Views come to the app."""
+        if session is not self.session:
+            self.session.on_view = None
+            self.session = session
+            self._last_view = None
+            self._shown_verdict = None  # another server's verdict is no flip of this one's
+        session.on_view = self._view_ready
 
     def on_mount(self) -> None:
         """The fleet table on top of the dashboard; rows every sampling interval."""
@@ -84,35 +80,26 @@ class FleetApp(SpecmonApp):
         await self.fleet.run()
 
     def tick(self) -> None:
-        """Hand the table every server's row, or the dashboard its server's View (neither while
-        frozen: `f`), nor once the app is closing: its timer can fire after the last screen is
-        gone."""
-        if self.frozen or not self.screen_stack:
+        """Hand the table every server's row (not while frozen: `f`, nor once the app is
+        closing: its timer can fire after the last screen is gone)."""
+        if self.frozen or not self.screen_stack or not isinstance(self.screen, FleetScreen):
             return
-        if isinstance(self.screen, FleetScreen):
-            rows = worst_first(
-                fleet_row(server_label(s.target), s.view()) for s in self.fleet.sessions
-            )
-            self.screen.post_message(FleetRowsReady(tuple(rows)))
-            return
-        info = self.live.server.info
-        if info is not None:
-            self._maybe_take_waited_baseline(info)
-        self.refresh_view()
+        rows = worst_first(fleet_row(server_label(s.target), s.view()) for s in self.fleet.sessions)
+        self.screen.post_message(FleetRowsReady(tuple(rows)))
 
     def _open(self, url: str | None) -> None:
         session = self.fleet.get(url) if url else None
         if session is None:
             return
-        if session is not self.session:
-            self._select(session)
+        self._select(session)
         self.refresh_view()
 
     def action_cancel_bench(self) -> None:
         """Esc: cancel a bench or stop waiting, as on a lone server; else back to the table."""
-        if self.live.baseline.waiting or self.bench_running():
+        if self.session.live.baseline.waiting or self.bench_running():
             super().action_cancel_bench()
             return
+        self.session.on_view = None  # the table's rows come by `tick`
         self.push_screen(FleetScreen(len(self.fleet.sessions), frozen=self.frozen), self._open)
         self.tick()
 

@@ -25,9 +25,10 @@ from textual.widgets import DataTable, Static
 from specmon.analysis.figures import run_figures
 from specmon.config import FleetTarget, MonitorConfig
 from specmon.session.baselines import BaselineOrigin
-from specmon.session.fleet import Fleet, TargetSession
+from specmon.session.fleet import Fleet
 from specmon.session.fleet_row import Rank
 from specmon.session.live import LiveState
+from specmon.session.server_session import ServerSession
 from specmon.session.watch import ProbeOutcome
 from specmon.sim import SimConfig, SimThread
 from specmon.storage.store import Store
@@ -51,7 +52,9 @@ def _url(i: int) -> str:
 def _fleet(count: int) -> tuple[MonitorConfig, Fleet]:
     targets = tuple(FleetTarget(_url(i), name=f"gpu-box-{i + 1:02d}") for i in range(count))
     config = MonitorConfig(url=targets[0].url, probe_tokens=256, fleet=targets)
-    sessions = [TargetSession(t, Target(t.url), config, None, wall=lambda: NOW) for t in targets]
+    sessions = [
+        ServerSession.of_target(t, Target(t.url), config, None, wall=lambda: NOW) for t in targets
+    ]
     return config, Fleet(sessions)
 
 
@@ -251,7 +254,7 @@ async def test_enter_opens_a_server_and_esc_goes_back() -> None:
         await pilot.pause()
         assert not isinstance(app.screen, FleetScreen)
         chosen = app.fleet.sessions[4]
-        assert app.config.url == chosen.url and app.live is chosen.live
+        assert app.session is chosen
         app.tick()
         await pilot.pause()
         assert app.query_one(IdentityBar).view.url == chosen.url
@@ -283,7 +286,7 @@ async def test_live_fleet_and_b_on_a_chosen_server(tmp_path: Path) -> None:
             baseline_runs=3,
             fleet=targets,
         )
-        fleet = Fleet([TargetSession(t, Target(t.url), config, store) for t in targets])
+        fleet = Fleet([ServerSession.of_target(t, Target(t.url), config, store) for t in targets])
         app = FleetApp(config, fleet, store)
         async with app.run_test(size=(80, 24)) as pilot:
             screen = app.screen
@@ -297,7 +300,7 @@ async def test_live_fleet_and_b_on_a_chosen_server(tmp_path: Path) -> None:
             index = [r.label for r in screen.rows].index("b")
             await pilot.press(*["down"] * index, "enter")
             await until(pilot, lambda: not isinstance(app.screen, FleetScreen))
-            assert app.config.url == b.url and app.config.baseline_url == b_plain.url
+            assert app.session.url == b.url and app.session.config.baseline_url == b_plain.url
             await pilot.press("b")
             await until(pilot, lambda: fleet.sessions[1].live.baseline.snapshot is not None)
             assert fleet.sessions[0].live.baseline.snapshot is None
@@ -319,7 +322,9 @@ async def test_at_80x24_the_columns_the_docs_promise_fit_beside_long_names() -> 
     cycle column at 80x24 (the GPUs' "—" took its room, and "cycle ms" was 3 cells too many)."""
     targets = tuple(FleetTarget(f"http://127.0.0.1:{37383 + i}") for i in range(8))
     config = MonitorConfig(url=targets[0].url, probe_tokens=256, fleet=targets)
-    sessions = [TargetSession(t, Target(t.url), config, None, wall=lambda: NOW) for t in targets]
+    sessions = [
+        ServerSession.of_target(t, Target(t.url), config, None, wall=lambda: NOW) for t in targets
+    ]
     app = FleetApp(config, Fleet(sessions), None, start_workers=False, wall=lambda: NOW)
     eagle = server_info(
         "spec",
@@ -408,7 +413,7 @@ async def test_w_and_help_on_the_table_act_on_it(monkeypatch: pytest.MonkeyPatch
         assert isinstance(screen, FleetScreen)
         await pilot.press("down", "down", "down", "down", "enter")  # visit one server
         await pilot.pause()
-        visited = app.live
+        visited = app.session.live
         await pilot.press("escape")
         await pilot.pause()
         table = app.screen
