@@ -21,7 +21,6 @@ from specmon.measure.snapshot import Progress, SnapshotKind, default_protocol, t
 from specmon.model import Protocol as BenchProtocol
 from specmon.model import Sample, Snapshot
 from specmon.session.baselines import BaselineOrigin
-from specmon.session.relaunch import ManagedServer
 from specmon.session.view import BenchView
 from specmon.session.watch import BASELINE_SERVER_EVERY_S, ProbeOutcome, Watch
 from specmon.sources.http import load_client_transport
@@ -31,6 +30,22 @@ from specmon.storage.store import Store
 def bench_protocol(config: MonitorConfig) -> BenchProtocol:
     """The protocol of the dashboard's benches (`b`, `s`): one warm-up, then the runs."""
     return default_protocol(config.baseline_runs, 1, config.probe_tokens)
+
+
+class Relauncher(Protocol):
+    """A server specmon launched (`specmon.launch.relaunch.ManagedServer`, handed in by
+    `specmon launch`): its baseline is taken by relaunching it without speculation."""
+
+    def take_baseline(
+        self,
+        protocol: BenchProtocol,
+        *,
+        on_progress: Callable[[Progress], None] | None = None,
+        say: Callable[[str], None] = ...,
+        wall: Callable[[], float] = ...,
+    ) -> Awaitable[Snapshot]:
+        """Relaunch it without speculation, bench the baseline, relaunch it with speculation."""
+        ...
 
 
 class FeedSink(Protocol):
@@ -100,7 +115,7 @@ class LocalFeed:
         wall: Callable[[], float] = time.time,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-        managed: ManagedServer | None = None,
+        managed: Relauncher | None = None,
     ) -> None:
         """Args:
         config: The dashboard's configuration (cadences, probe, benches).

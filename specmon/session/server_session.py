@@ -22,12 +22,11 @@ from specmon.errors import SpecmonError
 from specmon.measure.snapshot import SnapshotKind, default_protocol
 from specmon.model import Sample, Snapshot
 from specmon.session.baselines import BaselineOrigin, lookup_baseline
-from specmon.session.feed import Feed, LocalFeed, bench_protocol
+from specmon.session.feed import Feed, LocalFeed, Relauncher, bench_protocol
 from specmon.session.history_writer import HistoryRecorder
 from specmon.session.live import LiveState
 from specmon.session.recorder import RecordingFeed, recorded_lookups
 from specmon.session.recording import RecordingWriter
-from specmon.session.relaunch import ManagedServer
 from specmon.session.store_baseline import Lookup, StoreBaseline
 from specmon.session.view import BenchView, Level, View
 from specmon.session.watch import ProbeOutcome, Watch
@@ -78,7 +77,7 @@ class ServerSession:
             (the demo).
         store_note: Said with every snapshot saved: the demo's, that its store is gone on exit.
         relaunches: The server is one specmon launched (`specmon launch`): its baseline is
-            taken by relaunching it without speculation (the feed's `ManagedServer`).
+            taken by relaunching it without speculation (the feed's `Relauncher`).
         replay: The inputs are a recording's: the View's top line says so.
         wall: Wall clock.
         """
@@ -441,7 +440,7 @@ def dashboard_session(
     targets: Targets,
     store: Store | None,
     *,
-    managed: ManagedServer | None = None,
+    managed: Relauncher | None = None,
     recording: RecordingWriter | None = None,
     recording_stopped: Callable[[str], None] | None = None,
     auto_baseline: bool = False,

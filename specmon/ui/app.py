@@ -33,12 +33,11 @@ from specmon.errors import SpecmonError
 from specmon.measure.snapshot import SnapshotKind
 from specmon.reports.whatif_text import speculative_flags
 from specmon.session.ab_lookup import lookup_ab
-from specmon.session.feed import Feed
+from specmon.session.feed import Feed, Relauncher
 from specmon.session.history_writer import start_history
 from specmon.session.history_zoom import LIVE, ZoomLevel, next_level
 from specmon.session.live import LiveState
 from specmon.session.recording import RecordingWriter
-from specmon.session.relaunch import ManagedServer
 from specmon.session.server_session import ServerSession, dashboard_session
 from specmon.session.view import View
 from specmon.session.whatif_view import live_what_if
@@ -129,7 +128,7 @@ class SpecmonApp(App[None]):
         store: Store | None,
         *,
         auto_baseline: bool = False,
-        managed: ManagedServer | None = None,
+        managed: Relauncher | None = None,
         store_note: str = "",
         start_workers: bool = True,
         wall: Callable[[], float] = time.time,
