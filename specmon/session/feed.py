@@ -61,7 +61,10 @@ class FeedSink(Protocol):
         """A live probe finished."""
 
     def probe_failed(self, wall: float, error: str) -> None:
-        """A live probe failed, or telemetry could not be set up; `error` is one line."""
+        """A live probe failed; `error` is one line."""
+
+    def telemetry_failed(self, wall: float, error: str) -> None:
+        """GPU and host telemetry could not be set up (sampling goes on without it)."""
 
     def probe_paused(self, paused: bool) -> None:
         """Someone else sharing the feed paused or resumed the probe."""
@@ -161,7 +164,7 @@ class LocalFeed:
         self._sink = sink
 
         def telemetry_failed(error: str) -> None:
-            sink.probe_failed(self.wall(), error)
+            sink.telemetry_failed(self.wall(), error)
 
         tasks = [
             self._spawn(self.watch.sample(sink.sample, telemetry_failed)),

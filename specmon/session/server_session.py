@@ -36,10 +36,6 @@ from specmon.target import Target
 RETAKE_AFTER_S = 300.0
 """With `take_baselines`, a server gets at most one baseline attempt this often."""
 
-TELEMETRY_FAILED = "GPU telemetry: "
-"""How a feed's report that telemetry could not be set up begins (`Watch.sample`): a warning
-in the events log, not a failed probe."""
-
 
 def stale_after(config: MonitorConfig) -> float:
     """Seconds before a reading counts as stale: three sampling intervals (at least 1 s each)."""
@@ -244,14 +240,15 @@ class ServerSession:
         self.emit()
 
     def probe_failed(self, wall: float, error: str) -> None:
-        """A probe failed (or telemetry could not be set up: then nothing is counted)."""
-        if error.startswith(TELEMETRY_FAILED):
-            self.log(wall, "warn", error)
-            return
+        """A probe failed."""
         self.live.on_probe_error(wall, error)
         self.probes_failed += 1
         self.last_probe_ok = False
         self.emit()
+
+    def telemetry_failed(self, wall: float, error: str) -> None:
+        """GPU and host telemetry could not be set up: a warning, not a failed probe."""
+        self.log(wall, "warn", error)
 
     def probe_paused(self, paused: bool) -> None:
         """The probe was paused or resumed (`p`, here or in another tab sharing the feed)."""

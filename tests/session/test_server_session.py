@@ -99,6 +99,6 @@ def test_where_a_baseline_comes_from() -> None:
 
 def test_telemetry_that_cannot_be_set_up_is_a_warning_not_a_failed_probe() -> None:
     session, _ = _session()
-    session.probe_failed(NOW, "GPU telemetry: no NVML")
+    session.telemetry_failed(NOW, "GPU telemetry: no NVML")
     assert session.live.probe_error is None and session.probes_failed == 0
     assert session.live.events[-1].level == "warn"
