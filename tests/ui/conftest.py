@@ -96,7 +96,7 @@ def sample(
     metrics_error: str | None = None,
     telemetry: Telemetry | None = None,
 ) -> Sample:
-    """A sampler tick, as the sampler would post it."""
+    """A sampler tick, as the sampler would emit it."""
     readings = {
         "info": Reading(
             info, t if info else None, seq if info else 0, info_error, t if info_error else None

@@ -55,7 +55,7 @@ METRICS_OFF = (
 async def push_server(pilot: Pilot[None], *, metrics: bool = True) -> None:
     """Two ticks of a healthy speculative server, then three real probe runs."""
     app = pilot.app
-    if metrics:  # ticks replace undelivered older ones (can_replace): deliver each
+    if metrics:
         app.session.sample(sample(1.0, server_info(), server_metrics("spec/metrics")))
         await pilot.pause()
         after = server_metrics("spec/metrics_after")
