@@ -148,7 +148,7 @@ class SpecmonApp(App[None]):
             managed: The server when specmon launched it (`specmon launch`): `b` relaunches it
                 without speculation for the baseline, then with it.
             store_note: Said with every snapshot saved: the demo's, that its store is gone on exit.
-            start_workers: Start sampling and probing on mount (tests push messages instead).
+            start_workers: Start sampling and probing on mount (tests give the session its inputs).
             wall: Wall clock (tests fix it).
             feed: Where samples, probes and benches come from; by default this process samples
                 and probes `targets` itself (`LocalFeed`).

@@ -135,7 +135,7 @@ async def baseline_snapshot(created_at: float, **arg_changes: Any) -> Snapshot:
 
 @pytest.fixture
 def make_app(tmp_path: Path) -> Iterator[Callable[..., SpecmonApp]]:
-    """Build dashboards with no workers and a fixed clock: tests push the messages."""
+    """Build dashboards with no workers and a fixed clock: tests hand the session its inputs."""
     stores: list[Store] = []
 
     def build(baseline_url: str | None = BASE_URL, **options: Any) -> SpecmonApp:
