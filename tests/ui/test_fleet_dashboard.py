@@ -24,6 +24,7 @@ from textual.widgets import DataTable, Static
 
 from specmon.analysis.figures import run_figures
 from specmon.config import FleetTarget, MonitorConfig
+from specmon.measure.snapshot import SnapshotKind
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.fleet import Fleet
 from specmon.session.fleet_row import Rank
@@ -91,9 +92,9 @@ async def _feed(fleet: Fleet) -> None:
             continue
         changes = {"mem_fraction_static": 0.5} if i == 2 else {}
         snapshot = await baseline_snapshot(NOW - (45 * 60 if i == 2 else 120), **changes)
-        session.live.set_baseline(NOW, snapshot, BaselineOrigin.BASELINE_SERVER)
+        session.bench_done(snapshot, SnapshotKind.BASELINE, BaselineOrigin.BASELINE_SERVER)
         base = server_info("plain", **changes)
-        session.live.on_baseline_sample(sample(2.5, base, server_metrics("plain/metrics_after")))
+        session.baseline_sample(sample(2.5, base, server_metrics("plain/metrics_after")))
 
 
 def _app(count: int) -> FleetApp:
@@ -105,7 +106,6 @@ def _shown(count: int) -> Callable[[Pilot[None]], Awaitable[None]]:
     async def run(pilot: Pilot[None]) -> None:
         app: FleetApp = pilot.app  # type: ignore[assignment]
         await _feed(app.fleet)
-        app.tick()
         await pilot.pause()
 
     return run
@@ -190,7 +190,7 @@ async def test_worst_first_and_a_down_server_on_top_with_its_reason() -> None:
         assert str(screen.query_one(DataTable).get_row_at(0)[1]) == "DOWN"
 
 
-async def test_a_tick_writes_only_what_the_table_shows_that_changed(
+async def test_new_rows_write_only_what_the_table_shows_that_changed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """At 80x24 (no GPU column) a hotter GPU leaves the table alone; a new probe rewrites its
@@ -220,14 +220,12 @@ async def test_a_tick_writes_only_what_the_table_shows_that_changed(
                 3.0, server_info("spec"), server_metrics("spec/metrics_after"), seq=3, telemetry=hot
             )
         )
-        app.tick()
         await pilot.pause()
         index = [row.url for row in screen.rows].index(session.url)
         assert "88°C" in (screen.rows[index].gpu or "") and calls == []
         before = shown()
         result = await replay_probe("spec/generate_stream_0.json")
         session.probe_done(ProbeOutcome(NOW, 9.0, run_figures(result), result))
-        app.tick()
         await pilot.pause()
         assert set(calls) == {"update_cell"}
         after = shown()
@@ -236,7 +234,6 @@ async def test_a_tick_writes_only_what_the_table_shows_that_changed(
         await pilot.press("down", "down")
         calls.clear()
         session.sample(sample(9.0, None, None, info_error=REFUSED, metrics_error=REFUSED))
-        app.tick()
         await pilot.pause()
         assert "clear" in calls and "add_row" in calls
         assert {row.url for row in screen.rows[:2]} == {_url(0), session.url}
@@ -255,7 +252,6 @@ async def test_enter_opens_a_server_and_esc_goes_back() -> None:
         assert not isinstance(app.screen, FleetScreen)
         chosen = app.fleet.sessions[4]
         assert app.session is chosen
-        app.tick()
         await pilot.pause()
         assert app.query_one(IdentityBar).view.url == chosen.url
         await pilot.press("p")  # keys as on a lone server, on this one
@@ -345,7 +341,6 @@ async def test_at_80x24_the_columns_the_docs_promise_fit_beside_long_names() -> 
             session.sample(sample(2.0, eagle, after, seq=2))
             result = await replay_probe("spec/generate_stream_0.json")
             session.probe_done(ProbeOutcome(NOW, 1.0, run_figures(result), result))
-        app.tick()
         await pilot.pause()
         table = app.screen.query_one(DataTable)
         assert screen_rows(table)[0][:3] == ["127.0.0.1:37383", "live", "EAGLE3 2/1/3"]
@@ -374,7 +369,6 @@ async def test_a_server_gone_down_shows_its_last_figures_dimmed() -> None:
         table = screen.query_one(DataTable)
         session = app.fleet.sessions[4]
         session.sample(sample(9.0, None, None, info_error=REFUSED, metrics_error=REFUSED))
-        app.tick()
         await pilot.pause()
         index = [row.url for row in screen.rows].index(session.url)
         cells = dict(zip(_labels(table), table.get_row_at(index), strict=True))
@@ -439,7 +433,6 @@ async def test_b_in_a_fleet_names_the_config_file_and_the_backends_flags() -> No
         vllm = replace(server_info("spec"), backend="vllm")
         for session in app.fleet.sessions:
             session.sample(sample(1.0, vllm, None))
-        app.tick()
         await pilot.pause()
         await pilot.press("enter")
         await pilot.pause()
