@@ -14,7 +14,7 @@ import asyncio
 import io
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -370,9 +370,14 @@ class SpecmonApp(App[None]):
 
     @work(group="feed", exit_on_error=False)
     async def _run_session(self) -> None:
+        await self.crash_on_error(self.session.run())
+
+    async def crash_on_error(self, run: Awaitable[None]) -> None:
+        """Await a worker's `run`: what it raises crashes the dashboard (`SessionFailed`), as in
+        a handler, rather than stopping the worker silently."""
         try:
-            await self.session.run()
-        except Exception as exc:  # crashes the dashboard, as in a handler; not a silent stop
+            await run
+        except Exception as exc:
             while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
                 exc = exc.exceptions[0]  # the feed's task groups: the one error, not its wrapper
             self.post_message(SessionFailed(exc))

@@ -89,7 +89,7 @@ class FleetApp(SpecmonApp):
 
     @work(group="fleet", exit_on_error=False)
     async def _run_fleet(self) -> None:
-        await self.fleet.run()
+        await self.crash_on_error(self.fleet.run())
 
     def show_rows(self) -> None:
         """Hand the table every server's row, worst first (not while frozen: `f`); a server no

@@ -442,3 +442,20 @@ async def test_b_in_a_fleet_names_the_config_file_and_the_backends_flags() -> No
         text = " ".join(str(app.screen.query_one("#dialog-text", Static).render()).split())
         assert "baseline_url in its [[targets]] table of the config file" in text
         assert "minus --speculative-config." in text and "--speculative-*" not in text
+
+
+async def test_a_bug_in_a_session_crashes_the_fleet_as_it_does_the_dashboard() -> None:
+    """An exception a session raises ends the app with that exception (the crash report), not
+    with a worker stopped and a table frozen in silence."""
+    config = MonitorConfig(url="http://127.0.0.1:9", interval=0.1, probe=False)
+    targets = (FleetTarget("http://127.0.0.1:9"), FleetTarget("http://127.0.0.1:10"))
+    fleet = Fleet([ServerSession.of_target(t, Target(t.url), config, None) for t in targets])
+
+    def crash(_: object) -> None:
+        raise RuntimeError("a bug")
+
+    fleet.sessions[1].live.on_sample = crash  # type: ignore[method-assign]
+    app = FleetApp(replace(config, fleet=targets), fleet, None)
+    with pytest.raises(RuntimeError, match="a bug"):
+        async with app.run_test() as pilot:
+            await until(pilot, lambda: app.return_code is not None)
