@@ -26,7 +26,7 @@ import httpx
 
 from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.sim import SimConfig, SimThread
-from specmon.sources.backend import Connection
+from specmon.sources.backends import Connection
 from specmon.sources.http import get, make_client, polling_client
 from specmon.target import Target
 

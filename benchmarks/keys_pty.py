@@ -173,7 +173,7 @@ class Term:
         self._parsed_read_at = read_at
         return read_at, data
 
-    def _catch_up(self) -> None:
+    def catch_up(self) -> None:
         """Parse every read made before now (pyte may lag behind the reader; a program writing
         faster than pyte parses would keep "every read" from ever ending)."""
         until = self._last_read_at
@@ -201,7 +201,7 @@ class Term:
         if self._last_read_at - self._parsed_read_at > BEHIND_S:
             self.resync()
             self.wait_for(ready, time.monotonic(), "the repaint after a resync")
-        self._catch_up()
+        self.catch_up()
 
     def resync(self) -> None:
         """Drop every read pyte has not parsed, and have the program repaint its whole screen
@@ -221,15 +221,25 @@ class Term:
     def wait_for(self, expected: Predicate, since: float, what: str) -> float:
         """Seconds from `since` to the read after which the screen shows `expected`."""
         deadline = since + TIMEOUT_S
-        while time.monotonic() < deadline and not self.eof:
+        # The deadline is on the reads' stamps: a pyte behind the reader (a loaded machine)
+        # still parses every read made in time before the key counts as unanswered.
+        while not self.eof:
             read = self._read(deadline)
-            if read is not None and expected(self.text()):
-                return read[0] - since  # read[0] > deadline: pyte was behind, the time stands
-        raise Timeout(f"{what}: not shown within {TIMEOUT_S} s; the screen:\n{self.text()}")
+            if read is None:
+                break
+            if expected(self.text()):
+                return read[0] - since
+            if read[0] > deadline:
+                break
+        behind = self._last_read_at - self._parsed_read_at
+        raise Timeout(
+            f"{what}: not shown within {TIMEOUT_S} s (pyte {behind:.1f} s behind the reads); "
+            f"the screen:\n{self.text()}"
+        )
 
     def press(self, key: bytes, expected: Predicate, what: str) -> float:
         """Write `key`; seconds until the screen shows `expected`."""
-        self._catch_up()
+        self.catch_up()
         if expected(self.text()):
             raise Timeout(f"{what}: shown before the key was pressed:\n{self.text()}")
         written = time.monotonic()
@@ -241,7 +251,7 @@ class Term:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline and not self.eof:
             self._read(deadline)
-        self._catch_up()
+        self.catch_up()
 
     def quit(self) -> tuple[float, float]:
         """Press q: seconds to the screen restored (alternate screen left), and to the exit."""
@@ -447,6 +457,8 @@ def press_rounds(
             if step.group != group:  # on the dashboard: a screen is about to open
                 term.level(shows(*PANELS))
                 group = step.group
+            else:  # a step built from the screen (`fresh`) must see it as it is now
+                term.catch_up()
             expected = step.expected or step.fresh(term.text())  # type: ignore[misc]
             results.add(step.label, term.press(step.key, expected, step.label))
             term.idle(rng.uniform(0.15, 0.45))

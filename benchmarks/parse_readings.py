@@ -30,11 +30,11 @@ import httpx
 from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.sim import SimConfig, SimThread
 from specmon.sources import metrics as metrics_module
+from specmon.sources.backends.sglang import parse_server_info
 from specmon.sources.dcgm import telemetry_from_text
 from specmon.sources.metrics import metrics_from_text
 from specmon.sources.probe import generate_payload
 from specmon.sources.scrape_memo import ScrapeMemo
-from specmon.sources.sglang import parse_server_info
 
 
 def collect(readings: int) -> tuple[list[str], list[str], dict[str, object]]:

@@ -54,6 +54,7 @@ WEEK_DAYS = 7.0
 SCRAPE_EVERY_S = 1.0
 """The dashboard's defaults (config.py), which a week of real use runs at."""
 PROBE_EVERY_S = 10.0
+SCREENS_KEPT = 5
 TIMED_STEPS = tuple(step for step in ROUND if step.group != "b" and not step.label.startswith("e "))
 """keys_pty.py's round, less its baseline (started and cancelled: the soak takes its own) and
 the comparison's export (its "exported 0 rows" holds only for an empty store)."""
@@ -144,7 +145,8 @@ def one_round(term: Term, rng: random.Random, results: Results, errors: list[str
     try:
         press_rounds(term, 1, rng, results, TIMED_STEPS)
     except Timeout as exc:
-        errors.append(str(exc).splitlines()[0])
+        # The first few with the screen they left, the rest by their first line.
+        errors.append(str(exc) if len(errors) < SCREENS_KEPT else str(exc).splitlines()[0])
         for _ in range(2):
             os.write(term.fd, ESC)
             term.idle(0.5)
@@ -174,6 +176,7 @@ def main() -> int:
     if args.dashboard:
         args.db, args.stats = Path(args.db), Path(args.stats)
         return dashboard(args)
+    sys.setswitchinterval(0.001)  # as keys_pty: the reader stamps reads within 1 ms
     result = soak(args)
     print(json.dumps(result, indent=2))
     flat = all(result[name]["flat"] for name in ("rss_trend_mib", "objects_trend"))

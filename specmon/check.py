@@ -9,8 +9,6 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-import httpx
-
 from specmon.analysis.ab_runs import StoredAb
 from specmon.analysis.acceptance import draft_length
 from specmon.analysis.advice import advise
@@ -23,10 +21,10 @@ from specmon.analysis.representative import GAP_SHARE, TrafficGap, traffic_gap
 from specmon.analysis.sequential import DEFAULT_BUDGET_S, Look, SequentialRule
 from specmon.analysis.validity import LifetimeCheck, Validity, baseline_validity
 from specmon.analysis.whatif_inputs import predict
+from specmon.backend_facts import display_name
 from specmon.errors import AuthFailed, MetricsDisabled, SourceError
 from specmon.measure.bench import BenchInvalid
 from specmon.model import (
-    BACKEND_NAMES,
     Protocol,
     RunFigures,
     ServerInfo,
@@ -44,12 +42,13 @@ from specmon.reports.check_report import (
 from specmon.reports.whatif_text import ab_lines, advisor_flags
 from specmon.session.baselines import BaselineLookup
 from specmon.session.drafting import DraftingTracker
-from specmon.sources.backend import Backend, connect
+from specmon.sources.backends import Connection
 from specmon.wording import (
     DRAFTING_OFF,
     counted,
     drafting_brief,
     num,
+    partial_sums,
     speedup_text,
     verdict_text,
 )
@@ -63,7 +62,7 @@ ProbeRunner = Callable[[Protocol], Awaitable[Snapshot]]
 
 
 async def run_check(
-    client: httpx.AsyncClient,
+    connection: Connection,
     url: str,
     *,
     run_probe: ProbeRunner,
@@ -83,7 +82,8 @@ async def run_check(
     """Check one server: reachable, auth, version, metrics, speculation, a probe, the baseline.
 
     Args:
-        client: The target's client (for identity and metrics).
+        connection: The target's connection (for identity and metrics; behind a router, its
+            workers': `sources.workers.RouterConnection`).
         url: The target's base URL.
         run_probe: Takes the probe as a one-run snapshot under a protocol.
         check_lifetime: Whether a baseline's server restarted since it was taken.
@@ -105,15 +105,15 @@ async def run_check(
     """
     report = CheckReport(url)
     try:
-        backend, info = await connect(client)
+        info = await connection.info()
     except SourceError as exc:  # unreachable, no answer, auth refused, not SGLang, garbage
         report.add("fail", str(exc), EXIT_UNREACHABLE)
         return report
     report.server = info
     report.add("ok", f"reachable: {info.title} serving {info.model or '?'}")
-    if client.headers.get("authorization"):
+    if connection.client.headers.get("authorization"):
         report.add("ok", "auth: the API key was accepted")
-    await _check_metrics(client, backend, report)
+    await _check_metrics(connection, info, report)
     if info.speculative is None:
         report.add("ok", "speculation: off")
     else:
@@ -121,7 +121,7 @@ async def run_check(
     if gpu is not None:
         await _check_gpus(gpu, report)
     if info.speculative is not None and report.metrics is not None:
-        run_probe = _DraftingWatch(client, backend, report, clock).around(run_probe)
+        run_probe = _DraftingWatch(connection, report, clock).around(run_probe)
     lookup = find_baseline(info) if info.speculative is not None else BaselineLookup(None)
     report.ab = find_ab(info) if info.speculative is not None else None
     if report.ab is not None:
@@ -290,8 +290,7 @@ class _DraftingWatch:
     the dashboard counts them (`DraftingTracker`); its first figure and every switch a
     finding."""
 
-    client: httpx.AsyncClient
-    backend: Backend
+    connection: Connection
     report: CheckReport
     clock: Callable[[], float]
     tracker: DraftingTracker = field(default_factory=lambda: DraftingTracker(math.inf))
@@ -312,7 +311,7 @@ class _DraftingWatch:
 
     async def scrape(self) -> None:
         try:
-            metrics = await self.backend.metrics(self.client)
+            metrics = await self.connection.metrics()
         except SourceError:
             return  # said by the first scrape's finding if it persists; figures stay as they were
         self.report.metrics_after = metrics
@@ -376,16 +375,25 @@ def _advise(report: CheckReport, probe: Snapshot, earlier: Sequence[Snapshot]) -
         at += 1
 
 
-async def _check_metrics(client: httpx.AsyncClient, backend: Backend, report: CheckReport) -> None:
+async def _check_metrics(connection: Connection, info: ServerInfo, report: CheckReport) -> None:
     try:
-        report.metrics = await backend.metrics(client)
+        report.metrics = await connection.metrics()
     except MetricsDisabled as exc:
         report.add("warn", str(exc), EXIT_DEGRADED)
     except SourceError as exc:
         report.add("warn", f"metrics unreadable: {exc}", EXIT_DEGRADED)
     else:
-        kind = BACKEND_NAMES.get(backend.name, backend.name)
-        report.add("ok", f"metrics: on ({len(report.metrics.families)} {kind} series names)")
+        kind = display_name(info.backend)
+        series = f"{len(report.metrics.families)} {kind} series names"
+        workers = report.metrics.workers
+        if not workers:
+            report.add("ok", f"metrics: on ({series})")
+            return
+        up = sum(w.up for w in workers)
+        report.add("ok", f"metrics: on, summed over {up} of {len(workers)} workers ({series})")
+        partial = partial_sums(workers)
+        if partial is not None:
+            report.add("warn", f"server figures {partial}", EXIT_DEGRADED)
 
 
 async def _check_gpus(read: Callable[[], Awaitable[Telemetry]], report: CheckReport) -> None:
@@ -459,6 +467,7 @@ def _judge(
     tag = _baseline_tag(baseline)
     comparison = look.comparison
     report.comparison = comparison
+    report.compared = pool(report.probes) if comparison is not None else None
     if comparison is None:
         report.add("warn", f"vs {tag}: no decode speed to compare", EXIT_DEGRADED)
         return

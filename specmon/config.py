@@ -54,6 +54,8 @@ class FleetTarget:
     """A short name to show instead of the URL."""
     gpu_metrics: str | None = None
     """A DCGM-style endpoint for its GPUs, instead of the `gpu_metrics` setting."""
+    metrics_url: tuple[str, ...] = ()
+    """Behind a router: its workers' addresses, instead of the `metrics_url` setting."""
 
     @property
     def label(self) -> str:
@@ -68,6 +70,9 @@ class MonitorConfig:
     url: str
     """The server (with several, the first of `fleet`)."""
     baseline_url: str | None = None
+    metrics_url: tuple[str, ...] = ()
+    """Behind a router or gateway: the workers whose server info and /metrics are read (their
+    counters summed), `url` taking only the probe's requests; empty: `url` serves all."""
     interval: float = 1.0
     probe: bool = True
     probe_every: float = 10.0
@@ -96,7 +101,9 @@ class MonitorConfig:
     @property
     def targets(self) -> tuple[FleetTarget, ...]:
         """Every server watched, each with its baseline server: one or several."""
-        return self.fleet or (FleetTarget(self.url, self.baseline_url),)
+        return self.fleet or (
+            FleetTarget(self.url, self.baseline_url, metrics_url=self.metrics_url),
+        )
 
 
 def _bool(value: Any) -> bool:
@@ -146,6 +153,24 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def _addresses(value: Any) -> tuple[str, ...]:
+    """Servers' addresses: a list (the config file, several flags) or one text of them
+    separated by commas (SPECMON_METRICS_URL), each normalised, none twice."""
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list | tuple) or not items:
+        raise ValueError(f"not a list of addresses: {value!r}")
+    urls: list[str] = []
+    for item in items:
+        try:
+            url = normalise_url(_text(item))
+        except TargetError as exc:
+            raise ValueError(str(exc)) from None
+        if url in urls:
+            raise ValueError(f"{url} is given twice")
+        urls.append(url)
+    return tuple(urls)
+
+
 # name -> (parser, help). `host`/`port` are folded into `url` by `load_config`. The one table of
 # what each setting accepts: the config file, SPECMON_* and the flags (`cli.common.setting`).
 SETTINGS: dict[str, tuple[Callable[[Any], Any], str]] = {
@@ -153,6 +178,11 @@ SETTINGS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "port": (_whole(1, 65535), f"server port (default {DEFAULT_PORT})"),
     "url": (_text, "server base URL, instead of --host/--port"),
     "baseline_url": (_text, "a non-speculative server of the same model, for baselines"),
+    "metrics_url": (
+        _addresses,
+        "behind a router or gateway: a worker whose server info and /metrics specmon reads "
+        "(the probe goes to the server URL; the workers' counters are summed)",
+    ),
     "interval": (_number(0.1, 60), "seconds between samples of /metrics (default 1)"),
     "probe": (_bool, "run the streaming probe (default true)"),
     "probe_every": (_number(1, 3600), "seconds between probe requests (default 10)"),
@@ -192,8 +222,8 @@ SETTINGS: dict[str, tuple[Callable[[Any], Any], str]] = {
 
 TARGETS = "targets"
 """The config file's `[[targets]]` array of tables (`url`, `baseline_url`, `name`,
-`gpu_metrics` each)."""
-TARGET_KEYS = ("url", "baseline_url", "name", "gpu_metrics")
+`gpu_metrics`, `metrics_url` each)."""
+TARGET_KEYS = ("url", "baseline_url", "name", "gpu_metrics", "metrics_url")
 
 
 def read_file(path: Path, *, required: bool) -> dict[str, Any]:
@@ -248,7 +278,8 @@ def _parse_targets(layer: str, raw: Any) -> tuple[FleetTarget, ...]:
         if "url" not in entry:
             raise TargetError(f"{where}: no url")
         try:
-            values = {k: _text(v) for k, v in entry.items()}
+            workers = _addresses(entry["metrics_url"]) if "metrics_url" in entry else ()
+            values = {k: _text(v) for k, v in entry.items() if k != "metrics_url"}
             url = normalise_url(values["url"])
             baseline = values.get("baseline_url")
             target = FleetTarget(
@@ -256,11 +287,14 @@ def _parse_targets(layer: str, raw: Any) -> tuple[FleetTarget, ...]:
                 normalise_url(baseline) if baseline else None,
                 values.get("name"),
                 values.get("gpu_metrics"),
+                workers,
             )
         except (ValueError, TargetError) as exc:
             raise TargetError(f"{where}: {exc}") from None
         if target.baseline_url == url:
             raise TargetError(f"{where}: its baseline_url is the server itself")
+        if url in workers:
+            raise TargetError(f"{where}: its metrics_url lists the server itself")
         if any(t.url == url for t in parsed):
             raise TargetError(f"{where}: {url} is given twice")
         parsed.append(target)
@@ -313,7 +347,7 @@ def load_config(
         layer = _parse(name, raw)
         if "url" in layer and ("host" in layer or "port" in layer):
             raise TargetError(f"{name}: give either a URL or host/port, not both")
-        single = {"url", "host", "port", "baseline_url"} & set(layer)
+        single = {"url", "host", "port", "baseline_url", "metrics_url"} & set(layer)
         if TARGETS in layer and single:
             raise TargetError(
                 f"{name}: give either {TARGETS} (each with its baseline_url) or "
@@ -321,7 +355,7 @@ def load_config(
             )
         # A layer that names the server replaces how lower layers named it.
         if TARGETS in layer:
-            for key in ("url", "host", "port", "baseline_url"):
+            for key in ("url", "host", "port", "baseline_url", "metrics_url"):
                 merged.pop(key, None)
         elif "url" in layer:
             merged.pop("host", None)
@@ -335,12 +369,14 @@ def load_config(
     if len(fleet) == 1:  # one `[[targets]]` table is one server
         merged["url"] = fleet[0].url
         merged["baseline_url"] = fleet[0].baseline_url or merged.get("baseline_url")
+        merged["metrics_url"] = fleet[0].metrics_url or merged.get("metrics_url", ())
     elif fleet:
-        if merged.get("baseline_url"):
-            raise TargetError(
-                "baseline_url names one server's baseline server: with several "
-                "targets, give each its own baseline_url in [[targets]]"
-            )
+        for key, what in (("baseline_url", "baseline server"), ("metrics_url", "workers")):
+            if merged.get(key):
+                raise TargetError(
+                    f"{key} names one server's {what}: with several "
+                    f"targets, give each its own {key} in [[targets]]"
+                )
         merged["url"], merged["fleet"] = fleet[0].url, fleet
     host = merged.pop("host", DEFAULT_HOST)
     port = merged.pop("port", DEFAULT_PORT)
@@ -349,5 +385,9 @@ def load_config(
         merged["baseline_url"] = normalise_url(merged["baseline_url"])
         if merged["baseline_url"] == merged["url"]:
             raise TargetError("--baseline-url is the monitored server itself")
+    if merged["url"] in merged.get("metrics_url", ()):
+        raise TargetError(
+            "--metrics-url lists the monitored server itself: give the workers behind it"
+        )
     known = {f.name for f in fields(MonitorConfig)}
     return MonitorConfig(**{k: v for k, v in merged.items() if k in known})

@@ -59,6 +59,11 @@ class NotLlamaCpp(NotThisServer):
     """The server answered, but not like llama.cpp's `llama-server` (no `/props`)."""
 
 
+class WorkersDisagree(SourceError):
+    """Behind a router (`--metrics-url`), the workers serve different backends, models or
+    speculative configurations: their counters cannot be summed as one server's."""
+
+
 class MetricsDisabled(SourceError):
     """`/metrics` answered 404: the server runs without `--enable-metrics`."""
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
+from specmon.backend_facts import display_name
+
 
 @dataclass(frozen=True, slots=True)
 class SpecConfig:
@@ -25,8 +27,9 @@ class SpecConfig:
     num_draft_tokens: int | None
     draft_model_path: str | None = None
     length_name: str | None = None
-    """The server's own name for the draft length held in `num_steps` (vLLM:
-    `VLLM_DRAFT_LENGTH`); None: SGLang's steps, topk and draft tokens."""
+    """The server's own name for the draft length held in `num_steps`
+    (`BackendFacts.length_name`: vLLM's `num_speculative_tokens`); None: SGLang's steps, topk and
+    draft tokens."""
 
     def describe(self) -> str:
         """One short line, e.g. "EAGLE3 steps=2 topk=1 draft=3", or in the server's own words
@@ -66,11 +69,6 @@ class SpecConfig:
 
 UNKNOWN_METHOD = "unknown"
 """vLLM's speculative method where it does not say it (outside its dev mode)."""
-VLLM_DRAFT_LENGTH = "num_speculative_tokens"
-"""vLLM's name for the draft length (a key of `--speculative-config`)."""
-
-
-BACKEND_NAMES = {"sglang": "SGLang", "vllm": "vLLM", "llamacpp": "llama.cpp"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +76,7 @@ class ServerInfo:
     """One server's identity and configuration, normalised across versions."""
 
     backend: str
-    """"sglang", "vllm" or "llamacpp" (keys of `BACKEND_NAMES`)."""
+    """"sglang", "vllm" … (keys of `backend_facts.FACTS`)."""
     version: str | None
     model: str | None
     """The served model name (what `/v1/models` and the metrics' `model_name` say)."""
@@ -102,7 +100,7 @@ class ServerInfo:
     @property
     def title(self) -> str:
         """ "SGLang 0.5.23": the backend's display name and version."""
-        return f"{BACKEND_NAMES.get(self.backend, self.backend)} {self.version or '?'}"
+        return f"{display_name(self.backend)} {self.version or '?'}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +111,24 @@ class Histogram:
     """(le, cumulative count), ascending, ending with +Inf."""
     sum: float
     count: float
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerStatus:
+    """One worker behind a router (`--metrics-url`) at one scrape of them all."""
+
+    url: str
+    error: str | None = None
+    """Why it could not be read at this scrape; None: it was, and its figures are in the sums."""
+    down_since: float | None = None
+    """Wall time (unix seconds) of its first failed scrape in the current run of failures."""
+    reset: bool = False
+    """A counter of it went down since its last scrape: it restarted (its deltas count from 0)."""
+
+    @property
+    def up(self) -> bool:
+        """Read at this scrape: its figures are in the sums."""
+        return self.error is None
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +174,14 @@ class ServerMetrics:
     """`process_start_time_seconds` (unix seconds; vLLM serves it, SGLang does not)."""
     families: frozenset[str] = field(default_factory=frozenset)
     """Short names of every family seen (prefix stripped), for diagnostics."""
+    workers: tuple[WorkerStatus, ...] = ()
+    """Behind a router (`--metrics-url`): every worker, its figures summed into these
+    (`analysis.worker_sums`); empty for one server read directly."""
+
+    @property
+    def down_workers(self) -> tuple[WorkerStatus, ...]:
+        """The workers left out of these figures (partial sums when any)."""
+        return tuple(w for w in self.workers if not w.up)
 
 
 class SourceName(StrEnum):
@@ -302,7 +326,8 @@ class RunFigures:
     """What p50/p95 rest on; None when they are absent (no speculation, one chunk per token,
     or a buffered stream)."""
     buffered: bool = False
-    """The stream's chunks arrived together (a buffering proxy): its timing is not used."""
+    """The stream's chunks arrived together (a buffering proxy, or a client starved of a CPU):
+    its timing is not used."""
     position_accept: tuple[float, ...] | None = None
     """a_i: the share of drafting steps whose draft token at position i (0, 1, …) was accepted
     (it needs every earlier one accepted too); None when the run does not tell."""

@@ -5,7 +5,7 @@ Plain values, below every layer that reads or configures a server (config, sourc
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
 from specmon.errors import TargetError
@@ -37,6 +37,15 @@ class Target:
     read_timeout: float = DEFAULT_READ_TIMEOUT
     insecure: bool = False
     """Skip TLS verification (only ever by explicit `--insecure`)."""
+    metrics_urls: tuple[str, ...] = ()
+    """Behind a router or gateway (`--metrics-url`): the workers whose server info and
+    `/metrics` specmon reads, `url` taking only the probe's requests; empty: `url` serves all.
+    They share the key, timeouts and TLS setting."""
+
+    def at(self, url: str) -> Target:
+        """The same key, timeouts and TLS setting for the server at `url` (a baseline server):
+        the workers go only with this target's own address (another server is read directly)."""
+        return replace(self, url=url, metrics_urls=self.metrics_urls if url == self.url else ())
 
 
 def normalise_url(raw: str) -> str:

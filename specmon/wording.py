@@ -4,18 +4,21 @@ words a missing value, a duration, a speedup, a verdict and a baseline's validit
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # analysis imports this module: type names only, no cycle at run time
     from specmon.analysis.comparison import Comparison, Speedup
     from specmon.analysis.load import Crossover
     from specmon.analysis.validity import Validity
-    from specmon.model import SpecConfig
+    from specmon.model import SpecConfig, WorkerStatus
 
 DASH = "—"
 """A figure that is missing (never 0)."""
 NO_SPECULATION = "no speculation"
 SPECULATION_OFF = "speculation is off on this server"
+SPECULATION_NOT_SHOWN = "no speculation shown yet: this server shows it once a request has finished"
 TAKE_BASELINE = "press b"
 """How a dashboard takes a baseline (the fleet table says `FLEET_TAKE_BASELINE` instead)."""
 FLEET_TAKE_BASELINE = "Enter, then b"
@@ -23,7 +26,8 @@ FLEET_TAKE_BASELINE = "Enter, then b"
 NO_SPEC = "no spec"
 """`NO_SPECULATION` where a table cell has little room."""
 BUFFERED_STREAM = (
-    "the stream's chunks arrived together (a buffering proxy?): its timing is not used"
+    "the stream's chunks arrived together (a buffering proxy, or this machine too busy to read "
+    "them as they came?): its timing is not used"
 )
 
 
@@ -77,6 +81,31 @@ def age(seconds: float | None) -> str:
         return DASH
     number, _, short = _scaled(seconds)
     return f"{number}{short}"
+
+
+def worker_name(url: str) -> str:
+    """A worker behind a router by its address without the scheme: "w2:30000"."""
+    return url.split("://", 1)[-1]
+
+
+def worker_down(worker: WorkerStatus) -> str:
+    """ "worker w2:30000 down since 12:01:05 (… connection refused …)"."""
+    since = (
+        time.strftime("%H:%M:%S", time.localtime(worker.down_since))
+        if worker.down_since is not None
+        else "?"
+    )
+    return f"worker {worker_name(worker.url)} down since {since} ({worker.error})"
+
+
+def partial_sums(workers: Sequence[WorkerStatus]) -> str | None:
+    """What a router's summed figures leave out, or None when every worker is in them:
+    "partial: 1 of 3 workers left out: worker w2:30000 down since 12:01:05 (…)"."""
+    down = [w for w in workers if not w.up]
+    if not down:
+        return None
+    named = "; ".join(worker_down(w) for w in down)
+    return f"partial: {len(down)} of {len(workers)} workers left out: {named}"
 
 
 def describe_config(speculative: SpecConfig | None) -> str:

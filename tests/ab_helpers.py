@@ -15,7 +15,7 @@ from specmon.launch.process import ServerProcess, group_alive
 from specmon.launch.relaunch import ManagedServer
 from specmon.launch.split import split_command
 from specmon.model import ServerInfo
-from specmon.sources.backend import connect
+from specmon.sources.backends import connect
 from specmon.sources.http import make_client
 from specmon.target import Target
 

@@ -11,11 +11,12 @@ import httpx
 import pytest
 
 from specmon.analysis.validity import fingerprint
+from specmon.backend_facts import FACTS
 from specmon.cli import build_parser, main
 from specmon.config import DEFAULT_HOST, DEFAULT_PORT
 from specmon.sim import SimConfig, SimThread
 from specmon.sim.__main__ import config_from_args
-from specmon.sources.sglang import parse_server_info
+from specmon.sources.backends.sglang import parse_server_info
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -203,7 +204,8 @@ def test_help_and_readme_name_every_server_and_the_default_address() -> None:
     help_text = " ".join(build_parser().format_help().split())  # argparse wraps lines anywhere
     readme = " ".join(_text(README).split())
     for text in (help_text, readme):
-        assert "SGLang" in text and "vLLM" in text and "llama-server" in text
+        for kind in FACTS.values():
+            assert kind.display in text, kind.display
         assert f"{DEFAULT_HOST}:{DEFAULT_PORT}" in text
 
 

@@ -20,8 +20,9 @@ from strategies import exposition_lines, json_values
 from specmon.config import ENV_PREFIX, SETTINGS, load_config
 from specmon.errors import SpecmonError, TargetError
 from specmon.model import Protocol, RunFigures, Snapshot
-from specmon.sources import dcgm, llamacpp, vllm
-from specmon.sources.sglang import parse_server_info
+from specmon.sources import dcgm
+from specmon.sources.backends import llamacpp, vllm
+from specmon.sources.backends.sglang import parse_server_info
 from specmon.storage.serialize import RecordError, snapshot_from_record, snapshot_to_record
 from specmon.storage.store import Store
 

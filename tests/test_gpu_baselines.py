@@ -19,7 +19,7 @@ from specmon.model import GpuDevice, GpuState, Protocol, RunFigures, Snapshot, T
 from specmon.reports.check_report import EXIT_HEALTHY, CheckReport
 from specmon.reports.compare_report import compare_text
 from specmon.sim import SimConfig, SimServer
-from specmon.sources.backend import connect
+from specmon.sources.backends import Connection
 from specmon.storage.serialize import RecordError, snapshot_from_record, snapshot_to_record
 from specmon.target import Target
 
@@ -69,10 +69,11 @@ class Readings:
 
 async def test_bench_records_the_gpu_state(sim: tuple[SimServer, httpx.AsyncClient]) -> None:
     server, client = sim
-    backend, info = await connect(client)
+    connection = Connection(client)
+    info = await connection.info()
     reader = Readings(Telemetry("nvml", "NVML on this machine", gpus=(BUSY,)))
     snapshot = await run_bench(
-        client, backend, server.url, info, PROTOCOL, gpu_state=reader, gpu_every=0.01
+        connection, server.url, info, PROTOCOL, gpu_state=reader, gpu_every=0.01
     )
     assert reader.calls >= 2  # before and after the runs, and during them
     assert snapshot.gpu == GpuState(
@@ -90,13 +91,14 @@ async def test_bench_records_the_gpu_state(sim: tuple[SimServer, httpx.AsyncClie
 @pytest.mark.slow
 async def test_gpu_failures_never_fail_a_bench(sim: tuple[SimServer, httpx.AsyncClient]) -> None:
     server, client = sim
-    backend, info = await connect(client)
+    connection = Connection(client)
+    info = await connection.info()
     failing = Readings(None)
-    snapshot = await run_bench(client, backend, server.url, info, PROTOCOL, gpu_state=failing)
+    snapshot = await run_bench(connection, server.url, info, PROTOCOL, gpu_state=failing)
     assert failing.calls >= 2
     assert snapshot.gpu is None
     assert len(snapshot.runs) == 2
-    plain = await run_bench(client, backend, server.url, info, PROTOCOL)
+    plain = await run_bench(connection, server.url, info, PROTOCOL)
     assert plain.gpu is None
 
 
@@ -108,7 +110,7 @@ async def _check(client: httpx.AsyncClient, url: str, gpu: Readings) -> CheckRep
         raise AssertionError("no baseline here")
 
     return await run_check(
-        client, url, run_probe=probe, check_lifetime=lifetime, probe_tokens=20, gpu=gpu
+        Connection(client), url, run_probe=probe, check_lifetime=lifetime, probe_tokens=20, gpu=gpu
     )
 
 
@@ -171,8 +173,9 @@ async def test_records_keep_gpu_state_and_old_ones_still_load(
     sim: tuple[SimServer, httpx.AsyncClient],
 ) -> None:
     server, client = sim
-    backend, info = await connect(client)
-    snapshot = await run_bench(client, backend, server.url, info, PROTOCOL)
+    connection = Connection(client)
+    info = await connection.info()
+    snapshot = await run_bench(connection, server.url, info, PROTOCOL)
     snapshot = replace(snapshot, runs=(RUN,))
     with_gpu = replace(snapshot, gpu=replace(BASE_STATE, throttle_reasons=("sw_power_cap",)))
     record = json.loads(json.dumps(snapshot_to_record(with_gpu)))
@@ -190,8 +193,9 @@ async def test_comparison_warns_about_gpu_differences(
     sim: tuple[SimServer, httpx.AsyncClient],
 ) -> None:
     server, client = sim
-    backend, info = await connect(client)
-    spec = await run_bench(client, backend, server.url, info, PROTOCOL)
+    connection = Connection(client)
+    info = await connection.info()
+    spec = await run_bench(connection, server.url, info, PROTOCOL)
     plain_info = replace(info, speculative=None)
     base = replace(spec, server=plain_info, gpu=BASE_STATE, created_at=spec.created_at - 60)
     run = replace(

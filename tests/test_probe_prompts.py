@@ -18,7 +18,7 @@ from specmon.probe_prompts import (
     load_probe_prompts,
     probe_prompts_setting,
 )
-from specmon.sources import llamacpp, vllm
+from specmon.sources.backends import llamacpp, vllm
 from specmon.sources.probe import generate_payload
 
 

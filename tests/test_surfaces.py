@@ -27,6 +27,7 @@ No sleeps and no network: fake clocks, a store on disk, a mock transport for `ch
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import math
 import random
@@ -42,6 +43,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from runs import run
 
 from specmon.analysis.ab_runs import AbRun, Side, judged
+from specmon.analysis.catalogue import CATALOGUE
 from specmon.analysis.comparison import Speedup, verdict
 from specmon.analysis.load import best_per_concurrency
 from specmon.analysis.sequential import SequentialRule
@@ -75,8 +77,9 @@ from specmon.session.baselines import lookup_baseline
 from specmon.session.fleet_row import fleet_row
 from specmon.session.server_session import ServerSession
 from specmon.session.watch import ProbeOutcome
+from specmon.sources.backends import Connection
+from specmon.sources.backends.sglang import parse_server_info
 from specmon.sources.metrics import metrics_from_text
-from specmon.sources.sglang import parse_server_info
 from specmon.storage.store import Store
 from specmon.target import Target
 
@@ -330,7 +333,7 @@ def check_figures(h: History, store: Store) -> tuple[Figures, dict[str, Any]]:
     async def go() -> dict[str, Any]:
         async with httpx.AsyncClient(base_url=HERE, transport=_server_transport(h.kind)) as client:
             report = await run_check(
-                client,
+                Connection(client),
                 HERE,
                 run_probe=run_probe,
                 check_lifetime=lifetime,
@@ -358,7 +361,7 @@ def _state(valid: object, confirmed: object) -> ValidityState | None:
     return ValidityState.VALID if confirmed else ValidityState.UNVERIFIED
 
 
-def export_figures(h: History, store: Store) -> Figures:
+def export_figures(h: History, store: Store) -> tuple[Figures, dict[str, Any]]:
     """`snapshots export --format json` of the probes saved as one run, now: paired with the
     store's baseline, judged at the run's time, the baseline server as `check` found it; the
     earlier round's run with its own round's baseline."""
@@ -384,7 +387,7 @@ def export_figures(h: History, store: Store) -> Figures:
         record["speedup_ratio_high"],
         _state(record["baseline_valid"], record["baseline_confirmed"]),
         record["verdict"],
-    )
+    ), record
 
 
 def live_expected(stored: Figures, h: History, surface: str) -> Figures:
@@ -433,7 +436,7 @@ def test_one_pair_reads_the_same_on_every_surface(seed: int, tmp_path: Path) -> 
         h = replace(h, base=next(s for s in store.list() if s.id == base_id))  # as stored
         session = live_session(h, store)
         check, body = check_figures(h, store)
-        stored = export_figures(h, store)
+        stored, _ = export_figures(h, store)
     assert body["speedup_level"] in (None, 0.95)
     read = {
         "dashboard": dashboard_figures(session),
@@ -451,6 +454,53 @@ def test_one_pair_reads_the_same_on_every_surface(seed: int, tmp_path: Path) -> 
     assert not wrong, f"{h.server=} {h.target=} export={stored}: {wrong}"
 
 
+def _gauges(session: ServerSession) -> dict[str, float]:
+    text = render([ExportedTarget(session)]).decode()
+    return {
+        s.name: s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+        if s.labels.get("target") == HERE and not s.labels.keys() - {"target"}
+    }
+
+
+@pytest.mark.parametrize("seed", range(0, 60, 2))
+def test_every_catalogued_figure_reads_the_same_on_every_surface(seed: int, tmp_path: Path) -> None:
+    """Each figure of the metric catalogue (`analysis.catalogue`), on each surface that names
+    it: the dashboard's `View.figures`, the exporter's gauge (in its base unit), `check
+    --json`'s key, the export's column. The target up and probing, its baseline fresh and its
+    baseline server as it was (where surfaces differ by design: the test above), all of them
+    read the same runs and the same comparison."""
+    h = history(seed)
+    server = "relaunched here" if h.server == "relaunched here" else "same"
+    fresh = replace(h.base, created_at=NOW - MAX_AGE_S / 2)
+    h = replace(h, base=fresh, server=server, target="up", earlier=None, before_restart=())
+    with Store(tmp_path / "db") as store:
+        base_id = store.save(h.base)
+        h = replace(h, base=next(s for s in store.list() if s.id == base_id))
+        session = live_session(h, store)
+        check, body = check_figures(h, store)
+        stored, record = export_figures(h, store)
+    assert stored.state == check.state == ValidityState.VALID
+    dashboard = {f.key: f.value for f in session.view().figures}
+    gauges = _gauges(session)
+    for figure in CATALOGUE:
+        read = {"dashboard": dashboard[figure.key]}
+        if figure.prometheus is not None:
+            gauge = gauges.get(figure.prometheus)
+            read["exporter"] = None if gauge is None else gauge / figure.prometheus_scale
+        if figure.check_key is not None:
+            read["check --json"] = body[figure.check_key]
+        if figure.export_key is not None:
+            read["export"] = record[figure.export_key]
+        assert read["dashboard"] is not None or figure.key in ("speedup low", "speedup high")
+        assert all(
+            (x is None and y is None)
+            or (x is not None and y is not None and math.isclose(x, y, rel_tol=1e-9))
+            for x, y in itertools.pairwise(read.values())
+        ), (figure.key, read)
+
+
 @pytest.mark.parametrize("seed", range(0, 60, 3))
 def test_a_server_without_speculation_has_no_speedup_anywhere(seed: int, tmp_path: Path) -> None:
     """Compared with a baseline of its own configuration, a plain server is compared with
@@ -464,7 +514,7 @@ def test_a_server_without_speculation_has_no_speedup_anywhere(seed: int, tmp_pat
         h = replace(h, base=next(s for s in store.list() if s.id == base_id))
         session = live_session(h, store)
         check, _ = check_figures(h, store)
-        stored = export_figures(h, store)
+        stored, _ = export_figures(h, store)
     dashboard = dashboard_figures(session)
     exporter = exporter_figures(session)
     nothing = Figures(None, None, None, None, None)

@@ -17,6 +17,7 @@ from specmon.model import Protocol, Sample, Snapshot
 from specmon.reports.check_report import report_to_dict
 from specmon.session.live import LiveState
 from specmon.session.watch import Watch
+from specmon.sources.backends import Connection
 from specmon.target import Target
 
 
@@ -53,6 +54,11 @@ async def check_json(url: str, probe_tokens: int, **options: Any) -> dict[str, A
 
     async with httpx.AsyncClient(base_url=url, timeout=30.0) as client:
         report = await run_check(
-            client, url, run_probe=probe, check_lifetime=same, probe_tokens=probe_tokens, **options
+            Connection(client),
+            url,
+            run_probe=probe,
+            check_lifetime=same,
+            probe_tokens=probe_tokens,
+            **options,
         )
     return report_to_dict(report)

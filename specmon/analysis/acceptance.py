@@ -20,6 +20,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from specmon.backend_facts import facts
 from specmon.model import PositionSource, ProbeChunk, RunFigures, ServerInfo
 
 
@@ -129,13 +130,14 @@ def extended_rates(rates: Sequence[float], k: int) -> tuple[float, ...]:
 def draft_length(info: ServerInfo) -> int | None:
     """k, the drafts per step a server is configured for; None when it does not say.
 
-    SGLang's `speculative_num_draft_tokens` counts the root token too (k = value − 1; EAGLE
-    with topk 1 resolves it to steps + 1); vLLM's `num_speculative_tokens` and llama.cpp's
-    `--spec-draft-n-max` are k (`SpecConfig.num_steps`).
+    Where the backend's draft tokens count the root token too (`BackendFacts.counts_root`:
+    SGLang's `speculative_num_draft_tokens`, which EAGLE with topk 1 resolves to steps + 1),
+    k = value − 1; elsewhere (vLLM's `num_speculative_tokens`, llama.cpp's `--spec-draft-n-max`)
+    k is `SpecConfig.num_steps`.
     """
     spec = info.speculative
     if spec is None:
         return None
-    if info.backend == "sglang" and spec.num_draft_tokens is not None:
+    if facts(info.backend).counts_root and spec.num_draft_tokens is not None:
         return spec.num_draft_tokens - 1
     return spec.num_steps

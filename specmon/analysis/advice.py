@@ -16,6 +16,7 @@ from specmon.analysis.representative import TrafficGap
 from specmon.analysis.validity import fingerprint, protocol_differences
 from specmon.analysis.whatif import WhatIf
 from specmon.analysis.whatif_inputs import is_tree
+from specmon.backend_facts import facts
 from specmon.model import Protocol, ServerInfo, Snapshot
 from specmon.wording import speedup_text
 
@@ -24,30 +25,6 @@ Level = Literal["info", "warn"]
 ACCEPT_DROP = 0.05
 """An accept length this much (relative) below an earlier one of the same configuration is a
 fall, not noise: a probe's accept length varies by a few percent between runs."""
-
-
-@dataclass(frozen=True, slots=True)
-class NoOpFlag:
-    """A server arg that has no effect from some version on."""
-
-    backend: str
-    arg: str
-    default: object
-    since: str
-    why: str
-
-
-NO_OP_FLAGS = (
-    NoOpFlag(
-        "sglang",
-        "num_continuous_decode_steps",
-        1,
-        "0.3.6",
-        "only the scheduler of 0.3.5 and earlier reads it; later it is a server arg and nothing "
-        "more",
-    ),
-)
-"""From SGLang's scheduler: 0.3.5.post2 is the last to read `num_continuous_decode_steps`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,10 +82,10 @@ def _version(text: str | None) -> tuple[int, ...] | None:
 def _no_op_flags(info: ServerInfo) -> list[Advice]:
     version = _version(info.version)
     found = []
-    for flag in NO_OP_FLAGS:
+    for flag in facts(info.backend).no_op_flags:
         value = info.args.get(flag.arg)
         since = _version(flag.since)
-        if flag.backend != info.backend or value in (None, flag.default) or version is None:
+        if value in (None, flag.default) or version is None:
             continue
         if since is not None and version >= since:
             name = "--" + flag.arg.replace("_", "-")

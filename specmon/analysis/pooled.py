@@ -67,8 +67,14 @@ class Pooled:
 
     @property
     def ms_per_token(self) -> float | None:
-        """1000 / decode tok/s."""
-        return 1000 / self.decode_tok_s if self.decode_tok_s else None
+        """1000 / decode tok/s (`ms_per_token`)."""
+        return ms_per_token(self.decode_tok_s)
+
+
+def ms_per_token(decode_tok_s: float | None) -> float | None:
+    """Decode time per token in ms, 1000 / decode tok/s: for pooled runs (`Pooled`) and one run
+    alike (the Decode panel's latest probe); None when the rate is unknown or 0."""
+    return 1000 / decode_tok_s if decode_tok_s else None
 
 
 def pool(runs: Sequence[RunFigures]) -> Pooled:

@@ -33,20 +33,27 @@ def counter_rate(before: float | None, after: float | None, seconds: float) -> f
     return delta.value / seconds
 
 
+COUNTER_FIELDS = (
+    "generation_tokens_total",
+    "prompt_tokens_total",
+    "num_requests_total",
+    "spec_verify_calls_total",
+    "realtime_decode_tokens_total",
+    "decode_passes_total",
+    "spec_drafts_total",
+    "spec_draft_tokens_total",
+    "spec_accepted_tokens_total",
+    "decode_seconds_total",
+)
+"""The `ServerMetrics` fields that are plain cumulative counters."""
+
+
 def any_reset(before: ServerMetrics, after: ServerMetrics) -> bool:
     """Whether any counter went down between two scrapes (a restart signal)."""
-    pairs = (
-        (before.generation_tokens_total, after.generation_tokens_total),
-        (before.prompt_tokens_total, after.prompt_tokens_total),
-        (before.num_requests_total, after.num_requests_total),
-        (before.spec_verify_calls_total, after.spec_verify_calls_total),
-        (before.realtime_decode_tokens_total, after.realtime_decode_tokens_total),
-        (before.decode_passes_total, after.decode_passes_total),
-        (before.spec_drafts_total, after.spec_drafts_total),
-        (before.spec_accepted_tokens_total, after.spec_accepted_tokens_total),
-        (before.decode_seconds_total, after.decode_seconds_total),
+    return any(
+        (d := counter_delta(getattr(before, name), getattr(after, name))) is not None and d.reset
+        for name in COUNTER_FIELDS
     )
-    return any((d := counter_delta(b, a)) is not None and d.reset for b, a in pairs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,10 +69,10 @@ class WindowAccept:
 def server_accept_length(before: ServerMetrics, after: ServerMetrics) -> WindowAccept | None:
     """Accept length over the window between two scrapes (docs/design.md §4), best source first.
 
-    vLLM and llama.cpp: their own mean acceptance length, 1 + Δaccepted/Δdrafts (per step that
-    verified a draft). SGLang: Δgeneration_tokens_total / Δspec_verify_calls_total when both
-    counters exist and requests finished in the window; otherwise the `spec_accept_length` gauge
-    when it is non-zero.
+    vLLM, llama.cpp and TensorRT-LLM: their own mean acceptance length, 1 + Δaccepted/Δdrafts
+    (per step that verified a draft). SGLang: Δgeneration_tokens_total / Δspec_verify_calls_total
+    when both counters exist and requests finished in the window; otherwise the
+    `spec_accept_length` gauge when it is non-zero.
     """
     drafts = counter_delta(before.spec_drafts_total, after.spec_drafts_total)
     accepted = counter_delta(before.spec_accepted_tokens_total, after.spec_accepted_tokens_total)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 
 from specmon import __version__
+from specmon.backend_facts import FACTS
 from specmon.cli import (
     ab,
     agent,
@@ -52,14 +53,20 @@ COMMANDS = (
 )
 
 
+_KINDS = ", ".join(f.display for f in FACTS.values())
+_PORTS = ", ".join(
+    f"{f.display}'s {f.default_port}" for f in FACTS.values() if f.default_port != DEFAULT_PORT
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command."""
     parser = argparse.ArgumentParser(
         prog="specmon",
-        description="Live monitor for speculative-decoding LLM servers (SGLang, vLLM, "
-        "llama.cpp's llama-server). Without a command, opens the live dashboard on the server "
-        f"at --host/--port, default {DEFAULT_HOST}:{DEFAULT_PORT} (SGLang's default port; vLLM's "
-        "is 8000, llama-server's 8080): specmon --host 10.1.230.174 --port 8000. With several "
+        description=f"Live monitor for speculative-decoding LLM servers ({_KINDS}). Without a "
+        "command, opens the live dashboard on the server "
+        f"at --host/--port, default {DEFAULT_HOST}:{DEFAULT_PORT} (SGLang's default port; "
+        f"{_PORTS}): specmon --host 10.1.230.174 --port 8000. With several "
         "servers (--url A --url B, or [[targets]] in the config file) it opens the fleet table: "
         "one row per server, worst first; Enter opens one, Esc comes back",
         allow_abbrev=False,

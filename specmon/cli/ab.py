@@ -36,8 +36,7 @@ from specmon.errors import SpecmonError, TargetError
 from specmon.launch.ab import AbEvents, AbPlan, run_ab
 from specmon.launch.ab import target_for as launched_target
 from specmon.launch.llamacpp_help import read_plain_words
-from specmon.launch.sglang_parser import rules_for
-from specmon.launch.split import ServerKind, Split, command_argv, server_kind, split_command
+from specmon.launch.split import KINDS, Split, command_argv, rules_for, server_kind, split_command
 from specmon.launch.sweep import Variant, parse_axes, variants
 from specmon.measure.bench import Progress
 from specmon.model import Protocol
@@ -140,7 +139,7 @@ def split_of(args: argparse.Namespace) -> Split:
     kind = server_kind(command)
     plain: tuple[str, ...] = ()
     notes: list[str] = []
-    if kind == ServerKind.LLAMACPP:
+    if KINDS[kind].plain_by_help:
         plain, unread = read_plain_words(command_argv(command))
         notes = [unread] if unread else []
         if plain:

@@ -15,6 +15,7 @@ from specmon.cli.agent import add_gpu_metrics
 from specmon.cli.common import (
     add_connection,
     add_db,
+    add_metrics_url,
     count,
     open_store,
     positive_int,
@@ -66,6 +67,7 @@ def register(commands: Any) -> None:
     )
     add_db(bench)
     add_gpu_metrics(bench)
+    add_metrics_url(bench)
     add_connection(bench)
     bench.set_defaults(run=run, interrupted="the bench did not complete: nothing saved")
     takes(bench, probe_prompts=None)
@@ -135,6 +137,9 @@ async def _bench_one(
 
     def connected(info: ServerInfo) -> None:
         print(f"Benchmarking {target.url}: {target_line(info)}", file=out)
+        if target.metrics_urls:
+            workers = ", ".join(target.metrics_urls)
+            print(f"Server info and /metrics from its workers: {workers}", file=out)
         print(
             f"Protocol: {protocol.warmup} warm-up + {protocol.runs} runs × "
             f"{protocol.max_tokens} tokens, temperature {protocol.temperature:g}, ignore_eos"

@@ -17,6 +17,7 @@ from specmon.cli.common import (
     add_connection,
     add_db,
     add_max_age,
+    add_metrics_url,
     open_store,
     probe_prompts_arg,
     seconds,
@@ -31,6 +32,7 @@ from specmon.session.ab_lookup import lookup_ab
 from specmon.session.baselines import BaselineLookup, check_lifetime, lookup_baseline
 from specmon.sources.http import make_client
 from specmon.sources.telemetry import open_telemetry
+from specmon.sources.workers import open_connection
 from specmon.storage.store import Store, StoreMissing
 
 
@@ -78,6 +80,7 @@ def register(commands: Any) -> None:
     )
     add_db(check)
     add_gpu_metrics(check)
+    add_metrics_url(check)
     add_connection(check)
     check.set_defaults(run=run, failure_exit=EXIT_UNREACHABLE, store_exit=EXIT_STORE)
     # None: not given, so a baseline's protocol decides without a word (`run_check`).
@@ -120,9 +123,9 @@ async def _check(args: argparse.Namespace, store: Store | None) -> int:
 
     telemetry = await open_telemetry(target.url, gpu_metrics=args.gpu_metrics)
     try:
-        async with make_client(target) as client:
+        async with open_connection(target, make_client) as connection:
             report = await run_check(
-                client,
+                connection,
                 target.url,
                 run_probe=run_probe,
                 check_lifetime=lifetime,

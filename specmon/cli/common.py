@@ -237,21 +237,55 @@ def add_db(parser: argparse.ArgumentParser) -> None:
     takes(parser, db=None)
 
 
+def add_metrics_url(parser: argparse.ArgumentParser) -> None:
+    """`--metrics-url URL` (repeatable) of a command that reads one server behind a router;
+    given before the command (the dashboard's option) or after it."""
+    parser.add_argument(
+        "--metrics-url",
+        action="append",
+        default=argparse.SUPPRESS,
+        metavar="URL",
+        help=SETTINGS["metrics_url"][1] + "; repeat it for each worker",
+    )
+    takes(parser, metrics_url=None)
+
+
 def target_of(args: argparse.Namespace, url: str | None = None) -> Target:
-    """The target of a headless command, from its URL (`server`, or `url`) and connection
-    options."""
+    """The target of a headless command, from its URL (`server`, or `url`), its workers
+    (`--metrics-url`, where the command takes it) and connection options.
+
+    Raises:
+        TargetError: A bad address, or the server among its own workers.
+    """
+    server = normalise_url(url or args.server)
+    workers: tuple[str, ...] = ()
+    if getattr(args, "metrics_url", None):
+        workers = _workers(args.metrics_url)
+        if server in workers:
+            raise TargetError(
+                "--metrics-url lists the monitored server itself: give the workers behind it"
+            )
     key, warnings = load_api_key(args.api_key_env, args.api_key_file)
     for warning in warnings:
         print(f"specmon: warning: {warning}", file=sys.stderr)
     if args.insecure:
         print("specmon: warning: TLS verification is off (--insecure)", file=sys.stderr)
     return Target(
-        url=normalise_url(url or args.server),
+        url=server,
         api_key=key,
         connect_timeout=args.connect_timeout,
         read_timeout=args.read_timeout,
         insecure=args.insecure,
+        metrics_urls=workers,
     )
+
+
+def _workers(urls: list[str]) -> tuple[str, ...]:
+    try:
+        workers: tuple[str, ...] = SETTINGS["metrics_url"][0](urls)
+    except ValueError as exc:
+        raise TargetError(f"--metrics-url: {exc}") from None
+    return workers
 
 
 def open_store(args: argparse.Namespace, *, create: bool = True) -> Store:

@@ -56,6 +56,12 @@ def add_arguments(
             "several servers (or list them as [[targets]] in the config file)",
         ),
         add("--baseline-url", metavar="URL", help=SETTINGS["baseline_url"][1]),
+        add(
+            "--metrics-url",
+            action="append",
+            metavar="URL",
+            help=SETTINGS["metrics_url"][1] + "; repeat it for each worker",
+        ),
     ]
     store = add("--db", metavar="PATH", help=f"snapshot store (default {default_db_path()})")
     if not command:
@@ -159,12 +165,12 @@ def config_from_args(args: argparse.Namespace, *, launched: str | None = None) -
     if urls and (flags["host"] is not None or flags["port"] is not None):
         raise TargetError("give either --url or --host/--port, not both")
     if len(urls) > 1:
-        if flags["baseline_url"] is not None:
-            raise TargetError(
-                "--baseline-url names one server's baseline server: with several "
-                "--url, give each its baseline_url in the config file's "
-                "[[targets]]"
-            )
+        for name, what in (("baseline_url", "baseline server"), ("metrics_url", "workers")):
+            if flags[name] is not None:
+                raise TargetError(
+                    f"--{name.replace('_', '-')} names one server's {what}: with several "
+                    f"--url, give each its {name} in the config file's [[targets]]"
+                )
         flags[TARGETS] = [{"url": url} for url in urls]
     elif urls:
         flags["url"] = urls[0]
@@ -245,10 +251,15 @@ def targets_of(config: MonitorConfig) -> Targets:
     for warning in warnings:
         print(f"specmon: warning: {warning}", file=sys.stderr)
 
-    def target(url: str) -> Target:
-        return Target(url, key, config.connect_timeout, config.read_timeout, config.insecure)
+    def target(url: str, workers: tuple[str, ...] = ()) -> Target:
+        return Target(
+            url, key, config.connect_timeout, config.read_timeout, config.insecure, workers
+        )
 
-    return Targets(target(config.url), target(config.baseline_url) if config.baseline_url else None)
+    return Targets(
+        target(config.url, config.metrics_url),
+        target(config.baseline_url) if config.baseline_url else None,
+    )
 
 
 def open_store_or_warn(db: str | None) -> Store | None:

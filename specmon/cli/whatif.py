@@ -14,6 +14,7 @@ from specmon.cli.common import (
     add_connection,
     add_db,
     add_max_age,
+    add_metrics_url,
     count,
     open_store,
     positive_int,
@@ -69,6 +70,7 @@ def register(commands: Any) -> None:
     )
     add_db(whatif)
     add_gpu_metrics(whatif)
+    add_metrics_url(whatif)
     add_connection(whatif)
     whatif.set_defaults(run=run, interrupted="the bench did not complete: nothing predicted")
     takes(whatif, max_age=DEFAULT_MAX_AGE_S)

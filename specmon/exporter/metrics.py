@@ -1,7 +1,9 @@
 """The exporter's metric families, written by prometheus-client from each target's View.
 
 Every figure is the dashboard's (`ServerSession.view()`, `LiveState.recent()`: the same pooled
-probes, comparison and validity), in base units: seconds, ratios, tokens per second; counters
+probes, comparison and validity), in base units: seconds, ratios, tokens per second; the pooled
+probes' figures and their comparison are the metric catalogue's (`analysis.catalogue`), each
+gauge under the name the catalogue gives it (`EXPORTED`), the others are `STATUS_GAUGES`; counters
 end in `_total`; every family has a `target` label (the server's URL). A figure that is None
 has no sample, so Prometheus sees it absent, never 0. docs/usage.md lists the families.
 
@@ -28,6 +30,7 @@ from prometheus_client.core import (
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
+from specmon.analysis.catalogue import CATALOGUE, Measured
 from specmon.analysis.figures import run_step_cycles
 from specmon.session.server_session import ServerSession
 from specmon.session.watch import ProbeOutcome
@@ -38,28 +41,14 @@ CYCLE_BUCKETS_S = (0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1
 have seen (docs/design.md §1: 29.9 ms), CPU servers slower."""
 LABEL = ["target"]
 INFO_LABELS = ["name", "backend", "version", "model", "algorithm", "speculation", "tp_size"]
-GAUGES = {
+STATUS_GAUGES = {
     "specmon_target_up": "1 when specmon's latest reading of the server's info and /metrics "
     "is fresh, else 0 (down, stale, or not reached yet).",
     "specmon_probe_success": "1 when the latest probe succeeded, else 0.",
     "specmon_last_probe_success_timestamp_seconds": "When the latest successful probe "
     "finished (unix seconds); the probe figures are served only while the latest probe "
     "succeeded and the target is up.",
-    "specmon_probe_decode_tokens_per_second": "Decode tok/s of the recent probes, pooled: "
-    "decode tokens / decode seconds (prefill excluded).",
-    "specmon_probe_accept_length": "Accept length of the recent probes, pooled: decode "
-    "tokens / verify steps after the first token.",
-    "specmon_probe_cycle_seconds": "Mean draft+verify cycle of the recent probes: decode "
-    "seconds / verify steps.",
     "specmon_probe_ttft_seconds": "Time to first token of the latest probe.",
-    "specmon_speedup_ratio": "Recent probes' decode tok/s over the baseline's, minus 1 "
-    "(0.21 = 21% faster); served only while the baseline applies.",
-    "specmon_speedup_ratio_low": "Low end of the speedup's 95% interval (absent when neither "
-    "side has two runs).",
-    "specmon_speedup_ratio_high": "High end of the speedup's 95% interval: below 0, "
-    "speculation loses beyond the noise.",
-    "specmon_break_even_accept_length": "Accept length above which speculation wins: cycle "
-    "/ baseline ms per token; served only while the baseline applies.",
     "specmon_baseline_decode_tokens_per_second": "Decode tok/s of the baseline's runs, pooled.",
     "specmon_baseline_age_seconds": "Seconds since the baseline was taken.",
     "specmon_effective_draft_length": "Draft tokens per decode step that drafted, over the "
@@ -68,7 +57,20 @@ GAUGES = {
     "specmon_drafting_duty_cycle": "Share of the server's decode steps that drafted at all, "
     "over the last 10 s (0: speculation off at this load).",
 }
+"""Name -> help of the gauges outside the catalogue: the target's and the probe's state, the
+latest probe's TTFT, the baseline's own figures (served while it is present, applying or not)
+and what the server drafts now."""
+EXPORTED = tuple((f.prometheus, f) for f in CATALOGUE if f.prometheus is not None)
+"""The catalogue's figures served as gauges, by name: the recent probes' and their
+comparison's."""
+GAUGES = {**STATUS_GAUGES, **{name: figure.help for name, figure in EXPORTED}}
 """Name -> help of the gauges with the `target` label alone."""
+WORKER_UP = "specmon_worker_up"
+WORKER_UP_HELP = (
+    "Behind a router (--metrics-url): 1 when the worker's /metrics is in the target's summed "
+    "figures, 0 when it is left out (down or unreadable: the sums are partial); served while "
+    "the target is up."
+)
 BASELINE_STATE = "specmon_baseline_state"
 BASELINE_STATE_HELP = (
     "1 for the baseline's state, 0 for the others: valid (applies, every rule checked), "
@@ -120,6 +122,7 @@ class Families:
         self.baseline_state = GaugeMetricFamily(
             BASELINE_STATE, BASELINE_STATE_HELP, labels=[*LABEL, "state"]
         )
+        self.workers = GaugeMetricFamily(WORKER_UP, WORKER_UP_HELP, labels=[*LABEL, "worker"])
         self.info = InfoMetricFamily(
             "specmon_target",
             "What the server runs (from its server info).",
@@ -155,6 +158,9 @@ class Families:
         # The probe figures are the server's now only while it answers and probes succeed.
         current = up and session.last_probe_ok is True
         self.gauge("specmon_target_up", url, 1.0 if up else 0.0)
+        if up:
+            for worker in view.server.workers:
+                self.workers.add_metric([url, worker.url], 1.0 if worker.up else 0.0)
         server = session.live.server.info
         if server is not None:
             spec = server.speculative
@@ -185,12 +191,17 @@ class Families:
             self.gauge("specmon_drafting_duty_cycle", url, drafting.duty_cycle)
             self.switches.add_metric([url], drafting.switches)
         if current:
-            recent = session.live.recent()
-            self.gauge("specmon_probe_decode_tokens_per_second", url, recent.decode_tok_s)
-            self.gauge("specmon_probe_accept_length", url, recent.accept_length)
-            self.gauge("specmon_probe_cycle_seconds", url, recent.cycle_ms, 1e-3)
             self.gauge("specmon_probe_ttft_seconds", url, view.decode.ttft_ms, 1e-3)
         baseline = view.baseline
+        # What holds now: the recent probes while the target is up and probes succeed, their
+        # comparison besides only while the baseline applies.
+        applies = current and baseline.present and baseline.applies
+        measured = Measured(
+            pooled=session.live.recent() if current else None,
+            comparison=baseline.comparison if applies else None,
+        )
+        for name, figure in EXPORTED:
+            self.gauge(name, url, figure.get(measured), figure.prometheus_scale)
         if not baseline.present:
             return
         self.gauge("specmon_baseline_decode_tokens_per_second", url, baseline.tok_s)
@@ -198,16 +209,11 @@ class Families:
         if up:
             for state, holds in baseline.states:
                 self.baseline_state.add_metric([url, state], 1.0 if holds else 0.0)
-        if current and baseline.applies and baseline.comparison is not None:
-            gain = baseline.comparison.speedup
-            self.gauge("specmon_speedup_ratio", url, gain.value)
-            self.gauge("specmon_speedup_ratio_low", url, gain.low)
-            self.gauge("specmon_speedup_ratio_high", url, gain.high)
-            self.gauge("specmon_break_even_accept_length", url, baseline.comparison.break_even)
 
     def __iter__(self) -> Iterator[Metric]:
         yield from self.gauges.values()
-        yield from (self.baseline_state, self.info, self.probes, self.switches, self.cycles)
+        yield from (self.baseline_state, self.workers, self.info, self.probes, self.switches)
+        yield self.cycles
 
 
 class FleetCollector(Collector):

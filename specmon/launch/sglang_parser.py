@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 
 from specmon.launch.flags import FlagRules, parser_rules
-from specmon.launch.split import ServerKind, default_rules
 
 
 def _speculative_dest(dest: str) -> bool:
@@ -27,12 +26,3 @@ def sglang_rules() -> FlagRules | None:
     except Exception:  # any failure to load SGLang means: the maintained list
         return None
     return parser_rules(parser, _speculative_dest, f"SGLang {version}'s own parser")
-
-
-def rules_for(kind: ServerKind) -> FlagRules:
-    """The best flag rules for a server kind: SGLang's parser for SGLang when it loads."""
-    if kind == ServerKind.SGLANG:
-        found = sglang_rules()
-        if found is not None:
-            return found
-    return default_rules(kind)

@@ -17,31 +17,56 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from specmon import backend_facts
+from specmon.backend_facts import BackendFacts
 from specmon.errors import TargetError
-from specmon.launch.flags import LLAMACPP, SGLANG, VARIABLE, VLLM, FlagRules, is_flag
+from specmon.launch import flags
+from specmon.launch.flags import VARIABLE, FlagRules, is_flag
+from specmon.launch.sglang_parser import sglang_rules
 from specmon.sources.secrets import shown_command
 
 
 class ServerKind(StrEnum):
-    """Which server a launch command starts."""
+    """Which server a launch command starts: a backend's name, or the simulator."""
 
-    SGLANG = "sglang"
+    SGLANG = backend_facts.SGLANG.name
     SIM = "sim"
     """The built-in simulator, which takes SGLang's flag names."""
-    VLLM = "vllm"
-    LLAMACPP = "llamacpp"
+    VLLM = backend_facts.VLLM.name
+    LLAMACPP = backend_facts.LLAMACPP.name
 
 
-DEFAULT_PORTS = {
-    ServerKind.SGLANG: 30000,
-    ServerKind.SIM: 30000,
-    ServerKind.VLLM: 8000,
-    ServerKind.LLAMACPP: 8080,
-}
+Pins = tuple[list[str], tuple["Pin", ...], tuple[str, ...]]
+"""The command's kept words with pinned flags taken out, the pins, and notes."""
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """How specmon launches one kind of server (`KINDS`): nothing else in `launch` asks which."""
+
+    facts: BackendFacts
+    """What it is (display name, default port); the simulator's are SGLang's."""
+    starts: Callable[[str, str], bool]
+    """Whether a command of this program (its basename) and `-m` module starts it."""
+    rules: FlagRules
+    """Its maintained flag rules."""
+    own_rules: Callable[[], FlagRules | None] | None = None
+    """Rules read off the server's own parser, where it loads (SGLang's)."""
+    pins: Callable[[list[str]], Pins] | None = None
+    """Settings the server changes with speculation on, pinned on both commands."""
+    notes: Callable[[Sequence[str]], tuple[str, ...]] = lambda _argv: ()
+    """Notes on the command as given."""
+    baseline_only: tuple[str, ...] = ()
+    """Words the baseline adds (the simulator speculates unless told not to)."""
+    plain_by_help: bool = False
+    """Whether a build may speculate by default, so the baseline asks its `--help` how not to
+    (llama.cpp: `launch.llamacpp_help`)."""
+
+
 # Environment variables that turn speculation on or shape it: SGLang's spec-v2 switch (a warning
 # since 0.5.17, a switch before), llama-server's `LLAMA_ARG_*` draft options.
 _SPECULATIVE_ENV = re.compile(r"SGLANG_ENABLE_SPEC_V2$|LLAMA_ARG_.*(DRAFT|SPEC)")
@@ -120,24 +145,27 @@ def server_kind(command: Sequence[str]) -> ServerKind:
         raise TargetError("no server command after --")
     program = os.path.basename(argv[0])
     module = argv[argv.index("-m") + 1] if "-m" in argv[:3] and argv[-1] != "-m" else ""
-    if module == "specmon.sim":
-        return ServerKind.SIM
-    if module.startswith("sglang") or program == "sglang":  # launch_server, `sglang serve`
-        return ServerKind.SGLANG
-    if module.startswith("vllm") or program == "vllm":  # `vllm serve`, the api_server module
-        return ServerKind.VLLM
-    if program.startswith("llama-server"):
-        return ServerKind.LLAMACPP
-    raise TargetError(
-        f"cannot tell which server `{shown_command(argv[:3])}` starts: give an SGLang "
-        "(python -m sglang.launch_server), vLLM (vllm serve), llama-server or "
-        "python -m specmon.sim command"
-    )
+    found = next((kind for kind, how in KINDS.items() if how.starts(program, module)), None)
+    if found is None:
+        raise TargetError(
+            f"cannot tell which server `{shown_command(argv[:3])}` starts: give an SGLang "
+            "(python -m sglang.launch_server), vLLM (vllm serve), llama-server or "
+            "python -m specmon.sim command"
+        )
+    return found
 
 
 def default_rules(kind: ServerKind) -> FlagRules:
     """The maintained flag rules of a server kind."""
-    return {ServerKind.VLLM: VLLM, ServerKind.LLAMACPP: LLAMACPP}.get(kind, SGLANG)
+    return KINDS[kind].rules
+
+
+def rules_for(kind: ServerKind) -> FlagRules:
+    """The best flag rules for a server kind: its own parser's where it loads (SGLang's, with
+    the `specmon[sglang]` extra), else the maintained list."""
+    own = KINDS[kind].own_rules
+    found = own() if own is not None else None
+    return found if found is not None else default_rules(kind)
 
 
 def command_argv(command: Sequence[str]) -> list[str]:
@@ -173,18 +201,16 @@ def split_command(
     kind = server_kind(argv)
     rules = rules or default_rules(kind)
     kept, removed = _walk(argv, rules)
+    how = KINDS[kind]
     pins: tuple[Pin, ...] = ()
-    found: tuple[str, ...] = ()
-    if kind in (ServerKind.SGLANG, ServerKind.SIM):
-        kept, pins, found = _sglang_pins(kept)
-    elif kind == ServerKind.VLLM:
-        found = _dynamic_sd_notes(argv)
+    found = how.notes(argv)
+    if how.pins is not None:
+        kept, pins, pinned_notes = how.pins(kept)
+        found = (*found, *pinned_notes)
     unset = tuple(sorted({n for n in (*environ, *dict(env)) if _SPECULATIVE_ENV.match(n)}))
     base_env = tuple((n, v) for n, v in env if n not in unset)
-    baseline_only = tuple(plain)
-    if kind == ServerKind.SIM:
-        baseline_only = ("--speculative-algorithm", "none")
-    elif not removed and not unset:
+    baseline_only = how.baseline_only or tuple(plain)
+    if not how.baseline_only and not removed and not unset:
         raise TargetError(
             f"no speculative flag in the command ({rules.source}): nothing to compare it with"
         )
@@ -249,10 +275,10 @@ MAX_RUNNING_SPECULATIVE = "48"
 """SGLang's `--max-running-requests` when unset and speculation is on (0.5.17)."""
 
 
-def _sglang_pins(kept: list[str]) -> tuple[list[str], tuple[Pin, ...], tuple[str, ...]]:
-    flags = {flag for flag, _ in groups(kept, SGLANG) if flag is not None}
+def _sglang_pins(kept: list[str]) -> Pins:
+    flags_given = {flag for flag, _ in groups(kept, flags.SGLANG) if flag is not None}
     pins: list[Pin] = []
-    if "--max-running-requests" not in flags:
+    if "--max-running-requests" not in flags_given:
         pins.append(
             Pin(
                 "--max-running-requests",
@@ -260,19 +286,19 @@ def _sglang_pins(kept: list[str]) -> tuple[list[str], tuple[Pin, ...], tuple[str
                 "SGLang sets an unset value to 48 when speculation is on",
             )
         )
-    if "--enable-mixed-chunk" in flags:
+    if "--enable-mixed-chunk" in flags_given:
         pins.append(
             Pin("--enable-mixed-chunk", None, "SGLang turns mixed chunking off with speculation")
         )
         kept = [w for w in kept if w != "--enable-mixed-chunk"]
     notes = []
-    if "--disable-overlap-schedule" not in flags:
+    if "--disable-overlap-schedule" not in flags_given:
         notes.append(
             "overlap scheduling is left as SGLang sets it (on with speculation on GPUs since "
             "spec v2; off for the speculative server only in older releases): add "
             "--disable-overlap-schedule to the command to pin it"
         )
-    if "--mem-fraction-static" not in flags:
+    if "--mem-fraction-static" not in flags_given:
         notes.append(
             "--mem-fraction-static is unset: SGLang sizes it from the memory the speculative "
             "batch reserves, so the two servers' KV pools may differ; give it to pin it"
@@ -306,7 +332,7 @@ def address(launch: Launch, kind: ServerKind) -> tuple[str, int]:
     Raises:
         TargetError: A `--port` that is not a port number.
     """
-    host, port = "127.0.0.1", str(DEFAULT_PORTS[kind])
+    host, port = "127.0.0.1", str(KINDS[kind].facts.default_port)
     for flag, words in groups(launch.argv, default_rules(kind)):
         value = words[0].partition("=")[2] if "=" in words[0] else " ".join(words[1:])
         if flag == "--host" and value:
@@ -318,3 +344,37 @@ def address(launch: Launch, kind: ServerKind) -> tuple[str, int]:
     if host in ("0.0.0.0", "::", ""):
         host = "127.0.0.1"
     return host, int(port)
+
+
+KINDS: dict[ServerKind, Kind] = {
+    ServerKind.SIM: Kind(
+        backend_facts.SGLANG,
+        lambda _program, module: module == "specmon.sim",
+        flags.SGLANG,
+        pins=_sglang_pins,
+        baseline_only=("--speculative-algorithm", "none"),
+    ),
+    ServerKind.SGLANG: Kind(
+        backend_facts.SGLANG,
+        # `python -m sglang.launch_server`, `sglang serve`
+        lambda program, module: module.startswith("sglang") or program == "sglang",
+        flags.SGLANG,
+        own_rules=sglang_rules,
+        pins=_sglang_pins,
+    ),
+    ServerKind.VLLM: Kind(
+        backend_facts.VLLM,
+        # `vllm serve`, the api_server module
+        lambda program, module: module.startswith("vllm") or program == "vllm",
+        flags.VLLM,
+        notes=_dynamic_sd_notes,
+    ),
+    ServerKind.LLAMACPP: Kind(
+        backend_facts.LLAMACPP,
+        lambda program, _module: program.startswith("llama-server"),
+        flags.LLAMACPP,
+        plain_by_help=True,
+    ),
+}
+"""Every kind of server specmon launches, tried in order (the simulator first: its module
+is the one `-m` names)."""

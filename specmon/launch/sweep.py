@@ -14,25 +14,52 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from specmon.errors import TargetError
 from specmon.launch.split import Launch, ServerKind, Split, default_rules, groups
 
-_SGLANG_AXES = {
-    "steps": ("--speculative-num-steps",),
-    "topk": ("--speculative-eagle-topk",),
-    "draft-tokens": ("--speculative-num-draft-tokens",),
-}
-AXES: Mapping[ServerKind, Mapping[str, tuple[str, ...]]] = {
-    ServerKind.SGLANG: _SGLANG_AXES,
-    ServerKind.SIM: _SGLANG_AXES,
-    ServerKind.VLLM: {"tokens": ("--speculative-config",)},
-    ServerKind.LLAMACPP: {
-        # Whichever the command uses; the first when it uses none.
-        "draft-max": ("--draft-max", "--spec-draft-n-max", "--draft", "--draft-n"),
+
+def _json_length(current: str | None, value: int) -> str:
+    """vLLM's `--speculative-config` with `num_speculative_tokens` set to `value`."""
+    try:
+        config = json.loads(current or "{}")
+    except ValueError:
+        raise TargetError(f"--speculative-config is not JSON: {current!r}") from None
+    if not isinstance(config, dict):
+        raise TargetError(f"--speculative-config is not a JSON object: {current!r}")
+    return json.dumps({**config, "num_speculative_tokens": value})
+
+
+@dataclass(frozen=True, slots=True)
+class Axes:
+    """What a sweep varies on one kind of server (`SWEEPS`)."""
+
+    flags: Mapping[str, tuple[str, ...]]
+    """Each axis and the flags that set it (whichever the command uses; the first when it
+    uses none)."""
+    value: Callable[[str | None, int], str] = lambda _current, value: str(value)
+    """A flag's new value from its current one and the axis value."""
+    tree: bool = False
+    """SGLang's steps × topk tree: combinations it would overrule are adjusted or skipped."""
+
+
+_SGLANG = Axes(
+    {
+        "steps": ("--speculative-num-steps",),
+        "topk": ("--speculative-eagle-topk",),
+        "draft-tokens": ("--speculative-num-draft-tokens",),
     },
+    tree=True,
+)
+SWEEPS: Mapping[ServerKind, Axes] = {
+    ServerKind.SGLANG: _SGLANG,
+    ServerKind.SIM: _SGLANG,
+    ServerKind.VLLM: Axes({"tokens": ("--speculative-config",)}, _json_length),
+    ServerKind.LLAMACPP: Axes(
+        {"draft-max": ("--draft-max", "--spec-draft-n-max", "--draft", "--draft-n")}
+    ),
 }
 
 
@@ -51,7 +78,7 @@ def parse_axes(texts: Sequence[str], kind: ServerKind) -> dict[str, tuple[int, .
     Raises:
         TargetError: An unknown axis, or values that are not positive integers.
     """
-    known = AXES[kind]
+    known = SWEEPS[kind].flags
     axes: dict[str, tuple[int, ...]] = {}
     for text in texts:
         name, _, values = text.partition("=")
@@ -93,7 +120,7 @@ def variants(split: Split, axes: Mapping[str, tuple[int, ...]]) -> tuple[list[Va
             continue
         argv = split.speculative.argv
         for name, value in chosen.items():
-            argv = _set(argv, split, AXES[split.kind][name], value)
+            argv = _set(argv, split, SWEEPS[split.kind].flags[name], value)
         found.append(Variant(label, dataclasses.replace(split.speculative, argv=argv)))
     return found, skipped
 
@@ -101,7 +128,7 @@ def variants(split: Split, axes: Mapping[str, tuple[int, ...]]) -> tuple[list[Va
 def _chain(chosen: Mapping[str, int], split: Split, algorithm: str) -> bool:
     """Whether this combination sweeps the draft tokens of a topk-1 chain without its steps
     (which SGLang would overrule: it drafts steps + 1 tokens with topk 1)."""
-    if split.kind not in (ServerKind.SGLANG, ServerKind.SIM) or algorithm == "NGRAM":
+    if not SWEEPS[split.kind].tree or algorithm == "NGRAM":
         return False
     if "draft-tokens" not in chosen or "steps" in chosen or chosen["draft-tokens"] < 2:
         return False
@@ -114,7 +141,7 @@ def _chain(chosen: Mapping[str, int], split: Split, algorithm: str) -> bool:
 def _invalid(chosen: Mapping[str, int], split: Split, algorithm: str) -> str | None:
     if "draft-tokens" in chosen and chosen["draft-tokens"] < 2:
         return "a verify step needs at least 2 draft tokens (the root and one draft)"
-    if split.kind not in (ServerKind.SGLANG, ServerKind.SIM) or algorithm == "NGRAM":
+    if not SWEEPS[split.kind].tree or algorithm == "NGRAM":
         return None
     argv = split.speculative.argv
     steps = chosen.get("steps") or _int(_value(argv, split, "--speculative-num-steps"))
@@ -152,22 +179,10 @@ def _set(
     for name, words in groups(argv, default_rules(split.kind)):
         if name in flags and not done:
             current = words[0].partition("=")[2] if "=" in words[0] else " ".join(words[1:])
-            out += [name, _new_value(split.kind, current, value)]
+            out += [name, SWEEPS[split.kind].value(current, value)]
             done = True
         else:
             out += words
     if not done:
-        out += [flags[0], _new_value(split.kind, None, value)]
+        out += [flags[0], SWEEPS[split.kind].value(None, value)]
     return tuple(out)
-
-
-def _new_value(kind: ServerKind, current: str | None, value: int) -> str:
-    if kind != ServerKind.VLLM:
-        return str(value)
-    try:
-        config = json.loads(current or "{}")
-    except ValueError:
-        raise TargetError(f"--speculative-config is not JSON: {current!r}") from None
-    if not isinstance(config, dict):
-        raise TargetError(f"--speculative-config is not a JSON object: {current!r}")
-    return json.dumps({**config, "num_speculative_tokens": value})

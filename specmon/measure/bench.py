@@ -13,8 +13,6 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-import httpx
-
 from specmon.analysis.figures import run_figures
 from specmon.analysis.gpus import gpu_state as summarize_gpu_state
 from specmon.analysis.rates import any_reset
@@ -29,7 +27,7 @@ from specmon.model import (
     Snapshot,
     Telemetry,
 )
-from specmon.sources.backend import Backend
+from specmon.sources.backends import Connection
 from specmon.wording import BUFFERED_STREAM
 
 GPU_SAMPLE_EVERY_S = 0.5
@@ -82,9 +80,9 @@ class _GpuSamples:
             await self.sample()
 
 
-async def _metrics_or_none(client: httpx.AsyncClient, backend: Backend) -> ServerMetrics | None:
+async def _metrics_or_none(connection: Connection) -> ServerMetrics | None:
     try:
-        return await backend.metrics(client)
+        return await connection.metrics()
     except SourceError:
         return None  # metrics are optional for a bench: off, or a passing failure
 
@@ -112,8 +110,7 @@ def _restarted(before: ServerInfo, after: ServerInfo) -> bool:
 
 
 async def run_bench(
-    client: httpx.AsyncClient,
-    backend: Backend,
+    connection: Connection,
     url: str,
     info: ServerInfo,
     protocol: Protocol,
@@ -128,8 +125,7 @@ async def run_bench(
     """Run the protocol against one server and return the completed Snapshot.
 
     Args:
-        client: The target's client.
-        backend: How to read it (from `sources.backend.connect`).
+        connection: The target's connection, its backend known (`info` read).
         url: The target's base URL (recorded in the snapshot).
         info: Server info read just before; read again at the end to detect a restart.
         protocol: Warm-up and run counts, max tokens, prompt; at a concurrency N every
@@ -150,12 +146,11 @@ async def run_bench(
         BenchInvalid: The server restarted or changed its flags during the bench, or its stream
             arrived buffered (no timing to measure).
     """
-    metrics_before = await _metrics_or_none(client, backend)
+    metrics_before = await _metrics_or_none(connection)
     streams = protocol.concurrency
 
     def probe() -> Awaitable[ProbeResult]:
-        return backend.probe(
-            client,
+        return connection.probe(
             prompt=protocol.prompt,
             max_tokens=protocol.max_tokens,
             temperature=protocol.temperature,
@@ -180,12 +175,19 @@ async def run_bench(
             if on_progress:
                 on_progress(Progress("run", len(runs), protocol.runs * streams, figures))
     await gpu.sample()
-    info_after = await backend.server_info(client)
+    info_after = await connection.info()
     if _restarted(info, info_after):
         raise BenchInvalid("the server restarted or changed its flags during the bench")
-    metrics_after = await _metrics_or_none(client, backend)
+    if info.speculative is None and info_after.speculative is not None:
+        # Speculation that shows only once a request has finished (TensorRT-LLM's per-position
+        # counters): what the server showed after its runs is what it ran.
+        info = info_after
+    metrics_after = await _metrics_or_none(connection)
     if metrics_before and metrics_after and any_reset(metrics_before, metrics_after):
         raise BenchInvalid("the server's counters went down during the bench: it restarted")
+    restarted = [w.url for w in metrics_after.workers if w.reset] if metrics_after else []
+    if restarted:  # behind a router: a worker's counters went down (the sums never do)
+        raise BenchInvalid(f"worker {', '.join(restarted)} restarted during the bench")
     processes = [t.server_process for t in gpu.readings if t.server_process is not None]
     if processes:
         started_at = processes[-1].start_time

@@ -17,9 +17,9 @@ from specmon.errors import SourceError, SpecmonError
 from specmon.measure.bench import BenchInvalid, Progress, run_bench
 from specmon.model import Protocol, ServerInfo, Snapshot, Telemetry
 from specmon.probe_prompts import DEFAULT_PROMPT
-from specmon.sources.backend import connect
 from specmon.sources.http import make_client
 from specmon.sources.telemetry import TelemetrySource, open_telemetry
+from specmon.sources.workers import open_connection
 from specmon.target import Target
 
 __all__ = ["BENCH_ATTEMPTS", "NotABaseline", "Progress", "SnapshotKind", "default_protocol",
@@ -118,10 +118,9 @@ async def take_snapshot(
     """
     telemetry = await open_telemetry(target.url, gpu_metrics=gpu_metrics)
     try:
-        async with make_client(target) as client:
+        async with open_connection(target, make_client) as connection:
 
-            async def bench() -> Snapshot:
-                backend, info = await connect(client)
+            def plain(info: ServerInfo) -> None:
                 if kind == SnapshotKind.BASELINE and info.speculative is not None:
                     raise NotABaseline(
                         f"{target.url} runs with speculation ({info.speculative.describe()}): a "
@@ -129,12 +128,15 @@ async def take_snapshot(
                         "drafting nothing at its load, an adaptive server at k = 0 keeps its "
                         "draft machinery running: it is no plain server)"
                     )
+
+            async def bench() -> Snapshot:
+                info = await connection.info()
+                plain(info)
                 if on_connect is not None:
                     on_connect(info)
                 gpus = await gpu_reader(telemetry, say)
-                return await run_bench(
-                    client,
-                    backend,
+                snapshot = await run_bench(
+                    connection,
                     target.url,
                     info,
                     protocol,
@@ -144,6 +146,8 @@ async def take_snapshot(
                     gpu_state=gpus.read,
                     started_at=gpus.started_at,
                 )
+                plain(snapshot.server)  # speculation that showed only after the runs
+                return snapshot
 
             prefix, tell = f"{label}: " if label else "", again or say
             return await _bench_again_if_refused(

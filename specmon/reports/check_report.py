@@ -15,6 +15,7 @@ from specmon.analysis.ab_runs import StoredAb
 from specmon.analysis.acceptance import draft_length
 from specmon.analysis.advice import Advice
 from specmon.analysis.by_load import band_label, band_of
+from specmon.analysis.catalogue import CATALOGUE, Measured
 from specmon.analysis.comparison import Comparison
 from specmon.analysis.drafting import Drafting
 from specmon.analysis.pooled import Pooled, pool
@@ -28,10 +29,11 @@ EXIT_STORE = 3
 """The snapshot store could not be read (no such --db, corrupt, locked): nothing was checked."""
 
 Level = Literal["ok", "info", "warn", "fail"]
-CHECK_SCHEMA = 5
+CHECK_SCHEMA = 6
 """The `check --json` object's version (2 added the probes, the interval's level, the looks;
 3 the drafting now; 4 the traffic's accept length beside the probe's, and per-category probes;
-5 the stored A/B of the server's configuration)."""
+5 the stored A/B of the server's configuration; 6 `ms_per_token`, and `decode_tok_s` without a
+comparison)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +64,9 @@ class CheckReport:
     baseline: Snapshot | None = None
     validity: Validity | None = None
     comparison: Comparison | None = None
+    compared: Pooled | None = None
+    """The probes `comparison` was read from, pooled (probes taken after the verdict, to judge
+    the traffic, are not in it); None without a comparison."""
     advice: list[Advice] = field(default_factory=list)
     drafting: Drafting | None = None
     """What the server drafted while the check probed it (`analysis.drafting`)."""
@@ -89,6 +94,9 @@ def report_to_dict(report: CheckReport) -> dict[str, object]:
     )
     server = report.server
     c = report.comparison
+    measured = Measured(
+        pooled=report.compared or (pool(report.probes) if report.probes else None), comparison=c
+    )
     return {
         "schema": CHECK_SCHEMA,
         "url": report.url,
@@ -103,6 +111,7 @@ def report_to_dict(report: CheckReport) -> dict[str, object]:
             "model": server.model,
             "metrics_enabled": report.metrics is not None,
             "speculative": None if server.speculative is None else asdict(server.speculative),
+            "workers": [asdict(w) for w in report.metrics.workers] if report.metrics else [],
         },
         "probe": None if report.probe is None else asdict(report.probe),
         "probes": [asdict(run) for run in report.probes],
@@ -118,16 +127,11 @@ def report_to_dict(report: CheckReport) -> dict[str, object]:
             "reasons": list(report.validity.reasons) if report.validity else [],
             "unverified": list(report.validity.unverified) if report.validity else [],
         },
-        "decode_tok_s": None if c is None else c.now_tok_s,
-        "speedup": None if c is None else c.speedup.value,
-        "speedup_low": None if c is None else c.speedup.low,
-        "speedup_high": None if c is None else c.speedup.high,
+        **{f.check_key: f.get(measured) for f in CATALOGUE if f.check_key is not None},
         "speedup_level": None if c is None else c.speedup.level,
         "looks": report.looks,
         "verdict_after_s": report.verdict_after_s,
         "verdict": None if c is None else c.verdict.value,
-        "break_even_accept_length": None if c is None else c.break_even,
-        "margin": None if c is None else c.margin,
         "advice": [asdict(a) for a in report.advice],
         "drafting": _drafting(report),
         "traffic": _traffic(report.traffic),

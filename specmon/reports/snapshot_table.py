@@ -12,10 +12,11 @@ import csv
 import io
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, astuple, dataclass, fields, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Literal
 
+from specmon.analysis.catalogue import CATALOGUE, Measured
 from specmon.analysis.comparison import Comparison, compare
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.validity import (
@@ -33,7 +34,6 @@ from specmon.storage.serialize import summary_of
 from specmon.wording import (
     DASH,
     describe_config,
-    speedup_text,
     validity_mark,
     verdict_text,
 )
@@ -177,14 +177,20 @@ def _paired(
     )
 
 
-EXPORT_SCHEMA = 3
-"""The JSON export's version: 3 adds each row's `category`; 2 wrapped the rows in {"schema",
-"rows"} and named every figure as the CSV does (1 was a bare list with a nested speedup)."""
+EXPORT_SCHEMA = 4
+"""The JSON export's version: 4 adds `ms_per_token` (CSV: its last column); 3 each row's
+`category`; 2 wrapped the rows in {"schema", "rows"} and named every figure as the CSV does (1
+was a bare list with a nested speedup)."""
 
-_HEADERS = ("id", "url", "created", "label", "category", "config", "decode tok/s", "min", "max",
-            "accept", "cycle ms", "baseline", "baseline tok/s", "speedup", "verdict", "break-even",
-            "baseline valid")  # fmt: skip
-"""The Markdown table's columns, in order."""
+_MD_ORDER = ("id", "url", "created", "label", "category", "config", "decode tok/s", "min", "max",
+             "accept", "cycle ms", "baseline", "baseline tok/s", "speedup", "verdict", "break-even",
+             "baseline valid")  # fmt: skip
+"""The Markdown table's columns before the catalogue, in their order; the catalogue's figures
+(`analysis.catalogue`) are headed by their `markdown` name."""
+_MD_FIGURES = {f.markdown: f for f in CATALOGUE if f.markdown is not None}
+_HEADERS = (*_MD_ORDER, *(header for header in _MD_FIGURES if header not in _MD_ORDER))
+"""The Markdown table's columns, in order: a figure added to the catalogue since joins at the
+end, so no column moves."""
 
 
 def format_time(unix_s: float) -> str:
@@ -196,103 +202,78 @@ def _fixed(value: float | None, digits: int) -> str | None:
     return None if value is None else f"{value:.{digits}f}"
 
 
+def _measured(row: ComparisonRow) -> Measured:
+    """What the catalogue's figures read of a row: its runs and its comparison."""
+    return Measured(pooled=row.pooled, comparison=row.comparison)
+
+
 def _cells(row: ComparisonRow) -> list[str | None]:
     """The row's Markdown cells in `_HEADERS` order, as people read them; None when missing."""
     c = row.comparison
-    return [
-        None if row.id is None else str(row.id),
-        row.url,
-        format_time(row.created_at),
-        row.label,
-        row.category,
-        row.config,
-        _fixed(row.pooled.decode_tok_s, 1),
-        _fixed(row.decode_tok_s_min, 1),
-        _fixed(row.decode_tok_s_max, 1),
-        _fixed(row.pooled.accept_length, 2),
-        _fixed(row.pooled.cycle_ms, 1),
-        None if row.baseline_id is None else str(row.baseline_id),
-        _fixed(c.base_tok_s if c else None, 1),
-        speedup_text(c.speedup) if c else None,
-        verdict_text(c) if c else None,
-        _fixed(c.break_even if c else None, 2),
-        row.baseline_note,
-    ]
+    measured = _measured(row)
+    cells = {
+        "id": None if row.id is None else str(row.id),
+        "url": row.url,
+        "created": format_time(row.created_at),
+        "label": row.label,
+        "category": row.category,
+        "config": row.config,
+        "min": _fixed(row.decode_tok_s_min, 1),
+        "max": _fixed(row.decode_tok_s_max, 1),
+        "baseline": None if row.baseline_id is None else str(row.baseline_id),
+        "baseline tok/s": _fixed(c.base_tok_s if c else None, 1),
+        "verdict": verdict_text(c) if c else None,
+        "baseline valid": row.baseline_note,
+        **{header: figure.written(measured) for header, figure in _MD_FIGURES.items()},
+    }
+    return [cells[header] for header in _HEADERS]
 
 
-@dataclass(frozen=True, slots=True)
-class ExportRecord:
-    """A row for scripts, CSV and JSON alike: numbers at full precision, the speedup and its
-    interval as ratios (0.21 is +21%), validity as booleans and its reasons as text; None when
-    missing."""
-
-    id: int | None
-    url: str
-    created: str
-    """ISO 8601, UTC."""
-    created_at: float
-    """Unix seconds."""
-    label: str | None
-    category: str | None
-    """The category of its protocol's prompt; None (empty in CSV) when unknown."""
-    config: str
-    speculative: bool
-    decode_tok_s: float | None
-    decode_tok_s_min: float | None
-    decode_tok_s_max: float | None
-    accept_length: float | None
-    cycle_ms: float | None
-    baseline_id: int | None
-    baseline_url: str | None
-    baseline_decode_tok_s: float | None
-    speedup_ratio: float | None
-    speedup_ratio_low: float | None
-    speedup_ratio_high: float | None
-    interval_level: float | None
-    """The interval's confidence (0.95); None without an interval."""
-    verdict: str | None
-    break_even: float | None
-    margin: float | None
-    baseline_valid: bool | None
-    baseline_confirmed: bool | None
-    baseline_reasons: list[str] | None
-    baseline_unverified: list[str] | None
-    no_baseline: str | None
+_COLUMNS = ("id", "url", "created", "created_at", "label", "category", "config", "speculative",
+            "decode_tok_s", "decode_tok_s_min", "decode_tok_s_max", "accept_length", "cycle_ms",
+            "baseline_id", "baseline_url", "baseline_decode_tok_s", "speedup_ratio",
+            "speedup_ratio_low", "speedup_ratio_high", "interval_level", "verdict", "break_even",
+            "margin", "baseline_valid", "baseline_confirmed", "baseline_reasons",
+            "baseline_unverified", "no_baseline")  # fmt: skip
+"""The CSV/JSON columns before the catalogue, in their order (docs/usage.md)."""
+_EXPORTED = {f.export_key: f for f in CATALOGUE if f.export_key is not None}
+EXPORT_COLUMNS = (*_COLUMNS, *(key for key in _EXPORTED if key not in _COLUMNS))
+"""The CSV/JSON columns, in order: a figure added to the catalogue since joins at the end, so
+no column moves."""
 
 
-def _record(row: ComparisonRow) -> ExportRecord:
+def _record(row: ComparisonRow) -> dict[str, object]:
+    """A row for scripts, CSV and JSON alike, keyed by `EXPORT_COLUMNS`: numbers at full
+    precision, the speedup and its interval as ratios (0.21 is +21%), validity as booleans and
+    its reasons as text; None when missing."""
     c, validity = row.comparison, row.validity
     gain = c.speedup if c else None
-    return ExportRecord(
-        id=row.id,
-        url=row.url,
-        created=format_time(row.created_at),
-        created_at=row.created_at,
-        label=row.label,
-        category=row.category,
-        config=row.config,
-        speculative=row.speculative,
-        decode_tok_s=row.pooled.decode_tok_s,
-        decode_tok_s_min=row.decode_tok_s_min,
-        decode_tok_s_max=row.decode_tok_s_max,
-        accept_length=row.pooled.accept_length,
-        cycle_ms=row.pooled.cycle_ms,
-        baseline_id=row.baseline_id,
-        baseline_url=row.baseline_url,
-        baseline_decode_tok_s=c.base_tok_s if c else None,
-        speedup_ratio=gain.value if gain else None,
-        speedup_ratio_low=gain.low if gain else None,
-        speedup_ratio_high=gain.high if gain else None,
-        interval_level=gain.level if gain and gain.low is not None else None,
-        verdict=c.verdict.value if c else None,
-        break_even=c.break_even if c else None,
-        margin=c.margin if c else None,
-        baseline_valid=None if validity is None else validity.valid,
-        baseline_confirmed=None if validity is None else validity.confirmed,
-        baseline_reasons=None if validity is None else list(validity.reasons),
-        baseline_unverified=None if validity is None else list(validity.unverified),
-        no_baseline=row.no_baseline,
-    )
+    measured = _measured(row)
+    record: dict[str, object] = {
+        "id": row.id,
+        "url": row.url,
+        "created": format_time(row.created_at),
+        "created_at": row.created_at,
+        "label": row.label,
+        "category": row.category,
+        "config": row.config,
+        "speculative": row.speculative,
+        "decode_tok_s_min": row.decode_tok_s_min,
+        "decode_tok_s_max": row.decode_tok_s_max,
+        "baseline_id": row.baseline_id,
+        "baseline_url": row.baseline_url,
+        "baseline_decode_tok_s": c.base_tok_s if c else None,
+        # The interval's confidence (0.95); None without an interval.
+        "interval_level": gain.level if gain and gain.low is not None else None,
+        "verdict": c.verdict.value if c else None,
+        "baseline_valid": None if validity is None else validity.valid,
+        "baseline_confirmed": None if validity is None else validity.confirmed,
+        "baseline_reasons": None if validity is None else list(validity.reasons),
+        "baseline_unverified": None if validity is None else list(validity.unverified),
+        "no_baseline": row.no_baseline,
+        **{key: figure.get(measured) for key, figure in _EXPORTED.items()},
+    }
+    return {column: record[column] for column in EXPORT_COLUMNS}
 
 
 def _csv_value(value: object) -> str:
@@ -311,18 +292,18 @@ def export(rows: Sequence[ComparisonRow], fmt: ExportFormat) -> str:
 
     Markdown is for people: tok/s and ms to 1 decimal, accept lengths to 2, the speedup as a
     signed percent with its interval, validity as ✓/✗ with its reasons, missing figures "—".
-    CSV and JSON are for scripts, with the same names and values (`ExportRecord`): missing figures
+    CSV and JSON are for scripts, with the same names and values (`EXPORT_COLUMNS`): missing figures
     are empty in CSV, null in JSON; JSON is `{"schema": EXPORT_SCHEMA, "rows": [...]}`.
     """
     if fmt == "json":
-        document = {"schema": EXPORT_SCHEMA, "rows": [asdict(_record(row)) for row in rows]}
+        document = {"schema": EXPORT_SCHEMA, "rows": [_record(row) for row in rows]}
         return json.dumps(document, indent=2, ensure_ascii=False)
     if fmt == "csv":
         buffer = io.StringIO()
         # "\n", not RFC 4180's "\r\n": the text is printed or written in text mode by the caller.
         writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(field.name for field in fields(ExportRecord))
-        writer.writerows([_csv_value(value) for value in astuple(_record(row))] for row in rows)
+        writer.writerow(EXPORT_COLUMNS)
+        writer.writerows([_csv_value(value) for value in _record(row).values()] for row in rows)
         return buffer.getvalue()
     if fmt == "md":
         lines = [

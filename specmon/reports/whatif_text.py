@@ -4,7 +4,6 @@ around it and the `whatif --json` object (the CLI and the dashboard's `w` screen
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -15,6 +14,7 @@ from specmon.analysis.by_load import LoadBand, band_end, band_label, band_of, le
 from specmon.analysis.comparison import Verdict
 from specmon.analysis.load import Level
 from specmon.analysis.whatif import Prediction, WhatIf
+from specmon.backend_facts import facts
 from specmon.model import ServerInfo
 from specmon.wording import (
     DASH,
@@ -37,46 +37,18 @@ LABELS = {"k": "k", "tokens": "tokens/step", "cycle": "cycle ms", "decode": "dec
 
 def draft_flag(info: ServerInfo, k: int) -> str:
     """The launch flag that sets draft length k on this server."""
-    spec = info.speculative
-    if info.backend == "vllm":
-        return f"--speculative-config '{json.dumps(_vllm_config(info, k))}'"
-    if info.backend == "llamacpp":
-        return f"--spec-draft-n-max {k}"
-    if spec is not None and spec.algorithm.upper() in ("EAGLE", "EAGLE3"):
-        return f"--speculative-num-steps {k} --speculative-num-draft-tokens {k + 1}"
-    return f"--speculative-num-draft-tokens {k + 1}"
-
-
-def _vllm_config(info: ServerInfo, k: int) -> dict[str, object]:
-    """vLLM's `--speculative-config` at draft length k: every key the server exposes (its
-    dev-mode config: method, draft model, lookup sizes), with `num_speculative_tokens` k. Outside
-    dev mode vLLM names no method, and the JSON holds what is known."""
-    prefix = "speculative_"
-    config = {
-        name.removeprefix(prefix): value
-        for name, value in info.args.items()
-        if name.startswith(prefix) and name != f"{prefix}num_speculative_tokens"
-    }
-    return {**config, "num_speculative_tokens": k}
+    return facts(info.backend).draft_flag(info, k)
 
 
 def speculative_flags(info: ServerInfo) -> str:
     """The launch flags that make this server speculative, as its backend names them: what a
     relaunch for a baseline leaves out."""
-    if info.backend == "vllm":
-        return "--speculative-config"
-    if info.backend == "llamacpp":
-        return "-md and --spec-type"
-    return "--speculative-*"
+    return facts(info.backend).speculative_flags
 
 
 def speculation_off_flag(info: ServerInfo) -> str:
     """The launch flags that turn speculation off on this server."""
-    if info.backend == "vllm":
-        return "--speculative-config (remove it)"
-    if info.backend == "llamacpp":
-        return "-md and --spec-type (remove them)"
-    return "--speculative-algorithm (remove it)"
+    return facts(info.backend).off_flag
 
 
 def position_bars(positions: PositionAcceptance, *, percent: bool = True) -> str:
@@ -243,18 +215,15 @@ def ab_lines(ab: StoredAb | None, now_wall: float | None) -> list[str]:
 
 
 def adaptive_setting(info: ServerInfo, k: int, running: float | None) -> str:
-    """Draft length k at the load of `running` requests, in an adaptive server's own settings:
-    SGLang's batch-size bucket (`--speculative-adaptive-config`, keyed by the batch size it
-    starts at; topk 1, so k drafts are k steps) or vLLM's Dynamic SD range
-    (`num_speculative_tokens_per_batch_size: [[lo, hi, K], …]`); k = 0: no drafting there."""
+    """Draft length k at the load of `running` requests, in an adaptive server's own settings
+    (`BackendFacts.adaptive_setting`: SGLang's batch-size bucket, vLLM's Dynamic SD range);
+    k = 0: no drafting there. A backend with no adaptive mode: its launch flag for k (for 0,
+    the flags that turn speculation off)."""
+    setting = facts(info.backend).adaptive_setting
+    if setting is None:
+        return draft_flag(info, k) if k else speculation_off_flag(info)
     start = band_of(running or 1) or 1
-    if info.backend == "vllm":
-        end = band_end(start)
-        return (
-            f"[{start}, {end if end is not None else 'max_num_seqs'}, {k}] in "
-            "num_speculative_tokens_per_batch_size of --speculative-config"
-        )
-    return f'"{start}": {{"candidate_steps": [{k}]}} in --speculative-adaptive-config'
+    return setting(start, band_end(start), k)
 
 
 def advisor_flags(

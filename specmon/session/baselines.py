@@ -21,9 +21,9 @@ from specmon.analysis.validity import (
 )
 from specmon.errors import SourceError, SpecmonError
 from specmon.model import Lifetime, Protocol, ServerInfo, Snapshot
-from specmon.sources.backend import connect
 from specmon.sources.http import make_client
 from specmon.sources.telemetry import open_telemetry
+from specmon.sources.workers import open_connection
 from specmon.storage.store import Store
 from specmon.target import Target
 
@@ -99,12 +99,14 @@ async def observe_lifetime(target: Target) -> Lifetime:
     Raises:
         SourceError: The server could not be read (typed).
     """
-    async with make_client(target) as client:
-        backend, info = await connect(client)
+    async with open_connection(target, make_client) as connection:
+        info = await connection.info()
         try:
-            metrics = await backend.metrics(client)
+            metrics = await connection.metrics()
         except SourceError:
             metrics = None  # off: the process start or the args must do
+        if metrics is not None and metrics.down_workers:
+            metrics = None  # a router's sums short of a worker would read as counters gone down
     started_at = None
     with contextlib.suppress(SpecmonError):  # context only: no start time then
         telemetry = await open_telemetry(target.url, gpus=False)
@@ -129,7 +131,7 @@ async def check_lifetime(baseline: Snapshot, server: Target, speculative: bool) 
     if baseline.url == server.url and speculative:
         return relaunched_for_speculation()
     try:
-        observed = await observe_lifetime(replace(server, url=baseline.url))
+        observed = await observe_lifetime(server.at(baseline.url))
     except SourceError as exc:
         return lifetime_check(baseline.lifetime, None, unreachable=str(exc))
     return lifetime_check(baseline.lifetime, observed)

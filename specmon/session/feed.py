@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import replace
 from typing import Any, Protocol
 
 from specmon.config import MonitorConfig, Targets
@@ -211,7 +210,7 @@ class LocalFeed:
         if sink is None or url is None:
             return  # `run` starts it
         watch = Watch(
-            replace(self.targets.server, url=url),
+            self.targets.server.at(url),
             telemetry=False,
             interval=max(self.config.interval, BASELINE_SERVER_EVERY_S),
         )
@@ -270,7 +269,7 @@ class LocalFeed:
                 )
             else:
                 bench = take_snapshot(
-                    replace(self.targets.server, url=url),
+                    self.targets.server.at(url),
                     protocol,
                     kind=kind,
                     label=label,

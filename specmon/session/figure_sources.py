@@ -4,6 +4,7 @@ chunks), and, without details, how this kind of server would send them."""
 
 from __future__ import annotations
 
+from specmon.backend_facts import facts
 from specmon.model import AcceptSource, PositionSource, RunFigures
 
 PER_REQUEST = "per-request details (the server's own account of this probe)"
@@ -20,15 +21,6 @@ NO_POSITIONS = (
     "not one per verify step"
 )
 NO_ACCEPT = "— no per-request details, and the counters were not the probe's alone"
-DETAILS_OFF = {
-    "vllm": "off: vLLM 0.32+ sends them when launched with "
-    "--per-request-spec-decode-metrics summary (or detailed); until then the counters serve, "
-    "while the probe runs alone",
-    "sglang": "not sent: SGLang 0.5.9+ sends its histogram with every response; older "
-    "versions give the stream's chunks only",
-    "llamacpp": "none: llama.cpp has no per-request acceptance; its counters serve while the "
-    "probe runs alone",
-}
 
 
 def probe_figure_sources(
@@ -49,6 +41,7 @@ def probe_figure_sources(
     per_request = figures.server_accept_source == AcceptSource.DETAILS or (
         position is not None and position.per_request
     )
-    if not per_request and backend in DETAILS_OFF:
-        rows.append(("per-request details", DETAILS_OFF[backend]))
+    details_off = facts(backend).details_off if backend is not None else None
+    if not per_request and details_off is not None:
+        rows.append(("per-request details", details_off))
     return tuple(rows)

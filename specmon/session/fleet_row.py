@@ -18,6 +18,7 @@ from specmon.wording import (
     SPECULATION_OFF,
     TAKE_BASELINE,
     drafting_short,
+    partial_sums,
     validity_mark,
 )
 
@@ -48,7 +49,8 @@ class FleetRow:
     """The target's name, else its URL without "http://" (an https:// one keeps its scheme)."""
     state: StateName
     reason: str
-    """Why it ranks where it does: the server's error, the probe's, the baseline's reasons."""
+    """Why it ranks where it does: the server's error, the probe's, the baseline's reasons;
+    behind a router, the workers left out of its summed figures too."""
     title: str | None
     """"SGLang 0.5.23"; None before server info."""
     speculation: str
@@ -110,6 +112,9 @@ def fleet_row(label: str, view: View) -> FleetRow:
     rank, reason = _rank(view, probe_failing)
     # The table has no `b`: the server's dashboard does.
     reason = reason.replace(TAKE_BASELINE, FLEET_TAKE_BASELINE)
+    partial = partial_sums(view.server.workers) if rank != Rank.DOWN else None
+    if partial is not None:  # behind a router: whatever else it says, its sums lack a worker
+        reason = f"{reason}; {partial}" if reason else partial
     return FleetRow(
         url=identity.url,
         label=label,
@@ -161,8 +166,8 @@ def _rank(view: View, probe_failing: bool) -> tuple[Rank, str]:
         return Rank.BASELINE_STALE, "baseline: " + "; ".join(validity.reasons)
     if view.gpus.warn:
         return Rank.GPU_WARNING, view.gpus.summary or ""
-    if plain:
-        return Rank.NO_SPECULATION, SPECULATION_OFF
+    if plain:  # the dashboard's reason: off, or not shown yet
+        return Rank.NO_SPECULATION, dict(view.missing).get("accept length", SPECULATION_OFF)
     if comparison is None:
         why = dict(view.missing).get("speedup", "no comparison yet")
         return Rank.NO_COMPARISON, why

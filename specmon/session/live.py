@@ -13,10 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from specmon.analysis.acceptance import draft_length, pooled_positions
+from specmon.analysis.catalogue import CATALOGUE, Measured
 from specmon.analysis.figures import pooled_cycle_percentiles, run_step_cycles
-from specmon.analysis.pooled import Pooled, pool, pool_groups
+from specmon.analysis.pooled import Pooled, ms_per_token, pool, pool_groups
 from specmon.analysis.representative import TrafficGap, traffic_gap
 from specmon.analysis.validity import LifetimeState
+from specmon.backend_facts import facts
 from specmon.model import (
     CycleBasis,
     GpuState,
@@ -44,6 +46,7 @@ from specmon.session.view import (
     DecodeView,
     DraftingView,
     Event,
+    FigureView,
     IdentityView,
     Level,
     ServerView,
@@ -56,10 +59,12 @@ from specmon.session.watch import INFO_EVERY_S
 from specmon.session.window import HISTORY_S
 from specmon.wording import (
     BUFFERED_STREAM,
+    SPECULATION_NOT_SHOWN,
     SPECULATION_OFF,
     TAKE_BASELINE,
     brief_config,
     describe_config,
+    partial_sums,
 )
 
 RATE_SPAN_S = 10.0  # server figures are averaged over about this long
@@ -307,7 +312,7 @@ class LiveState:
             why = self.why_no_baseline or "no baseline yet"
             missing.append(("speedup", f"{why} — {TAKE_BASELINE}"))
         elif plain:
-            missing.append(("speedup", SPECULATION_OFF))
+            missing.append(("speedup", self._speculation_off()))
         elif baseline.comparison is None:
             missing.append(("speedup", "no timed probe of this server yet"))
         spec = self._spec(recent, baseline, missing, now_wall)
@@ -335,6 +340,7 @@ class LiveState:
                 self.probes[-1].figures if self.probes else None,
                 self.server.info.backend if self.server.info else None,
             ),
+            _figures(Measured(recent, baseline.comparison if baseline.applies else None)),
         )
 
     def _identity(self, stale_after: float) -> IdentityView:
@@ -413,7 +419,7 @@ class LiveState:
         live = tuple(total / count for step, total, count in self.history if step < current)
         return DecodeView(
             decode_tok_s=tok_s,
-            ms_per_token=1000 / tok_s if tok_s else None,
+            ms_per_token=ms_per_token(tok_s),
             ttft_ms=figures.ttft_ms if figures else None,
             probe_age_s=now_wall - last.wall if last else None,
             history=zoomed.decode if zoomed else live,
@@ -425,6 +431,14 @@ class LiveState:
             recent_tok_s=recent.decode_tok_s,
             recent_runs=recent.runs,
         )
+
+    def _speculation_off(self) -> str:
+        """Why no speculation shows: it is off, or on a server that shows it only once a
+        request has finished (TensorRT-LLM), none has yet."""
+        info, latest = self.server.info, self.server.window.latest
+        late = info is not None and facts(info.backend).shows_speculation_late
+        finished = latest is not None and bool(latest.num_requests_total)
+        return SPECULATION_NOT_SHOWN if late and not finished else SPECULATION_OFF
 
     def _spec(
         self,
@@ -440,7 +454,7 @@ class LiveState:
         window = self.server.window.accept_length(MEAN_SPAN_S)
         latest = self.server.window.latest
         if enabled is False:
-            missing.append(("accept length", SPECULATION_OFF))
+            missing.append(("accept length", self._speculation_off()))
         elif recent.accept_length is None:
             missing.append(("accept length", "no probe with verify steps yet"))
         note = _cycle_note(runs[-1]) if runs else None
@@ -539,11 +553,12 @@ class LiveState:
         sample = self.sample
         reading = sample.readings.get(SourceName.METRICS) if sample else None
         latest = self.server.window.latest
+        partial = partial_sums(latest.workers) if latest else None
         if reading is not None and reading.error:
             state = "off (--enable-metrics)" if "--enable-metrics" in reading.error else "failing"
             missing.append(("server figures", reading.error))
         else:
-            state = "ok" if latest else "waiting"
+            state = partial or ("ok" if latest else "waiting")
         rate = self.server.window.decode_tok_s(RATE_SPAN_S)
         ttft, itl = self.server.window.latency_means(MEAN_SPAN_S)
         idle = self.server.window.generating(RATE_SPAN_S) is False
@@ -561,6 +576,7 @@ class LiveState:
             running_stale=idle and running is not None and running > 0,
             rate_span_s=RATE_SPAN_S,
             latency_span_s=MEAN_SPAN_S,
+            workers=latest.workers if latest else (),
         )
 
 
@@ -573,3 +589,9 @@ def _cycle_note(figures: RunFigures) -> str | None:
     if figures.cycle_basis == CycleBasis.PER_STEP:
         return "chunks carried several steps: each gap divided by the steps it spans"
     return None
+
+
+def _figures(measured: Measured) -> tuple[FigureView, ...]:
+    """The catalogue's figures of the recent probes and their comparison, as the dashboard
+    shows them."""
+    return tuple(FigureView(f.key, f.get(measured), f.shown(measured)) for f in CATALOGUE)

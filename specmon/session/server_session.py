@@ -138,15 +138,16 @@ class ServerSession:
             clock: Monotonic clock of the probe cadence.
             sleep: How the probe loop waits (tests fake it with `clock`).
         """
-        server = replace(server, url=target.url)
+        server = replace(server, url=target.url, metrics_urls=target.metrics_url)
         config = replace(
             config,
             url=target.url,
             baseline_url=target.baseline_url,
+            metrics_url=target.metrics_url,
             gpu_metrics=target.gpu_metrics or config.gpu_metrics,
             fleet=(),
         )
-        baseline = replace(server, url=target.baseline_url) if target.baseline_url else None
+        baseline = server.at(target.baseline_url) if target.baseline_url else None
         feed = LocalFeed(
             replace(config, probe=probing and config.probe),
             Targets(server, baseline),

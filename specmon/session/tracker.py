@@ -5,10 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from specmon.analysis.validity import differing_keys
-from specmon.model import Sample, ServerInfo, SourceName
+from specmon.backend_facts import facts
+from specmon.model import Sample, ServerInfo, ServerMetrics, SourceName
 from specmon.session.drafting import DraftingTracker
 from specmon.session.view import Level
 from specmon.session.window import HISTORY_S, MetricsWindow
+from specmon.wording import worker_down, worker_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +44,8 @@ class ServerTracker:
         """Monotonic time of the latest new info reading."""
         self._seqs: dict[str, int] = {}
         self._errors: dict[str, str | None] = {}
+        self._workers_down: set[str] = set()
+        """Behind a router: the workers the last scrape left out of the sums."""
 
     def update(self, sample: Sample) -> list[Change]:
         """Take a sample; returns what changed, with at most one restart per sample.
@@ -79,6 +83,7 @@ class ServerTracker:
             and metrics_reading.at is not None
         ):
             self._seqs[SourceName.METRICS] = metrics_reading.seq
+            changes.extend(self._worker_changes(sample.metrics))
             if self.window.add(metrics_reading.at, sample.metrics):
                 restarts.append("its counters went down")
                 self.drafting.reset()
@@ -96,6 +101,25 @@ class ServerTracker:
             self.first_seen = sample.t
         if self.first_seen is None and self._seqs:
             self.first_seen = sample.t
+        return changes
+
+    def _worker_changes(self, metrics: ServerMetrics) -> list[Change]:
+        """Behind a router: a worker gone from the sums, back in them, or restarted (its
+        counters went down or vanished: its deltas count from 0, the sums do not go down)."""
+        changes = []
+        for worker in metrics.workers:
+            name = worker_name(worker.url)
+            if not worker.up and worker.url not in self._workers_down:
+                self._workers_down.add(worker.url)
+                text = f"{self.name}: {worker_down(worker)}: left out of the summed figures"
+                changes.append(Change("error", text))
+            elif worker.up and worker.url in self._workers_down:
+                self._workers_down.discard(worker.url)
+                text = f"{self.name}: worker {name} back: in the summed figures again"
+                changes.append(Change("info", text))
+            if worker.reset:
+                text = f"{self.name}: worker {name} restarted (its counters went down or vanished)"
+                changes.append(Change("warn", text))
         return changes
 
     def _new_process(self, sample: Sample) -> list[str]:
@@ -127,7 +151,7 @@ class ServerTracker:
         if old is None:
             spec = info.speculative.describe() if info.speculative else "no speculation"
             return [Change("info", f"{self.name}: {info.title} · {info.model} · {spec}")]
-        if old.speculative != info.speculative:
+        if old.speculative != info.speculative and not _revealed(old, info):
             before = old.speculative.describe() if old.speculative else "off"
             after = info.speculative.describe() if info.speculative else "off"
             restarts.append(f"speculation changed: {before} → {after}")
@@ -152,3 +176,19 @@ class ServerTracker:
             return self.process[1]
         latest = self.window.latest
         return latest.process_start_time if latest is not None else None
+
+
+def _revealed(old: ServerInfo, new: ServerInfo) -> bool:
+    """Whether a change of speculation is the same launch showing more of it: on a server whose
+    speculation shows only once a request has finished (`BackendFacts.shows_speculation_late`),
+    with the same args, off becoming on, or its draft length appearing or growing (a relaunch
+    resets its counters, which is a restart of its own)."""
+    before, after = old.speculative, new.speculative
+    if not facts(new.backend).shows_speculation_late or old.args != new.args or after is None:
+        return False
+    if before is None:
+        return True
+    grown = before.num_steps is None or (
+        after.num_steps is not None and after.num_steps > before.num_steps
+    )
+    return before.algorithm == after.algorithm and grown

@@ -14,6 +14,7 @@ from specmon.analysis.comparison import Comparison, Verdict
 from specmon.analysis.drafting import drafts_otherwise
 from specmon.analysis.representative import TrafficGap
 from specmon.analysis.validity import Validity, ValidityState
+from specmon.model import WorkerStatus
 from specmon.wording import DASH
 
 Level = Literal["info", "warn", "error"]
@@ -249,7 +250,8 @@ class ServerView:
     ttft_ms: float | None
     itl_ms: float | None
     metrics_state: str
-    """"ok", "off (--enable-metrics)", "failing: …"."""
+    """"ok", "off (--enable-metrics)", "failing: …", or behind a router "partial: …" naming the
+    workers left out of the sums (`wording.partial_sums`)."""
     idle: bool = False
     """No token was generated over `rate_span_s` (a token counter did not move)."""
     running_stale: bool = False
@@ -258,6 +260,9 @@ class ServerView:
     rate_span_s: float = 10.0
     latency_span_s: float = 60.0
     """TTFT and ITL are the means of the requests observed over this span."""
+    workers: tuple[WorkerStatus, ...] = ()
+    """Behind a router (`--metrics-url`): every worker at the latest scrape, whose figures
+    these sum; empty for a server read directly."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,6 +300,18 @@ class SourceView:
 
 
 @dataclass(frozen=True, slots=True)
+class FigureView:
+    """One figure of the catalogue (`analysis.catalogue`) over the recent probes and their
+    comparison against a baseline that applies."""
+
+    key: str
+    """Its name in the catalogue."""
+    value: float | None
+    text: str
+    """As the dashboard shows it, with its unit; "—" when missing."""
+
+
+@dataclass(frozen=True, slots=True)
 class View:
     """The whole dashboard at one tick."""
 
@@ -312,3 +329,5 @@ class View:
     """A bench in progress, of either kind."""
     figure_sources: tuple[tuple[str, str], ...] = ()
     """(figure, where it came from) for the last probe's acceptance (`probe_figure_sources`)."""
+    figures: tuple[FigureView, ...] = ()
+    """Every figure of the catalogue, in its order (the `i` screen's "Every figure now")."""

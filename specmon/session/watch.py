@@ -14,10 +14,10 @@ from specmon.analysis.figures import run_figures
 from specmon.errors import SourceError, SpecmonError
 from specmon.model import ProbeResult, RunFigures, Sample, SourceName
 from specmon.probe_prompts import DEFAULT_CATEGORY, DEFAULT_SET, ProbePrompt, Rotation
-from specmon.sources.backend import Connection
-from specmon.sources.http import polling_client
+from specmon.sources.backends import Connection
 from specmon.sources.sampler import PollSource, Sampler, next_deadline
 from specmon.sources.telemetry import open_telemetry
+from specmon.sources.workers import open_connection
 from specmon.target import Target
 
 INFO_EVERY_S = 5.0  # server info is large (31 KB on 0.5.17) and changes only across restarts
@@ -87,8 +87,8 @@ class Watch:
             emit: Receives every Sample.
             on_error: Receives a one-line reason when telemetry cannot be set up at all.
         """
-        async with polling_client(self.target) as client:
-            self.connection = connection = Connection(client)
+        async with open_connection(self.target) as connection:
+            self.connection = connection
             self.connected.set()
             sources = [
                 PollSource(SourceName.INFO, connection.info, max(INFO_EVERY_S, self.interval)),

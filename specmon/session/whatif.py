@@ -18,8 +18,8 @@ from specmon.session.baselines import (
     check_lifetime,
     lookup_baseline,
 )
-from specmon.sources.backend import connect
 from specmon.sources.http import make_client
+from specmon.sources.workers import open_connection
 from specmon.storage.store import Store
 from specmon.target import Target
 
@@ -92,8 +92,8 @@ async def measure_what_if(
         BenchInvalid: The server restarted mid-bench, or its stream arrived buffered.
         StoreError: The store could not be read or written.
     """
-    async with make_client(target) as client:
-        _backend, info = await connect(client)
+    async with open_connection(target, make_client) as connection:
+        info = await connection.info()
     why = refusal(info)
     if why is not None:
         return WhatIfReport(target.url, info, None, WhatIfAnswer(None, why))

@@ -1,7 +1,9 @@
-"""`python -m specmon.sim`: run the simulated SGLang (or vLLM, llama.cpp) server until Ctrl-C.
+"""`python -m specmon.sim`: run the simulated SGLang (or vLLM, llama.cpp, TensorRT-LLM) server
+until Ctrl-C.
 
-`--backend vllm|llamacpp` speaks vLLM 0.32.0 or llama.cpp's `llama-server` instead of SGLang
-(with the same decode model; their draft length is `--speculative-num-draft-tokens` − 1). Flags
+`--backend vllm|llamacpp|trtllm` speaks vLLM 0.32.0, llama.cpp's `llama-server` or TensorRT-LLM's
+`trtllm-serve` instead of SGLang (with the same decode model; their draft length is
+`--speculative-num-draft-tokens` − 1). Flags
 are SGLang's own (`--model-path`, `--tp-size`, `--speculative-*`, `--enable-metrics`,
 `--api-key` ...) plus the simulator's knobs (`--sglang-version`, `--plain-step-ms`, `--cycle-ms`,
 `--accept-length`, `--ttft-ms`, `--prefill-ms-per-token`, `--concurrency-slowdown`, `--seed`,
@@ -24,6 +26,7 @@ from specmon.sim.config import (
     LLAMACPP_BUILD,
     PER_REQUEST_SPEC_LEVELS,
     SUPPORTED_VERSIONS,
+    TRTLLM_VERSION,
     VLLM_VERSION,
     SimConfig,
 )
@@ -35,8 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     d = SimConfig()
     p = argparse.ArgumentParser(
         prog="python -m specmon.sim",
-        description="Simulated SGLang, vLLM or llama.cpp server (HTTP on loopback, paced by a "
-        "model of decode).",
+        description="Simulated SGLang, vLLM, llama.cpp or TensorRT-LLM server (HTTP on loopback, "
+        "paced by a model of decode).",
     )
     p.add_argument("--backend", choices=BACKENDS, default=d.backend, help="server kind spoken")
     p.add_argument("--model-path", default=d.model_path)
@@ -231,9 +234,11 @@ async def serve(config: SimConfig) -> None:
     server = SimServer(config)
     await server.start()
     spec = config.speculative_algorithm or "off"
-    kind = {"vllm": f"vLLM {VLLM_VERSION}", "llamacpp": f"llama.cpp {LLAMACPP_BUILD}"}.get(
-        config.backend, f"SGLang {config.version}"
-    )
+    kind = {
+        "vllm": f"vLLM {VLLM_VERSION}",
+        "llamacpp": f"llama.cpp {LLAMACPP_BUILD}",
+        "trtllm": f"TensorRT-LLM {TRTLLM_VERSION}",
+    }.get(config.backend, f"SGLang {config.version}")
     print(f"specmon sim: {kind} (speculation {spec}) at {server.url}", flush=True)
     by_length = config.speculative and config.accept_by_position is None
     if by_length and config.accept_length_used < config.accept_length:

@@ -15,10 +15,13 @@ from specmon.sim.categories import CATEGORIES, DEFAULT_ACCEPT_BY_CATEGORY
 
 SUPPORTED_VERSIONS = ("0.4.6", "0.5.4", "0.5.17", "0.5.23")
 # The server kinds the simulator speaks; vLLM and llama.cpp in one shape each, that of the real
-# captures in tests/fixtures (vLLM 0.32.0, llama.cpp build b1-0c1e570).
-BACKENDS = ("sglang", "vllm", "llamacpp")
+# captures in tests/fixtures (vLLM 0.32.0, llama.cpp build b1-0c1e570); TensorRT-LLM's
+# `trtllm-serve` as its source reads (sim/trtllm.py: no capture, the version a stand-in for a
+# release with the speculative-decoding metrics of PRs #12545 and #12636).
+BACKENDS = ("sglang", "vllm", "llamacpp", "trtllm")
 VLLM_VERSION = "0.32.0"
 LLAMACPP_BUILD = "b1-0c1e570"
+TRTLLM_VERSION = "1.4.0"
 
 # An EAGLE-3 draft repository for Llama 3.3 70B as published on the Hugging Face hub.
 DEFAULT_DRAFT_MODEL = "yuhuili/EAGLE3-LLaMA3.3-Instruct-70B"
@@ -35,7 +38,7 @@ class SimConfig:
     server arg reported by `/server_info` (for example `{"decode_log_interval": 5}`).
 
     Attributes:
-        backend: The server kind spoken: "sglang" (default), "vllm" or "llamacpp".
+        backend: The server kind spoken: "sglang" (default), "vllm", "llamacpp" or "trtllm".
         version: SGLang version whose HTTP shapes are spoken (one of `SUPPORTED_VERSIONS`; the
             other backends speak `VLLM_VERSION` and `LLAMACPP_BUILD`).
         host: Address to bind.
@@ -129,6 +132,8 @@ class SimConfig:
             )
         if self.backend not in BACKENDS:
             raise ValueError(f"unknown backend {self.backend!r}; choose one of {BACKENDS}")
+        if self.backend == "trtllm" and self.api_key is not None:
+            raise ValueError("api_key: trtllm-serve checks no API key (openai_server.py has none)")
         if self.version not in SUPPORTED_VERSIONS:
             raise ValueError(
                 f"unsupported SGLang version {self.version!r}; choose one of {SUPPORTED_VERSIONS}"

@@ -20,7 +20,7 @@ from aiohttp import web
 
 from specmon.agent import CONTENT_TYPE as AGENT_CONTENT_TYPE
 from specmon.agent import render_metrics
-from specmon.sim import llamacpp, serverinfo, vllm
+from specmon.sim import llamacpp, serverinfo, trtllm, vllm
 from specmon.sim.config import Flavor, SimConfig
 from specmon.sim.engine import Engine, EngineHooks, SimRequest
 from specmon.sim.faults import Faults, intercept, rewrite_metrics, trickle
@@ -73,16 +73,19 @@ class SimState:
         self.sglang: Observer | None = None
         self.vllm: vllm.VllmMetrics | None = None
         self.llamacpp: llamacpp.LlamaCppMetrics | None = None
+        self.trtllm: trtllm.TrtllmMetrics | None = None
+        # A stand-in scheduler pid for the `pid` label: a restart brings new processes.
+        self.scheduler_pid = str(10000 + (config.seed * 7919 + epoch * 131) % 50000)
         hooks: EngineHooks
         if config.backend == "vllm":
             hooks = self.vllm = vllm.VllmMetrics(config, self.started_wall)
         elif config.backend == "llamacpp":
             hooks = self.llamacpp = llamacpp.LlamaCppMetrics(config)
+        elif config.backend == "trtllm":
+            hooks = self.trtllm = trtllm.TrtllmMetrics(config, self.scheduler_pid)
         else:
             hooks = self.sglang = Observer(config, self.flavor, epoch, loop.time())
         self.engine = Engine(config, self.flavor, hooks, epoch, self.faults)
-        # A stand-in scheduler pid for the `pid` label: a restart brings new processes.
-        self.scheduler_pid = str(10000 + (config.seed * 7919 + epoch * 131) % 50000)
 
     @property
     def observer(self) -> Observer:
@@ -100,7 +103,7 @@ class SimState:
 
 
 class SimServer:
-    """A simulated SGLang, vLLM or llama.cpp server for one asyncio loop.
+    """A simulated SGLang, vLLM, llama.cpp or TensorRT-LLM server for one asyncio loop.
 
     Attributes:
         config: The current launch configuration (replaced by `restart(new_config)`).
@@ -289,6 +292,9 @@ class SimServer:
             return
         if state.llamacpp is not None:
             llamacpp.add_routes(app, state, state.llamacpp)
+            return
+        if state.trtllm is not None:
+            trtllm.add_routes(app, state, state.trtllm)
             return
         flavor = state.flavor
         r = app.router

@@ -1,8 +1,10 @@
-"""What the vLLM and llama.cpp backends share: draft counters, and probes between two scrapes.
+"""What the vLLM, llama.cpp and TensorRT-LLM backends share: draft counters, and probes between
+two scrapes.
 
-Both servers count speculation the same way (`spec_decode_num_drafts_total`,
-`…_num_draft_tokens_total`, `…_num_accepted_tokens_total`, `…_per_pos_total{position}`), and
-neither reports per-request acceptance in its stream as SGLang does (vLLM only when launched with
+They count speculation the same way (vLLM and llama.cpp `spec_decode_num_drafts_total`,
+`…_num_draft_tokens_total`, `…_num_accepted_tokens_total`, `…_per_pos_total{position}`;
+TensorRT-LLM the same figures by `token_position`), and none reports per-request acceptance by
+position in its stream as SGLang does (vLLM only when launched with
 `--per-request-spec-decode-metrics`), so their probes scrape `/metrics` before and after the
 stream (`ProbeResult.scrapes`): when no other request ran meanwhile, the counters' deltas are the
 server's own account of the probe.
@@ -20,16 +22,32 @@ from specmon.model import ServerMetrics
 from specmon.sources.metrics import Series
 
 
-def per_position(series: list[Series]) -> tuple[float, ...] | None:
-    """Accepted tokens by draft position (summed over engines); None when there are none."""
+def per_position(series: list[Series], label: str = "position") -> tuple[float, ...] | None:
+    """Tokens by draft position, its number in `label` (summed over engines); None when there
+    are none."""
     by_position: dict[int, float] = defaultdict(float)
     for s in series:
-        position = dict(s.labels).get("position", "")
+        position = dict(s.labels).get(label, "")
         if position.isdigit():
             by_position[int(position)] += s.value
     if not by_position:
         return None
     return tuple(by_position.get(i, 0.0) for i in range(max(by_position) + 1))
+
+
+def scraper(
+    scrape: Callable[[], Awaitable[ServerMetrics]] | None,
+    fetch: Callable[[httpx.AsyncClient], Awaitable[ServerMetrics]],
+) -> Callable[[httpx.AsyncClient], Awaitable[ServerMetrics]]:
+    """How a probe reads `/metrics` around itself: `scrape` when given (behind a router, the
+    workers' sums: the router serves none of their counters), else `fetch` of its own client."""
+    if scrape is None:
+        return fetch
+
+    async def from_scrape(_client: httpx.AsyncClient) -> ServerMetrics:
+        return await scrape()
+
+    return from_scrape
 
 
 async def metrics_or_none(

@@ -213,7 +213,10 @@ async def fetch_metrics(client: httpx.AsyncClient) -> ServerMetrics:
 
 
 async def fetch_text(
-    client: httpx.AsyncClient, off_hint: str, off_statuses: tuple[int, ...] = (404,)
+    client: httpx.AsyncClient,
+    off_hint: str,
+    off_statuses: tuple[int, ...] = (404,),
+    path: str = "/metrics",
 ) -> str:
     """`/metrics` as text (plain Accept header, so names keep their colon).
 
@@ -221,20 +224,21 @@ async def fetch_text(
         client: The target's client.
         off_hint: How to turn metrics on, for the MetricsDisabled message.
         off_statuses: The statuses that mean metrics are off.
+        path: Where the server serves them (TensorRT-LLM: `/prometheus/metrics`).
 
     Raises:
         MetricsDisabled: One of `off_statuses`: the server serves no metrics.
         SourceError: Any other failure, typed.
     """
     try:
-        response = await get(client, "/metrics")
+        response = await get(client, path)
     except HttpStatus as exc:
         if exc.status in off_statuses:
             raise MetricsDisabled(
-                f"{client.base_url}/metrics: {exc.status} — metrics are off; {off_hint}"
+                f"{client.base_url}{path}: {exc.status} — metrics are off; {off_hint}"
             ) from None
         raise
     try:
         return response.content.decode("utf-8")
     except UnicodeDecodeError:
-        raise MalformedResponse(f"{client.base_url}/metrics: the body is not UTF-8") from None
+        raise MalformedResponse(f"{client.base_url}{path}: the body is not UTF-8") from None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +22,7 @@ from specmon.errors import (
     StreamTruncated,
     TimedOut,
 )
-from specmon.model import ProbeChunk, ProbeResult
+from specmon.model import ProbeChunk, ProbeResult, ServerMetrics
 from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.sources.http import check_status, describe_transport_error, stream
 from specmon.sources.sse import EventReader
@@ -180,6 +180,7 @@ class _Collector:
         self.verify_ct: int | None = None
         self.finish_reason: str | None = None
         self.histogram: tuple[int, ...] | None = None
+        self.accept_length: float | None = None
 
     def add(self, update: ChunkUpdate, t: float) -> bool:
         """Take one update read at `t`; True when it brought new tokens."""
@@ -198,6 +199,8 @@ class _Collector:
             self.verify_ct = update.verify_ct
         if update.histogram is not None:
             self.histogram = update.histogram
+        if update.accept_length is not None:  # TensorRT-LLM's runs in every chunk but the usage one
+            self.accept_length = update.accept_length
         if update.finish_reason is not None:  # OpenAI streams close with a usage-only chunk
             self.finish_reason = update.finish_reason
         self.last = update
@@ -215,7 +218,7 @@ class _Collector:
             chunks=tuple(self.chunks),
             prompt_tokens=self.prompt_tokens,
             verify_ct=self.verify_ct if self.verify_ct else None,
-            server_accept_length=last.accept_length or None,
+            server_accept_length=self.accept_length or None,
             finish_reason=self.finish_reason,
             accepted_histogram=self.histogram,
         )
@@ -229,6 +232,7 @@ async def run_probe(
     temperature: float = 0.0,
     clock: Callable[[], float] = time.perf_counter,
     wall: Callable[[], float] = time.time,
+    scrape: Callable[[], Awaitable[ServerMetrics]] | None = None,
 ) -> ProbeResult:
     """Send one streaming generation and time every chunk as it arrives.
 
@@ -239,6 +243,8 @@ async def run_probe(
         temperature: Sampling temperature (0: greedy, the default).
         clock: Monotonic clock for chunk times (injected by tests).
         wall: Wall clock for the send time.
+        scrape: Not used: SGLang's stream carries the request's own steps (the vLLM and
+            llama.cpp probes read `/metrics` around themselves through it).
 
     Raises:
         SourceError: Typed: unreachable, timed out, auth, HTTP status, mid-stream error,

@@ -24,8 +24,8 @@ from specmon.analysis.load import Crossover
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.stats import summarize
 from specmon.analysis.validity import fingerprint
+from specmon.backend_facts import facts
 from specmon.model import (
-    VLLM_DRAFT_LENGTH,
     AcceptSource,
     CycleBasis,
     GpuState,
@@ -309,9 +309,10 @@ def snapshot_from_record(record: Mapping[str, Any]) -> Snapshot:
                 eagle_topk=spec.opt_integer("eagle_topk"),
                 num_draft_tokens=spec.opt_integer("num_draft_tokens"),
                 draft_model_path=spec.opt_string("draft_model_path"),
-                # Records from before the name was kept: vLLM's is the only one.
+                # Records from before the name was kept: the backend's own name (vLLM's was
+                # the only one then).
                 length_name=spec.added("length_name", spec.opt_string)
-                or (VLLM_DRAFT_LENGTH if server.string("backend") == "vllm" else None),
+                or facts(server.string("backend")).length_name,
             ),
             stream_interval=server.opt_integer("stream_interval"),
             cuda_graph_disabled=server.opt_bool("cuda_graph_disabled"),

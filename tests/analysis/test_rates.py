@@ -15,7 +15,7 @@ from specmon.analysis.rates import (
     server_accept_length,
 )
 from specmon.model import ServerMetrics
-from specmon.sources import llamacpp, vllm
+from specmon.sources.backends import llamacpp, vllm
 from specmon.sources.metrics import metrics_from_text
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "sglang-0.5.17"

@@ -24,7 +24,7 @@ from specmon.analysis.validity import (
     nearest_baseline,
 )
 from specmon.model import Lifetime, Protocol, RunFigures, Snapshot
-from specmon.sources.sglang import parse_server_info
+from specmon.sources.backends.sglang import parse_server_info
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "sglang-0.5.17"
 PROTOCOL = Protocol(5, 1, 500, 0.0, "p")

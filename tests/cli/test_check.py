@@ -23,6 +23,7 @@ from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.reports.check_report import EXIT_DEGRADED, CheckReport
 from specmon.session.baselines import BaselineLookup
 from specmon.sim import SimConfig, SimServer, SimThread
+from specmon.sources.backends import Connection
 from specmon.target import Target
 
 FAST = SimConfig(plain_step_ms=4.0, cycle_ms=8.0, accept_length=2.1, ttft_ms=10.0, seed=3)
@@ -133,7 +134,7 @@ def test_json_and_baseline_verdict(
     now, base = body["decode_tok_s"], body["baseline"]["decode_tok_s"]
     assert body["speedup"] == pytest.approx(now / base - 1, rel=1e-9)
     # Probed until the interval excluded 0 (or the budget or cap ended it), judged at looks.
-    assert body["schema"] == 5
+    assert body["schema"] == 6
     assert body["probes"][0] == body["probe"] and 3 <= len(body["probes"]) <= 10
     assert 1 <= body["looks"] <= 3 and body["verdict_after_s"] > 0
     assert body["speedup_level"] == pytest.approx(1 - 0.05 / 3)
@@ -240,7 +241,7 @@ async def _sequential_check(
 
     async with httpx.AsyncClient(base_url=url, timeout=10.0) as client:
         return await run_check(
-            client,
+            Connection(client),
             url,
             run_probe=probes,
             check_lifetime=same,

@@ -20,6 +20,7 @@ from specmon.model import Protocol, Snapshot
 from specmon.probe_prompts import BUILTIN_SET, ProbePrompt
 from specmon.reports.check_report import CheckReport, report_to_dict
 from specmon.sim import SimConfig, SimServer, SimThread
+from specmon.sources.backends import Connection
 from specmon.sources.probe import run_probe
 from specmon.target import Target
 
@@ -70,7 +71,12 @@ async def _check(url: str, prompts: tuple[ProbePrompt, ...] = ()) -> CheckReport
 
     async with httpx.AsyncClient(base_url=url, timeout=10.0) as client:
         return await run_check(
-            client, url, run_probe=probe, check_lifetime=same, probe_tokens=300, prompts=prompts
+            Connection(client),
+            url,
+            run_probe=probe,
+            check_lifetime=same,
+            probe_tokens=300,
+            prompts=prompts,
         )
 
 

@@ -20,9 +20,12 @@ import pytest
 from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
 
+from specmon.analysis.catalogue import Measured
+from specmon.analysis.pooled import Pooled
 from specmon.analysis.validity import ValidityState
 from specmon.cli import main
 from specmon.config import FleetTarget, MonitorConfig
+from specmon.exporter.metrics import EXPORTED
 from specmon.exporter.server import IDLE_TARGET_S, Exporter
 from specmon.session.fleet import Fleet
 from specmon.session.server_session import ServerSession
@@ -195,18 +198,14 @@ def test_two_servers_export_what_bench_measures(
         assert exported_accept == pytest.approx(pooled["accept_length"], rel=0.02)
 
 
-LIVE_FIGURES = (
-    "specmon_probe_decode_tokens_per_second",
-    "specmon_probe_accept_length",
-    "specmon_probe_cycle_seconds",
-    "specmon_probe_ttft_seconds",
-    "specmon_speedup_ratio",
-    "specmon_speedup_ratio_low",
-    "specmon_speedup_ratio_high",
-    "specmon_break_even_accept_length",
+LIVE_FIGURES = (*(name for name, _ in EXPORTED), "specmon_probe_ttft_seconds")
+"""What describes the server now: served only while it is true now (the catalogue's gauges,
+and the latest probe's TTFT)."""
+_PROBES_ALONE = Measured(
+    Pooled(runs=3, decode_tok_s=100.0, rel_se=0.01, accept_length=2.0, cycle_ms=20.0)
 )
-"""What describes the server now: served only while it is true now."""
-COMPARISON = LIVE_FIGURES[4:]
+COMPARISON = tuple(name for name, figure in EXPORTED if figure.get(_PROBES_ALONE) is None)
+"""The catalogue's gauges a comparison holds: withdrawn while the baseline does not apply."""
 
 
 @pytest.mark.slow
@@ -273,6 +272,9 @@ def test_figures_that_no_longer_hold_are_withdrawn(tmp_path: Path) -> None:
         store.close()
     assert isinstance(seen, dict)
     url = spec.url
+
+    assert {"specmon_speedup_ratio", "specmon_break_even_accept_length"} <= set(COMPARISON)
+    assert "specmon_probe_decode_seconds_per_token" in set(LIVE_FIGURES) - set(COMPARISON)
 
     def present(phase: str) -> set[str]:
         return {name for name in LIVE_FIGURES if _has(seen[phase], name, url)}

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import yaml
 
-from specmon.exporter.metrics import BASELINE_STATE, GAUGES
+from specmon.exporter.metrics import BASELINE_STATE, GAUGES, WORKER_UP
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 SERVED = set(GAUGES) | {
     BASELINE_STATE,
+    WORKER_UP,
     "specmon_target_info",
     "specmon_probes_total",
     "specmon_cycle_seconds_bucket",
@@ -70,6 +71,7 @@ def test_usage_lists_every_metric() -> None:
     for name in [
         *GAUGES,
         BASELINE_STATE,
+        WORKER_UP,
         "specmon_target_info",
         "specmon_probes_total",
         "specmon_cycle_seconds",

@@ -192,8 +192,9 @@ async def test_a_bench_refused_as_buffered_is_run_once_more(tmp_path: Path) -> N
         snapshot = await bench_level(plan, unlaunched, Side.SPECULATIVE, "x", 1, AbEvents(say))
         assert len(snapshot.runs) == PROTOCOL.runs
         assert [n for n in notes if "again" in n] == [
-            f"x: {sim.url}: the stream's chunks arrived together (a buffering proxy?): its timing "
-            "is not used; nothing saved; benching it again"
+            f"x: {sim.url}: the stream's chunks arrived together (a buffering proxy, or this "
+            "machine too busy to read them as they came?): its timing is not used; nothing "
+            "saved; benching it again"
         ]
         sim.server.faults.buffer_stream = True
         with pytest.raises(BenchInvalid, match="arrived together"):

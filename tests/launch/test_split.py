@@ -8,8 +8,16 @@ import pytest
 
 from specmon.errors import TargetError
 from specmon.launch.flags import SGLANG, parser_rules
-from specmon.launch.sglang_parser import rules_for, sglang_rules
-from specmon.launch.split import Launch, ServerKind, Split, address, server_kind, split_command
+from specmon.launch.sglang_parser import sglang_rules
+from specmon.launch.split import (
+    Launch,
+    ServerKind,
+    Split,
+    address,
+    rules_for,
+    server_kind,
+    split_command,
+)
 from specmon.sim.__main__ import build_parser
 
 SGL = ["python", "-m", "sglang.launch_server", "--model-path", "m"]

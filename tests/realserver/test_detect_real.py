@@ -6,7 +6,7 @@ import httpx
 import pytest
 from real_helpers import RealServer
 
-from specmon.sources.backend import connect
+from specmon.sources.backends import connect
 
 pytestmark = pytest.mark.realserver
 

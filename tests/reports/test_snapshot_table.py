@@ -171,13 +171,13 @@ def test_markdown_export() -> None:
     assert export(_rows(), "md") == (
         "| id | url | created | label | category | config | decode tok/s | min | max | accept"
         " | cycle ms | baseline | baseline tok/s | speedup | verdict | break-even"
-        " | baseline valid |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+        " | baseline valid | ms/token |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
         f"| 2 | {URL} | 2025-06-15T15:16:40Z | tuned \\| v2 | — | EAGLE3 steps=2 topk=1 draft=3"
         " | 75.9 | 75.7 | 76.1 | 2.10 | 27.6 | 1 | 62.9 | +20.7% [+20.4%, +21.0%] | winning | 1.74"
-        " | ✓ |\n"
+        " | ✓ | 13.2 |\n"
         f"| 1 | {URL} | 2025-06-15T15:06:40Z | — | — | no speculation | 62.9 | 62.8 | 63.0 | —"
-        " | — | — | — | — | — | — | — |\n"
+        " | — | — | — | — | — | — | — | 15.9 |\n"
     )
 
 
@@ -215,7 +215,7 @@ def test_csv_export_is_numbers_and_booleans() -> None:
 
 def test_json_export() -> None:
     document = json.loads(export(_rows(spec_at=T0 + 7200), "json"))
-    assert document["schema"] == 3
+    assert document["schema"] == 4
     spec, base = document["rows"]
     assert (spec["id"], spec["url"], spec["created_at"]) == (2, URL, T0 + 7200)
     assert spec["speculative"] is True
@@ -233,7 +233,7 @@ def test_json_export() -> None:
 
 
 def test_export_of_no_rows() -> None:
-    assert json.loads(export([], "json")) == {"schema": 3, "rows": []}
+    assert json.loads(export([], "json")) == {"schema": 4, "rows": []}
     assert export([], "csv").count("\n") == 1
     assert export([], "md").count("\n") == 2
 
@@ -387,7 +387,7 @@ def test_the_output_suffix_says_the_format_and_a_mismatch_is_refused(
     records = list(csv.DictReader(io.StringIO((tmp_path / "exp.csv").read_text())))
     assert [r["id"] for r in records] == ["1", "2"]
     assert main([*export_, "-o", str(tmp_path / "EXP.JSON")]) == 0
-    assert json.loads((tmp_path / "EXP.JSON").read_text())["schema"] == 3
+    assert json.loads((tmp_path / "EXP.JSON").read_text())["schema"] == 4
     assert main([*export_, "--format", "csv", "-o", str(tmp_path / "exp.txt")]) == 0
     assert (tmp_path / "exp.txt").read_text().startswith("id,url,created,")
     capsys.readouterr()

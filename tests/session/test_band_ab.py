@@ -26,7 +26,7 @@ from specmon.reports.whatif_text import band_what_if_lines, by_load_lines
 from specmon.session.ab_lookup import lookup_ab
 from specmon.session.whatif_view import live_what_if
 from specmon.sim import SimConfig, SimServer
-from specmon.sources.backend import connect
+from specmon.sources.backends import connect
 from specmon.storage.store import Store
 from specmon.target import Target
 from specmon.wording import crossover_line, pct

@@ -19,7 +19,7 @@ from specmon.model import (
 )
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.live import LiveState
-from specmon.sources.sglang import parse_server_info
+from specmon.sources.backends.sglang import parse_server_info
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "sglang-0.5.17"
 PROTOCOL = Protocol(5, 0, 256, 0.0, "p")

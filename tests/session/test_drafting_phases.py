@@ -26,7 +26,7 @@ from specmon.model import Reading, Sample, ServerInfo, ServerMetrics
 from specmon.session.fleet_row import fleet_row
 from specmon.session.server_session import ServerSession
 from specmon.sim import SimConfig, SimServer
-from specmon.sources.backend import Backend, connect
+from specmon.sources.backends import Backend, connect
 from specmon.target import Target
 
 pytestmark = pytest.mark.slow  # the simulator under rising load: ~5 s a test

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from specmon.backend_facts import LLAMACPP
 from specmon.model import AcceptSource, PositionSource, RunFigures
 from specmon.session.figure_sources import (
     ALONE,
-    DETAILS_OFF,
     NO_ACCEPT,
     PER_REQUEST,
     probe_figure_sources,
@@ -57,7 +57,7 @@ def test_without_details_the_counters_path_says_so_and_how_to_get_them() -> None
     rows = dict(probe_figure_sources(shared, "llamacpp"))
     assert rows["acceptance by position"].startswith("the stream's chunks")
     assert rows["server accept length"] == NO_ACCEPT
-    assert rows["per-request details"] == DETAILS_OFF["llamacpp"]
+    assert rows["per-request details"] == LLAMACPP.details_off
 
 
 def test_nothing_before_a_speculative_probe() -> None:

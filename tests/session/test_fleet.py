@@ -14,7 +14,7 @@ from replay import FIXTURES, replay_probe
 
 from specmon.analysis.figures import run_figures
 from specmon.config import FleetTarget, MonitorConfig, Targets
-from specmon.model import Protocol, Reading, Sample, ServerInfo, Snapshot
+from specmon.model import Protocol, Reading, Sample, ServerInfo, Snapshot, WorkerStatus
 from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.session.baselines import BaselineOrigin, lookup_baseline
 from specmon.session.fleet import Fleet
@@ -23,7 +23,7 @@ from specmon.session.server_session import ServerSession, dashboard_session
 from specmon.session.store_baseline import STORE_LOOKUP_EVERY_S
 from specmon.session.view import View
 from specmon.sim import SimConfig, SimThread
-from specmon.sources.sglang import parse_server_info
+from specmon.sources.backends.sglang import parse_server_info
 from specmon.storage.store import Store
 from specmon.target import Target
 
@@ -119,6 +119,16 @@ def test_rows_sort_by_rank_then_speedup() -> None:
             replace(row, label="c", rank=Rank.LOSING, speedup=-0.2),
             replace(row, label="d", rank=Rank.WINNING, speedup=None)]  # fmt: skip
     assert [r.label for r in worst_first(rows)] == ["c", "a", "b", "d"]
+
+
+def test_a_router_s_row_names_the_workers_left_out_of_its_sums() -> None:
+    view = _view_of_nothing()
+    workers = (
+        WorkerStatus("http://w1:30000"),
+        WorkerStatus("http://w2:30000", "connection refused", down_since=0.0),
+    )
+    row = fleet_row("x", replace(view, server=replace(view.server, workers=workers)))
+    assert row.reason.startswith("no answer yet; partial: 1 of 2 workers left out: worker w2:30000")
 
 
 def _view_of_nothing() -> View:

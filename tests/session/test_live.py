@@ -24,11 +24,13 @@ from specmon.model import (
     ServerInfo,
     ServerMetrics,
     Snapshot,
+    SpecConfig,
 )
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.live import LiveState
+from specmon.sources.backends.sglang import parse_server_info
 from specmon.sources.metrics import metrics_from_text
-from specmon.sources.sglang import parse_server_info
+from specmon.wording import SPECULATION_NOT_SHOWN
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "sglang-0.5.17"
 PROTOCOL = Protocol(5, 0, 256, 0.0, "p")
@@ -78,6 +80,24 @@ def test_speculation_change_and_flag_change_are_events() -> None:
     texts = [e.text for e in live.events]
     assert "server restarted: speculation changed: NGRAM steps=0 topk=10 draft=4 → off" in texts
     assert "server restarted: flags changed: mem_fraction_static" in texts
+
+
+def test_speculation_shown_late_is_the_same_launch() -> None:
+    """TensorRT-LLM's speculation shows with its first finished request (its per-position
+    counters): off turning on, its args the same, is no restart; on turning off still is."""
+    plain = replace(_info("plain"), backend="trtllm", args=MappingProxyType({"model": "m"}))
+    spec = replace(plain, speculative=SpecConfig("unknown", 4, None, None, None, "max_draft_len"))
+    live = _live()
+    for t, info in enumerate((plain, spec, spec, plain), start=1):
+        live.on_sample(_sample(t, info, None, t))
+    texts = [e.text for e in live.events]
+    assert not any("→ method not exposed" in text for text in texts)
+    fresh = _live()
+    fresh.on_sample(_sample(1, plain, None, 1))
+    assert dict(fresh.view(1.0, 10.0).missing)["accept length"] == SPECULATION_NOT_SHOWN
+    assert (
+        "server restarted: speculation changed: method not exposed, max_draft_len=4 → off" in texts
+    )
 
 
 def test_outage_then_return_is_a_restart_and_state_goes_down_then_live() -> None:

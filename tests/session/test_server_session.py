@@ -15,7 +15,7 @@ from specmon.session.baselines import BaselineOrigin
 from specmon.session.feed import FeedSink
 from specmon.session.server_session import ServerSession
 from specmon.session.view import View
-from specmon.sources.sglang import parse_server_info
+from specmon.sources.backends.sglang import parse_server_info
 
 URL = "http://10.1.230.174:8000"
 NOW = 1_796_023_200.0

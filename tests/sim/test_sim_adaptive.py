@@ -14,7 +14,7 @@ from specmon.measure.snapshot import NotABaseline, SnapshotKind, take_snapshot
 from specmon.model import Protocol
 from specmon.sim.__main__ import config_from_args
 from specmon.sim.decode import DecodeModel
-from specmon.sources import vllm
+from specmon.sources.backends import vllm
 from specmon.target import Target
 
 Client = Callable[..., httpx.AsyncClient]

@@ -13,7 +13,7 @@ import pytest
 from sim_helpers import PROMPT, StartSim, fast, sse_lines
 
 from specmon.sim import SimConfig
-from specmon.sources import llamacpp
+from specmon.sources.backends import llamacpp
 
 Client = Callable[..., httpx.AsyncClient]
 REAL = Path(__file__).parent.parent / "fixtures" / "llamacpp-cpu"

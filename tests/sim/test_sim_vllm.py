@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sim_helpers import PROMPT, StartSim, fast, sample_value, stream_chunks
 
 from specmon.sim import SimConfig
-from specmon.sources import vllm
+from specmon.sources.backends import vllm
 
 Client = Callable[..., httpx.AsyncClient]
 REAL = Path(__file__).parent.parent / "fixtures" / "vllm-0.32.0-cpu"

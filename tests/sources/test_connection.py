@@ -8,7 +8,7 @@ import socket
 import pytest
 
 from specmon.errors import Unreachable
-from specmon.sources.backend import Connection
+from specmon.sources.backends import Connection
 from specmon.sources.http import make_client
 from specmon.target import Target
 

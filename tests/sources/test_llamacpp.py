@@ -13,8 +13,7 @@ from replay import FakeClock
 from specmon.analysis.figures import run_figures
 from specmon.errors import MetricsDisabled, NotLlamaCpp
 from specmon.model import ProbeResult, ServerInfo, ServerMetrics, SpecConfig
-from specmon.sources import llamacpp
-from specmon.sources.backend import connect
+from specmon.sources.backends import connect, llamacpp
 
 FOLDER = "llamacpp-cpu"
 ROUTES: dict[str, str | int] = {"/props": "props", "/slots": "slots", "/v1/models": "v1_models"}

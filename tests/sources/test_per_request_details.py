@@ -18,7 +18,8 @@ from specmon.analysis.figures import run_figures
 from specmon.model import AcceptSource, PositionSource, ProbeResult
 from specmon.sim import SimConfig, SimThread
 from specmon.sim.record import EmittedRequest
-from specmon.sources import probe, vllm
+from specmon.sources import probe
+from specmon.sources.backends import vllm
 from specmon.sources.http import make_client
 from specmon.sources.metrics import parse_scrape
 from specmon.target import Target

@@ -14,8 +14,8 @@ from strategies import json_values
 
 from specmon.errors import AuthFailed, MalformedResponse, NotSGLang, SpecmonError
 from specmon.model import SpecConfig
+from specmon.sources.backends.sglang import fetch_server_info, parse_server_info
 from specmon.sources.secrets import MASK, mask_command, shown_command
-from specmon.sources.sglang import fetch_server_info, parse_server_info
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "sglang-0.5.17"
 

@@ -11,10 +11,10 @@ from backend_replay import FIXTURES, capture, server_transport
 from replay import FakeClock
 
 from specmon.analysis.figures import run_figures
+from specmon.backend_facts import VLLM
 from specmon.errors import MalformedResponse, NotVllm
-from specmon.model import VLLM_DRAFT_LENGTH, ProbeResult, ServerInfo, ServerMetrics, SpecConfig
-from specmon.sources import vllm
-from specmon.sources.backend import RECENT_SCRAPE_S, Connection, connect
+from specmon.model import ProbeResult, ServerInfo, ServerMetrics, SpecConfig
+from specmon.sources.backends import RECENT_SCRAPE_S, Connection, connect, vllm
 
 FOLDER = "vllm-0.32.0-cpu"
 ROUTES = {"/version": "version", "/v1/models": "v1_models"}
@@ -54,7 +54,7 @@ async def test_server_info_outside_dev_mode() -> None:
     assert (info.backend, info.version, info.model) == ("vllm", "0.32.0", "tiny-llama")
     assert info.title == "vLLM 0.32.0"
     # Speculation shows only in /metrics: on, with one series per draft position.
-    assert info.speculative == SpecConfig("unknown", 4, None, None, length_name=VLLM_DRAFT_LENGTH)
+    assert info.speculative == SpecConfig("unknown", 4, None, None, length_name=VLLM.length_name)
     # Said as vLLM names it (issue 25: not "unknown steps=4").
     assert info.speculative.describe() == "method not exposed, num_speculative_tokens=4"
     assert info.speculative.brief() == "? k=4"
@@ -69,7 +69,7 @@ async def test_server_info_outside_dev_mode() -> None:
 
 async def test_server_info_in_dev_mode() -> None:
     info = await _info(DEV_ROUTES)
-    assert info.speculative == SpecConfig("ngram", 4, None, None, None, VLLM_DRAFT_LENGTH)
+    assert info.speculative == SpecConfig("ngram", 4, None, None, None, VLLM.length_name)
     assert info.speculative.describe() == "ngram num_speculative_tokens=4"
     assert info.speculative.brief() == "ngram k=4"
     assert (info.tp_size, info.dp_size, info.pp_size) == (1, 1, 1)

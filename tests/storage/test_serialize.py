@@ -11,8 +11,8 @@ import pytest
 from snapshots import big_moe_server
 
 from specmon.analysis.validity import fingerprint
+from specmon.backend_facts import VLLM
 from specmon.model import (
-    VLLM_DRAFT_LENGTH,
     Lifetime,
     Protocol,
     RunFigures,
@@ -386,7 +386,7 @@ def test_record_that_is_not_an_object() -> None:
 def test_a_vllm_record_keeps_the_name_of_its_draft_length() -> None:
     """vLLM's draft length is `num_speculative_tokens` (issue 25); records from before the name
     was kept read with it too."""
-    spec = SpecConfig("eagle3", 3, None, None, None, VLLM_DRAFT_LENGTH)
+    spec = SpecConfig("eagle3", 3, None, None, None, VLLM.length_name)
     base = make_snapshot(spec=True)
     snapshot = replace(base, server=replace(base.server, backend="vllm", speculative=spec))
     record = snapshot_to_record(snapshot)

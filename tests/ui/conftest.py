@@ -28,9 +28,9 @@ from specmon.model import (
     Telemetry,
 )
 from specmon.probe_prompts import DEFAULT_PROMPT
+from specmon.sources.backends.sglang import parse_server_info
 from specmon.sources.dcgm import telemetry_from_text
 from specmon.sources.metrics import metrics_from_text
-from specmon.sources.sglang import parse_server_info
 from specmon.storage.store import Store
 from specmon.target import Target
 from specmon.ui.app import SpecmonApp

@@ -21,6 +21,7 @@ from textual.renderables.sparkline import Sparkline as SparklineRenderable
 from textual.widget import Widget
 from textual.widgets import DataTable, ProgressBar, Static
 
+from specmon.analysis.catalogue import CATALOGUE
 from specmon.analysis.figures import run_figures
 from specmon.measure.snapshot import SnapshotKind
 from specmon.model import Protocol, Snapshot, Telemetry
@@ -36,7 +37,7 @@ from specmon.ui.widgets.decode_panel import DecodePanel
 from specmon.ui.widgets.history_spark import HistorySpark, bar_rows, spark_cells
 from specmon.ui.widgets.server_panel import ServerPanel
 from specmon.ui.widgets.spec_panel import SpecPanel
-from specmon.wording import validity_mark
+from specmon.wording import speedup_text, validity_mark
 
 
 async def test_diagnostics_name_an_unavailable_source(make_app: Callable[..., SpecmonApp]) -> None:
@@ -450,3 +451,26 @@ async def test_an_adaptive_server_turning_drafting_off_is_said(
         assert "drafting OFF at this load" in spec, spec
         texts = [e.text for e in app.session.live.events if "drafting" in e.text]
         assert texts == ["server: drafting k 3 → off (speculation off at this load; 16 running)"]
+
+
+async def test_diagnostics_list_every_figure_of_the_catalogue(
+    make_app: Callable[..., SpecmonApp],
+) -> None:
+    """The `i` screen's "Every figure now": each catalogued figure (`analysis.catalogue`) of
+    the recent probes and their comparison, the numbers the panels show."""
+    app = make_app()
+    async with app.run_test(size=(120, 60)) as pilot:
+        await healthy()(pilot)
+        decode = app.query_one(DecodePanel).view
+        baseline = app.query_one(BaselinePanel).view
+        assert decode is not None and baseline is not None and baseline.comparison is not None
+        await pilot.press("i")
+        assert isinstance(app.screen, DiagnosticsScreen)
+        text = " ".join(strip.text for strip in app.screen._compositor.render_strips())
+        words = " ".join(text.split())
+        figures = words.split("Every figure now", 1)[1]
+        assert f"decode tok/s: {decode.recent_tok_s:.1f} tok/s" in figures
+        assert f"speedup: {speedup_text(baseline.comparison.speedup)}" in figures
+        assert len(app.screen.view.figures) == len(CATALOGUE)
+        for figure in CATALOGUE:
+            assert f"{figure.key}:" in figures, figure.key

@@ -1,5 +1,6 @@
-"""`i`: each source's age and last error, why each "—" on the dashboard is missing, and where the
-last probe's acceptance figures came from (per-request details or the counters)."""
+"""`i`: each source's age and last error, why each "—" on the dashboard is missing, where the
+last probe's acceptance figures came from (per-request details or the counters), and every
+figure of the catalogue now (`analysis.catalogue`: the recent probes and their comparison)."""
 
 from __future__ import annotations
 
@@ -56,6 +57,12 @@ class DiagnosticsScreen(ModalScreen[None]):
                     Text("Why values show —", style="bold"),
                     _pairs(missing) if missing else Text("  nothing is missing"),
                     *_origins(self.view.figure_sources),
+                    Text(),
+                    Text.assemble(
+                        ("Every figure now", "bold"),
+                        " (the recent probes pooled; against a baseline that applies)",
+                    ),
+                    _pairs([(f"{f.key}:", Text(f.text)) for f in self.view.figures]),
                 )
             )
 

@@ -12,9 +12,13 @@ from typing import Any
 
 import httpx
 
+from specmon.backend_facts import SGLANG
 from specmon.errors import HttpStatus, MalformedResponse, NotSGLang
 from specmon.model import ServerInfo, ServerMetrics, SpecConfig
+from specmon.sources.backends.base import Backend
 from specmon.sources.http import get, json_int, parse_json
+from specmon.sources.metrics import fetch_metrics
+from specmon.sources.probe import run_probe
 from specmon.sources.secrets import mask_args
 
 # Keys of the answer that describe the running state, not the configuration.
@@ -59,8 +63,11 @@ async def fetch_server_info(
         body = parse_json(response)
         if not isinstance(body, dict):
             raise MalformedResponse(f"{client.base_url}{route}: expected a JSON object")
-        if "vllm_config" in body:  # vLLM's dev-mode route (VLLM_SERVER_DEV_MODE=1)
-            raise NotSGLang(f"{client.base_url}{route}: vLLM's server info, not SGLang's")
+        # vLLM's dev-mode route (VLLM_SERVER_DEV_MODE=1); TensorRT-LLM's, for RL frameworks
+        # (`{"disaggregated_params": …}`, openai_server.py `get_server_info`).
+        for foreign in ("vllm_config", "disaggregated_params"):
+            if foreign in body:
+                raise NotSGLang(f"{client.base_url}{route}: another server's info, not SGLang's")
         return parse_server_info(body, route)
     raise NotSGLang(
         f"{client.base_url}: no /server_info or /get_server_info — not an SGLang server"
@@ -106,7 +113,7 @@ def parse_server_info(body: Mapping[str, Any], route: str = "/server_info") -> S
         )
     max_bs = body.get("cuda_graph_max_bs", body.get("cuda_graph_max_bs_decode"))
     return ServerInfo(
-        backend="sglang",
+        backend=SGLANG.name,
         version=_str(body.get("version")),
         model=_str(body.get("served_model_name")) or _str(body.get("model_path")),
         tp_size=json_int(body.get("tp_size")),
@@ -122,3 +129,8 @@ def parse_server_info(body: Mapping[str, Any], route: str = "/server_info") -> S
         avg_spec_accept_length=sum(accepts) / len(accepts) if accepts else None,
         info_route=route,
     )
+
+
+BACKEND = Backend(SGLANG, fetch_server_info, fetch_metrics, run_probe)
+"""SGLang: its server-info routes, its `sglang:` metrics (`sources.metrics`, which every
+version's names go through) and the OpenAI streaming probe (`sources.probe`)."""

@@ -28,16 +28,16 @@ from __future__ import annotations
 import functools
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
+from specmon.backend_facts import VLLM
 from specmon.errors import HttpStatus, MalformedResponse, NotVllm
 from specmon.model import (
     UNKNOWN_METHOD,
-    VLLM_DRAFT_LENGTH,
     PositionSource,
     ProbeResult,
     ServerInfo,
@@ -46,7 +46,8 @@ from specmon.model import (
     StepsSource,
 )
 from specmon.probe_prompts import DEFAULT_PROMPT
-from specmon.sources.drafts import metrics_or_none, per_position, settled_scrape
+from specmon.sources.backends.base import Backend
+from specmon.sources.drafts import metrics_or_none, per_position, scraper, settled_scrape
 from specmon.sources.http import get, json_int, parse_json
 from specmon.sources.metrics import fetch_text, parse_scrape, wanted_text
 from specmon.sources.probe import ChunkUpdate, histogram_of, stream_json, stream_probe
@@ -183,7 +184,7 @@ def server_info_from(
     args.update({f"speculative_{k}": spec_config[k] for k in _SPEC_ARGS if k in spec_config})
     served = card.get("id")
     return ServerInfo(
-        backend="vllm",
+        backend=VLLM.name,
         version=version,
         model=served if isinstance(served, str) else None,
         tp_size=json_int(parallel.get("tensor_parallel_size")),
@@ -214,7 +215,7 @@ def _speculation(config: Mapping[str, Any], metrics: ServerMetrics | None) -> Sp
             eagle_topk=None,
             num_draft_tokens=None,
             draft_model_path=draft if isinstance(draft, str) and draft != method else None,
-            length_name=VLLM_DRAFT_LENGTH,
+            length_name=VLLM.length_name,
         )
     if metrics is None or metrics.spec_drafts_total is None:
         return None
@@ -225,7 +226,7 @@ def _speculation(config: Mapping[str, Any], metrics: ServerMetrics | None) -> Sp
         len(positions) if positions else None,
         None,
         None,
-        length_name=VLLM_DRAFT_LENGTH,
+        length_name=VLLM.length_name,
     )
 
 
@@ -355,6 +356,7 @@ async def run_probe(
     temperature: float = 0.0,
     clock: Callable[[], float] = time.perf_counter,
     wall: Callable[[], float] = time.time,
+    scrape: Callable[[], Awaitable[ServerMetrics]] | None = None,
 ) -> ProbeResult:
     """One streamed completion, timed per chunk, between two `/metrics` scrapes.
 
@@ -363,16 +365,19 @@ async def run_probe(
     was launched with them; else the scrapes give its `1 + Δaccepted/Δdrafts` for the request
     when it ran alone.
 
+    `scrape` reads `/metrics` instead of the client's own (behind a router: the workers' sums).
+
     Raises:
         SourceError: Typed, as `specmon.sources.probe.run_probe`.
     """
-    before = await metrics_or_none(client, fetch_metrics)
+    fetch = scraper(scrape, fetch_metrics)
+    before = await metrics_or_none(client, fetch)
     payload = completions_payload(prompt, max_tokens, temperature)
     result = await stream_probe(client, COMPLETIONS, payload, parse_chunk, clock=clock, wall=wall)
     after = None
     if before is not None:
         tokens = result.chunks[-1].completion_tokens
-        after = await settled_scrape(client, fetch_metrics, before, tokens)
+        after = await settled_scrape(client, fetch, before, tokens)
     speculative = before is not None and before.spec_drafts_total is not None
     steps = len(result.chunks) - 1
     return ProbeResult(
@@ -387,3 +392,6 @@ async def run_probe(
         accepted_histogram=result.accepted_histogram,
         histogram_source=PositionSource.DRAFTING_HISTOGRAM,
     )
+
+
+BACKEND = Backend(VLLM, fetch_server_info, fetch_metrics, run_probe)

@@ -1,69 +1,30 @@
 """Backends: how to read one kind of server. Detection picks the one that answers.
 
-Each backend is three async functions over the target's client. Bench, check and the dashboard
-only ever talk to a `Backend`, so a new server kind is one module plus one entry in `BACKENDS`.
+Each backend is a module here, `<name>.py`, whose `BACKEND` holds its facts
+(`specmon.backend_facts`) and three async functions over the target's client. Bench, check and
+the dashboard only ever talk to a `Backend`, so a new server kind is one module here, its entry
+in `BACKENDS` and its facts' entry in `backend_facts.FACTS`.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Callable
 
 import httpx
 
 from specmon.errors import NotThisServer, SourceError
 from specmon.model import ProbeResult, ServerInfo, ServerMetrics
-from specmon.sources import llamacpp, vllm
-from specmon.sources.metrics import fetch_metrics
-from specmon.sources.probe import run_probe
-from specmon.sources.sglang import fetch_server_info
+from specmon.sources.backends import llamacpp, sglang, trtllm, vllm
+from specmon.sources.backends.base import Backend
 
+__all__ = ["BACKENDS", "RECENT_SCRAPE_S", "Backend", "Connection", "connect"]
 
-class ProbeFn(Protocol):
-    """A streaming probe: one generation request timed chunk by chunk."""
-
-    def __call__(
-        self,
-        client: httpx.AsyncClient,
-        *,
-        prompt: str = ...,
-        max_tokens: int = ...,
-        temperature: float = ...,
-        clock: Callable[[], float] = ...,
-        wall: Callable[[], float] = ...,
-    ) -> Awaitable[ProbeResult]: ...
-
-
-class InfoFn(Protocol):
-    """Identity and configuration; raises NotThisServer when the server is not one."""
-
-    def __call__(
-        self, client: httpx.AsyncClient, *, scrape: ServerMetrics | None = ...
-    ) -> Awaitable[ServerInfo]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Backend:
-    """How to read one kind of server."""
-
-    name: str
-    server_info: InfoFn
-    """Identity and configuration; `scrape` is a `/metrics` scrape just taken, which a backend
-    that reads one for its info may use instead of taking another."""
-    metrics: Callable[[httpx.AsyncClient], Awaitable[ServerMetrics]]
-    probe: ProbeFn
-
-
-SGLANG = Backend("sglang", fetch_server_info, fetch_metrics, run_probe)
-VLLM = Backend("vllm", vllm.fetch_server_info, vllm.fetch_metrics, vllm.run_probe)
-LLAMACPP = Backend(
-    "llamacpp", llamacpp.fetch_server_info, llamacpp.fetch_metrics, llamacpp.run_probe
-)
-# Tried in order: SGLang's server-info routes, vLLM's `/version` (no SGLang has one), then
-# llama.cpp's `/props` (neither of the others has one).
-BACKENDS = (SGLANG, VLLM, LLAMACPP)
+BACKENDS = (sglang.BACKEND, trtllm.BACKEND, vllm.BACKEND, llamacpp.BACKEND)
+"""Tried in order: SGLang's server-info routes; TensorRT-LLM's `/version` with a model card owned
+by `tensorrt_llm` (its `/server_info` is not SGLang's answer, and its `/version` is vLLM's shape,
+so it goes before vLLM); vLLM's `/version` (no SGLang has one); then llama.cpp's `/props` (none
+of the others has one)."""
 
 
 async def connect(client: httpx.AsyncClient) -> tuple[Backend, ServerInfo]:
@@ -78,9 +39,8 @@ async def connect(client: httpx.AsyncClient) -> tuple[Backend, ServerInfo]:
             return backend, await backend.server_info(client)
         except NotThisServer:
             continue
-    raise NotThisServer(
-        f"{client.base_url}: not a server specmon knows (SGLang, vLLM, llama.cpp's llama-server)"
-    )
+    known = ", ".join(b.facts.display for b in BACKENDS)
+    raise NotThisServer(f"{client.base_url}: not a server specmon knows ({known})")
 
 
 RECENT_SCRAPE_S = 2.0

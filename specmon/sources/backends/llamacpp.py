@@ -18,15 +18,17 @@ Facts from the real server (build b1-0c1e570, tests/fixtures/llamacpp-cpu):
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import httpx
 
+from specmon.backend_facts import LLAMACPP
 from specmon.errors import HttpStatus, MalformedResponse, NotLlamaCpp
 from specmon.model import ProbeResult, ServerInfo, ServerMetrics, SpecConfig, StepsSource
 from specmon.probe_prompts import DEFAULT_PROMPT
-from specmon.sources.drafts import metrics_or_none, per_position, settled_scrape
+from specmon.sources.backends.base import Backend
+from specmon.sources.drafts import metrics_or_none, per_position, scraper, settled_scrape
 from specmon.sources.http import get, json_int, parse_json
 from specmon.sources.metrics import fetch_text, parse_scrape
 from specmon.sources.probe import ChunkUpdate, stream_json, stream_probe
@@ -95,7 +97,7 @@ def server_info_from(
     # (a change of args means a restart to `bench`).
     model = props.get("model_alias") or props.get("model_path")
     return ServerInfo(
-        backend="llamacpp",
+        backend=LLAMACPP.name,
         version=str(props["build_info"]),
         model=model if isinstance(model, str) else None,
         tp_size=None,
@@ -218,19 +220,23 @@ async def run_probe(
     temperature: float = 0.0,
     clock: Callable[[], float] = time.perf_counter,
     wall: Callable[[], float] = time.time,
+    scrape: Callable[[], Awaitable[ServerMetrics]] | None = None,
 ) -> ProbeResult:
     """One native streamed completion, timed per chunk, between two `/metrics` scrapes.
+
+    `scrape` reads `/metrics` instead of the client's own (behind a router: the workers' sums).
 
     Raises:
         SourceError: Typed, as `specmon.sources.probe.run_probe`.
     """
-    before = await metrics_or_none(client, fetch_metrics)
+    fetch = scraper(scrape, fetch_metrics)
+    before = await metrics_or_none(client, fetch)
     payload = completion_payload(prompt, max_tokens, temperature)
     result = await stream_probe(client, COMPLETION, payload, parse_chunk, clock=clock, wall=wall)
     after = None
     if before is not None:
         tokens = result.chunks[-1].completion_tokens
-        after = await settled_scrape(client, fetch_metrics, before, tokens)
+        after = await settled_scrape(client, fetch, before, tokens)
     return ProbeResult(
         sent_at=result.sent_at,
         chunks=result.chunks,
@@ -242,3 +248,6 @@ async def run_probe(
         chunks_are_steps=False,
         scrapes=(before, after) if before is not None and after is not None else None,
     )
+
+
+BACKEND = Backend(LLAMACPP, fetch_server_info, fetch_metrics, run_probe)

@@ -1,0 +1,196 @@
+"""The metric catalogue: each figure of a speculative server's runs, and of their comparison
+with a baseline, defined once with its unit, its help and the name every surface gives it
+(docs/design.md §4, docs/metrics.md "The catalogue").
+
+A surface states what it knows as one `Measured` (the runs it pools, the comparison against a
+baseline that applies) and reads every figure through `CATALOGUE`: the exporter's gauges
+(`specmon_…`, in base units), `check --json`'s keys, the snapshot exports' CSV/JSON columns and
+Markdown headers, and the dashboard's figures (`View.figures`: the `i` screen, `--once --json`).
+A name that is None leaves the figure off that surface. The names are a contract with scripts,
+dashboards and alert rules: an entry carries each surface's name where they differ, and
+`tests/analysis/test_catalogue.py` holds them to the names served before the catalogue.
+
+Adding a figure: define it in `analysis` (a field or property of `Pooled` or `Comparison`), add
+its `Figure` here, document it in docs/metrics.md; every surface then serves it (new export
+columns join at the end, so no column moves). The getters only read: a figure is computed where
+it is defined, never here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from specmon.analysis.comparison import Comparison
+from specmon.analysis.pooled import Pooled
+from specmon.wording import DASH, pct, speedup_text
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """What a surface knows of one speculative server: the input of every figure's getter."""
+
+    pooled: Pooled | None = None
+    """The runs it states, pooled (`analysis.pooled`): the dashboard's recent probes (the
+    exporter's while they hold now), `check`'s probes, a stored snapshot's runs."""
+    comparison: Comparison | None = None
+    """Those runs against a baseline (`analysis.comparison.compare`); None where the surface
+    shows none (no baseline; live, one that does not apply)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    """One figure: what it is, how to read it from a `Measured`, and its name on each surface."""
+
+    key: str
+    """Its name: docs/metrics.md's catalogue table, the dashboard's `i` screen."""
+    unit: str
+    """Its unit as shown ("tok/s", "ms", "tokens/step", "ratio")."""
+    help: str
+    """One sentence: what it is (the exporter's HELP)."""
+    get: Callable[[Measured], float | None]
+    digits: int
+    """Decimals when written for people."""
+    prometheus: str | None = None
+    """The exporter's gauge (`specmon_…`, base units); None: not exported."""
+    prometheus_scale: float = 1.0
+    """From `unit` to the gauge's base unit (ms → seconds: 1e-3)."""
+    check_key: str | None = None
+    """Its key in `check --json`; None: not there."""
+    export_key: str | None = None
+    """Its CSV/JSON column in `snapshots export`; None: not there."""
+    markdown: str | None = None
+    """Its column's header in the Markdown export; None: not there."""
+    text: Callable[[Measured], str | None] | None = None
+    """How people read it where plain digits would say less (the speedup with its interval);
+    None: `digits` decimals."""
+
+    def written(self, measured: Measured) -> str | None:
+        """The figure for people: `text`, else `digits` decimals; None when missing."""
+        if self.text is not None:
+            return self.text(measured)
+        value = self.get(measured)
+        return None if value is None else f"{value:.{self.digits}f}"
+
+    def shown(self, measured: Measured) -> str:
+        """`written` with its unit, a ratio as a signed percent (+21.0%), or "—" (the
+        dashboard's)."""
+        if self.text is None and self.unit == "ratio":
+            return pct(self.get(measured), signed=True)
+        text = self.written(measured)
+        if text is None:
+            return DASH
+        return text if self.text is not None else f"{text} {self.unit}"
+
+
+def _pooled(read: Callable[[Pooled], float | None]) -> Callable[[Measured], float | None]:
+    return lambda m: None if m.pooled is None else read(m.pooled)
+
+
+def _compared(read: Callable[[Comparison], float | None]) -> Callable[[Measured], float | None]:
+    return lambda m: None if m.comparison is None else read(m.comparison)
+
+
+def _speedup_text(m: Measured) -> str | None:
+    return None if m.comparison is None else speedup_text(m.comparison.speedup)
+
+
+CATALOGUE: tuple[Figure, ...] = (
+    Figure(
+        "decode tok/s",
+        "tok/s",
+        "Decode tok/s of the runs, pooled: decode tokens / decode seconds (prefill excluded).",
+        _pooled(lambda p: p.decode_tok_s),
+        1,
+        prometheus="specmon_probe_decode_tokens_per_second",
+        check_key="decode_tok_s",
+        export_key="decode_tok_s",
+        markdown="decode tok/s",
+    ),
+    Figure(
+        "accept length",
+        "tokens/step",
+        "Accept length of the runs, pooled: decode tokens / verify steps after the first token.",
+        _pooled(lambda p: p.accept_length),
+        2,
+        prometheus="specmon_probe_accept_length",
+        export_key="accept_length",
+        markdown="accept",
+    ),
+    Figure(
+        "cycle",
+        "ms",
+        "Mean draft+verify cycle of the runs, pooled: decode seconds / verify steps.",
+        _pooled(lambda p: p.cycle_ms),
+        1,
+        prometheus="specmon_probe_cycle_seconds",
+        prometheus_scale=1e-3,
+        export_key="cycle_ms",
+        markdown="cycle ms",
+    ),
+    Figure(
+        "ms per token",
+        "ms/token",
+        "Decode time per token of the runs, pooled: 1000 / decode tok/s.",
+        _pooled(lambda p: p.ms_per_token),
+        1,
+        prometheus="specmon_probe_decode_seconds_per_token",
+        prometheus_scale=1e-3,
+        check_key="ms_per_token",
+        export_key="ms_per_token",
+        markdown="ms/token",
+    ),
+    Figure(
+        "speedup",
+        "ratio",
+        "Decode tok/s of the runs over the baseline's, minus 1 (0.21 = 21% faster).",
+        _compared(lambda c: c.speedup.value),
+        3,
+        prometheus="specmon_speedup_ratio",
+        check_key="speedup",
+        export_key="speedup_ratio",
+        markdown="speedup",
+        text=_speedup_text,
+    ),
+    Figure(
+        "speedup low",
+        "ratio",
+        "Low end of the speedup's 95% interval (absent when neither side has two runs).",
+        _compared(lambda c: c.speedup.low),
+        3,
+        prometheus="specmon_speedup_ratio_low",
+        check_key="speedup_low",
+        export_key="speedup_ratio_low",
+    ),
+    Figure(
+        "speedup high",
+        "ratio",
+        "High end of the speedup's 95% interval: below 0, speculation loses beyond the noise.",
+        _compared(lambda c: c.speedup.high),
+        3,
+        prometheus="specmon_speedup_ratio_high",
+        check_key="speedup_high",
+        export_key="speedup_ratio_high",
+    ),
+    Figure(
+        "break-even accept length",
+        "tokens/step",
+        "Accept length above which speculation wins: cycle / baseline ms per token.",
+        _compared(lambda c: c.break_even),
+        2,
+        prometheus="specmon_break_even_accept_length",
+        check_key="break_even_accept_length",
+        export_key="break_even",
+        markdown="break-even",
+    ),
+    Figure(
+        "margin",
+        "tokens/step",
+        "Accept length minus break-even: it has the speedup's sign.",
+        _compared(lambda c: c.margin),
+        2,
+        check_key="margin",
+        export_key="margin",
+    ),
+)
+"""Every figure, in the order surfaces list them."""

@@ -1,0 +1,108 @@
+"""The metric catalogue (`specmon/analysis/catalogue.py`): its names are the ones every surface
+served before it (a compatibility contract), docs/metrics.md's table says what it holds, and a
+figure reads None, never 0, where its input is missing."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from specmon.analysis.catalogue import CATALOGUE, Figure, Measured
+from specmon.analysis.comparison import compare
+from specmon.analysis.pooled import Pooled
+from specmon.exporter.metrics import GAUGES, STATUS_GAUGES
+from specmon.wording import DASH
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+NAMES_BEFORE = {
+    "decode tok/s": ("specmon_probe_decode_tokens_per_second", "decode_tok_s", "decode_tok_s"),
+    "accept length": ("specmon_probe_accept_length", None, "accept_length"),
+    "cycle": ("specmon_probe_cycle_seconds", None, "cycle_ms"),
+    "speedup": ("specmon_speedup_ratio", "speedup", "speedup_ratio"),
+    "speedup low": ("specmon_speedup_ratio_low", "speedup_low", "speedup_ratio_low"),
+    "speedup high": ("specmon_speedup_ratio_high", "speedup_high", "speedup_ratio_high"),
+    "break-even accept length": (
+        "specmon_break_even_accept_length",
+        "break_even_accept_length",
+        "break_even",
+    ),
+    "margin": (None, "margin", "margin"),
+}
+"""(gauge, `check --json` key, export column) of each figure, as served before the catalogue."""
+MARKDOWN_BEFORE = {"decode tok/s", "accept", "cycle ms", "speedup", "break-even"}
+
+
+def _names(figure: Figure) -> tuple[str | None, str | None, str | None, str | None]:
+    return figure.prometheus, figure.check_key, figure.export_key, figure.markdown
+
+
+def test_no_public_name_moved() -> None:
+    """Every figure catalogued before keeps its name on every surface; a figure added since
+    may only add names (a new key, a new column, a new gauge)."""
+    by_key = {f.key: f for f in CATALOGUE}
+    for key, names in NAMES_BEFORE.items():
+        assert _names(by_key[key])[:3] == names, key
+    before = {f.markdown for f in CATALOGUE if f.markdown and f.key in NAMES_BEFORE}
+    assert before == MARKDOWN_BEFORE
+
+
+def test_names_are_unique_per_surface() -> None:
+    for names in zip(*(_names(f) for f in CATALOGUE), strict=True):
+        given = [n for n in names if n is not None]
+        assert len(given) == len(set(given)), names
+    keys = [f.key for f in CATALOGUE]
+    assert len(keys) == len(set(keys))
+
+
+def test_the_exporter_serves_every_catalogued_gauge_in_base_units() -> None:
+    gauges = {f.prometheus for f in CATALOGUE if f.prometheus}
+    assert gauges <= set(GAUGES)
+    assert not gauges & set(STATUS_GAUGES), "a catalogued figure has a second definition"
+    for figure in CATALOGUE:
+        if figure.prometheus and figure.unit.startswith("ms"):
+            assert "_seconds" in figure.prometheus and figure.prometheus_scale == 1e-3
+
+
+def _catalogue_table() -> list[list[str]]:
+    text = (DOCS / "metrics.md").read_text(encoding="utf-8")
+    section = text.split("## The catalogue", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ")]
+    return [[cell.strip().strip("`") for cell in row.strip("|").split("|")] for row in rows[1:]]
+
+
+def test_docs_metrics_lists_the_catalogue_as_it_is() -> None:
+    """docs/metrics.md's catalogue table: every figure with its unit and its names, and no
+    figure the catalogue does not hold."""
+    documented = {row[0]: row for row in _catalogue_table()}
+    assert set(documented) == {f.key for f in CATALOGUE}
+    for figure in CATALOGUE:
+        _, unit, *names = documented[figure.key]
+        assert unit == figure.unit, figure.key
+        assert tuple(names) == tuple(n or DASH for n in _names(figure)), figure.key
+
+
+def test_every_catalogued_name_is_in_the_usage_guide() -> None:
+    usage = (DOCS / "usage.md").read_text(encoding="utf-8")
+    for figure in CATALOGUE:
+        for name in _names(figure)[:3]:
+            if name is not None:
+                assert re.search(rf"[`\"]{re.escape(name)}[`\"]", usage), name
+
+
+def test_missing_is_none_and_shown_as_a_dash() -> None:
+    for figure in CATALOGUE:
+        assert figure.get(Measured()) is None
+        assert figure.written(Measured()) is None
+        assert figure.shown(Measured()) == DASH
+
+
+@pytest.mark.parametrize("figure", CATALOGUE, ids=lambda f: f.key)
+def test_each_figure_reads_what_its_definition_gives(figure: Figure) -> None:
+    now = Pooled(runs=3, decode_tok_s=76.1, rel_se=0.01, accept_length=2.1, cycle_ms=27.6)
+    base = Pooled(runs=5, decode_tok_s=62.9, rel_se=0.01, accept_length=None, cycle_ms=None)
+    measured = Measured(pooled=now, comparison=compare(now, base))
+    value = figure.get(measured)
+    assert value is not None
+    assert figure.shown(measured) != DASH
