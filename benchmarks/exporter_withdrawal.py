@@ -31,7 +31,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from specmon.config import FleetTarget, MonitorConfig
 from specmon.exporter.server import Exporter
-from specmon.session.fleet import Fleet, TargetSession
+from specmon.session.fleet import Fleet
+from specmon.session.server_session import ServerSession
 from specmon.sim import SimConfig, SimThread
 from specmon.storage.store import Store
 from specmon.target import Target
@@ -81,7 +82,7 @@ async def one_round(config: MonitorConfig, phase: float) -> dict[str, float]:
         Store(Path(tmp) / "withdrawal.db") as store,
     ):
         url = spec.url
-        session = TargetSession(
+        session = ServerSession.of_target(
             FleetTarget(url, plain.url), Target(url), config, store, take_baselines=True
         )
         fleet = Fleet([session])

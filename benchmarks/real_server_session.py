@@ -110,10 +110,10 @@ async def dashboard(spec: str, plain: str, db: Path, out: Path, results: dict[st
         app = SpecmonApp(config, Targets(Target(spec), Target(plain)), store)
         async with app.run_test(size=(160, 50)) as pilot:
             deadline = time.monotonic() + 120
-            while app.live.server.info is None and time.monotonic() < deadline:
+            while app.session.live.server.info is None and time.monotonic() < deadline:
                 await pilot.pause(0.2)
             await pilot.press("b")
-            while (app.live.baseline is None or len(app.live.probes) < 3) and (
+            while (app.session.live.baseline is None or len(app.session.live.probes) < 3) and (
                 time.monotonic() < deadline
             ):
                 await pilot.pause(0.5)

@@ -43,12 +43,12 @@ from typing import Any
 import psutil
 
 from specmon.config import MonitorConfig, Targets
+from specmon.model import Sample
 from specmon.sim import Faults, SimConfig, SimThread
 from specmon.sim.faults import duplicate_series, set_values
 from specmon.storage.store import Store
 from specmon.target import Target
 from specmon.ui.app import SpecmonApp
-from specmon.ui.messages import SampleReady
 from specmon.ui.tuning.render_cache import release_render_caches
 
 SPEC = SimConfig(plain_step_ms=4.0, cycle_ms=8.0, accept_length=2.1, ttft_ms=5.0, seed=5)
@@ -230,14 +230,14 @@ def healthy(app: SpecmonApp) -> bool:
     return (
         view is not None
         and view.identity.state == "live"
-        and app.live.probe_error is None
-        and app.live.server.window.latest is not None
+        and app.session.live.probe_error is None
+        and app.session.live.server.window.latest is not None
     )
 
 
 def check_health(app: SpecmonApp, record: Record) -> None:
     """Record what only a bug can cause: an internal error, a worker that died."""
-    for event in app.live.events:
+    for event in app.session.live.events:
         if "internal error" in event.text and event.text not in record.errors:
             record.errors.append(event.text)
     for worker in app.workers:
@@ -249,10 +249,6 @@ def check_health(app: SpecmonApp, record: Record) -> None:
 async def soak(args: argparse.Namespace) -> Record:
     """Run the session; returns what it saw."""
     record = Record()
-
-    def count(message: object) -> None:
-        if isinstance(message, SampleReady):
-            record.ticks += 1
 
     sims = Simulators()
     try:
@@ -277,9 +273,18 @@ async def soak(args: argparse.Namespace) -> Record:
                 )
             )
             app = SpecmonApp(config, targets, store)
-            async with app.run_test(size=(160, 50), message_hook=count) as pilot:
+            sample = app.session.sample
+
+            def count(tick: Sample) -> None:
+                record.ticks += 1
+                sample(tick)
+
+            app.session.sample = count  # type: ignore[method-assign]
+            async with app.run_test(size=(160, 50)) as pilot:
                 await session(app, pilot, sims, record, args)
-                print(f"ticks {record.ticks}, events {len(app.live.events)}", file=sys.stderr)
+                print(
+                    f"ticks {record.ticks}, events {len(app.session.live.events)}", file=sys.stderr
+                )
     finally:
         sims.close()
     return record
@@ -362,7 +367,7 @@ async def press(app: SpecmonApp, record: Record, fault: str) -> None:
 
 def key_state(app: SpecmonApp) -> tuple[bool, int, str]:
     """What the keys change: the probe's pause, the screens open, the theme."""
-    return app.live.probe_paused, len(app.screen_stack), app.theme
+    return app.session.live.probe_paused, len(app.screen_stack), app.theme
 
 
 async def sample_rss(

@@ -48,7 +48,6 @@ from specmon.config import MonitorConfig, Targets
 from specmon.storage.store import Store
 from specmon.target import Target
 from specmon.ui.app import SpecmonApp
-from specmon.ui.messages import ProbeDone, SampleReady
 
 SIZE = (160, 50)
 WEEK_DAYS = 7.0
@@ -75,19 +74,23 @@ class CountingApp(SpecmonApp):
         self._started = time.monotonic()
         self.samples = 0
         self.probes = 0
+        self._count("sample", "samples")
+        self._count("probe_done", "probes")
 
     def on_mount(self) -> None:
         """As SpecmonApp's; then the stats timer."""
         super().on_mount()
         self.set_interval(self._stats_every, self._write_stats)
 
-    def on_sample_ready(self, message: SampleReady) -> None:
-        """Counted (SpecmonApp's own handler runs too: Textual calls each class's)."""
-        self.samples += 1
+    def _count(self, name: str, counter: str) -> None:
+        """Count each call of the session's `name` (a sample, a probe) in `counter`."""
+        taken = getattr(self.session, name)
 
-    def on_probe_done(self, message: ProbeDone) -> None:
-        """Counted, as samples are."""
-        self.probes += 1
+        def counted(*args: Any) -> None:
+            setattr(self, counter, getattr(self, counter) + 1)
+            taken(*args)
+
+        setattr(self.session, name, counted)
 
     def _write_stats(self) -> None:
         line = {"t": round(time.monotonic() - self._started, 1), "objects": tracked_objects(),

@@ -12,9 +12,9 @@ import psutil
 from specmon.analysis.comparison import Speedup
 from specmon.launch.ab import AbEvents
 from specmon.launch.process import ServerProcess, group_alive
+from specmon.launch.relaunch import ManagedServer
 from specmon.launch.split import split_command
 from specmon.model import ServerInfo
-from specmon.session.relaunch import ManagedServer
 from specmon.sources.backends import connect
 from specmon.sources.http import make_client
 from specmon.target import Target

@@ -74,8 +74,8 @@ from specmon.model import (
 from specmon.reports.check_report import report_to_dict
 from specmon.reports.snapshot_table import comparison_rows, export
 from specmon.session.baselines import lookup_baseline
-from specmon.session.fleet import TargetSession
 from specmon.session.fleet_row import fleet_row
+from specmon.session.server_session import ServerSession
 from specmon.session.watch import ProbeOutcome
 from specmon.sources.backends import Connection
 from specmon.sources.backends.sglang import parse_server_info
@@ -201,11 +201,11 @@ def check_lifetime(h: History) -> LifetimeCheck:
     return lifetime_check(h.base.lifetime, lifetime_of(PLAIN, _metrics(LATER[h.server])))
 
 
-def live_session(h: History, store: Store) -> TargetSession:
+def live_session(h: History, store: Store) -> ServerSession:
     """The fleet's (and the exporter's) session of the target, fed the history: it finds the
     baseline in the store itself, samples the baseline server, takes the probes."""
     target = FleetTarget(HERE, None if h.server == "relaunched here" else THERE)
-    session = TargetSession(target, Target(HERE), CONFIG, store, wall=lambda: NOW)
+    session = ServerSession.of_target(target, Target(HERE), CONFIG, store, wall=lambda: NOW)
     first = "metrics_after" if h.target == "restarted" else "metrics"
     session.sample(_sample(100.0, NOW - 60, h.info, _metrics(f"{h.kind}/{first}"), 1))
     found = session.live.baseline.snapshot
@@ -259,7 +259,7 @@ def _probe_result(sent_at: float, figures: RunFigures) -> ProbeResult:
     )
 
 
-def dashboard_figures(session: TargetSession) -> Figures:
+def dashboard_figures(session: ServerSession) -> Figures:
     view = session.view()
     c, validity = view.baseline.comparison, view.baseline.validity
     gain = c.speedup if c else None
@@ -272,7 +272,7 @@ def dashboard_figures(session: TargetSession) -> Figures:
     )
 
 
-def fleet_figures(session: TargetSession) -> Figures:
+def fleet_figures(session: ServerSession) -> Figures:
     """The fleet row's speedup, mark and verdict: it carries no interval."""
     row = fleet_row("t", session.view())
     state = {
@@ -283,7 +283,7 @@ def fleet_figures(session: TargetSession) -> Figures:
     return Figures(row.speedup, None, None, state, row.verdict.value if row.verdict else None)
 
 
-def exporter_figures(session: TargetSession) -> Figures:
+def exporter_figures(session: ServerSession) -> Figures:
     text = render([ExportedTarget(session)]).decode()
     samples = {
         (s.name, s.labels.get("state")): s.value
@@ -454,7 +454,7 @@ def test_one_pair_reads_the_same_on_every_surface(seed: int, tmp_path: Path) -> 
     assert not wrong, f"{h.server=} {h.target=} export={stored}: {wrong}"
 
 
-def _gauges(session: TargetSession) -> dict[str, float]:
+def _gauges(session: ServerSession) -> dict[str, float]:
     text = render([ExportedTarget(session)]).decode()
     return {
         s.name: s.value

@@ -146,16 +146,17 @@ async def _serve(
     # Imported here: aiohttp takes ~150 ms to import, which every other command would pay.
     from specmon.config import FleetTarget
     from specmon.exporter.server import Exporter
-    from specmon.session.fleet import Fleet, TargetSession
+    from specmon.session.fleet import Fleet
+    from specmon.session.server_session import ServerSession
 
     probing = not args.multi_target
 
-    def session(target: FleetTarget, server: Target = credentials) -> TargetSession:
-        return TargetSession(
+    def session(target: FleetTarget, server: Target = credentials) -> ServerSession:
+        return ServerSession.of_target(
             target, server, config, store, probing=probing, take_baselines=args.take_baselines
         )
 
-    def new_session(url: str) -> TargetSession | None:
+    def new_session(url: str) -> ServerSession | None:
         """A target a scraper names: with the key if a pattern vouches for it, without it if
         only --any-target lets it in, else refused."""
         if target_matches(url, args.allow_target):

@@ -12,7 +12,7 @@ from specmon.cli.ab_report import split_lines
 from specmon.cli.common import add_connection, add_db, seconds, takes
 from specmon.cli.crash import run_dashboard
 from specmon.launch.ab import DEFAULT_HEALTH_TIMEOUT_S, url_for
-from specmon.session.relaunch import ManagedServer
+from specmon.launch.relaunch import ManagedServer
 
 
 def add_launch_options(parser: argparse.ArgumentParser) -> None:

@@ -228,10 +228,13 @@ def run(args: argparse.Namespace) -> int:
     store = open_store_or_warn(config.db)
     try:
         if config.fleet:
-            from specmon.session.fleet import Fleet, TargetSession
+            from specmon.session.fleet import Fleet
+            from specmon.session.server_session import ServerSession
             from specmon.ui.fleet_app import FleetApp
 
-            fleet = Fleet([TargetSession(t, targets.server, config, store) for t in config.targets])
+            fleet = Fleet(
+                [ServerSession.of_target(t, targets.server, config, store) for t in config.targets]
+            )
             return run_dashboard(FleetApp(config, fleet, store))
         return run_dashboard(SpecmonApp(config, targets, store, recording=recording))
     finally:

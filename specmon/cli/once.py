@@ -66,7 +66,10 @@ def run(config: MonitorConfig, server: Target, store: Store | None, timeout: flo
     Returns:
         0 when every server's figures came in time, else EXIT_INCOMPLETE (said on stderr).
     """
-    sessions = [FrameSession(target, server, config, store) for target in config.targets]
+    sessions = [
+        FrameSession.of_target(target, server, config, store, probing=False)
+        for target in config.targets
+    ]
     frame = asyncio.run(first_frame(sessions, timeout))
     print(json.dumps(frame.to_dict(), indent=2, ensure_ascii=False))
     late = [label for label, ready, _ in frame.servers if not ready]

@@ -1,6 +1,6 @@
 """The exporter's metric families, written by prometheus-client from each target's View.
 
-Every figure is the dashboard's (`TargetSession.view()`, `LiveState.recent()`: the same pooled
+Every figure is the dashboard's (`ServerSession.view()`, `LiveState.recent()`: the same pooled
 probes, comparison and validity), in base units: seconds, ratios, tokens per second; the pooled
 probes' figures and their comparison are the metric catalogue's (`analysis.catalogue`), each
 gauge under the name the catalogue gives it (`EXPORTED`), the others are `STATUS_GAUGES`; counters
@@ -32,7 +32,7 @@ from prometheus_client.registry import Collector
 
 from specmon.analysis.catalogue import CATALOGUE, Measured
 from specmon.analysis.figures import run_step_cycles
-from specmon.session.fleet import TargetSession
+from specmon.session.server_session import ServerSession
 from specmon.session.watch import ProbeOutcome
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -106,7 +106,7 @@ class CycleHistogram:
 class ExportedTarget:
     """A session and what the exporter accumulates of it (its cycle histogram)."""
 
-    def __init__(self, session: TargetSession) -> None:
+    def __init__(self, session: ServerSession) -> None:
         self.session = session
         self.cycles = CycleHistogram()
         session.probe_listeners.append(self.cycles.observe_probe)

@@ -15,7 +15,8 @@ from specmon import __version__
 from specmon.errors import SpecmonError, TargetError
 from specmon.exporter.metrics import CONTENT_TYPE, ExportedTarget, render
 from specmon.listen import listen
-from specmon.session.fleet import Fleet, TargetSession
+from specmon.session.fleet import Fleet
+from specmon.session.server_session import ServerSession
 from specmon.target import normalise_url
 
 MAX_TARGETS = 256
@@ -45,7 +46,7 @@ class Exporter:
         port: int,
         *,
         multi_target: bool = False,
-        new_session: Callable[[str], TargetSession | None] | None = None,
+        new_session: Callable[[str], ServerSession | None] | None = None,
         connect_timeout: float = 2.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:

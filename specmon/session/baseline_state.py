@@ -2,7 +2,7 @@
 measured, and its View beside the recent probes.
 
 The baseline server is the watched server itself when the baseline was taken at its address,
-else another one (`--baseline-url`, or the address a stored baseline names), which the app
+else another one (`--baseline-url`, or the address a stored baseline names), which the session
 samples for this class (`server_url`).
 """
 
@@ -70,7 +70,7 @@ class BaselineState:
         self.origin: BaselineOrigin | None = None
         self.server = ServerTracker("baseline server")
         self.followed: str | None = None
-        """The URL `server` follows (the app samples it: `follow`)."""
+        """The URL `server` follows (the session samples it: `follow`)."""
         self.waiting = False
         self.watched_current = True
         """Whether the watched server's info is of its current lifetime (`LiveState` keeps it:
@@ -97,7 +97,7 @@ class BaselineState:
             )
 
     def follow(self, url: str | None) -> None:
-        """The app samples another baseline server now: its tracker starts afresh."""
+        """The session samples another baseline server now: its tracker starts afresh."""
         if url != self.followed:
             self.followed = url
             self.server = ServerTracker("baseline server")

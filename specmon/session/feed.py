@@ -1,7 +1,7 @@
 """Where the dashboard's data comes from: one interface, a local and a shared implementation.
 
-The dashboard reads every Sample, probe outcome and bench event from a `Feed` and hands them to
-a `FeedSink`; it never samples, probes or benches itself. `LocalFeed` (here) does that I/O in
+A server's session (`ServerSession`, the `FeedSink`) gets every Sample, probe outcome and bench
+event from a `Feed`; it never samples, probes or benches itself. `LocalFeed` (here) does that I/O in
 this process. `specmon web` runs one `LocalFeed` in a hub that every browser tab subscribes to
 (`specmon.session.hub`), so that tabs share one sampler and one probe stream and a baseline one
 tab takes is every tab's.
@@ -20,7 +20,6 @@ from specmon.measure.snapshot import Progress, SnapshotKind, default_protocol, t
 from specmon.model import Protocol as BenchProtocol
 from specmon.model import Sample, Snapshot
 from specmon.session.baselines import BaselineOrigin
-from specmon.session.relaunch import ManagedServer
 from specmon.session.view import BenchView
 from specmon.session.watch import BASELINE_SERVER_EVERY_S, ProbeOutcome, Watch
 from specmon.sources.http import load_client_transport
@@ -32,8 +31,24 @@ def bench_protocol(config: MonitorConfig) -> BenchProtocol:
     return default_protocol(config.baseline_runs, 1, config.probe_tokens)
 
 
+class Relauncher(Protocol):
+    """A server specmon launched (`specmon.launch.relaunch.ManagedServer`, handed in by
+    `specmon launch`): its baseline is taken by relaunching it without speculation."""
+
+    def take_baseline(
+        self,
+        protocol: BenchProtocol,
+        *,
+        on_progress: Callable[[Progress], None] | None = None,
+        say: Callable[[str], None] = ...,
+        wall: Callable[[], float] = ...,
+    ) -> Awaitable[Snapshot]:
+        """Relaunch it without speculation, bench the baseline, relaunch it with speculation."""
+        ...
+
+
 class FeedSink(Protocol):
-    """What a feed reports to; the dashboard turns each call into a message."""
+    """What a feed reports to: the server's session (`ServerSession`)."""
 
     def sample(self, sample: Sample) -> None:
         """A tick of the monitored server's sampler."""
@@ -45,7 +60,10 @@ class FeedSink(Protocol):
         """A live probe finished."""
 
     def probe_failed(self, wall: float, error: str) -> None:
-        """A live probe failed, or telemetry could not be set up; `error` is one line."""
+        """A live probe failed; `error` is one line."""
+
+    def telemetry_failed(self, wall: float, error: str) -> None:
+        """GPU and host telemetry could not be set up (sampling goes on without it)."""
 
     def probe_paused(self, paused: bool) -> None:
         """Someone else sharing the feed paused or resumed the probe."""
@@ -99,7 +117,7 @@ class LocalFeed:
         wall: Callable[[], float] = time.time,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-        managed: ManagedServer | None = None,
+        managed: Relauncher | None = None,
     ) -> None:
         """Args:
         config: The dashboard's configuration (cadences, probe, benches).
@@ -145,7 +163,7 @@ class LocalFeed:
         self._sink = sink
 
         def telemetry_failed(error: str) -> None:
-            sink.probe_failed(self.wall(), error)
+            sink.telemetry_failed(self.wall(), error)
 
         tasks = [
             self._spawn(self.watch.sample(sink.sample, telemetry_failed)),

@@ -39,8 +39,8 @@ _LENGTH = struct.Struct(">I")
 MAX_REQUEST = 64 * 1024  # a tab's requests are a few hundred bytes
 MAX_BACKLOG = 8 * 1024 * 1024  # bytes queued for a tab that stopped reading: it is dropped
 SINK_CALLS = frozenset(
-    ("sample", "baseline_sample", "probe_done", "probe_failed", "probe_paused",
-     "bench_progress", "bench_done", "bench_failed")
+    ("sample", "baseline_sample", "probe_done", "probe_failed", "telemetry_failed",
+     "probe_paused", "bench_progress", "bench_done", "bench_failed")
 )  # fmt: skip
 
 
@@ -184,6 +184,9 @@ class _Broadcast:
 
     def probe_failed(self, wall: float, error: str) -> None:
         self.hub.send("probe_failed", wall, error)
+
+    def telemetry_failed(self, wall: float, error: str) -> None:
+        self.hub.send("telemetry_failed", wall, error)
 
     def probe_paused(self, paused: bool) -> None:
         self.hub.send("probe_paused", paused)

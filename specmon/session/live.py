@@ -89,7 +89,8 @@ class ProbeRun:
 
 
 class LiveState:
-    """Everything the dashboard knows, fed by the app's workers; `view()` renders it."""
+    """Everything known of a watched server, fed by its session (`ServerSession`); `view()`
+    renders it."""
 
     def __init__(
         self,

@@ -1,7 +1,8 @@
 """`specmon --once --json`: one dashboard frame, for every server watched, then exit.
 
-Each server is watched as the fleet watches it (`TargetSession`: the dashboard's feed and
-`LiveState`, the store's baseline looked up by the dashboard's rule), until the frame has its
+Each server is watched as the dashboard and the fleet watch it (`ServerSession`: its feed,
+`LiveState` and baseline decisions, the store's baseline looked up at its first info), until the
+frame has its
 figures: the server's first sample with its info (and with it the store's baseline lookup),
 then one probe, taken at once rather than at the probe loop's next turn, and the first sample of
 the baseline's server when it is another one (until then the baseline is "unverified").
@@ -18,8 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from specmon.model import Sample
-from specmon.session.fleet import Fleet, TargetSession
+from specmon.session.fleet import Fleet
 from specmon.session.fleet_row import fleet_row, server_label, worst_first
+from specmon.session.server_session import ServerSession
 from specmon.session.view_json import FRAME_SCHEMA, view_to_dict
 
 WAITS_FOR = (
@@ -29,11 +31,12 @@ WAITS_FOR = (
 """What the frame waits for, in the help and in the timeout's message."""
 
 
-class FrameSession(TargetSession):
-    """A fleet's session that says when its server's info first came (`known`)."""
+class FrameSession(ServerSession):
+    """A fleet's session that says when its server's info first came (`known`); built by
+    `of_target` with `probing=False` (the frame probes once, at once)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, probing=False, **kwargs)
+        super().__init__(*args, **kwargs)
         self.known = asyncio.Event()
         """Set at the first sample with the server's info: its baseline was looked up then."""
         self.baseline_read = asyncio.Event()

@@ -75,6 +75,12 @@ class RecordingSink:
         if self.inner is not None:
             self.inner.probe_failed(wall, error)
 
+    def telemetry_failed(self, wall: float, error: str) -> None:
+        """Telemetry could not be set up."""
+        self._record("telemetry_failed", wall, error)
+        if self.inner is not None:
+            self.inner.telemetry_failed(wall, error)
+
     def probe_paused(self, paused: bool) -> None:
         """Someone sharing the feed paused or resumed the probe."""
         self._record("probe_paused", paused)

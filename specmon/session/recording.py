@@ -267,6 +267,7 @@ ARG_TYPES: dict[str, tuple[type[Any], ...]] = {
     "baseline_sample": (Sample,),
     "probe_done": (ProbeOutcome,),
     "probe_failed": (float, str),
+    "telemetry_failed": (float, str),
     "probe_paused": (bool,),
     "bench_progress": (BenchView,),
     "bench_done": (Snapshot, SnapshotKind, BaselineOrigin | None),  # type: ignore[dict-item]

@@ -1,5 +1,6 @@
-"""When a watched server's baseline is looked up in the store, for the dashboard and every
-session of a fleet (and so the exporter) alike: one rule, the UI only renders what it finds.
+"""When a watched server's baseline is looked up in the store: its session's rule
+(`ServerSession`), for the dashboard and every server of a fleet (and so the exporter) alike;
+the UI only renders what it finds.
 
 The lookup itself is `lookup_baseline`, the one `check` and `whatif` make, here under the live
 probe's protocol; what keeps the nearest baseline from applying goes to the View

@@ -1,6 +1,6 @@
 """The wiring of a watched target: its connection, its sampler (server info, /metrics, GPU and
-host telemetry) and its probe loop. The dashboard runs these in workers and routes what they
-emit; nothing here knows about Textual.
+host telemetry) and its probe loop. A feed runs these and hands what they emit to the server's
+session (`ServerSession`); nothing here knows about Textual.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class Watch:
     """One watched server: sample it and probe it, each until cancelled.
 
     `sample` must be running for `probe` to have a connection; both report through callbacks
-    (which the dashboard turns into messages).
+    (a feed's, which reports to the server's session).
     """
 
     def __init__(

@@ -1,8 +1,11 @@
-"""The live dashboard: workers sample, probe and bench; handlers feed LiveState; widgets render.
+"""The live dashboard: a worker runs the server's session; its Views come as messages and the
+widgets render them.
 
-Workers do I/O and post messages; only message handlers touch widgets (docs/design.md §6). The I/O
-itself is the feed's (`specmon.session.feed`): this process's own, or the one a `specmon web` hub
-shares between browser tabs.
+The session (`specmon.session.server_session`) is its feed's sink, keeps the server's state and
+makes every baseline decision; the app hands each View it emits to the widgets (`ViewReady`) and
+turns keys into requests to it (docs/design.md §2). The I/O is the feed's
+(`specmon.session.feed`): this process's own, or the one a `specmon web` hub shares between
+browser tabs. Only message handlers touch widgets (docs/design.md §6).
 """
 
 from __future__ import annotations
@@ -11,9 +14,8 @@ import asyncio
 import io
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from functools import partial
 from pathlib import Path
 
 from rich.console import Console
@@ -26,40 +28,28 @@ from textual.driver import Driver
 from textual.theme import Theme
 
 from specmon.analysis.comparison import Verdict
-from specmon.config import MonitorConfig, Targets, default_dumps_path
+from specmon.config import FleetTarget, MonitorConfig, Targets, default_dumps_path
 from specmon.errors import SpecmonError
-from specmon.measure.snapshot import SnapshotKind, default_protocol
-from specmon.model import ServerInfo
+from specmon.measure.snapshot import SnapshotKind
 from specmon.reports.whatif_text import speculative_flags
 from specmon.session.ab_lookup import lookup_ab
-from specmon.session.baselines import BaselineOrigin, lookup_baseline
-from specmon.session.feed import Feed, LocalFeed, bench_protocol
-from specmon.session.history_writer import HistoryRecorder, start_history
+from specmon.session.feed import Feed, Relauncher
+from specmon.session.history_writer import start_history
 from specmon.session.history_zoom import LIVE, ZoomLevel, next_level
 from specmon.session.live import LiveState
-from specmon.session.recorder import RecordingFeed, recorded_lookups
 from specmon.session.recording import RecordingWriter
-from specmon.session.relaunch import ManagedServer
-from specmon.session.store_baseline import Lookup, StoreBaseline
-from specmon.session.view import BenchView, View
+from specmon.session.server_session import ServerSession, dashboard_session
+from specmon.session.view import View
 from specmon.session.whatif_view import live_what_if
 from specmon.session.zoom_reader import read_zoom
 from specmon.storage.store import Store
 from specmon.ui import tuning
 from specmon.ui.dump import dump_screen
 from specmon.ui.messages import (
-    BaselineSampleReady,
-    BenchDone,
-    BenchFailed,
-    BenchNote,
-    BenchProgress,
     HistoryNote,
-    PostingSink,
-    ProbeDone,
-    ProbeFailed,
-    ProbePaused,
     RecordingStopped,
-    SampleReady,
+    SessionFailed,
+    ViewReady,
     ZoomRead,
 )
 from specmon.ui.screens.baseline_choice import BaselineChoice
@@ -138,26 +128,27 @@ class SpecmonApp(App[None]):
         store: Store | None,
         *,
         auto_baseline: bool = False,
-        managed: ManagedServer | None = None,
+        managed: Relauncher | None = None,
         store_note: str = "",
         start_workers: bool = True,
         wall: Callable[[], float] = time.time,
         feed: Feed | None = None,
         read_only: bool = False,
         recording: RecordingWriter | None = None,
+        session: ServerSession | None = None,
     ) -> None:
         """Build the app.
 
         Args:
             config: The merged configuration.
             targets: The monitored server and the optional baseline server (None when `feed`
-                is given: then the feed talks to them).
+                or `session` is given: then the feed talks to them).
             store: The snapshot store; None runs without saving (said in the log).
             auto_baseline: Take a baseline as soon as the server is known (the demo).
             managed: The server when specmon launched it (`specmon launch`): `b` relaunches it
                 without speculation for the baseline, then with it.
             store_note: Said with every snapshot saved: the demo's, that its store is gone on exit.
-            start_workers: Start sampling and probing on mount (tests push messages instead).
+            start_workers: Start sampling and probing on mount (tests give the session its inputs).
             wall: Wall clock (tests fix it).
             feed: Where samples, probes and benches come from; by default this process samples
                 and probes `targets` itself (`LocalFeed`).
@@ -165,6 +156,8 @@ class SpecmonApp(App[None]):
                 (`READ_ONLY_OFF`, and the comparison's exports), saying so on the keys line:
                 `specmon web` for browsers it does not trust.
             recording: Where to record every input of this process's own feed (`--record`).
+            session: The server's session, when another made it (a fleet's, a replay's); by
+                default one over `feed`, or over this process's own (`dashboard_session`).
         """
         self.tuning_notes = tuning.install()
         """The tunings of Textual's internals that stood down, for the events log."""
@@ -179,32 +172,35 @@ class SpecmonApp(App[None]):
             self.stylesheet = self._css
         self.config = config
         self.store = store
-        self.store_note = store_note
-        self.auto_baseline = auto_baseline
-        self.managed = managed
         self.start_workers = start_workers
         self.wall = wall
         self.read_only = read_only
-        self.probe_protocol = default_protocol(5, 0, config.probe_tokens)
-        self.bench_protocol = bench_protocol(config)
-        self.live = self.new_live_state()
-        self.history: HistoryRecorder | None = None
-        """Records samples and probes in the store, once the feed runs (`_start_workers`)."""
-        self._records_history = feed is None and config.history and store is not None
+        self._records_history = (
+            feed is None and session is None and config.history and store is not None
+        )
         """This process samples the server (not a `specmon web` tab), history is on and there
         is a store to keep it in."""
-        if feed is None:
-            if targets is None:
-                raise ValueError("the dashboard needs its targets or a feed")
-            feed = LocalFeed(config, targets, store, wall=wall, managed=managed)
-            if recording is not None:
-                feed = RecordingFeed(feed, recording, self._recording_stopped)
         self.recording = recording
-        self.feed = feed
-        self.store_baseline: StoreBaseline | None = StoreBaseline(
-            store, self.live, lookup=self._recorded_lookups(store)
-        )
-        """Looks the baseline up in the store; None where another does (the fleet's sessions)."""
+        if session is None and feed is not None:
+            target = FleetTarget(config.url, config.baseline_url)
+            session = ServerSession(target, config, feed, store, wall=wall)
+        elif session is None:
+            if targets is None:
+                raise ValueError("the dashboard needs its targets, a feed or a session")
+            session = dashboard_session(
+                config,
+                targets,
+                store,
+                managed=managed,
+                recording=recording,
+                recording_stopped=self._recording_stopped,
+                auto_baseline=auto_baseline,
+                store_note=store_note,
+                wall=wall,
+            )
+        self.session = session
+        """The server shown: its state, its baseline decisions, its Views (`ViewReady`)."""
+        session.on_view = self._view_ready
         self.heap = HeapKeeper()
         self._theme_names: list[str] = []
         self._parsing_ahead = False
@@ -227,7 +223,7 @@ class SpecmonApp(App[None]):
         if self.config.theme in self.available_themes:
             self.theme = self.config.theme
         else:
-            self.live.log(self.wall(), "warn", f"unknown theme {self.config.theme!r}")
+            self.session.live.log(self.wall(), "warn", f"unknown theme {self.config.theme!r}")
 
     def compose(self) -> ComposeResult:
         """Identity line, four panels, the events log, the keys."""
@@ -240,19 +236,6 @@ class SpecmonApp(App[None]):
         yield GpuPanel(id="gpus", classes="panel")
         yield EventsLog(id="events", classes="panel")
         yield KeysLine(id="keys", left_out=self.keys_off(), note=self._keys_note())
-
-    def new_live_state(self) -> LiveState:
-        """The state the View is built from, as it is before any input (a replay that seeks
-        back starts again from one)."""
-        live = LiveState(
-            self.config.url,
-            self.probe_protocol,
-            max_age_s=self.config.max_age,
-            probe_every=self.config.probe_every,
-            prompts=self.config.probe_prompts,
-        )
-        live.probe_enabled = self.config.probe
-        return live
 
     def keys_off(self) -> frozenset[str]:
         """The actions whose keys are off here, left off the keys line."""
@@ -331,15 +314,16 @@ class SpecmonApp(App[None]):
 
     def say_at_start(self) -> None:
         """The events log's first lines: what is watched, and how."""
-        self.live.log(self.wall(), "info", f"watching {self.config.url}")
+        live = self.session.live
+        live.log(self.wall(), "info", f"watching {self.session.url}")
         for note in self.tuning_notes:
-            self.live.log(self.wall(), "warn", note)
+            live.log(self.wall(), "warn", note)
         if self.config.insecure:
-            self.live.log(self.wall(), "warn", "TLS verification is off (--insecure)")
+            live.log(self.wall(), "warn", "TLS verification is off (--insecure)")
         if self.store is None:
-            self.live.log(self.wall(), "warn", "no snapshot store: baselines are not saved")
+            live.log(self.wall(), "warn", "no snapshot store: baselines are not saved")
         if self.recording is not None:
-            self.live.log(
+            live.log(
                 self.wall(),
                 "info",
                 f"recording to {self.recording.path}: specmon "
@@ -349,8 +333,8 @@ class SpecmonApp(App[None]):
     def on_unmount(self) -> None:
         """The garbage collector as it was (tests run many apps)."""
         self._report_writes(None)
-        if self.history is not None:
-            self.history.writer.close()
+        if self.session.history is not None:
+            self.session.history.writer.close()
         thaw()
         self.heap.stop()
 
@@ -369,84 +353,55 @@ class SpecmonApp(App[None]):
         if isinstance(event, events.Key):
             self.heap.key()
 
-    # The worker: it runs the feed, whose reports come back as messages.
+    # The worker: it runs the session, whose Views come back as messages.
 
     def _start_workers(self) -> None:
         """Sample, and probe unless it is off: after the first frame, which their first steps
         (httpx's deferred imports, psutil's scan of the machine's sockets) held back."""
         if self._records_history and self.store is not None:
-            self.history = start_history(
+            self.session.history = start_history(
                 self.store.path,
-                self.live,
+                self.session.live,
                 self.config,
                 self.wall(),
                 lambda level, text: self.post_message(HistoryNote(self.wall(), level, text)),
             )
-        self._run_feed()
+        self._run_session()
 
     @work(group="feed", exit_on_error=False)
-    async def _run_feed(self) -> None:
-        await self.feed.run(PostingSink(self.post_message))
+    async def _run_session(self) -> None:
+        await self.crash_on_error(self.session.run())
 
-    def _follow_baseline_server(self) -> None:
-        """Sample the baseline's server when it is another one (for its restarts)."""
-        url = self.live.baseline.server_url or self.config.baseline_url
-        if url == self.config.url:
-            url = None
-        if url == self.live.baseline.followed:
-            return
-        self.live.baseline.follow(url)
-        self.feed.follow_baseline_server(url)
+    async def crash_on_error(self, run: Awaitable[None]) -> None:
+        """Await a worker's `run`: what it raises crashes the dashboard (`SessionFailed`), as in
+        a handler, rather than stopping the worker silently."""
+        try:
+            await run
+        except Exception as exc:
+            while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
+                exc = exc.exceptions[0]  # the feed's task groups: the one error, not its wrapper
+            self.post_message(SessionFailed(exc))
+
+    def _view_ready(self, view: View) -> None:
+        """The session's View after an input: to the widgets, by message."""
+        self.post_message(ViewReady(view))
 
     def bench_running(self) -> bool:
         """Whether a bench is in progress (here or, under `specmon web`, from another tab)."""
-        return self.live.bench is not None
+        return self.session.live.bench is not None
 
     # Handlers: the only code that touches widgets.
 
-    @on(SampleReady)
-    def _on_sample(self, message: SampleReady) -> None:
-        changes = self.live.on_sample(message.sample)
-        if self.history is not None:
-            self.history.on_sample(message.sample, changes)
+    @on(SessionFailed)
+    def _on_session_failed(self, message: SessionFailed) -> None:
+        raise message.error
+
+    @on(ViewReady)
+    def _on_view_ready(self, message: ViewReady) -> None:
         if self.zoom != LIVE and self.wall() - self._zoom_read_at >= ZOOM_AGAIN_S:
             self._read_zoom(self.zoom)
-        info = self.live.server.info
-        if info is not None:
-            self._look_up_baseline(message.sample.t)
-            self._maybe_take_waited_baseline(info)
-        self.refresh_view()
-
-    @on(BaselineSampleReady)
-    def _on_baseline_sample(self, message: BaselineSampleReady) -> None:
-        self.live.on_baseline_sample(message.sample)
-        self.refresh_view()
-
-    @on(ProbeDone)
-    def _on_probe(self, message: ProbeDone) -> None:
-        outcome = message.outcome
-        self.live.on_probe(
-            outcome.wall, outcome.t, outcome.figures, outcome.result, outcome.category
-        )
-        if self.history is not None:
-            self.history.on_probe(outcome.wall, outcome.figures)
-        self.refresh_view()
-
-    @on(ProbeFailed)
-    def _on_probe_failed(self, message: ProbeFailed) -> None:
-        self.live.on_probe_error(message.wall, message.error)
-        self.refresh_view()
-
-    @on(ProbePaused)
-    def _on_probe_paused(self, message: ProbePaused) -> None:
-        if message.paused != self.live.probe_paused:
-            self._say_probe_paused(message.paused)
-
-    def _recorded_lookups(self, store: Store | None) -> Lookup | None:
-        """With `--record`, the store's answers to baseline lookups are recorded too."""
-        if self.recording is None or store is None:
-            return None
-        return recorded_lookups(self.recording, partial(lookup_baseline, store), wall=self.wall)
+        if not self.frozen:
+            self.show_view(message.view)
 
     def _recording_stopped(self, why: str) -> None:
         """The recording stopped (its size cap, a failed write): said in the events log."""
@@ -454,95 +409,17 @@ class SpecmonApp(App[None]):
 
     @on(RecordingStopped)
     def _on_recording_stopped(self, message: RecordingStopped) -> None:
-        self.live.log(message.wall, "warn", f"recording stopped: {message.why}")
-        self.refresh_view()
+        self.session.log(message.wall, "warn", f"recording stopped: {message.why}")
 
     @on(HistoryNote)
     def _on_history_note(self, message: HistoryNote) -> None:
-        self.live.log(message.wall, message.level, message.text)
-        self.refresh_view()
-
-    @on(BenchProgress)
-    def _on_bench_progress(self, message: BenchProgress) -> None:
-        self.live.bench = message.progress
-        self.refresh_view()
-
-    @on(BenchDone)
-    def _on_bench_done(self, message: BenchDone) -> None:
-        self.live.bench = None
-        snapshot = message.snapshot
-        if message.kind == SnapshotKind.BASELINE and message.origin is not None:
-            self.live.set_baseline(self.wall(), snapshot, message.origin)
-            self._follow_baseline_server()
-            if message.origin == BaselineOrigin.RELAUNCHED:
-                self.live.log(self.wall(), "info", "baseline taken; the speculative server is back")
-            elif message.origin == BaselineOrigin.THIS_SERVER:
-                self.live.log(
-                    self.wall(),
-                    "warn",
-                    "baseline taken: now restart the server WITH "
-                    "speculation; the comparison follows",
-                )
-        else:
-            notes = "; ".join(filter(None, (snapshot.label, self.store_note)))
-            self.live.log(
-                self.wall(),
-                "info",
-                f"snapshot #{snapshot.id} saved" + (f" ({notes})" if notes else ""),
-            )
-        self.refresh_view()
-
-    @on(BenchNote)
-    def _on_bench_note(self, message: BenchNote) -> None:
-        self.live.log(message.wall, "info", message.note)
-        self.refresh_view()
-
-    @on(BenchFailed)
-    def _on_bench_failed(self, message: BenchFailed) -> None:
-        self.live.bench = None
-        self.live.log(self.wall(), "error", f"{message.kind.value} failed: {message.error}")
-        self.refresh_view()
-
-    def _look_up_baseline(self, t: float) -> None:
-        """The store's baseline for the server, when due (`StoreBaseline`: the fleet's rule);
-        with `auto_baseline` (the demo), one is taken at once when the store has none."""
-        if self.store_baseline is None:
-            return
-        lookup = self.store_baseline.update(t, self.wall(), say=not self.auto_baseline)
-        if lookup is None:
-            return
-        if lookup.baseline is not None:
-            self._follow_baseline_server()
-        elif self.auto_baseline and self.live.baseline.snapshot is None:
-            self.auto_baseline = False
-            self.action_baseline()
-
-    def _maybe_take_waited_baseline(self, info: ServerInfo) -> None:
-        if not self.live.baseline.waiting or info.speculative is not None:
-            return
-        if self.bench_running():
-            return
-        self.live.baseline.waiting = False
-        self.live.log(
-            self.wall(), "info", "the server is back without speculation: taking the baseline"
-        )
-        self._start_bench(SnapshotKind.BASELINE, self.config.url, BaselineOrigin.THIS_SERVER)
-
-    def _start_bench(
-        self,
-        kind: SnapshotKind,
-        url: str,
-        origin: BaselineOrigin | None = None,
-        label: str | None = None,
-    ) -> None:
-        self.live.bench = BenchView(kind.value, 0, self.bench_protocol.runs, None)
-        self.feed.start_bench(kind, url, origin, label)
+        self.session.log(message.wall, message.level, message.text)
 
     def refresh_view(self) -> None:
-        """Build the View and show it (not while frozen: `f`)."""
+        """Show the session's View now, after a key changed it (not while frozen: `f`)."""
         if self.frozen:
             return
-        self.show_view(self.live.view(self.wall(), stale_after=3 * max(self.config.interval, 1.0)))
+        self.show_view(self.session.view())
 
     def show_view(self, view: View) -> None:
         """Hand each widget its part of the View; a verdict that flipped since the last one
@@ -565,8 +442,9 @@ class SpecmonApp(App[None]):
             return
         flipped = self._verdict_flip(view.spec.verdict)
         if flipped:
-            self.live.log(self.wall(), "warn", flipped)
-            view = replace(view, events=(*view.events, self.live.events[-1]))
+            live = self.session.live
+            live.log(self.wall(), "warn", flipped)
+            view = replace(view, events=(*view.events, live.events[-1]))
             self.bell()
             panels.baseline.flash()
         panels.identity.view = view.identity
@@ -607,24 +485,19 @@ class SpecmonApp(App[None]):
         if self.bench_running():
             self.notify("a bench is already running (Esc cancels it)", severity="warning")
             return
-        info = self.live.server.info
-        if self.config.baseline_url is not None:
-            self._start_bench(
-                SnapshotKind.BASELINE, self.config.baseline_url, BaselineOrigin.BASELINE_SERVER
-            )
-        elif self.managed is not None:  # specmon launched it: relaunch it without speculation
-            self._start_bench(SnapshotKind.BASELINE, self.config.url, BaselineOrigin.RELAUNCHED)
+        session = self.session
+        origin, info = session.baseline_origin(), session.live.server.info
+        if origin is not None:
+            session.take_baseline(origin)
         elif info is None:
             self.notify(
                 "the server has not answered yet, so specmon cannot tell whether it "
                 "runs with speculation: press b once it is up, or give --baseline-url",
                 severity="warning",
             )
-        elif info.speculative is None:
-            self._start_bench(SnapshotKind.BASELINE, self.config.url, BaselineOrigin.THIS_SERVER)
-        else:
+        else:  # it runs with speculation: wait for it to come back without, or quit
             choice = BaselineChoice(
-                self.config.url, speculative_flags(info), self.baseline_server_hint()
+                session.url, speculative_flags(info), self.baseline_server_hint()
             )
             self.push_screen(choice, self._on_choice)
         self.refresh_view()
@@ -635,18 +508,12 @@ class SpecmonApp(App[None]):
 
     def _on_choice(self, wait: bool | None) -> None:
         if wait:
-            self.live.baseline.waiting = True
-            self.live.log(
-                self.wall(), "info", "waiting for the server to restart without speculation"
-            )
+            self.session.wait_for_plain()
             self.refresh_view()
 
     def action_cancel_bench(self) -> None:
         """Esc: cancel a bench in progress (nothing is saved) or stop waiting."""
-        if self.live.baseline.waiting:
-            self.live.baseline.waiting = False
-            self.live.log(self.wall(), "info", "stopped waiting for a baseline")
-        if self.bench_running() and not self.feed.cancel_bench():
+        if not self.session.cancel_bench():
             self.notify("the snapshot is being saved: too late to cancel", severity="warning")
         self.refresh_view()
 
@@ -661,33 +528,34 @@ class SpecmonApp(App[None]):
         def start(label: str | None) -> None:
             if label is None:
                 return
-            self._start_bench(SnapshotKind.RUN, self.config.url, None, label or None)
+            self.session.start_bench(SnapshotKind.RUN, self.session.url, None, label or None)
             self.refresh_view()
 
         self.push_screen(LabelPrompt(), start)
 
     def action_compare(self) -> None:
         """c: every snapshot of this target, compared with its matched baseline."""
-        urls = [self.config.url] + ([self.config.baseline_url] if self.config.baseline_url else [])
-        baseline = self.live.baseline.snapshot
+        config, live = self.session.config, self.session.live
+        urls = [config.url] + ([config.baseline_url] if config.baseline_url else [])
+        baseline = live.baseline.snapshot
         known = {}
         if baseline is not None and baseline.id is not None:
-            known[baseline.id] = self.live.baseline.lifetime(self.live.server.info)
+            known[baseline.id] = live.baseline.lifetime(live.server.info)
         self.push_screen(
             ComparisonScreen(
                 self.store,
                 urls,
-                self.config.max_age,
+                config.max_age,
                 self.wall,
                 known,
                 exports=not self.read_only,
-                prompts=self.config.probe_prompts,
+                prompts=config.probe_prompts,
             )
         )
 
     def action_whatif(self) -> None:
         """w: the recent probes at other draft lengths, and the advisor's findings."""
-        self._open_what_if(self.live)
+        self._open_what_if(self.session.live)
 
     def _open_what_if(self, live: LiveState) -> None:
         """The what-if screen of one server's state."""
@@ -703,31 +571,33 @@ class SpecmonApp(App[None]):
 
     def action_toggle_probe(self) -> None:
         """p: pause or resume the probe."""
-        self._say_probe_paused(not self.live.probe_paused)
-        self.feed.pause_probe(self.live.probe_paused)
+        self.session.pause_probe(not self.session.live.probe_paused)
+        self.refresh_view()
 
     def action_freeze(self) -> None:
         """f: freeze the screen (sampling and probing go on), or show the present again."""
+        live = self.session.live
         if self.frozen:
             self.frozen = False
-            self.live.log(self.wall(), "info", "screen resumed")
+            live.log(self.wall(), "info", "screen resumed")
             self.refresh_view()
         else:
-            self.live.log(self.wall(), "info", "screen frozen: sampling goes on; f resumes")
+            live.log(self.wall(), "info", "screen frozen: sampling goes on; f resumes")
             self.refresh_view()  # the frame it keeps says so
             self.frozen = True
         self.screen_stack[0].query_one(KeysLine).set_note(self._keys_note())
 
     def action_zoom(self) -> None:
         """z: the sparklines' span, 5 min → 1 h → 24 h → all → 5 min (the store's history)."""
+        live = self.session.live
         if self.store is None:
-            self.live.log(self.wall(), "warn", "no store: no history to zoom into")
+            live.log(self.wall(), "warn", "no store: no history to zoom into")
             self.refresh_view()
             return
         self.zoom = next_level(self.zoom)
-        self.live.log(self.wall(), "info", f"sparklines: {self.zoom.label} (z)")
+        live.log(self.wall(), "info", f"sparklines: {self.zoom.label} (z)")
         if self.zoom == LIVE:
-            self.live.zoomed = None
+            live.zoomed = None
             self.refresh_view()
         else:
             self._read_zoom(self.zoom)
@@ -738,7 +608,7 @@ class SpecmonApp(App[None]):
         assert self.store is not None  # `action_zoom` zooms only with one
         self._zoom_read_at = now = self.wall()
         try:
-            zoomed = read_zoom(self.store.path, self.live.url, level, now)
+            zoomed = read_zoom(self.store.path, self.session.url, level, now)
         except SpecmonError as exc:
             self.post_message(HistoryNote(now, "error", f"history: {exc}"))
         else:
@@ -747,7 +617,7 @@ class SpecmonApp(App[None]):
     @on(ZoomRead)
     def _on_zoom_read(self, message: ZoomRead) -> None:
         if message.zoomed.level == self.zoom:  # not one `z` left behind
-            self.live.zoomed = message.zoomed
+            self.session.live.zoomed = message.zoomed
             self.refresh_view()
 
     def action_filter_events(self) -> None:
@@ -775,18 +645,13 @@ class SpecmonApp(App[None]):
             svg, text = dump_screen(self, folder, self.wall())
         except OSError as exc:
             said = f"screen dump failed: {folder}: {exc.strerror or exc}"
-            self.live.log(self.wall(), "error", said)
+            self.session.live.log(self.wall(), "error", said)
         else:
             also = f"and {text.name}" if text else "no text dump on this Textual"
             said = f"screen dumped: {svg} ({also})"
-            self.live.log(self.wall(), "info", said)
+            self.session.live.log(self.wall(), "info", said)
         if self.frozen:  # the log is not redrawn: said on top of the frozen frame
             self.notify(said)
-        self.refresh_view()
-
-    def _say_probe_paused(self, paused: bool) -> None:
-        self.live.probe_paused = paused
-        self.live.log(self.wall(), "info", "probe " + ("paused" if paused else "resumed"))
         self.refresh_view()
 
     def _theme_cycle(self) -> list[str]:
@@ -855,7 +720,7 @@ class SpecmonApp(App[None]):
         self.theme = names[(current + 1) % len(names)]
         # Said in the events log, which the theme's own repaint draws: a toast would be a
         # second frame after it (Textual mounts it later), 25-40 ms more at 160x50.
-        self.live.log(self.wall(), "info", f"theme: {self.theme}")
+        self.session.live.log(self.wall(), "info", f"theme: {self.theme}")
         self.refresh_view()
 
     def action_help(self) -> None:

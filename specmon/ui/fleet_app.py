@@ -1,26 +1,31 @@
 """The dashboard of several servers: the fleet table first, Enter opens one server's dashboard.
 
-`FleetApp` is the single-server `SpecmonApp` with its feed's worker replaced by a `Fleet` of
-sessions (session/fleet.py) run in one worker. The dashboard below the fleet table shows the
-chosen server's session: its `LiveState` and its feed are the app's, and its bench reports come
-to the app as messages, so every panel and key (b, s, c, p, i, ?) works on it as on a lone
-server; Esc, with nothing to cancel, goes back to the table.
-Each tick the app builds every server's row and hands them to the table by message.
+`FleetApp` is the single-server `SpecmonApp` over a `Fleet` of sessions (session/fleet.py) run
+in one worker, each server's the same `ServerSession` a lone server's dashboard runs. The
+dashboard below the fleet table shows the chosen server's session: its Views come to the app
+(`ViewReady`) and its keys (b, s, c, p, i, ?) go to it, as on a lone server; Esc, with nothing
+to cancel, goes back to the table. The app is the single-server one so that the dashboard's
+screen, keys and rendering are one code; only which session it shows changes (`_select`).
+Every session hands the app its View after each input: its row of the table (`fleet_row`) is
+kept, and the rows go to the table by message; the shown server's View goes to the dashboard.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
 
 from textual import work
 
 from specmon.config import MonitorConfig
-from specmon.session.fleet import Fleet, TargetSession
-from specmon.session.fleet_row import fleet_row, server_label, worst_first
+from specmon.session.fleet import Fleet
+from specmon.session.fleet_row import FleetRow, fleet_row, server_label, worst_first
+from specmon.session.server_session import ServerSession
+from specmon.session.view import View
 from specmon.storage.store import Store
 from specmon.ui.app import SpecmonApp
-from specmon.ui.messages import FleetRowsReady, PostingSink
+from specmon.ui.messages import FleetRowsReady
 from specmon.ui.screens.fleet import FleetScreen
 from specmon.ui.screens.help import FLEET_KEYS
 
@@ -50,78 +55,73 @@ class FleetApp(SpecmonApp):
         wall: Wall clock.
         """
         self.fleet = fleet
-        first = fleet.sessions[0]
         super().__init__(
-            first.config, None, store, start_workers=start_workers, wall=wall, feed=first.feed
+            config, None, store, start_workers=start_workers, wall=wall, session=fleet.sessions[0]
         )
-        self.session = first
-        self._sink = PostingSink(self.post_message)
-        self._select(first)
+        self._rows: dict[str, FleetRow] = {}
+        """Each server's row, from its latest View."""
+        for session in fleet.sessions:
+            session.on_view = partial(self._session_view, session)
 
-    def _select(self, session: TargetSession) -> None:
-        """The dashboard shows this server from now on: its state, its feed, its reports."""
-        self.session.attach(None)
-        self.session = session
-        self.config = session.config
-        self.live = session.live
-        self.feed = session.feed
-        session.attach(self._sink)
-        self.store_baseline = None  # the session looks its baselines up itself
-        self._last_view = None
-        self._shown_verdict = None  # another server's verdict is no flip of this one's
+    def _session_view(self, session: ServerSession, view: View) -> None:
+        """A session's View after an input: its row to the table, or, for the server shown, the
+        View to the dashboard."""
+        self._rows[session.url] = fleet_row(server_label(session.target), view)
+        if self.screen_stack and isinstance(self.screen, FleetScreen):
+            self.show_rows()
+        elif session is self.session:
+            self._view_ready(view)
+
+    def _select(self, session: ServerSession) -> None:
+        """The dashboard shows this server from now on."""
+        if session is not self.session:
+            self.session = session
+            self._last_view = None
+            self._shown_verdict = None  # another server's verdict is no flip of this one's
 
     def on_mount(self) -> None:
-        """The fleet table on top of the dashboard; rows every sampling interval."""
+        """The fleet table on top of the dashboard."""
         self.push_screen(FleetScreen(len(self.fleet.sessions)), self._open)
-        self.set_interval(max(self.config.interval, 1.0), self.tick)
-        self.call_after_refresh(self.tick)
+        self.call_after_refresh(self.show_rows)
 
     def _start_workers(self) -> None:
         self._run_fleet()
 
     @work(group="fleet", exit_on_error=False)
     async def _run_fleet(self) -> None:
-        await self.fleet.run()
+        await self.crash_on_error(self.fleet.run())
 
-    def tick(self) -> None:
-        """Hand the table every server's row, or the dashboard its server's View (neither while
-        frozen: `f`), nor once the app is closing: its timer can fire after the last screen is
-        gone."""
-        if self.frozen or not self.screen_stack:
+    def show_rows(self) -> None:
+        """Hand the table every server's row, worst first (not while frozen: `f`); a server no
+        View has come from yet is asked for one."""
+        if self.frozen or not self.screen_stack or not isinstance(self.screen, FleetScreen):
             return
-        if isinstance(self.screen, FleetScreen):
-            rows = worst_first(
-                fleet_row(server_label(s.target), s.view()) for s in self.fleet.sessions
-            )
-            self.screen.post_message(FleetRowsReady(tuple(rows)))
-            return
-        info = self.live.server.info
-        if info is not None:
-            self._maybe_take_waited_baseline(info)
-        self.refresh_view()
+        for session in self.fleet.sessions:
+            if session.url not in self._rows:
+                self._rows[session.url] = fleet_row(server_label(session.target), session.view())
+        self.screen.post_message(FleetRowsReady(tuple(worst_first(self._rows.values()))))
 
     def _open(self, url: str | None) -> None:
         session = self.fleet.get(url) if url else None
         if session is None:
             return
-        if session is not self.session:
-            self._select(session)
+        self._select(session)
         self.refresh_view()
 
     def action_cancel_bench(self) -> None:
         """Esc: cancel a bench or stop waiting, as on a lone server; else back to the table."""
-        if self.live.baseline.waiting or self.bench_running():
+        if self.session.live.baseline.waiting or self.bench_running():
             super().action_cancel_bench()
             return
         self.push_screen(FleetScreen(len(self.fleet.sessions), frozen=self.frozen), self._open)
-        self.tick()
+        self.show_rows()
 
     def action_freeze(self) -> None:
         """f: as on a lone server; the table too."""
         super().action_freeze()
         if isinstance(self.screen, FleetScreen):
             self.screen.show_frozen(self.frozen)
-        self.tick()
+        self.show_rows()
 
     def action_whatif(self) -> None:
         """w: on the table, the what-if of the highlighted server; else of the one shown."""

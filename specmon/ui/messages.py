@@ -1,89 +1,32 @@
-"""Messages from workers to the app: small dataclasses; per-tick ones replace each other."""
+"""Messages to the app: small dataclasses; per-tick ones replace each other."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from textual.message import Message
 
-from specmon.measure.snapshot import SnapshotKind
-from specmon.model import Sample, Snapshot
-from specmon.session.baselines import BaselineOrigin
 from specmon.session.fleet_row import FleetRow
 from specmon.session.history_zoom import Zoomed
-from specmon.session.view import BenchView, Level
-from specmon.session.watch import ProbeOutcome
+from specmon.session.view import Level, View
 
 
 @dataclass
-class SampleReady(Message):
-    """A tick of the monitored server's sampler."""
+class ViewReady(Message):
+    """A server's session took an input: its View now (`ServerSession.on_view`)."""
 
-    sample: Sample
+    view: View
 
     def can_replace(self, message: Message) -> bool:
-        """A newer tick makes an undelivered older one pointless."""
-        return isinstance(message, SampleReady)
+        """A newer View makes an undelivered older one pointless."""
+        return isinstance(message, ViewReady)
 
 
 @dataclass
-class BaselineSampleReady(Message):
-    """A tick of the baseline server's sampler."""
+class SessionFailed(Message):
+    """The session raised what no code of it handles: a bug, the dashboard's crash."""
 
-    sample: Sample
-
-    def can_replace(self, message: Message) -> bool:
-        """A newer tick makes an undelivered older one pointless."""
-        return isinstance(message, BaselineSampleReady)
-
-
-@dataclass
-class ProbeDone(Message):
-    """A live probe finished."""
-
-    outcome: ProbeOutcome
-
-
-@dataclass
-class ProbeFailed(Message):
-    """A live probe failed; `error` is the one-line reason."""
-
-    wall: float
-    error: str
-
-
-@dataclass
-class BenchProgress(Message):
-    """A baseline or snapshot bench finished one more run."""
-
-    progress: BenchView
-
-
-@dataclass
-class BenchDone(Message):
-    """A bench completed and was saved (`snapshot.id` is set)."""
-
-    snapshot: Snapshot
-    kind: SnapshotKind
-    origin: BaselineOrigin | None
-    """Where a baseline came from (None for a labelled snapshot)."""
-
-
-@dataclass
-class BenchFailed(Message):
-    """A bench failed or was cancelled: nothing was saved."""
-
-    kind: SnapshotKind
-    error: str
-
-
-@dataclass
-class BenchNote(Message):
-    """A running bench said a line."""
-
-    wall: float
-    note: str
+    error: Exception
 
 
 @dataclass
@@ -119,58 +62,3 @@ class FleetRowsReady(Message):
     def can_replace(self, message: Message) -> bool:
         """Newer rows make undelivered older ones pointless."""
         return isinstance(message, FleetRowsReady)
-
-
-@dataclass
-class ProbePaused(Message):
-    """Another tab sharing the feed paused or resumed the probe (`specmon web`)."""
-
-    paused: bool
-
-
-class PostingSink:
-    """A `FeedSink` that posts what the feed reports as the messages above."""
-
-    def __init__(self, post: Callable[[Message], object]) -> None:
-        """Args:
-        post: The app's `post_message`.
-        """
-        self.post = post
-
-    def sample(self, sample: Sample) -> None:
-        """A tick of the monitored server."""
-        self.post(SampleReady(sample))
-
-    def baseline_sample(self, sample: Sample) -> None:
-        """A tick of the baseline server."""
-        self.post(BaselineSampleReady(sample))
-
-    def probe_done(self, outcome: ProbeOutcome) -> None:
-        """A live probe finished."""
-        self.post(ProbeDone(outcome))
-
-    def probe_failed(self, wall: float, error: str) -> None:
-        """A live probe failed."""
-        self.post(ProbeFailed(wall, error))
-
-    def probe_paused(self, paused: bool) -> None:
-        """Another tab paused or resumed the probe."""
-        self.post(ProbePaused(paused))
-
-    def bench_progress(self, progress: BenchView) -> None:
-        """A bench started or finished one more run."""
-        self.post(BenchProgress(progress))
-
-    def bench_done(
-        self, snapshot: Snapshot, kind: SnapshotKind, origin: BaselineOrigin | None
-    ) -> None:
-        """A bench completed and was saved."""
-        self.post(BenchDone(snapshot, kind, origin))
-
-    def bench_failed(self, kind: SnapshotKind, error: str) -> None:
-        """A bench failed or was cancelled."""
-        self.post(BenchFailed(kind, error))
-
-    def bench_note(self, wall: float, note: str) -> None:
-        """A running bench said a line."""
-        self.post(BenchNote(wall, note))

@@ -1,39 +1,24 @@
 """`specmon replay FILE`: the live dashboard driven by a recording, with pause, seek and speed.
 
-The dashboard is the live one (`SpecmonApp`) with its feed replaced by the recording's
-(`ReplayFeed`): the same handlers build the same state from the same inputs, so the screens are
-the session's. Inputs reach the handlers directly, not as messages: a message queue would let a
-newer sample replace an older one not yet handled (`SampleReady.can_replace`), and a seek
-delivers hundreds at once. The keys that act on a server (b, s, p) are off, said when pressed.
+The dashboard is the live one (`SpecmonApp`) over a session whose feed is the recording's
+(`ReplayFeed`): the same `ServerSession` builds the same state from the same inputs, and the
+store's answers to its baseline lookups are the recorded ones, so the screens are the recorded
+session's. A seek delivers hundreds of inputs at once: the session builds no View meanwhile,
+and one after them. The keys that act on a server (b, s, p) are off, said when pressed.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 from textual.binding import Binding
 from textual.css.query import NoMatches
-from textual.message import Message
 
-from specmon.config import MonitorConfig
-from specmon.session.live import LiveState
+from specmon.config import FleetTarget, MonitorConfig
 from specmon.session.replay import ReplayFeed
-from specmon.session.store_baseline import StoreBaseline
+from specmon.session.server_session import ServerSession
 from specmon.ui.app import SpecmonApp
-from specmon.ui.messages import (
-    BaselineSampleReady,
-    BenchDone,
-    BenchFailed,
-    BenchNote,
-    BenchProgress,
-    PostingSink,
-    ProbeDone,
-    ProbeFailed,
-    ProbePaused,
-    SampleReady,
-)
 from specmon.ui.screens.help import KEYS_AND_COMPARISON
 from specmon.ui.widgets.keys_line import KeysLine
 
@@ -84,33 +69,21 @@ class ReplayApp(SpecmonApp):
         feed: The recording's feed.
         wall: The clock of what the replay itself says (default: the feed's position).
         """
-        super().__init__(config, None, None, feed=feed, wall=wall or feed.wall)
+        wall = wall or feed.wall
+        session = ServerSession(
+            FleetTarget(config.url, config.baseline_url),
+            config,
+            feed,
+            None,
+            lookup=feed.lookup if feed.answers_lookups else None,
+            replay=True,
+            wall=wall,
+        )
+        super().__init__(config, None, None, wall=wall, session=session)
         self.replay = feed
-        self._catching_up = False
-        """A seek is delivering many inputs: the View is built once, after them."""
-        self._handlers: dict[type[Message], Callable[[Any], None]] = {
-            SampleReady: self._on_sample, BaselineSampleReady: self._on_baseline_sample,
-            ProbeDone: self._on_probe, ProbeFailed: self._on_probe_failed,
-            ProbePaused: self._on_probe_paused, BenchProgress: self._on_bench_progress,
-            BenchDone: self._on_bench_done, BenchFailed: self._on_bench_failed,
-            BenchNote: self._on_bench_note,
-        }  # fmt: skip
-        """The dashboard's handler of each input (`PostingSink` makes them messages)."""
-        self.store_baseline = self._recorded_store_baseline()
         feed.on_rewind = self._rewind
         feed.on_start = self.seek_to
         feed.on_move = self._show_position
-
-    def _recorded_store_baseline(self) -> StoreBaseline:
-        """The store lookups of the recorded dashboard, answered from the recording."""
-        feed = self.replay
-        return StoreBaseline(None, self.live, lookup=feed.lookup if feed.answers_lookups else None)
-
-    def new_live_state(self) -> LiveState:
-        """The dashboard's, marked a replay: its top line says the state is the recording's."""
-        live = super().new_live_state()
-        live.replay = True
-        return live
 
     def keys_off(self) -> frozenset[str]:
         """b and s; p pauses the replay, not the server's probe."""
@@ -123,36 +96,22 @@ class ReplayApp(SpecmonApp):
         pace = "‖" if feed.paused else "end" if feed.at_end else f"×{feed.speed:g}"
         return "  ".join((f"REPLAY {clock} {pace}", *(["frozen"] if self.frozen else [])))
 
-    def _start_workers(self) -> None:
-        self.run_worker(
-            self.replay.run(PostingSink(self._replayed)), group="feed", exit_on_error=False
-        )
-
-    def _replayed(self, message: Message) -> None:
-        """Hand a recorded input to the dashboard's handler for it, now."""
-        self._handlers[type(message)](message)
-
-    def refresh_view(self) -> None:
-        """As the dashboard's, once a seek has delivered its inputs."""
-        if not self._catching_up:
-            super().refresh_view()
-
     def say_at_start(self) -> None:
         """What is replayed, from when: nothing is sent to the server."""
         recorded = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.replay.started_at))
-        self.live.log(
+        live = self.session.live
+        live.log(
             self.wall(),
             "info",
             f"replay of {self.config.url} recorded {recorded} "
             f"(specmon {self.replay.recording.header.specmon}): nothing is sent to it",
         )
         for note in self.tuning_notes:
-            self.live.log(self.wall(), "warn", note)
+            live.log(self.wall(), "warn", note)
 
     def _rewind(self) -> None:
         """Drop the state built so far: the seek rebuilds it from the first input."""
-        self.live = self.new_live_state()
-        self.store_baseline = self._recorded_store_baseline()
+        self.session.rewind()
         self._shown_verdict = None
         self.say_at_start()
 
@@ -179,11 +138,11 @@ class ReplayApp(SpecmonApp):
 
     def seek_to(self, position: float) -> None:
         """Show the dashboard as it was `position` seconds into the recording."""
-        self._catching_up = True
+        self.session.on_view = None  # one View after the inputs, not one each
         try:
             self.replay.seek(position)
         finally:
-            self._catching_up = False
+            self.session.on_view = self._view_ready
         self.refresh_view()
 
     def action_faster(self) -> None:

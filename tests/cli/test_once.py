@@ -101,7 +101,14 @@ def test_the_frame_is_the_view_of_that_moment(tmp_path: Path) -> None:
     with SimThread(FAST) as a, SimThread(FAST) as b, Store(tmp_path / "db") as store:
         targets = (FleetTarget(a.url), FleetTarget(b.url))
         sessions = [
-            FrameSession(t, Target(t.url), replace(config, fleet=targets), store, wall=lambda: NOW)
+            FrameSession.of_target(
+                t,
+                Target(t.url),
+                replace(config, fleet=targets),
+                store,
+                probing=False,
+                wall=lambda: NOW,
+            )
             for t in targets
         ]
         frame = asyncio.run(first_frame(sessions, 30.0))

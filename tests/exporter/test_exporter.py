@@ -27,7 +27,8 @@ from specmon.cli import main
 from specmon.config import FleetTarget, MonitorConfig
 from specmon.exporter.metrics import EXPORTED
 from specmon.exporter.server import IDLE_TARGET_S, Exporter
-from specmon.session.fleet import Fleet, TargetSession
+from specmon.session.fleet import Fleet
+from specmon.session.server_session import ServerSession
 from specmon.sim import SimConfig, SimThread
 from specmon.storage.store import Store
 from specmon.target import Target
@@ -143,10 +144,10 @@ def test_two_servers_export_what_bench_measures(
     store = Store(tmp_path / "exporter.db")
     config = _config()
     sessions = [
-        TargetSession(
+        ServerSession.of_target(
             FleetTarget(a.url, plain.url, "a"), Target(a.url), config, store, take_baselines=True
         ),
-        TargetSession(FleetTarget(b.url), Target(b.url), config, store),
+        ServerSession.of_target(FleetTarget(b.url), Target(b.url), config, store),
     ]
     fleet = Fleet(sessions)
 
@@ -220,7 +221,7 @@ def test_figures_that_no_longer_hold_are_withdrawn(tmp_path: Path) -> None:
 
     with SimThread(A) as spec, SimThread(replace(A, speculative_algorithm=None)) as plain:
         store = Store(tmp_path / "exporter.db")
-        session = TargetSession(
+        session = ServerSession.of_target(
             FleetTarget(spec.url, plain.url),
             Target(spec.url),
             _config(),
@@ -337,7 +338,7 @@ def test_the_probe_rate_is_the_one_asked_for(probe_s: float) -> None:
     with SimThread(replace(A, cycle_ms=2.0, plain_step_ms=1.0)) as sim:  # only counts matter
         time = FakeTime(end=60.0)
         config = _config(probe_every=10.0)
-        session = TargetSession(
+        session = ServerSession.of_target(
             FleetTarget(sim.url), Target(sim.url), config, None, clock=time.clock, sleep=time.sleep
         )
 
@@ -365,12 +366,14 @@ def test_multi_target_probes_once_per_scrape(
 ) -> None:
     a, b, _ = servers
     config = _config()
-    fleet = Fleet([TargetSession(FleetTarget(a.url), Target(a.url), config, None, probing=False)])
+    fleet = Fleet(
+        [ServerSession.of_target(FleetTarget(a.url), Target(a.url), config, None, probing=False)]
+    )
     added: list[str] = []
 
-    def new_session(url: str) -> TargetSession:
+    def new_session(url: str) -> ServerSession:
         added.append(url)
-        return TargetSession(FleetTarget(url), Target(url), config, None, probing=False)
+        return ServerSession.of_target(FleetTarget(url), Target(url), config, None, probing=False)
 
     exporter = Exporter(fleet, "127.0.0.1", 0, multi_target=True, new_session=new_session)
 
@@ -403,7 +406,7 @@ def test_probe_refuses_other_targets_and_needs_the_mode(
 ) -> None:
     a, b, _ = servers
     fleet = Fleet(
-        [TargetSession(FleetTarget(a.url), Target(a.url), _config(), None, probing=False)]
+        [ServerSession.of_target(FleetTarget(a.url), Target(a.url), _config(), None, probing=False)]
     )
 
     async def scrape(client: httpx.AsyncClient) -> httpx.Response:
@@ -474,11 +477,13 @@ def test_a_target_no_scrape_names_any_more_is_forgotten(
     """A scraper that named a server once does not keep it sampled for good."""
     a, b, _ = servers
     config = _config()
-    fleet = Fleet([TargetSession(FleetTarget(a.url), Target(a.url), config, None, probing=False)])
+    fleet = Fleet(
+        [ServerSession.of_target(FleetTarget(a.url), Target(a.url), config, None, probing=False)]
+    )
     now = [0.0]
 
-    def new_session(url: str) -> TargetSession:
-        return TargetSession(FleetTarget(url), Target(url), config, None, probing=False)
+    def new_session(url: str) -> ServerSession:
+        return ServerSession.of_target(FleetTarget(url), Target(url), config, None, probing=False)
 
     exporter = Exporter(
         fleet, "127.0.0.1", 0, multi_target=True, new_session=new_session, clock=lambda: now[0]

@@ -12,7 +12,8 @@ import pytest
 
 from specmon.config import FleetTarget
 from specmon.exporter.server import Exporter
-from specmon.session.fleet import Fleet, TargetSession
+from specmon.session.fleet import Fleet
+from specmon.session.server_session import ServerSession
 from specmon.sim import SimThread
 from specmon.storage.store import Store
 from specmon.target import Target
@@ -36,7 +37,7 @@ def test_a_trtllm_server_exports_what_bench_measures(
 ) -> None:
     with SimThread(TRTLLM) as spec, SimThread(replace(TRTLLM, speculative_algorithm=None)) as plain:
         store = Store(tmp_path / "exporter.db")
-        session = TargetSession(
+        session = ServerSession.of_target(
             FleetTarget(spec.url, plain.url),
             Target(spec.url),
             _config(),

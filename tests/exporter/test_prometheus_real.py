@@ -27,7 +27,8 @@ import pytest
 
 from specmon.config import FleetTarget, MonitorConfig
 from specmon.exporter.server import Exporter
-from specmon.session.fleet import Fleet, TargetSession
+from specmon.session.fleet import Fleet
+from specmon.session.server_session import ServerSession
 from specmon.sim import SimConfig, SimThread
 from specmon.storage.store import Store
 from specmon.target import Target
@@ -156,7 +157,7 @@ async def test_prometheus_loads_the_rules_and_runs_the_dashboards_queries(
         Store(tmp_path / "exporter.db") as store,
     ):
         sessions = [
-            TargetSession(
+            ServerSession.of_target(
                 FleetTarget(sim.url, plain.url, name),
                 Target(sim.url),
                 CONFIG,

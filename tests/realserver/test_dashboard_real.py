@@ -21,7 +21,7 @@ pytestmark = pytest.mark.realserver
 
 
 def _events(app: SpecmonApp) -> str:
-    return "; ".join(f"{e.level}: {e.text}" for e in app.live.events)
+    return "; ".join(f"{e.level}: {e.text}" for e in app.session.live.events)
 
 
 async def until(
@@ -68,7 +68,7 @@ async def test_dashboard_shows_a_real_speculative_server(
                 pilot,
                 app,
                 lambda: (
-                    len(app.live.probes) >= 2
+                    len(app.session.live.probes) >= 2
                     and app._last_view is not None
                     and app._last_view.decode.decode_tok_s is not None
                 ),
@@ -81,7 +81,7 @@ async def test_dashboard_shows_a_real_speculative_server(
             assert view.spec.accept_length is not None and view.spec.accept_length >= 1
             assert view.spec.cycle_ms is not None and view.spec.cycle_ms > 0
             await pilot.press("p", "i")  # keys answer against a real server too
-            assert app.live.probe_paused
+            assert app.session.live.probe_paused
 
 
 async def test_dashboard_baseline_against_the_plain_llamacpp_twin(
@@ -94,7 +94,7 @@ async def test_dashboard_baseline_against_the_plain_llamacpp_twin(
         # are all read at once and the bench rightly refuses its timing (buffered).
         app = _app(llamacpp_url, llamacpp_plain_url, store, tokens=512)
         async with app.run_test(size=(80, 24)) as pilot:
-            await until(pilot, app, lambda: app.live.server.info is not None)
+            await until(pilot, app, lambda: app.session.live.server.info is not None)
             # `b` sets `bench`; a failed bench clears it and takes no baseline. One refused as
             # buffered (the client starved under CI's load) benches again by itself
             # (BENCH_ATTEMPTS); any other failure is final.
@@ -102,8 +102,13 @@ async def test_dashboard_baseline_against_the_plain_llamacpp_twin(
             await until(
                 pilot,
                 app,
-                lambda: app.live.baseline.snapshot is not None and len(app.live.probes) >= 2,
-                hopeless=lambda: app.live.bench is None and app.live.baseline.snapshot is None,
+                lambda: (
+                    app.session.live.baseline.snapshot is not None
+                    and len(app.session.live.probes) >= 2
+                ),
+                hopeless=lambda: (
+                    app.session.live.bench is None and app.session.live.baseline.snapshot is None
+                ),
             )
             view = app._last_view
             assert view is not None

@@ -24,7 +24,8 @@ from specmon.measure.snapshot import SnapshotKind, default_protocol, take_snapsh
 from specmon.model import Sample
 from specmon.session.baseline_state import BaselineState
 from specmon.session.baselines import BaselineOrigin, check_lifetime
-from specmon.session.fleet import Fleet, TargetSession
+from specmon.session.fleet import Fleet
+from specmon.session.server_session import ServerSession
 from specmon.session.watch import Watch
 from specmon.sim import SimConfig, SimThread
 from specmon.storage.store import Store
@@ -125,7 +126,7 @@ async def test_a_baseline_taken_while_waiting_for_the_restart_stays_valid_after_
         url="http://unused", interval=0.2, probe_every=0.3, probe_tokens=32, baseline_runs=2
     )
     with SimThread(spec) as sim, Store(tmp_path / "db") as store:
-        session = TargetSession(FleetTarget(sim.url), Target(sim.url), config, store)
+        session = ServerSession.of_target(FleetTarget(sim.url), Target(sim.url), config, store)
         task = asyncio.create_task(Fleet([session]).run())
 
         def speculative() -> bool | None:

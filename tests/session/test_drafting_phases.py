@@ -23,8 +23,8 @@ from specmon.analysis.drafting import OFF_SHARE
 from specmon.config import FleetTarget, MonitorConfig
 from specmon.exporter.metrics import ExportedTarget, render
 from specmon.model import Reading, Sample, ServerInfo, ServerMetrics
-from specmon.session.fleet import TargetSession
 from specmon.session.fleet_row import fleet_row
+from specmon.session.server_session import ServerSession
 from specmon.sim import SimConfig, SimServer
 from specmon.sources.backends import Backend, connect
 from specmon.target import Target
@@ -147,7 +147,7 @@ class Watcher:
         """The simulator's model time at each scrape: the steps its counters hold."""
         self.backend, self.info = backend, info
         config = MonitorConfig(url=url, interval=STEP_S, probe=False)
-        self.session = TargetSession(
+        self.session = ServerSession.of_target(
             FleetTarget(url), Target(url), config, None, probing=False, wall=lambda: 1000.0 + self.t
         )
 

@@ -13,12 +13,13 @@ import pytest
 from replay import FIXTURES, replay_probe
 
 from specmon.analysis.figures import run_figures
-from specmon.config import FleetTarget, MonitorConfig
+from specmon.config import FleetTarget, MonitorConfig, Targets
 from specmon.model import Protocol, Reading, Sample, ServerInfo, Snapshot, WorkerStatus
 from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.session.baselines import BaselineOrigin, lookup_baseline
-from specmon.session.fleet import Fleet, TargetSession
+from specmon.session.fleet import Fleet
 from specmon.session.fleet_row import Rank, fleet_row, server_label, worst_first
+from specmon.session.server_session import ServerSession, dashboard_session
 from specmon.session.store_baseline import STORE_LOOKUP_EVERY_S
 from specmon.session.view import View
 from specmon.sim import SimConfig, SimThread
@@ -46,9 +47,15 @@ def test_a_down_server_sorts_on_top_with_its_reason() -> None:
     down_url = _closed_port()
     with SimThread(FAST) as live, SimThread(replace(FAST, speculative_algorithm=None)) as plain:
         sessions = [
-            TargetSession(FleetTarget(live.url, name="live"), Target(live.url), CONFIG, None),
-            TargetSession(FleetTarget(plain.url, name="plain"), Target(plain.url), CONFIG, None),
-            TargetSession(FleetTarget(down_url, name="down"), Target(down_url), CONFIG, None),
+            ServerSession.of_target(
+                FleetTarget(live.url, name="live"), Target(live.url), CONFIG, None
+            ),
+            ServerSession.of_target(
+                FleetTarget(plain.url, name="plain"), Target(plain.url), CONFIG, None
+            ),
+            ServerSession.of_target(
+                FleetTarget(down_url, name="down"), Target(down_url), CONFIG, None
+            ),
         ]
 
         async def run() -> None:
@@ -125,7 +132,7 @@ def test_a_router_s_row_names_the_workers_left_out_of_its_sums() -> None:
 
 
 def _view_of_nothing() -> View:
-    session = TargetSession(
+    session = ServerSession.of_target(
         FleetTarget("http://127.0.0.1:9"), Target("http://127.0.0.1:9"), CONFIG, None
     )
     return session.view()
@@ -137,7 +144,9 @@ def test_a_baseline_saved_later_is_found_within_a_minute(tmp_path: Path) -> None
     info = _info("spec")
     with Store(tmp_path / "db") as store:
         config = replace(CONFIG, probe_tokens=256)
-        session = TargetSession(FleetTarget(URL), Target(URL), config, store, wall=lambda: NOW)
+        session = ServerSession.of_target(
+            FleetTarget(URL), Target(URL), config, store, wall=lambda: NOW
+        )
         session.sample(_sample(1.0, info))
         assert session.live.baseline.snapshot is None
         runs = tuple(
@@ -162,6 +171,34 @@ def test_a_baseline_saved_later_is_found_within_a_minute(tmp_path: Path) -> None
         assert baseline is not None and baseline.id == saved
         assert session.live.baseline.origin == BaselineOrigin.STORE
         assert session.live.baseline.server_url == "http://10.1.230.174:8001"  # to follow
+
+
+def test_the_dashboard_and_the_fleet_find_the_same_stored_baseline(tmp_path: Path) -> None:
+    """Issue 26: on an H200 the dashboard found baseline #1 and the fleet "none", each deciding
+    by its own code. Both run the one `ServerSession` now: the same server, store and sample
+    give the same baseline, and the same Baseline panel."""
+    info = _info("spec")
+    runs = tuple(
+        run_figures(asyncio.run(replay_probe(f"plain/generate_stream_{i}.json"))) for i in range(3)
+    )
+    config = replace(CONFIG, url=URL, probe_tokens=256)
+    with Store(tmp_path / "db") as store:
+        protocol = Protocol(3, 1, 256, 0.0, DEFAULT_PROMPT)
+        saved = store.save(Snapshot(NOW - 60, URL, None, _info("plain"), protocol, runs))
+        dashboard = dashboard_session(config, Targets(Target(URL)), store, wall=lambda: NOW)
+        fleet = Fleet(
+            [
+                ServerSession.of_target(
+                    FleetTarget(URL), Target(URL), config, store, wall=lambda: NOW
+                )
+            ]
+        )
+        for session in (dashboard, *fleet.sessions):
+            session.sample(_sample(1.0, info))
+            baseline = session.live.baseline.snapshot
+            assert baseline is not None and baseline.id == saved
+            assert session.live.baseline.origin == BaselineOrigin.STORE
+        assert dashboard.view().baseline == fleet.sessions[0].view().baseline
 
 
 def _info(kind: str) -> ServerInfo:
@@ -189,7 +226,7 @@ def test_targets_sharing_a_baseline_server_take_one_baseline_not_two_at_once(
     ):
         config = replace(CONFIG, baseline_runs=2)
         sessions = [
-            TargetSession(
+            ServerSession.of_target(
                 FleetTarget(sim.url, plain.url), Target(sim.url), config, store, take_baselines=True
             )
             for sim in (a, b)
@@ -240,7 +277,9 @@ def test_no_baseline_applies_names_the_nearest_the_same_on_every_surface(tmp_pat
             )
         )
         config = replace(CONFIG, probe_tokens=256)
-        session = TargetSession(FleetTarget(URL), Target(URL), config, store, wall=lambda: NOW)
+        session = ServerSession.of_target(
+            FleetTarget(URL), Target(URL), config, store, wall=lambda: NOW
+        )
         session.sample(_sample(1.0, info))
         assert lookup_baseline(store, info, None).baseline is not None  # check adopts its protocol
     why = (

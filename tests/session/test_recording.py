@@ -66,6 +66,9 @@ class Collecting:
     def probe_failed(self, wall: float, error: str) -> None:
         self._got("probe_failed", wall, error)
 
+    def telemetry_failed(self, wall: float, error: str) -> None:
+        self._got("telemetry_failed", wall, error)
+
     def probe_paused(self, paused: bool) -> None:
         self._got("probe_paused", paused)
 

@@ -20,8 +20,9 @@ from specmon.config import FleetTarget, MonitorConfig
 from specmon.exporter.metrics import WORKER_UP, ExportedTarget, render
 from specmon.model import Protocol, Sample
 from specmon.session.baselines import observe_lifetime
-from specmon.session.fleet import Fleet, TargetSession
+from specmon.session.fleet import Fleet
 from specmon.session.live import LiveState
+from specmon.session.server_session import ServerSession
 from specmon.session.watch import Watch
 from specmon.sim import SimConfig, SimServer
 from specmon.sources.http import make_client
@@ -100,7 +101,9 @@ async def test_the_exporter_serves_each_workers_state() -> None:
     config = MonitorConfig(url="http://unused", interval=0.1, probe=False, history=False)
     async with workers_behind_a_router(2) as (sims, url):
         workers = tuple(s.url for s in sims)
-        session = TargetSession(FleetTarget(url, metrics_url=workers), Target(url), config, None)
+        session = ServerSession.of_target(
+            FleetTarget(url, metrics_url=workers), Target(url), config, None
+        )
         exported = ExportedTarget(session)
         fleet = asyncio.create_task(Fleet([session]).run())
         try:

@@ -96,7 +96,7 @@ def sample(
     metrics_error: str | None = None,
     telemetry: Telemetry | None = None,
 ) -> Sample:
-    """A sampler tick, as the sampler would post it."""
+    """A sampler tick, as the sampler would emit it."""
     readings = {
         "info": Reading(
             info, t if info else None, seq if info else 0, info_error, t if info_error else None
@@ -135,7 +135,7 @@ async def baseline_snapshot(created_at: float, **arg_changes: Any) -> Snapshot:
 
 @pytest.fixture
 def make_app(tmp_path: Path) -> Iterator[Callable[..., SpecmonApp]]:
-    """Build dashboards with no workers and a fixed clock: tests push the messages."""
+    """Build dashboards with no workers and a fixed clock: tests hand the session its inputs."""
     stores: list[Store] = []
 
     def build(baseline_url: str | None = BASE_URL, **options: Any) -> SpecmonApp:

@@ -36,13 +36,6 @@ from specmon.session.store_baseline import STORE_LOOKUP_EVERY_S
 from specmon.session.view import BenchView
 from specmon.session.watch import ProbeOutcome
 from specmon.ui.app import SpecmonApp
-from specmon.ui.messages import (
-    BaselineSampleReady,
-    BenchDone,
-    BenchProgress,
-    ProbeDone,
-    SampleReady,
-)
 from specmon.ui.screens.help import KEYS, HelpScreen
 from specmon.ui.screens.whatif import WhatIfScreen
 from specmon.ui.widgets.baseline_panel import BaselinePanel
@@ -62,26 +55,24 @@ METRICS_OFF = (
 async def push_server(pilot: Pilot[None], *, metrics: bool = True) -> None:
     """Two ticks of a healthy speculative server, then three real probe runs."""
     app = pilot.app
-    if metrics:  # ticks replace undelivered older ones (can_replace): deliver each
-        app.post_message(SampleReady(sample(1.0, server_info(), server_metrics("spec/metrics"))))
+    if metrics:
+        app.session.sample(sample(1.0, server_info(), server_metrics("spec/metrics")))
         await pilot.pause()
         after = server_metrics("spec/metrics_after")
-        app.post_message(SampleReady(sample(2.0, server_info(), after, seq=2, telemetry=gpus())))
+        app.session.sample(sample(2.0, server_info(), after, seq=2, telemetry=gpus()))
     else:
-        app.post_message(SampleReady(sample(2.0, server_info(), None, metrics_error=METRICS_OFF)))
+        app.session.sample(sample(2.0, server_info(), None, metrics_error=METRICS_OFF))
     for i in range(3):
         result = await replay_probe(f"spec/generate_stream_{i}.json")
-        app.post_message(
-            ProbeDone(ProbeOutcome(NOW - 3 + i, float(i), run_figures(result), result))
-        )
+        app.session.probe_done(ProbeOutcome(NOW - 3 + i, float(i), run_figures(result), result))
 
 
 async def push_baseline(app: SpecmonApp, age_s: float = 120.0, **arg_changes: object) -> None:
     """A baseline from the real plain captures."""
     snapshot = await baseline_snapshot(NOW - age_s, **arg_changes)
-    app.post_message(BenchDone(snapshot, SnapshotKind.BASELINE, BaselineOrigin.BASELINE_SERVER))
+    app.session.bench_done(snapshot, SnapshotKind.BASELINE, BaselineOrigin.BASELINE_SERVER)
     plain = server_info("plain", **arg_changes)
-    app.post_message(BaselineSampleReady(sample(2.5, plain, server_metrics("plain/metrics_after"))))
+    app.session.baseline_sample(sample(2.5, plain, server_metrics("plain/metrics_after")))
 
 
 def healthy() -> Callable[[Pilot[None]], Awaitable[None]]:
@@ -118,7 +109,7 @@ def server_down() -> Callable[[Pilot[None]], Awaitable[None]]:
         await pilot.pause()
         info, metrics = server_info(), server_metrics("spec/metrics_after")
         down = sample(9.0, info, metrics, seq=2, info_error=REFUSED, metrics_error=REFUSED)
-        app.post_message(SampleReady(down))
+        app.session.sample(down)
         await pilot.pause()
 
     return run
@@ -192,12 +183,12 @@ async def test_progress_bar_only_while_a_baseline_is_taken(
         panel = app.query_one(BaselinePanel)
         await pilot.pause()
         assert not panel.query(ProgressBar)
-        app.post_message(BenchProgress(BenchView("baseline", 1, 3, 20.0)))
+        app.session.bench_progress(BenchView("baseline", 1, 3, 20.0))
         await pilot.pause()
         bar = panel.query_one(ProgressBar)
         assert (bar.progress, bar.total) == (1, 3)
         assert panel.border_subtitle == "run 1/3 · ETA 20s"
-        app.post_message(BenchProgress(BenchView("baseline", 2, 3, 10.0)))
+        app.session.bench_progress(BenchView("baseline", 2, 3, 10.0))
         await pilot.pause()
         assert panel.query_one(ProgressBar).progress == 2
         await push_baseline(app)
@@ -245,11 +236,11 @@ async def test_baseline_server_restart_makes_the_baseline_stale(
             server_metrics("plain/metrics_after"),
             server_metrics("plain_metrics_after_restart.txt"),
         )
-        app.post_message(BaselineSampleReady(sample(3.0, server_info("plain"), plain)))
+        app.session.baseline_sample(sample(3.0, server_info("plain"), plain))
         await pilot.pause()
         validity = app._last_view.baseline.validity  # type: ignore[union-attr]
         assert validity is not None and validity.confirmed
-        app.post_message(BaselineSampleReady(sample(4.0, server_info("plain"), after, seq=2)))
+        app.session.baseline_sample(sample(4.0, server_info("plain"), after, seq=2))
         await pilot.pause()
         view = app._last_view
         assert view is not None and view.baseline.validity is not None
@@ -274,7 +265,7 @@ async def test_server_down_then_back_is_a_restart(make_app: Callable[..., Specmo
         assert app._last_view.identity.state == "down"  # type: ignore[union-attr]
         assert "connection refused" in str(app.query_one(IdentityBar).render())
         back = sample(12.0, server_info(), server_metrics("spec/metrics_after"), seq=3)
-        app.post_message(SampleReady(back))
+        app.session.sample(back)
         await pilot.pause()
         view = app._last_view
         assert view is not None and view.identity.state == "live"
@@ -288,10 +279,10 @@ async def test_waiting_then_plain_restart_takes_the_baseline(
     app = make_app(None)
     async with app.run_test(size=(80, 24)) as pilot:
         await waiting()(pilot)
-        assert app.live.baseline.waiting
+        assert app.session.live.baseline.waiting
         assert "waiting" in str(app.query_one(BaselinePanel).query_one("#baseline-body").render())
         await pilot.press("escape")
-        assert not app.live.baseline.waiting
+        assert not app.session.live.baseline.waiting
 
 
 async def test_spec_off_server_has_no_speculative_figures(
@@ -299,9 +290,7 @@ async def test_spec_off_server_has_no_speculative_figures(
 ) -> None:
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        app.post_message(
-            SampleReady(sample(1.0, server_info("plain"), server_metrics("plain/metrics")))
-        )
+        app.session.sample(sample(1.0, server_info("plain"), server_metrics("plain/metrics")))
         await pilot.pause()
         body = app.query_one(SpecPanel).query_one("#spec-body")
         assert "speculation is off" in str(body.render())
@@ -330,10 +319,10 @@ async def test_keys_answer_and_probe_pauses(make_app: Callable[..., SpecmonApp])
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("p")
-        assert app.live.probe_paused
+        assert app.session.live.probe_paused
         assert app._last_view.decode.probe_state == "paused (p)"  # type: ignore[union-attr]
         await pilot.press("p", "t")
-        assert not app.live.probe_paused
+        assert not app.session.live.probe_paused
         assert app.theme != "specmon-dark"
         await pilot.press("question_mark")
         assert app.screen.__class__.__name__ == "HelpScreen"
@@ -350,7 +339,7 @@ async def test_a_click_on_the_keys_line_runs_the_key(make_app: Callable[..., Spe
         keys = str(app.query_one("#keys", Static).content)
         assert keys.startswith(" b baseline  s  c compare  w what-if  p  f  z  d  /  t ")
         await pilot.click("#keys", offset=(keys.index(" p ") + 1, 0))
-        assert app.live.probe_paused
+        assert app.session.live.probe_paused
         await pilot.click("#keys", offset=(keys.index(" ? ") + 1, 0))
         assert app.screen.__class__.__name__ == "HelpScreen"
 
@@ -434,7 +423,7 @@ async def test_the_identity_keeps_state_address_and_speculation_in_two_lines(
     app = make_app()
     info = server_info(served_model_name="meta-llama/Llama-3.3-70B-Instruct", tp_size=8)
     async with app.run_test(size=(width, 15)) as pilot:
-        app.post_message(SampleReady(sample(1.0, info, server_metrics("spec/metrics"))))
+        app.session.sample(sample(1.0, info, server_metrics("spec/metrics")))
         await pilot.pause()
         bar = app.query_one(IdentityBar)
         view = bar.view
@@ -522,22 +511,20 @@ async def test_no_baseline_applies_names_the_nearest_and_a_later_one_is_found(
         plain = await baseline_snapshot(NOW - 60)
         long = replace(plain, protocol=replace(plain.protocol, max_tokens=500), id=None)
         first = app.store.save(long)
-        app.post_message(SampleReady(sample(1.0, server_info(), None)))
+        app.session.sample(sample(1.0, server_info(), None))
         await pilot.pause()
         why = (
             f"no baseline applies: #{first} ({plain.url}) was taken with max_tokens 500, the "
             "probe uses 256"
         )
-        assert app.live.baseline.snapshot is None
+        assert app.session.live.baseline.snapshot is None
         assert app.query_one(BaselinePanel).view.why_none == why
         body = app.query_one(BaselinePanel).query_one("#baseline-body").render()
         assert why in " ".join(str(body).split())
         found = app.store.save(replace(plain, id=None))
-        app.post_message(
-            SampleReady(sample(1.0 + STORE_LOOKUP_EVERY_S, server_info(), None, seq=2))
-        )
+        app.session.sample(sample(1.0 + STORE_LOOKUP_EVERY_S, server_info(), None, seq=2))
         await pilot.pause()
-        baseline = app.live.baseline.snapshot
+        baseline = app.session.live.baseline.snapshot
         assert baseline is not None and baseline.id == found
 
 

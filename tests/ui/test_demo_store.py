@@ -15,7 +15,6 @@ from conftest import BASE_URL, NOW, baseline_snapshot, sample, server_info
 from specmon.cli.demo import TEMPORARY_STORE, open_demo_store
 from specmon.measure.snapshot import SnapshotKind
 from specmon.ui.app import SpecmonApp
-from specmon.ui.messages import BenchDone, SampleReady
 
 
 async def test_a_snapshot_saved_says_where_it_went(make_app: Callable[..., SpecmonApp]) -> None:
@@ -26,9 +25,9 @@ async def test_a_snapshot_saved_says_where_it_went(make_app: Callable[..., Specm
     ]:
         app = make_app(store_note=note)
         async with app.run_test(size=(80, 24)) as pilot:
-            app.post_message(BenchDone(snapshot, SnapshotKind.RUN, None))
+            app.session.bench_done(snapshot, SnapshotKind.RUN, None)
             await pilot.pause()
-        assert app.live.events[-1].text == said
+        assert app.session.live.events[-1].text == said
 
 
 def test_the_demo_keeps_its_snapshots_only_in_a_store_given(tmp_path: Path) -> None:
@@ -51,11 +50,13 @@ async def test_the_demo_takes_a_baseline_when_the_store_has_none(
     app = make_app(auto_baseline=True)
     started: list[tuple[SnapshotKind, str]] = []
     monkeypatch.setattr(
-        app.feed, "start_bench", lambda kind, url, origin, label: started.append((kind, url))
+        app.session.feed,
+        "start_bench",
+        lambda kind, url, origin, label: started.append((kind, url)),
     )
     async with app.run_test(size=(80, 24)) as pilot:
         for seq in (1, 2):
-            app.post_message(SampleReady(sample(float(seq), server_info(), None, seq=seq)))
+            app.session.sample(sample(float(seq), server_info(), None, seq=seq))
             await pilot.pause()
     assert started == [(SnapshotKind.BASELINE, BASE_URL)]
-    assert not [e.text for e in app.live.events if "press b" in e.text]
+    assert not [e.text for e in app.session.live.events if "press b" in e.text]

@@ -46,20 +46,20 @@ def _app(sim: SimThread, store: Store) -> SpecmonApp:
 
 def _healthy(app: SpecmonApp, since: float = 0.0) -> bool:
     """Live, info and metrics read without error, and a probe finished after `since`."""
-    view, sample = app._last_view, app.live.sample
+    view, sample = app._last_view, app.session.live.sample
     return (
         view is not None
         and sample is not None
         and view.identity.state == "live"
         and all(sample.readings[name].error is None for name in ("info", "metrics"))
-        and app.live.probe_error is None
-        and bool(app.live.probes)
-        and app.live.probes[-1].t > since
+        and app.session.live.probe_error is None
+        and bool(app.session.live.probes)
+        and app.session.live.probes[-1].t > since
     )
 
 
 def _said(app: SpecmonApp, pattern: str) -> bool:
-    return any(re.search(pattern, event.text) for event in app.live.events)
+    return any(re.search(pattern, event.text) for event in app.session.live.events)
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
@@ -68,26 +68,30 @@ async def test_dashboard(case: Case, sim: SimThread, tmp_path: Path) -> None:
         app = _app(sim, store)
         async with app.run_test(size=(80, 24)) as pilot:
             await until(pilot, lambda: _healthy(app))
-            errors = [e for e in app.live.events if e.level == "error"]
+            errors = [e for e in app.session.live.events if e.level == "error"]
             case.apply(sim.server.faults)
             applied = time.monotonic()
             if case.dashboard is not None:
                 await until(pilot, lambda: _said(app, case.dashboard or ""))
             else:  # a probe and a few scrapes under the fault, and still live, nothing wrong
-                seq = app.live.sample.readings["metrics"].seq if app.live.sample else 0
+                seq = (
+                    app.session.live.sample.readings["metrics"].seq
+                    if app.session.live.sample
+                    else 0
+                )
                 await until(
                     pilot,
                     lambda: (
                         _healthy(app, applied)
-                        and app.live.sample is not None
-                        and app.live.sample.readings["metrics"].seq > seq + 2
+                        and app.session.live.sample is not None
+                        and app.session.live.sample.readings["metrics"].seq > seq + 2
                     ),
                 )
-                assert [e for e in app.live.events if e.level == "error"] == errors
+                assert [e for e in app.session.live.events if e.level == "error"] == errors
             await pilot.press("p")  # the keys answer while the fault lasts
-            assert app.live.probe_paused
+            assert app.session.live.probe_paused
             await pilot.press("p")
-            assert not app.live.probe_paused
+            assert not app.session.live.probe_paused
             sim.server.faults.clear()
             cleared = time.monotonic()
             await until(pilot, lambda: _healthy(app, cleared))
@@ -104,7 +108,7 @@ async def test_resized_down_to_20x5_and_back(sim: SimThread, tmp_path: Path) -> 
                 await until(pilot, lambda t=resized: _healthy(app, t))  # still sampling, probing
             await pilot.resize_terminal(20, 5)
             await pilot.press("p")
-            assert app.live.probe_paused
+            assert app.session.live.probe_paused
 
 
 async def test_insecure_is_announced_and_verification_failure_named(tmp_path: Path) -> None:
@@ -140,12 +144,12 @@ async def test_keys_answer_while_a_save_waits_for_another_process(
             await until(pilot, lambda: _healthy(app))
             other.execute("BEGIN IMMEDIATE")  # the other process's write lock
             await pilot.press("b")  # this server runs without speculation: it is the baseline
-            feed = app.feed
+            feed = app.session.feed
             assert isinstance(feed, LocalFeed)
             await until(pilot, lambda: feed.saving)
             await pilot.press("p")  # handled while the save waits for the lock
-            assert app.live.probe_paused and feed.saving
+            assert app.session.live.probe_paused and feed.saving
             other.execute("ROLLBACK")
             other.close()
-            await until(pilot, lambda: app.live.baseline.snapshot is not None)
-        assert [s.id for s in store.list()] == [app.live.baseline.snapshot.id]  # type: ignore[union-attr]
+            await until(pilot, lambda: app.session.live.baseline.snapshot is not None)
+        assert [s.id for s in store.list()] == [app.session.live.baseline.snapshot.id]  # type: ignore[union-attr]

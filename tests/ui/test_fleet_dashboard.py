@@ -24,10 +24,12 @@ from textual.widgets import DataTable, Static
 
 from specmon.analysis.figures import run_figures
 from specmon.config import FleetTarget, MonitorConfig
+from specmon.measure.snapshot import SnapshotKind
 from specmon.session.baselines import BaselineOrigin
-from specmon.session.fleet import Fleet, TargetSession
+from specmon.session.fleet import Fleet
 from specmon.session.fleet_row import Rank
 from specmon.session.live import LiveState
+from specmon.session.server_session import ServerSession
 from specmon.session.watch import ProbeOutcome
 from specmon.sim import SimConfig, SimThread
 from specmon.storage.store import Store
@@ -51,7 +53,9 @@ def _url(i: int) -> str:
 def _fleet(count: int) -> tuple[MonitorConfig, Fleet]:
     targets = tuple(FleetTarget(_url(i), name=f"gpu-box-{i + 1:02d}") for i in range(count))
     config = MonitorConfig(url=targets[0].url, probe_tokens=256, fleet=targets)
-    sessions = [TargetSession(t, Target(t.url), config, None, wall=lambda: NOW) for t in targets]
+    sessions = [
+        ServerSession.of_target(t, Target(t.url), config, None, wall=lambda: NOW) for t in targets
+    ]
     return config, Fleet(sessions)
 
 
@@ -88,9 +92,9 @@ async def _feed(fleet: Fleet) -> None:
             continue
         changes = {"mem_fraction_static": 0.5} if i == 2 else {}
         snapshot = await baseline_snapshot(NOW - (45 * 60 if i == 2 else 120), **changes)
-        session.live.set_baseline(NOW, snapshot, BaselineOrigin.BASELINE_SERVER)
+        session.bench_done(snapshot, SnapshotKind.BASELINE, BaselineOrigin.BASELINE_SERVER)
         base = server_info("plain", **changes)
-        session.live.on_baseline_sample(sample(2.5, base, server_metrics("plain/metrics_after")))
+        session.baseline_sample(sample(2.5, base, server_metrics("plain/metrics_after")))
 
 
 def _app(count: int) -> FleetApp:
@@ -102,7 +106,6 @@ def _shown(count: int) -> Callable[[Pilot[None]], Awaitable[None]]:
     async def run(pilot: Pilot[None]) -> None:
         app: FleetApp = pilot.app  # type: ignore[assignment]
         await _feed(app.fleet)
-        app.tick()
         await pilot.pause()
 
     return run
@@ -187,7 +190,7 @@ async def test_worst_first_and_a_down_server_on_top_with_its_reason() -> None:
         assert str(screen.query_one(DataTable).get_row_at(0)[1]) == "DOWN"
 
 
-async def test_a_tick_writes_only_what_the_table_shows_that_changed(
+async def test_new_rows_write_only_what_the_table_shows_that_changed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """At 80x24 (no GPU column) a hotter GPU leaves the table alone; a new probe rewrites its
@@ -217,14 +220,12 @@ async def test_a_tick_writes_only_what_the_table_shows_that_changed(
                 3.0, server_info("spec"), server_metrics("spec/metrics_after"), seq=3, telemetry=hot
             )
         )
-        app.tick()
         await pilot.pause()
         index = [row.url for row in screen.rows].index(session.url)
         assert "88°C" in (screen.rows[index].gpu or "") and calls == []
         before = shown()
         result = await replay_probe("spec/generate_stream_0.json")
         session.probe_done(ProbeOutcome(NOW, 9.0, run_figures(result), result))
-        app.tick()
         await pilot.pause()
         assert set(calls) == {"update_cell"}
         after = shown()
@@ -233,7 +234,6 @@ async def test_a_tick_writes_only_what_the_table_shows_that_changed(
         await pilot.press("down", "down")
         calls.clear()
         session.sample(sample(9.0, None, None, info_error=REFUSED, metrics_error=REFUSED))
-        app.tick()
         await pilot.pause()
         assert "clear" in calls and "add_row" in calls
         assert {row.url for row in screen.rows[:2]} == {_url(0), session.url}
@@ -251,8 +251,7 @@ async def test_enter_opens_a_server_and_esc_goes_back() -> None:
         await pilot.pause()
         assert not isinstance(app.screen, FleetScreen)
         chosen = app.fleet.sessions[4]
-        assert app.config.url == chosen.url and app.live is chosen.live
-        app.tick()
+        assert app.session is chosen
         await pilot.pause()
         assert app.query_one(IdentityBar).view.url == chosen.url
         await pilot.press("p")  # keys as on a lone server, on this one
@@ -283,7 +282,7 @@ async def test_live_fleet_and_b_on_a_chosen_server(tmp_path: Path) -> None:
             baseline_runs=3,
             fleet=targets,
         )
-        fleet = Fleet([TargetSession(t, Target(t.url), config, store) for t in targets])
+        fleet = Fleet([ServerSession.of_target(t, Target(t.url), config, store) for t in targets])
         app = FleetApp(config, fleet, store)
         async with app.run_test(size=(80, 24)) as pilot:
             screen = app.screen
@@ -297,7 +296,7 @@ async def test_live_fleet_and_b_on_a_chosen_server(tmp_path: Path) -> None:
             index = [r.label for r in screen.rows].index("b")
             await pilot.press(*["down"] * index, "enter")
             await until(pilot, lambda: not isinstance(app.screen, FleetScreen))
-            assert app.config.url == b.url and app.config.baseline_url == b_plain.url
+            assert app.session.url == b.url and app.session.config.baseline_url == b_plain.url
             await pilot.press("b")
             await until(pilot, lambda: fleet.sessions[1].live.baseline.snapshot is not None)
             assert fleet.sessions[0].live.baseline.snapshot is None
@@ -319,7 +318,9 @@ async def test_at_80x24_the_columns_the_docs_promise_fit_beside_long_names() -> 
     cycle column at 80x24 (the GPUs' "—" took its room, and "cycle ms" was 3 cells too many)."""
     targets = tuple(FleetTarget(f"http://127.0.0.1:{37383 + i}") for i in range(8))
     config = MonitorConfig(url=targets[0].url, probe_tokens=256, fleet=targets)
-    sessions = [TargetSession(t, Target(t.url), config, None, wall=lambda: NOW) for t in targets]
+    sessions = [
+        ServerSession.of_target(t, Target(t.url), config, None, wall=lambda: NOW) for t in targets
+    ]
     app = FleetApp(config, Fleet(sessions), None, start_workers=False, wall=lambda: NOW)
     eagle = server_info(
         "spec",
@@ -340,7 +341,6 @@ async def test_at_80x24_the_columns_the_docs_promise_fit_beside_long_names() -> 
             session.sample(sample(2.0, eagle, after, seq=2))
             result = await replay_probe("spec/generate_stream_0.json")
             session.probe_done(ProbeOutcome(NOW, 1.0, run_figures(result), result))
-        app.tick()
         await pilot.pause()
         table = app.screen.query_one(DataTable)
         assert screen_rows(table)[0][:3] == ["127.0.0.1:37383", "live", "EAGLE3 2/1/3"]
@@ -369,7 +369,6 @@ async def test_a_server_gone_down_shows_its_last_figures_dimmed() -> None:
         table = screen.query_one(DataTable)
         session = app.fleet.sessions[4]
         session.sample(sample(9.0, None, None, info_error=REFUSED, metrics_error=REFUSED))
-        app.tick()
         await pilot.pause()
         index = [row.url for row in screen.rows].index(session.url)
         cells = dict(zip(_labels(table), table.get_row_at(index), strict=True))
@@ -408,7 +407,7 @@ async def test_w_and_help_on_the_table_act_on_it(monkeypatch: pytest.MonkeyPatch
         assert isinstance(screen, FleetScreen)
         await pilot.press("down", "down", "down", "down", "enter")  # visit one server
         await pilot.pause()
-        visited = app.live
+        visited = app.session.live
         await pilot.press("escape")
         await pilot.pause()
         table = app.screen
@@ -434,7 +433,6 @@ async def test_b_in_a_fleet_names_the_config_file_and_the_backends_flags() -> No
         vllm = replace(server_info("spec"), backend="vllm")
         for session in app.fleet.sessions:
             session.sample(sample(1.0, vllm, None))
-        app.tick()
         await pilot.pause()
         await pilot.press("enter")
         await pilot.pause()
@@ -444,3 +442,20 @@ async def test_b_in_a_fleet_names_the_config_file_and_the_backends_flags() -> No
         text = " ".join(str(app.screen.query_one("#dialog-text", Static).render()).split())
         assert "baseline_url in its [[targets]] table of the config file" in text
         assert "minus --speculative-config." in text and "--speculative-*" not in text
+
+
+async def test_a_bug_in_a_session_crashes_the_fleet_as_it_does_the_dashboard() -> None:
+    """An exception a session raises ends the app with that exception (the crash report), not
+    with a worker stopped and a table frozen in silence."""
+    config = MonitorConfig(url="http://127.0.0.1:9", interval=0.1, probe=False)
+    targets = (FleetTarget("http://127.0.0.1:9"), FleetTarget("http://127.0.0.1:10"))
+    fleet = Fleet([ServerSession.of_target(t, Target(t.url), config, None) for t in targets])
+
+    def crash(_: object) -> None:
+        raise RuntimeError("a bug")
+
+    fleet.sessions[1].live.on_sample = crash  # type: ignore[method-assign]
+    app = FleetApp(replace(config, fleet=targets), fleet, None)
+    with pytest.raises(RuntimeError, match="a bug"):
+        async with app.run_test() as pilot:
+            await until(pilot, lambda: app.return_code is not None)

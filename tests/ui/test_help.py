@@ -58,7 +58,7 @@ async def test_theme_order_is_what_t_does(make_app: Callable[..., SpecmonApp]) -
         while True:
             await pilot.press("t")
             # Said in the events log, drawn by the theme's own repaint (no toast after it).
-            assert app.live.events[-1].text == f"theme: {app.theme}"
+            assert app.session.live.events[-1].text == f"theme: {app.theme}"
             assert f"theme: {app.theme}" in str(app.query_one("#events").render())
             if app.theme == order[0]:
                 break

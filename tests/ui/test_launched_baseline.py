@@ -29,23 +29,25 @@ async def test_b_on_the_dashboard_relaunches_for_the_baseline(tmp_path: Path) ->
         with Store(tmp_path / "db") as store:
             app = SpecmonApp(config, Targets(server.target), store, managed=server)
             async with app.run_test(size=(80, 24)) as pilot:
-                await until(pilot, lambda: app.live.server.info is not None)  # the feed runs
+                await until(
+                    pilot, lambda: app.session.live.server.info is not None
+                )  # the feed runs
                 await pilot.press("b")
-                await until(pilot, lambda: app.live.baseline.snapshot is not None, 60)
-                assert app.live.baseline.origin == BaselineOrigin.RELAUNCHED
+                await until(pilot, lambda: app.session.live.baseline.snapshot is not None, 60)
+                assert app.session.live.baseline.origin == BaselineOrigin.RELAUNCHED
                 await until(pilot, lambda: not app.bench_running(), 60)
 
                 def speculative_again() -> bool:
-                    info = app.live.server.info
+                    info = app.session.live.server.info
                     return (
-                        app.live.server.info_current
+                        app.session.live.server.info_current
                         and info is not None
                         and (info.speculative is not None)
                     )
 
                 await until(pilot, speculative_again, 60)
-                said = [e.text for e in app.live.events]
-                validity = app.live.view(app.wall(), 3.0).baseline.validity
+                said = [e.text for e in app.session.live.events]
+                validity = app.session.live.view(app.wall(), 3.0).baseline.validity
             # The events log says what the panel says (issue 25): the fresh baseline applies;
             # no "press b" that would only loop.
             assert validity is not None and validity.valid, validity

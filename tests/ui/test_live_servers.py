@@ -15,13 +15,13 @@ from live_helpers import until
 
 from specmon.config import MonitorConfig, Targets
 from specmon.history import Figure, MarkKind
+from specmon.session.server_session import ServerSession
 from specmon.sim import SimConfig, SimThread
 from specmon.sim.record import EmittedRequest
 from specmon.storage import history_store
 from specmon.storage.store import Store
 from specmon.target import Target
 from specmon.ui.app import SpecmonApp
-from specmon.ui.messages import PostingSink
 from specmon.wording import BUFFERED_STREAM
 
 FAST = SimConfig(plain_step_ms=4.0, cycle_ms=7.0, accept_length=2.1, ttft_ms=5.0, seed=11)
@@ -58,16 +58,16 @@ async def test_b_takes_a_baseline_matching_what_the_server_emitted(
     with Store(tmp_path / "db") as store:
         app = _app(spec, base, store)
         async with app.run_test(size=(80, 24)) as pilot:
-            await until(pilot, lambda: app.live.server.info is not None)
+            await until(pilot, lambda: app.session.live.server.info is not None)
             await pilot.press("b")
-            await until(pilot, lambda: app.live.baseline.snapshot is not None)
-            await until(pilot, lambda: len(app.live.probes) >= 5)
+            await until(pilot, lambda: app.session.live.baseline.snapshot is not None)
+            await until(pilot, lambda: len(app.session.live.probes) >= 5)
             view = app._last_view
             assert view is not None
             emitted = base.server.emitted[-3:]  # the three timed runs after the warm-up
             truth = _pooled(emitted)  # Σ decode tokens / Σ decode seconds, as specmon pools
             assert view.baseline.tok_s == pytest.approx(truth, rel=0.03)
-            spec_truth = _pooled(spec.server.emitted[-len(app.live.probes) :])
+            spec_truth = _pooled(spec.server.emitted[-len(app.session.live.probes) :])
             comparison = view.baseline.comparison
             assert comparison is not None
             assert 1 + comparison.speedup.value == pytest.approx(spec_truth / truth, rel=0.03)
@@ -81,24 +81,24 @@ async def test_b_refused_as_buffered_benches_again_and_says_so(
     """A baseline's stream that arrived buffered (the client starved of a CPU) says nothing of
     the server: `b` benches again by itself, the events log says why, and the baseline comes."""
     spec, base = sims
-    note = PostingSink.bench_note
+    note = ServerSession.bench_note
 
-    def starved_once(sink: PostingSink, wall: float, line: str) -> None:
+    def starved_once(sink: ServerSession, wall: float, line: str) -> None:
         if line.endswith("benching it again"):  # heard before the second attempt starts
             base.server.faults.buffer_stream = False
         note(sink, wall, line)
 
-    monkeypatch.setattr(PostingSink, "bench_note", starved_once)
+    monkeypatch.setattr(ServerSession, "bench_note", starved_once)
     with Store(tmp_path / "db") as store:
         app = _app(spec, base, store)
         async with app.run_test(size=(80, 24)) as pilot:
-            await until(pilot, lambda: app.live.server.info is not None)
+            await until(pilot, lambda: app.session.live.server.info is not None)
             base.server.faults.buffer_stream = True
             await pilot.press("b")
-            await until(pilot, lambda: app.live.baseline.snapshot is not None)
-            [again] = [e.text for e in app.live.events if "benching it again" in e.text]
+            await until(pilot, lambda: app.session.live.baseline.snapshot is not None)
+            [again] = [e.text for e in app.session.live.events if "benching it again" in e.text]
             assert BUFFERED_STREAM in again and base.url in again
-            assert not any("failed" in e.text for e in app.live.events)
+            assert not any("failed" in e.text for e in app.session.live.events)
             assert len(store.list()) == 1
 
 
@@ -123,11 +123,14 @@ async def test_hung_server_keeps_keys_answering_and_recovers(
             spec.server.faults.hang.add("*")
             await until(pilot, lambda: app._last_view.identity.state != "live")  # type: ignore[union-attr]
             await pilot.press("p")  # keys answer while every request hangs
-            assert app.live.probe_paused
+            assert app.session.live.probe_paused
             spec.server.faults.clear()
             await pilot.press("p")
             await until(pilot, lambda: app._last_view.identity.state == "live")  # type: ignore[union-attr]
-            await until(pilot, lambda: app.live.probe_error is None and len(app.live.probes) > 0)
+            await until(
+                pilot,
+                lambda: app.session.live.probe_error is None and len(app.session.live.probes) > 0,
+            )
 
 
 async def test_the_dashboard_records_its_history_and_writes_the_last_batch_on_quitting(
@@ -137,9 +140,11 @@ async def test_the_dashboard_records_its_history_and_writes_the_last_batch_on_qu
     with Store(tmp_path / "db") as store:
         app = _app(spec, None, store)
         async with app.run_test(size=(80, 24)) as pilot:
-            await until(pilot, lambda: len(app.live.probes) >= 2)
-            await until(pilot, lambda: app.live.server.window.decode_tok_s(10.0) is not None)
-            assert app.history is not None
+            await until(pilot, lambda: len(app.session.live.probes) >= 2)
+            await until(
+                pilot, lambda: app.session.live.server.window.decode_tok_s(10.0) is not None
+            )
+            assert app.session.history is not None
         # Quitting wrote what the writer held (its batches are 5 s apart).
         end = time.time() + 1
         accept = history_store.readings(store, spec.url, Figure.ACCEPT, 0, end)
@@ -157,11 +162,11 @@ async def test_no_history_and_a_shared_feed_record_nothing(
     with Store(tmp_path / "db") as store:
         off = _app(spec, None, store, history=False)
         async with off.run_test(size=(80, 24)) as pilot:
-            await until(pilot, lambda: len(off.live.probes) >= 1)
-            assert off.history is None
-        tab = SpecmonApp(off.config, None, store, feed=off.feed)  # a `specmon web` tab's way
+            await until(pilot, lambda: len(off.session.live.probes) >= 1)
+            assert off.session.history is None
+        tab = SpecmonApp(off.config, None, store, feed=off.session.feed)  # as a `specmon web` tab
         async with tab.run_test(size=(80, 24)) as pilot:
-            await until(pilot, lambda: len(tab.live.probes) >= 1)
-            assert tab.history is None
+            await until(pilot, lambda: len(tab.session.live.probes) >= 1)
+            assert tab.session.history is None
         assert history_store.targets(store) == []
         assert history_store.marks(store, spec.url, 0, time.time() + 1) == []

@@ -16,7 +16,6 @@ from textual.widgets import Static
 
 from specmon.analysis.comparison import Verdict
 from specmon.ui.app import SpecmonApp
-from specmon.ui.messages import SampleReady
 from specmon.ui.screens.fleet import FROZEN_KEYS, KEYS, FleetScreen
 from specmon.ui.widgets.baseline_panel import BaselinePanel
 from specmon.ui.widgets.events_log import EventsLog
@@ -36,13 +35,16 @@ async def test_freeze_keeps_the_frame_while_sampling_goes_on(
         frozen_events = app.query_one("#events").events  # type: ignore[attr-defined]
         assert frozen_events[-1].text == "screen frozen: sampling goes on; f resumes"
         later = sample(30.0, server_info(), server_metrics("spec/metrics_after"), seq=3)
-        app.post_message(SampleReady(later))
+        app.session.sample(later)
         await pilot.pause()
-        assert app.live.sample is later  # sampled ...
+        assert app.session.live.sample is later  # sampled ...
         assert app.query_one(ServerPanel).view is shown  # ... not shown
         await pilot.press("f")
         assert app.query_one(ServerPanel).view is not shown
-        assert app.query_one(ServerPanel).view == app.live.view(app.wall(), stale_after=3.0).server
+        assert (
+            app.query_one(ServerPanel).view
+            == app.session.live.view(app.wall(), stale_after=3.0).server
+        )
         keys = str(app.query_one("#keys", Static).content)
         assert "frozen" not in keys
         assert app.query_one("#events").events[-1].text == "screen resumed"  # type: ignore[attr-defined]
@@ -68,7 +70,7 @@ async def test_dump_writes_the_screen_as_svg_and_text_and_says_where(
         assert "● live · 10.1.230.174:8000" in text[0] and "q quit" in text[-1]
         assert "Decode 912.7 tok/s (probe)" in text[2]  # the figures on screen, in words
         assert svgs[0].read_text(encoding="utf-8").startswith("<svg")
-        said = [e.text for e in app.live.events]
+        said = [e.text for e in app.session.live.events]
         assert said[-2:] == [
             f"screen dumped: {svgs[0]} (and {first.name})",
             f"screen dumped: {svgs[1]} (and {second.name})",
@@ -85,7 +87,7 @@ async def test_a_dump_that_cannot_be_written_says_why(
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("d")
         await pilot.pause()
-        [event] = [e for e in app.live.events if e.level == "error"]
+        [event] = [e for e in app.session.live.events if e.level == "error"]
         assert event.text == f"screen dump failed: {blocker}: File exists"
 
 
@@ -114,7 +116,6 @@ async def test_freeze_holds_the_fleet_table_too() -> None:
         assert str(table.query_one("#fleet-keys", Static).content) == FROZEN_KEYS
         second = app.fleet.sessions[1]  # not reached until now
         second.sample(sample(3.0, server_info(), server_metrics("spec/metrics")))
-        app.tick()
         await pilot.pause()
         assert table.rows is before
         await pilot.press("f")
@@ -138,7 +139,7 @@ async def test_a_flipped_verdict_rings_and_flashes_once(
     async with app.run_test(size=(80, 24)) as pilot:
         await healthy()(pilot)
         panel = app.query_one(BaselinePanel)
-        now = app.live.view(app.wall(), stale_after=3.0)
+        now = app.session.live.view(app.wall(), stale_after=3.0)
 
         def push(verdict: Verdict | None) -> None:
             app.show_view(replace(now, spec=replace(now.spec, verdict=verdict)))
@@ -158,7 +159,7 @@ async def test_a_flipped_verdict_rings_and_flashes_once(
             rung.append(len(rings))
         assert rung == [0, 0, 0, 0, 1, 1, 1, 2]
         assert panel.has_class("-flash")
-        said = [e.text for e in app.live.events if e.text.startswith("verdict: ")]
+        said = [e.text for e in app.session.live.events if e.text.startswith("verdict: ")]
         assert said == ["verdict: winning → losing", "verdict: losing → within noise"]
         assert app.query_one(EventsLog).events[-1].text == "verdict: losing → within noise"
 
@@ -208,6 +209,6 @@ async def test_the_fleet_table_sorts_by_column_and_filters_by_name() -> None:
         assert "1 of 8 servers holding 'BOX-03', worst first" in title
         await pilot.press("slash", *["backspace"] * 6, *"10.1.230.10", "enter")  # the address
         assert len(table.rows) == 8
-        app.tick()  # new rows keep the order and filter
+        app.show_rows()  # new rows keep the order and filter
         await pilot.pause()
         assert len(table.rows) == 8 and table.filter == "10.1.230.10"

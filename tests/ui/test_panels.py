@@ -30,7 +30,6 @@ from specmon.session.view import BenchView
 from specmon.ui.app import SpecmonApp
 from specmon.ui.columns import Column, cut, fit
 from specmon.ui.fitting import left_out
-from specmon.ui.messages import BenchFailed, BenchProgress, SampleReady
 from specmon.ui.screens.comparison import ComparisonScreen
 from specmon.ui.screens.diagnostics import DiagnosticsScreen
 from specmon.ui.widgets.baseline_panel import BaselinePanel
@@ -49,7 +48,7 @@ async def test_diagnostics_name_an_unavailable_source(make_app: Callable[..., Sp
     none = Telemetry("nvml", "NVML on this machine", unavailable="no NVML here", hint=hint)
     async with app.run_test(size=(60, 30)) as pilot:
         tick = sample(1.0, server_info(), server_metrics("spec/metrics"), telemetry=none)
-        app.post_message(SampleReady(tick))
+        app.session.sample(tick)
         await pilot.pause()
         await pilot.press("i")
         assert isinstance(app.screen, DiagnosticsScreen)
@@ -70,14 +69,14 @@ async def test_snapshot_progress_is_not_a_baseline(make_app: Callable[..., Specm
     """`s` shows its runs on the Decode panel; the Baseline panel does not move."""
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        app.post_message(SampleReady(sample(1.0, server_info(), server_metrics("spec/metrics"))))
+        app.session.sample(sample(1.0, server_info(), server_metrics("spec/metrics")))
         await pilot.pause()
-        app.post_message(BenchProgress(BenchView("snapshot", 2, 5, 8.0)))
+        app.session.bench_progress(BenchView("snapshot", 2, 5, 8.0))
         await pilot.pause()
         decode, baseline = app.query_one(DecodePanel), app.query_one(BaselinePanel)
         assert decode.border_subtitle == "snapshot run 2/5 · ETA 8s · Esc cancels"
         assert not baseline.border_subtitle and not baseline.query(ProgressBar)
-        app.post_message(BenchFailed(SnapshotKind.RUN, "cancelled: nothing saved"))
+        app.session.bench_failed(SnapshotKind.RUN, "cancelled: nothing saved")
         await pilot.pause()
         assert not decode.border_subtitle
 
@@ -97,7 +96,7 @@ async def test_no_panel_is_mostly_empty_at_160x50(make_app: Callable[..., Specmo
         await healthy()(pilot)
         # Two 5 s steps later: the decode history has its first completed point, as in the demo.
         after = server_metrics("spec/metrics_after")
-        app.post_message(SampleReady(sample(6.0, server_info(), after, seq=3, telemetry=gpus())))
+        app.session.sample(sample(6.0, server_info(), after, seq=3, telemetry=gpus()))
         await pilot.pause()
         for name in ("decode", "spec", "baseline", "server", "gpus", "events"):
             blank, height = _blank_rows(app, app.query_one(f"#{name}"))
@@ -116,7 +115,7 @@ async def test_server_panel_says_idle_and_what_each_figure_spans(
         spec = str(app.query_one(SpecPanel).query_one("#spec-body").render())
         assert "server accept-rate gauge 70% (last 40 steps)" in spec
         busy = replace(server_metrics("spec/metrics_after"), num_running_reqs=1.0)
-        app.post_message(SampleReady(sample(14.0, server_info(), busy, seq=3)))
+        app.session.sample(sample(14.0, server_info(), busy, seq=3))
         await pilot.pause()
         text = str(app.query_one(ServerPanel).render())
         assert "running 0 (idle; gauge still says 1)" in text
@@ -243,7 +242,8 @@ async def test_comparison_exports_numbers_for_scripts_and_text_for_people(
     monkeypatch.chdir(tmp_path)
     app = make_app()
     # The user's file names the prompt the snapshots were taken with (else it reads "general").
-    app.config = replace(app.config, probe_prompts=(ProbePrompt("mine", DEFAULT_PROMPT),))
+    mine = (ProbePrompt("mine", DEFAULT_PROMPT),)
+    app.session.config = replace(app.session.config, probe_prompts=mine)
     async with app.run_test(size=(120, 30)) as pilot:
         await _store_snapshots(app)
         await pilot.press("c")
@@ -376,7 +376,7 @@ async def test_the_decode_sparkline_says_whose_rate_it_is(
     async with app.run_test(size=(160, 50)) as pilot:
         await healthy()(pilot)
         after = server_metrics("spec/metrics_after")
-        app.post_message(SampleReady(sample(6.0, server_info(), after, seq=3, telemetry=gpus())))
+        app.session.sample(sample(6.0, server_info(), after, seq=3, telemetry=gpus()))
         await pilot.pause()
         decode = app.query_one(DecodePanel)
         spark = decode.query_one(HistorySpark)
@@ -445,11 +445,11 @@ async def test_an_adaptive_server_turning_drafting_off_is_said(
                 spec_num_draft_tokens=1.0,
                 num_running_reqs=16.0,
             )
-            app.post_message(SampleReady(sample(2.0 + i, server_info(), off, seq=2 + i)))
+            app.session.sample(sample(2.0 + i, server_info(), off, seq=2 + i))
             await pilot.pause()
         spec = str(app.query_one(SpecPanel).query_one("#spec-body").render())
         assert "drafting OFF at this load" in spec, spec
-        texts = [e.text for e in app.live.events if "drafting" in e.text]
+        texts = [e.text for e in app.session.live.events if "drafting" in e.text]
         assert texts == ["server: drafting k 3 → off (speculation off at this load; 16 running)"]
 
 

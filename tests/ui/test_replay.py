@@ -21,7 +21,6 @@ from specmon.session.replay import ReplayFeed
 from specmon.session.view import View
 from specmon.target import Target
 from specmon.ui.app import SpecmonApp
-from specmon.ui.messages import PostingSink
 from specmon.ui.replay_app import REPLAY_KEYS, ReplayApp
 from specmon.ui.widgets.identity_bar import IdentityBar
 from specmon.ui.widgets.keys_line import KeysLine
@@ -59,8 +58,8 @@ def test_snapshot_of_the_replay(moment: float, snap_compare: Callable[..., bool]
 
 
 async def _live_view(recording: Recording, until: float) -> View:
-    """The live dashboard's View after the recording's inputs up to `until` came to it as
-    messages, one at a time, with the clock at each input's time."""
+    """The live dashboard's View after the recording's inputs up to `until` came to its session,
+    one at a time, with the clock at each input's time."""
     header = recording.header
     clock = [header.started_at]
     config = header.config(MonitorConfig(url="unused"))
@@ -68,7 +67,8 @@ async def _live_view(recording: Recording, until: float) -> View:
         config, Targets(Target(config.url)), None, start_workers=False, wall=lambda: clock[0]
     )
     async with app.run_test(size=(160, 50)) as pilot:
-        sink = PostingSink(app.post_message)
+        sink = app.session
+        sink.follow_baseline_server()  # as `ServerSession.run` does before the feed's first input
         for entry in recording.entries:
             if entry.at - header.started_at > until:
                 break
@@ -157,7 +157,7 @@ async def test_keys_that_act_on_a_server_are_off(key: str, does: str) -> None:
         await pilot.pause()
         shown = [n.message for n in app._notifications]
         assert shown == [f"replay: {key} is off (it {does}); this is a recording"]
-        assert app.live.bench is None
+        assert app.session.live.bench is None
 
 
 async def test_playing_reaches_the_end_as_seeking_there_does() -> None:

@@ -20,7 +20,6 @@ from specmon.sim import SimConfig, SimThread
 from specmon.storage.store import Store
 from specmon.target import Target
 from specmon.ui.app import SpecmonApp
-from specmon.ui.messages import SampleReady
 from specmon.ui.widgets.events_log import EventsLog
 from specmon.ui.widgets.server_panel import ServerPanel
 
@@ -36,16 +35,16 @@ async def test_a_worker_left_out_is_named_and_its_return_and_restart_said(
     async with app.run_test(size=(160, 50)) as pilot:
         await healthy()(pilot)
         partial = replace(metrics, workers=(UP, DOWN))
-        app.post_message(SampleReady(sample(14.0, server_info(), partial, seq=3)))
+        app.session.sample(sample(14.0, server_info(), partial, seq=3))
         await pilot.pause()
         panel = " ".join(str(app.query_one(ServerPanel).render()).split())
         assert "metrics partial: 1 of 2 workers left out: worker w2:30000 down since" in panel
         whole = replace(metrics, workers=(UP, replace(UP, url=DOWN.url)))
-        app.post_message(SampleReady(sample(15.0, server_info(), whole, seq=4)))
+        app.session.sample(sample(15.0, server_info(), whole, seq=4))
         await pilot.pause()
         panel = str(app.query_one(ServerPanel).render())
         restarted = replace(metrics, workers=(replace(UP, reset=True), replace(UP, url=DOWN.url)))
-        app.post_message(SampleReady(sample(16.0, server_info(), restarted, seq=5)))
+        app.session.sample(sample(16.0, server_info(), restarted, seq=5))
         await pilot.pause()
         events = " ".join(str(app.query_one(EventsLog).render()).split())
     assert "partial" not in panel
@@ -77,10 +76,10 @@ async def test_the_dashboard_behind_a_router_with_a_baseline_and_a_worker_killed
         )
         app = SpecmonApp(config, targets, store)
         async with app.run_test(size=(160, 50)) as pilot:
-            await until(pilot, lambda: app.live.server.info is not None)
+            await until(pilot, lambda: app.session.live.server.info is not None)
             await pilot.press("b")
-            await until(pilot, lambda: app.live.baseline.snapshot is not None)
-            await until(pilot, lambda: len(app.live.probes) >= 3)
+            await until(pilot, lambda: app.session.live.baseline.snapshot is not None)
+            await until(pilot, lambda: len(app.session.live.probes) >= 3)
             whole = app._last_view
             workers[1].call(workers[1].server.stop)
             await until(

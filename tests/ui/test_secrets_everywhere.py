@@ -117,15 +117,22 @@ async def _dashboard(spec: SimThread, plain: SimThread, store: Store, shots: Pat
             await pilot.press(key_name)
             await until(pilot, lambda: isinstance(app.screen, kind) and app.screen.is_mounted)
 
-        await until(pilot, lambda: app.live.server.info is not None and len(app.live.probes) > 1)
+        await until(
+            pilot,
+            lambda: app.session.live.server.info is not None and len(app.session.live.probes) > 1,
+        )
         await pilot.press("b")
-        await until(pilot, lambda: app.live.baseline.origin == BaselineOrigin.BASELINE_SERVER)
+        await until(
+            pilot, lambda: app.session.live.baseline.origin == BaselineOrigin.BASELINE_SERVER
+        )
         await until(pilot, lambda: not app.bench_running())  # else `s` says "busy"
         await open_screen("s", LabelPrompt)
         await until(pilot, lambda: app.focused is not None)  # the label's input
         await pilot.press("m", "enter")
-        await until(pilot, lambda: any("snapshot" in e.text for e in app.live.events))
-        assert any("snapshot #" in e.text for e in app.live.events), list(app.live.events)
+        await until(pilot, lambda: any("snapshot" in e.text for e in app.session.live.events))
+        assert any("snapshot #" in e.text for e in app.session.live.events), list(
+            app.session.live.events
+        )
         app.save_screenshot("main-160.svg", str(shots))
         await pilot.resize_terminal(80, 24)
         app.save_screenshot("main-80.svg", str(shots))
@@ -153,7 +160,7 @@ async def test_a_crash_report_does_not_show_the_key(
         def crash(_: object) -> None:
             raise RuntimeError("a bug")
 
-        app.live.on_sample = crash  # type: ignore[method-assign]
+        app.session.live.on_sample = crash  # type: ignore[method-assign]
         with pytest.raises(RuntimeError, match="a bug"):
             async with app.run_test() as pilot:
                 await until(pilot, lambda: app.return_code is not None)

@@ -21,7 +21,6 @@ from textual.pilot import Pilot
 
 from specmon.session.view import BenchView
 from specmon.ui.app import SpecmonApp
-from specmon.ui.messages import BenchProgress
 from specmon.ui.screens.fleet import FleetScreen
 
 Scenario = Callable[[Pilot[None]], Awaitable[None]]
@@ -65,7 +64,7 @@ async def test_the_dashboard_at_every_size(
 
 async def _taking_a_baseline(pilot: Pilot[None]) -> None:
     await healthy()(pilot)
-    pilot.app.post_message(BenchProgress(BenchView("baseline", 1, 3, 4.0)))
+    pilot.app.session.bench_progress(BenchView("baseline", 1, 3, 4.0))
 
 
 async def _no_baseline_server(pilot: Pilot[None]) -> None:

@@ -18,7 +18,6 @@ from specmon.analysis.representative import TrafficGap
 from specmon.session.view import CategoryView
 from specmon.session.watch import ProbeOutcome
 from specmon.ui.app import SpecmonApp
-from specmon.ui.messages import ProbeDone
 from specmon.ui.widgets.spec_panel import SpecPanel, category_lines
 
 CATEGORIES = ("code", "chat", "summarisation")
@@ -29,7 +28,7 @@ async def _rotating(app: SpecmonApp) -> None:
     for i, category in enumerate(CATEGORIES):
         result = await replay_probe(f"spec/generate_stream_{i}.json")
         outcome = ProbeOutcome(NOW - 1 + i / 10, 5.0 + i, run_figures(result), result, category)
-        app.post_message(ProbeDone(outcome))
+        app.session.probe_done(outcome)
 
 
 def _body(app: SpecmonApp) -> str:

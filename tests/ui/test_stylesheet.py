@@ -124,11 +124,11 @@ async def test_no_theme_is_parsed_ahead_while_a_bench_streams(
     parsed: list[dict[str, str]] = []
     monkeypatch.setattr(ThemeCachedStylesheet, "parse_ahead", lambda _, v: parsed.append(v))
     app = make_app()
-    app.live.bench = BenchView("baseline", 0, 3, None)  # a bench from the start
+    app.session.live.bench = BenchView("baseline", 0, 3, None)  # a bench from the start
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause(0.5)
         assert parsed == [] and app._parsing_ahead  # waiting, not done
-        app.live.bench = None
+        app.session.live.bench = None
         for _ in range(100):
             if not app._parsing_ahead:
                 break

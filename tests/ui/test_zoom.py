@@ -56,7 +56,7 @@ async def test_z_cycles_the_span_from_the_store_and_back_to_the_live_minutes(
         assert spans["all"].history[0] > 129  # since the history began, 30 h ago
         await pilot.press("z")
         await pilot.pause()
-        assert app.live.zoomed is None
+        assert app.session.live.zoomed is None
         assert app._last_view.decode.history == live.history
         assert app._last_view.decode.history_span == "5 min"
 

@@ -71,7 +71,7 @@ async def run() -> dict[str, Any]:
         alive = app.is_running
     return {
         "installed": [name for name in tuning.TUNINGS if tuning.active(name)],
-        "events": [event.text for event in app.live.events],
+        "events": [event.text for event in app.session.live.events],
         "alive": alive,
         "exception": repr(unhandled_exception(app)),
         "strip_init": Strip.__init__.__module__,

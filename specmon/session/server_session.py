@@ -1,0 +1,477 @@
+"""One watched server's headless session: the sink of its feed, the owner of its state, the
+maker of every baseline decision, the source of its View.
+
+The single dashboard, each server of a fleet, the exporter, `--once` and a replay all run this
+one class: a sample goes from the feed into `LiveState` here, the store's baseline is looked up
+here (`StoreBaseline`), a baseline waited for or asked for is started here, and the View built
+here goes to whoever shows it (`on_view`). A screen only renders the Views it is handed, and
+asks the session to act on its keys (`start_bench`, `take_baseline`, `wait_for_plain`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from functools import partial
+from typing import Self
+
+from specmon.config import FleetTarget, MonitorConfig, Targets
+from specmon.errors import SpecmonError
+from specmon.measure.snapshot import SnapshotKind, default_protocol
+from specmon.model import Sample, Snapshot
+from specmon.session.baselines import BaselineOrigin, lookup_baseline
+from specmon.session.feed import Feed, LocalFeed, Relauncher, bench_protocol
+from specmon.session.history_writer import HistoryRecorder
+from specmon.session.live import LiveState
+from specmon.session.recorder import RecordingFeed, recorded_lookups
+from specmon.session.recording import RecordingWriter
+from specmon.session.store_baseline import Lookup, StoreBaseline
+from specmon.session.view import BenchView, Level, View
+from specmon.session.watch import ProbeOutcome, Watch
+from specmon.storage.store import Store
+from specmon.target import Target
+
+RETAKE_AFTER_S = 300.0
+"""With `take_baselines`, a server gets at most one baseline attempt this often."""
+
+
+def stale_after(config: MonitorConfig) -> float:
+    """Seconds before a reading counts as stale: three sampling intervals (at least 1 s each)."""
+    return 3 * max(config.interval, 1.0)
+
+
+class ServerSession:
+    """One watched server: its feed's sink, its `LiveState`, its baseline decisions, its View."""
+
+    def __init__(
+        self,
+        target: FleetTarget,
+        config: MonitorConfig,
+        feed: Feed,
+        store: Store | None,
+        *,
+        lookup: Lookup | None = None,
+        take_baselines: bool = False,
+        auto_baseline: bool = False,
+        store_note: str = "",
+        relaunches: bool = False,
+        replay: bool = False,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        """Args:
+        target: The server and its baseline server, as configured.
+        config: Its settings (`url` and `baseline_url` are the target's).
+        feed: Where its samples, probes and benches come from.
+        store: Where baselines are looked up; None (and no `lookup`): none is.
+        lookup: How the store is asked, when not by `lookup_baseline` on `store`: recorded
+            (`--record`), or answered from a recording (`specmon replay`).
+        take_baselines: Take a baseline from the baseline server when none applies (the
+            exporter's `--take-baselines`).
+        auto_baseline: Take a baseline as soon as the server is known and the store has none
+            (the demo).
+        store_note: Said with every snapshot saved: the demo's, that its store is gone on exit.
+        relaunches: The server is one specmon launched (`specmon launch`): its baseline is
+            taken by relaunching it without speculation (the feed's `Relauncher`).
+        replay: The inputs are a recording's: the View's top line says so.
+        wall: Wall clock.
+        """
+        self.target = target
+        self.config = config
+        self.feed = feed
+        self.store = store
+        self.take_baselines = take_baselines
+        self.auto_baseline = auto_baseline
+        self.store_note = store_note
+        self.relaunches = relaunches
+        self.replay = replay
+        self.wall = wall
+        self.probe_protocol = default_protocol(5, 0, config.probe_tokens)
+        self.bench_protocol = bench_protocol(config)
+        self._lookup = lookup
+        self.live = self._new_live_state()
+        self.store_baseline = StoreBaseline(store, self.live, lookup=lookup)
+        self.on_view: Callable[[View], object] | None = None
+        """Handed the View after every input (a screen showing this server); None: nobody
+        shows it now, and no View is built."""
+        self.history: HistoryRecorder | None = None
+        """Records samples and probes in the store's lasting history, when it is on."""
+        self.probe_listeners: list[Callable[[ProbeOutcome], object]] = []
+        """Called with every finished probe (the exporter's cycle histogram)."""
+        self.probes_ok = 0
+        self.probes_failed = 0
+        self.last_probe_ok: bool | None = None
+        self.last_probe_success_wall: float | None = None
+        """Wall time the latest successful probe finished (the exporter serves it: an alert tells
+        a target whose figures were withdrawn from one never measured)."""
+        self._tried_baseline_at: float | None = None
+        self.benching: set[str] = set()
+        """Baseline servers a baseline bench runs on now, shared by a fleet's sessions (`Fleet`
+        sets it): several targets may share one baseline server."""
+        self._benching_url: str | None = None
+
+    @classmethod
+    def of_target(
+        cls,
+        target: FleetTarget,
+        server: Target,
+        config: MonitorConfig,
+        store: Store | None,
+        *,
+        probing: bool = True,
+        take_baselines: bool = False,
+        wall: Callable[[], float] = time.time,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> Self:
+        """A fleet's server, sampled and probed from this process (`LocalFeed`).
+
+        Args:
+            target: The server and its baseline server, as configured.
+            server: How to reach it (credentials and timeouts; the baseline server shares them).
+            config: Cadences, probe size, baseline age limit.
+            store: Where baselines are looked up and saved; None: no stored baselines.
+            probing: Run the probe loop (off when each scrape probes: `probe_now`).
+            take_baselines: Take a baseline from the baseline server when none applies.
+            wall: Wall clock.
+            clock: Monotonic clock of the probe cadence.
+            sleep: How the probe loop waits (tests fake it with `clock`).
+        """
+        server = replace(server, url=target.url, metrics_urls=target.metrics_url)
+        config = replace(
+            config,
+            url=target.url,
+            baseline_url=target.baseline_url,
+            metrics_url=target.metrics_url,
+            gpu_metrics=target.gpu_metrics or config.gpu_metrics,
+            fleet=(),
+        )
+        baseline = server.at(target.baseline_url) if target.baseline_url else None
+        feed = LocalFeed(
+            replace(config, probe=probing and config.probe),
+            Targets(server, baseline),
+            store,
+            wall=wall,
+            clock=clock,
+            sleep=sleep,
+        )
+        return cls(target, config, feed, store, take_baselines=take_baselines, wall=wall)
+
+    def _new_live_state(self) -> LiveState:
+        live = LiveState(
+            self.config.url,
+            self.probe_protocol,
+            max_age_s=self.config.max_age,
+            probe_every=self.config.probe_every,
+            prompts=self.config.probe_prompts,
+        )
+        live.probe_enabled = self.config.probe
+        live.replay = self.replay
+        return live
+
+    def rewind(self) -> None:
+        """Forget every input: the state is as `run` left it before the first (a replay seeking
+        back)."""
+        self.live = self._new_live_state()
+        self.store_baseline = StoreBaseline(self.store, self.live, lookup=self._lookup)
+        self.follow_baseline_server()
+
+    @property
+    def url(self) -> str:
+        """The server's URL."""
+        return self.target.url
+
+    @property
+    def watch(self) -> Watch:
+        """The server's connection, sampler and probe loop (a `LocalFeed`'s)."""
+        assert isinstance(self.feed, LocalFeed)
+        return self.feed.watch
+
+    async def run(self) -> None:
+        """Run the feed into this session and follow the baseline server, until cancelled."""
+        self.follow_baseline_server()
+        await self.feed.run(self)
+
+    def view(self) -> View:
+        """The server's View now."""
+        return self.live.view(self.wall(), stale_after(self.config))
+
+    def emit(self) -> None:
+        """Hand the View to whoever shows this server (`on_view`)."""
+        if self.on_view is not None:
+            self.on_view(self.view())
+
+    def log(self, wall: float, level: Level, text: str) -> None:
+        """Say a line in the events log, and show it."""
+        self.live.log(wall, level, text)
+        self.emit()
+
+    # The feed's sink.
+
+    def sample(self, sample: Sample) -> None:
+        """A tick of the server's sampler: its state, its history, then its baseline."""
+        changes = self.live.on_sample(sample)
+        if self.history is not None:
+            self.history.on_sample(sample, changes)
+        info = self.live.server.info
+        if info is not None:
+            self._find_baseline(sample.t)
+            if self.live.baseline.waiting and info.speculative is None:
+                self._take_waited_baseline()
+        self.emit()
+
+    def baseline_sample(self, sample: Sample) -> None:
+        """A tick of the baseline server's sampler."""
+        self.live.on_baseline_sample(sample)
+        self.emit()
+
+    def probe_done(self, outcome: ProbeOutcome) -> None:
+        """A probe finished."""
+        self.live.on_probe(
+            outcome.wall, outcome.t, outcome.figures, outcome.result, outcome.category
+        )
+        if self.history is not None:
+            self.history.on_probe(outcome.wall, outcome.figures)
+        self.probes_ok += 1
+        self.last_probe_ok = True
+        self.last_probe_success_wall = outcome.wall
+        for listener in self.probe_listeners:
+            listener(outcome)
+        self.emit()
+
+    def probe_failed(self, wall: float, error: str) -> None:
+        """A probe failed."""
+        self.live.on_probe_error(wall, error)
+        self.probes_failed += 1
+        self.last_probe_ok = False
+        self.emit()
+
+    def telemetry_failed(self, wall: float, error: str) -> None:
+        """GPU and host telemetry could not be set up: a warning, not a failed probe."""
+        self.log(wall, "warn", error)
+
+    def probe_paused(self, paused: bool) -> None:
+        """The probe was paused or resumed (`p`, here or in another tab sharing the feed)."""
+        if paused != self.live.probe_paused:
+            self.live.probe_paused = paused
+            self.log(self.wall(), "info", "probe " + ("paused" if paused else "resumed"))
+
+    def bench_progress(self, progress: BenchView) -> None:
+        """A bench started or ran one more run."""
+        self.live.bench = progress
+        self.emit()
+
+    def bench_done(
+        self, snapshot: Snapshot, kind: SnapshotKind, origin: BaselineOrigin | None
+    ) -> None:
+        """A bench completed and was saved: a baseline becomes the server's."""
+        self._bench_ended()
+        self.live.bench = None
+        wall = self.wall()
+        if kind == SnapshotKind.BASELINE and origin is not None:
+            self.live.set_baseline(wall, snapshot, origin)
+            self.follow_baseline_server()
+            if origin == BaselineOrigin.RELAUNCHED:
+                self.live.log(wall, "info", "baseline taken; the speculative server is back")
+            elif origin == BaselineOrigin.THIS_SERVER:
+                self.live.log(
+                    wall,
+                    "warn",
+                    "baseline taken: now restart the server WITH "
+                    "speculation; the comparison follows",
+                )
+        else:
+            notes = "; ".join(filter(None, (snapshot.label, self.store_note)))
+            self.live.log(
+                wall, "info", f"snapshot #{snapshot.id} saved" + (f" ({notes})" if notes else "")
+            )
+        self.emit()
+
+    def bench_failed(self, kind: SnapshotKind, error: str) -> None:
+        """A bench failed: nothing was saved."""
+        self._bench_ended()
+        self.live.bench = None
+        self.log(self.wall(), "error", f"{kind.value} failed: {error}")
+
+    def bench_note(self, wall: float, note: str) -> None:
+        """A running bench said a line."""
+        self.log(wall, "info", note)
+
+    # What a screen's keys ask of the session.
+
+    def pause_probe(self, paused: bool) -> None:
+        """Pause or resume the probe (`p`)."""
+        self.probe_paused(paused)
+        self.feed.pause_probe(paused)
+
+    def start_bench(
+        self,
+        kind: SnapshotKind,
+        url: str,
+        origin: BaselineOrigin | None = None,
+        label: str | None = None,
+    ) -> None:
+        """Bench `url` and save the snapshot (a baseline of `origin`, or a run `label`led)."""
+        self.live.bench = BenchView(kind.value, 0, self.bench_protocol.runs, None)
+        self.feed.start_bench(kind, url, origin, label)
+        self.emit()
+
+    def cancel_bench(self) -> bool:
+        """Stop waiting for a plain server, and cancel the bench in progress; False when it is
+        too late (it is being saved)."""
+        if self.live.baseline.waiting:
+            self.live.baseline.waiting = False
+            self.live.log(self.wall(), "info", "stopped waiting for a baseline")
+        cancelled = self.live.bench is None or self.feed.cancel_bench()
+        self.emit()
+        return cancelled
+
+    def baseline_origin(self) -> BaselineOrigin | None:
+        """Where a baseline asked for now (`b`) comes from: the baseline server, a relaunch of
+        the server specmon launched, or the server itself when it runs without speculation;
+        None while that cannot be told (no server info yet) or is the user's to choose (the
+        server runs with speculation: wait for it to come back without, `wait_for_plain`)."""
+        if self.config.baseline_url is not None:
+            return BaselineOrigin.BASELINE_SERVER
+        if self.relaunches:
+            return BaselineOrigin.RELAUNCHED
+        info = self.live.server.info
+        if info is not None and info.speculative is None:
+            return BaselineOrigin.THIS_SERVER
+        return None
+
+    def take_baseline(self, origin: BaselineOrigin) -> None:
+        """Bench a baseline of `origin` (`baseline_origin`) and make it the server's."""
+        url = self.config.baseline_url if origin == BaselineOrigin.BASELINE_SERVER else None
+        self.start_bench(SnapshotKind.BASELINE, url or self.config.url, origin)
+
+    def wait_for_plain(self) -> None:
+        """Take the baseline once the server comes back without speculation."""
+        self.live.baseline.waiting = True
+        self.log(self.wall(), "info", "waiting for the server to restart without speculation")
+
+    def _take_waited_baseline(self) -> None:
+        if self.live.bench is not None:
+            return
+        self.live.baseline.waiting = False
+        self.live.log(
+            self.wall(), "info", "the server is back without speculation: taking the baseline"
+        )
+        self.take_baseline(BaselineOrigin.THIS_SERVER)
+
+    def _find_baseline(self, t: float) -> None:
+        """Look a baseline up in the store when due (`StoreBaseline`); with `auto_baseline`,
+        take one at once when it has none; with `take_baselines`, take one from the baseline
+        server when none applies."""
+        lookup = self.store_baseline.update(t, self.wall(), say=not self.auto_baseline)
+        if lookup is None:
+            return
+        if lookup.baseline is not None:
+            self.follow_baseline_server()
+        elif self.auto_baseline and self.live.baseline.snapshot is None:
+            self.auto_baseline = False
+            origin = self.baseline_origin()
+            if origin is not None:
+                self.take_baseline(origin)
+            return
+        validity = self.live.baseline.validity(self.live.server.info, self.wall())
+        if validity is not None and validity.valid:
+            return
+        tried = self._tried_baseline_at
+        recently = tried is not None and t - tried < RETAKE_AFTER_S
+        if self.take_baselines and self.target.baseline_url and not recently:
+            if self.target.baseline_url in self.benching:
+                # Another target's baseline bench runs on the same server: two at once would
+                # each measure the other's load. Its baseline is looked up at the next tick.
+                self.store_baseline.again()
+                return
+            self._tried_baseline_at = t
+            self.start_baseline()
+
+    def start_baseline(self) -> None:
+        """Take a baseline from the target's baseline server in the background (saved)."""
+        url = self.target.baseline_url
+        if url is None or self.live.bench is not None:
+            return
+        self.benching.add(url)
+        self._benching_url = url
+        self.start_bench(SnapshotKind.BASELINE, url, BaselineOrigin.BASELINE_SERVER)
+
+    def _bench_ended(self) -> None:
+        if self._benching_url is not None:
+            self.benching.discard(self._benching_url)
+            self._benching_url = None
+
+    def follow_baseline_server(self) -> None:
+        """Sample the baseline's server when it is another one (for its restarts); again after
+        a new baseline names another server."""
+        url = self.live.baseline.server_url or self.target.baseline_url
+        if url == self.url:
+            url = None
+        if url == self.live.baseline.followed:
+            return
+        self.live.baseline.follow(url)
+        self.feed.follow_baseline_server(url)
+
+    async def probe_now(self, connect_timeout: float) -> None:
+        """Probe once now (each scrape of `/probe?target=…`), its outcome recorded as any.
+
+        Args:
+            connect_timeout: How long to wait for a session just started to connect.
+        """
+        try:
+            await asyncio.wait_for(self.watch.connected.wait(), connect_timeout)
+            outcome = await self.watch.probe_once(self.config.probe_tokens)
+        except TimeoutError:
+            self.probe_failed(
+                self.wall(), f"{self.url}: no connection within {connect_timeout:g} s"
+            )
+        except SpecmonError as exc:
+            self.probe_failed(self.wall(), str(exc))
+        else:
+            self.probe_done(outcome)
+
+
+def dashboard_session(
+    config: MonitorConfig,
+    targets: Targets,
+    store: Store | None,
+    *,
+    managed: Relauncher | None = None,
+    recording: RecordingWriter | None = None,
+    recording_stopped: Callable[[str], None] | None = None,
+    auto_baseline: bool = False,
+    store_note: str = "",
+    wall: Callable[[], float] = time.time,
+) -> ServerSession:
+    """The single dashboard's server, sampled and probed from this process (`LocalFeed`).
+
+    Args:
+        config: The merged configuration.
+        targets: The monitored server and the optional baseline server.
+        store: The snapshot store; None runs without saving.
+        managed: The server when specmon launched it (`specmon launch`).
+        recording: Where to record every input, the store's answers included (`--record`).
+        recording_stopped: Told why the recording stopped (its size cap, a failed write).
+        auto_baseline: Take a baseline as soon as the server is known (the demo).
+        store_note: Said with every snapshot saved.
+        wall: Wall clock.
+    """
+    feed: Feed = LocalFeed(config, targets, store, wall=wall, managed=managed)
+    lookup = None
+    if recording is not None:
+        feed = RecordingFeed(feed, recording, recording_stopped)
+        if store is not None:
+            lookup = recorded_lookups(recording, partial(lookup_baseline, store), wall=wall)
+    return ServerSession(
+        FleetTarget(config.url, config.baseline_url),
+        config,
+        feed,
+        store,
+        lookup=lookup,
+        auto_baseline=auto_baseline,
+        store_note=store_note,
+        relaunches=managed is not None,
+        wall=wall,
+    )

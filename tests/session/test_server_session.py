@@ -1,0 +1,104 @@
+"""The one session of a watched server: its feed's sink, its baseline decisions, its Views."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from types import MappingProxyType
+
+from replay import FIXTURES
+
+from specmon.config import FleetTarget, MonitorConfig
+from specmon.measure.snapshot import SnapshotKind
+from specmon.model import Reading, Sample, ServerInfo
+from specmon.session.baselines import BaselineOrigin
+from specmon.session.feed import FeedSink
+from specmon.session.server_session import ServerSession
+from specmon.session.view import View
+from specmon.sources.backends.sglang import parse_server_info
+
+URL = "http://10.1.230.174:8000"
+NOW = 1_796_023_200.0
+CONFIG = MonitorConfig(url=URL, probe_tokens=256)
+
+
+class _Feed:
+    """A feed that does nothing but note the benches asked of it."""
+
+    def __init__(self) -> None:
+        self.benches: list[tuple[SnapshotKind, str, BaselineOrigin | None]] = []
+
+    async def run(self, sink: FeedSink) -> None: ...
+
+    def follow_baseline_server(self, url: str | None) -> None: ...
+
+    def start_bench(
+        self, kind: SnapshotKind, url: str, origin: BaselineOrigin | None, label: str | None
+    ) -> None:
+        self.benches.append((kind, url, origin))
+
+    def cancel_bench(self) -> bool:
+        return True
+
+    def pause_probe(self, paused: bool) -> None: ...
+
+
+def _session(config: MonitorConfig = CONFIG, **kwargs: bool) -> tuple[ServerSession, _Feed]:
+    feed = _Feed()
+    target = FleetTarget(config.url, config.baseline_url)
+    return ServerSession(target, config, feed, None, wall=lambda: NOW, **kwargs), feed
+
+
+def _sample(t: float, kind: str) -> Sample:
+    info: ServerInfo = parse_server_info(json.loads((FIXTURES / kind / "server_info").read_text()))
+    readings = {"info": Reading(info, t, int(t)), "metrics": Reading(None, None, 0)}
+    return Sample(t, NOW - 100 + t, MappingProxyType(readings))
+
+
+def test_a_view_goes_to_whoever_shows_the_server_after_every_input() -> None:
+    session, _ = _session()
+    session.sample(_sample(1.0, "spec"))  # nobody shows it: no View is built
+    views: list[View] = []
+    session.on_view = views.append
+    session.sample(_sample(2.0, "spec"))
+    session.probe_failed(NOW, "HTTP 503")
+    assert len(views) == 2
+    assert views[-1].identity == session.view().identity
+
+
+def test_the_baseline_waited_for_is_taken_when_the_server_comes_back_plain() -> None:
+    """`b` on a speculative server, "wait": the session (not the screen) starts the bench at the
+    first sample without speculation."""
+    session, feed = _session()
+    session.sample(_sample(1.0, "spec"))
+    assert session.baseline_origin() is None  # the user's to choose
+    session.wait_for_plain()
+    session.sample(_sample(2.0, "spec"))
+    assert feed.benches == []
+    session.sample(_sample(3.0, "plain"))
+    assert feed.benches == [(SnapshotKind.BASELINE, URL, BaselineOrigin.THIS_SERVER)]
+    assert not session.live.baseline.waiting
+    assert session.live.bench is not None
+    assert "taking the baseline" in session.live.events[-1].text
+
+
+def test_where_a_baseline_comes_from() -> None:
+    with_server = replace(CONFIG, baseline_url="http://10.1.230.174:8001")
+    assert _session(with_server)[0].baseline_origin() == BaselineOrigin.BASELINE_SERVER
+    assert _session(relaunches=True)[0].baseline_origin() == BaselineOrigin.RELAUNCHED
+    session, feed = _session()
+    assert session.baseline_origin() is None  # no server info yet
+    session.sample(_sample(1.0, "plain"))
+    assert session.baseline_origin() == BaselineOrigin.THIS_SERVER
+    session, feed = _session(with_server)
+    session.take_baseline(BaselineOrigin.BASELINE_SERVER)
+    assert feed.benches == [
+        (SnapshotKind.BASELINE, "http://10.1.230.174:8001", BaselineOrigin.BASELINE_SERVER)
+    ]
+
+
+def test_telemetry_that_cannot_be_set_up_is_a_warning_not_a_failed_probe() -> None:
+    session, _ = _session()
+    session.telemetry_failed(NOW, "GPU telemetry: no NVML")
+    assert session.live.probe_error is None and session.probes_failed == 0
+    assert session.live.events[-1].level == "warn"
