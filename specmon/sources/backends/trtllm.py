@@ -39,21 +39,20 @@ import httpx
 
 from specmon.backend_facts import TRTLLM
 from specmon.errors import HttpStatus, MalformedResponse, NotThisServer
-from specmon.model import (
-    UNKNOWN_METHOD,
-    ProbeResult,
-    ServerInfo,
-    ServerMetrics,
-    SpecConfig,
-    StepsSource,
-)
+from specmon.model import ProbeResult, ServerInfo, ServerMetrics, StepsSource
 from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.sources.backends.base import Backend
 from specmon.sources.backends.vllm import completions_payload
-from specmon.sources.drafts import metrics_or_none, per_position, scraper, settled_scrape
+from specmon.sources.drafts import (
+    metrics_or_none,
+    per_position,
+    scraper,
+    spec_from_positions,
+    stream_between_scrapes,
+)
 from specmon.sources.http import get, json_int, parse_json
 from specmon.sources.metrics import fetch_text, parse_scrape, wanted_text
-from specmon.sources.probe import ChunkUpdate, stream_json, stream_probe
+from specmon.sources.probe import ChunkUpdate, stream_json
 from specmon.sources.secrets import mask_args
 
 PREFIXES = ("trtllm_",)
@@ -122,7 +121,8 @@ def server_info_from(
         tp_size=None,
         dp_size=None,
         pp_size=None,
-        speculative=_speculation(metrics),
+        # The method is not served; the draft length is, by its positions.
+        speculative=spec_from_positions(metrics, TRTLLM.length_name),
         stream_interval=None,
         cuda_graph_disabled=None,
         cuda_graph_max_bs=None,
@@ -131,20 +131,6 @@ def server_info_from(
         # change between two reads mean a restart to `bench`).
         args=mask_args({"model": served}),
         info_route="/version",
-    )
-
-
-def _speculation(metrics: ServerMetrics | None) -> SpecConfig | None:
-    positions = metrics.spec_accepted_per_position if metrics is not None else None
-    if metrics is None or metrics.spec_drafts_total is None:
-        return None
-    # The method is not served; the draft length is, by its positions.
-    return SpecConfig(
-        UNKNOWN_METHOD,
-        len(positions) if positions else None,
-        None,
-        None,
-        length_name=TRTLLM.length_name,
     )
 
 
@@ -285,19 +271,19 @@ async def run_probe(
         SourceError: Typed, as `specmon.sources.probe.run_probe`.
     """
     fetch = scraper(scrape, fetch_metrics)
-    before = await metrics_or_none(client, fetch)
     payload = {
         "model": await _served_model(client),
         **completions_payload(prompt, max_tokens, temperature),
     }
-    result = await stream_probe(client, COMPLETIONS, payload, parse_chunk, clock=clock, wall=wall)
-    after = None
-    if before is not None:
-        tokens = result.chunks[-1].completion_tokens
-        after = await settled_scrape(client, fetch, before, tokens)
+    probe = await stream_between_scrapes(
+        client, fetch, COMPLETIONS, payload, parse_chunk, clock=clock, wall=wall
+    )
+    result = probe.result
     # The per-position counters show speculation from the first finished request on: the
     # probe's own, on a fresh server.
-    speculative = any(m is not None and m.spec_drafts_total is not None for m in (before, after))
+    speculative = any(
+        m is not None and m.spec_drafts_total is not None for m in (probe.before, probe.after)
+    )
     steps = len(result.chunks) - 1
     return ProbeResult(
         sent_at=result.sent_at,
@@ -307,7 +293,7 @@ async def run_probe(
         server_accept_length=result.server_accept_length,
         finish_reason=result.finish_reason,
         steps_source=StepsSource.CHUNKS,
-        scrapes=(before, after) if before is not None and after is not None else None,
+        scrapes=probe.scrapes,
     )
 
 

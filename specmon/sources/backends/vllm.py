@@ -37,7 +37,6 @@ import httpx
 from specmon.backend_facts import VLLM
 from specmon.errors import HttpStatus, MalformedResponse, NotVllm
 from specmon.model import (
-    UNKNOWN_METHOD,
     PositionSource,
     ProbeResult,
     ServerInfo,
@@ -47,10 +46,16 @@ from specmon.model import (
 )
 from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.sources.backends.base import Backend
-from specmon.sources.drafts import metrics_or_none, per_position, scraper, settled_scrape
+from specmon.sources.drafts import (
+    metrics_or_none,
+    per_position,
+    scraper,
+    spec_from_positions,
+    stream_between_scrapes,
+)
 from specmon.sources.http import get, json_int, parse_json
 from specmon.sources.metrics import fetch_text, parse_scrape, wanted_text
-from specmon.sources.probe import ChunkUpdate, histogram_of, stream_json, stream_probe
+from specmon.sources.probe import ChunkUpdate, histogram_of, stream_json
 from specmon.sources.secrets import mask_args
 
 PREFIXES = ("vllm:", "vllm_")
@@ -217,17 +222,8 @@ def _speculation(config: Mapping[str, Any], metrics: ServerMetrics | None) -> Sp
             draft_model_path=draft if isinstance(draft, str) and draft != method else None,
             length_name=VLLM.length_name,
         )
-    if metrics is None or metrics.spec_drafts_total is None:
-        return None
-    positions = metrics.spec_accepted_per_position
     # The method is not exposed outside dev mode; the draft length is (one series per position).
-    return SpecConfig(
-        UNKNOWN_METHOD,
-        len(positions) if positions else None,
-        None,
-        None,
-        length_name=VLLM.length_name,
-    )
+    return spec_from_positions(metrics, VLLM.length_name)
 
 
 # The families read (short names, matched as prefixes: `spec_decode_` covers all four counters).
@@ -371,13 +367,11 @@ async def run_probe(
         SourceError: Typed, as `specmon.sources.probe.run_probe`.
     """
     fetch = scraper(scrape, fetch_metrics)
-    before = await metrics_or_none(client, fetch)
     payload = completions_payload(prompt, max_tokens, temperature)
-    result = await stream_probe(client, COMPLETIONS, payload, parse_chunk, clock=clock, wall=wall)
-    after = None
-    if before is not None:
-        tokens = result.chunks[-1].completion_tokens
-        after = await settled_scrape(client, fetch, before, tokens)
+    probe = await stream_between_scrapes(
+        client, fetch, COMPLETIONS, payload, parse_chunk, clock=clock, wall=wall
+    )
+    result, before = probe.result, probe.before
     speculative = before is not None and before.spec_drafts_total is not None
     steps = len(result.chunks) - 1
     return ProbeResult(
@@ -388,7 +382,7 @@ async def run_probe(
         server_accept_length=result.server_accept_length,
         finish_reason=result.finish_reason,
         steps_source=StepsSource.CHUNKS,
-        scrapes=(before, after) if before is not None and after is not None else None,
+        scrapes=probe.scrapes,
         accepted_histogram=result.accepted_histogram,
         histogram_source=PositionSource.DRAFTING_HISTOGRAM,
     )
