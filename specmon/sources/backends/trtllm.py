@@ -33,6 +33,7 @@ import functools
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -42,7 +43,12 @@ from specmon.errors import HttpStatus, MalformedResponse, NotThisServer
 from specmon.model import ProbeResult, ServerInfo, ServerMetrics, StepsSource
 from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.sources.backends.base import Backend
-from specmon.sources.backends.vllm import completions_payload
+from specmon.sources.backends.openai_compat import (
+    COMPLETIONS,
+    completion_chunk,
+    completions_payload,
+    read_version,
+)
 from specmon.sources.drafts import (
     metrics_or_none,
     per_position,
@@ -50,14 +56,13 @@ from specmon.sources.drafts import (
     spec_from_positions,
     stream_between_scrapes,
 )
-from specmon.sources.http import get, json_int, parse_json
+from specmon.sources.http import get, parse_json
 from specmon.sources.metrics import fetch_text, parse_scrape, wanted_text
-from specmon.sources.probe import ChunkUpdate, stream_json
+from specmon.sources.probe import ChunkUpdate
 from specmon.sources.secrets import mask_args
 
 PREFIXES = ("trtllm_",)
 METRICS_PATH = "/prometheus/metrics"
-COMPLETIONS = "/v1/completions"
 OWNER = "tensorrt_llm"
 """`owned_by` of its model cards (`openai_protocol.ModelCard`)."""
 POSITION = "token_position"
@@ -76,13 +81,7 @@ async def fetch_server_info(
         NotThisServer: No `/version`, or a model card not owned by `tensorrt_llm`.
         SourceError: Any other failure, typed (auth, unreachable, malformed …).
     """
-    try:
-        body = parse_json(await get(client, "/version"))
-    except (HttpStatus, MalformedResponse):
-        raise NotThisServer(f"{client.base_url}: no TensorRT-LLM /version") from None
-    version = body.get("version") if isinstance(body, dict) else None
-    if not isinstance(version, str):
-        raise NotThisServer(f"{client.base_url}/version: not TensorRT-LLM's answer")
+    version = await read_version(client, NotThisServer, "TensorRT-LLM")
     card = await _model_card(client)
     if card.get("owned_by") != OWNER:
         raise NotThisServer(f"{client.base_url}/v1/models: not TensorRT-LLM's model card")
@@ -223,25 +222,10 @@ def parse_chunk(data: str) -> ChunkUpdate:
         StreamErrorEvent: The payload is the server's `{"error": …}`.
         MalformedResponse: Not a chunk of the expected shape (e.g. no per-chunk usage).
     """
-    body = stream_json(data)
-    usage = body.get("usage")
-    tokens = json_int(usage.get("completion_tokens")) if isinstance(usage, dict) else None
-    if tokens is None:
-        raise MalformedResponse("TensorRT-LLM sent a chunk without usage.completion_tokens")
-    choices = body.get("choices")
-    if not isinstance(choices, list):
-        raise MalformedResponse("TensorRT-LLM stream chunk has no choices list")
-    choice = choices[0] if choices and isinstance(choices[0], dict) else {}
-    reason = choice.get("finish_reason")
-    return ChunkUpdate(
-        completion_tokens=tokens,
-        prompt_tokens=json_int(usage.get("prompt_tokens")) if isinstance(usage, dict) else None,
-        # The usage-only chunk (no choices) closes the stream after the finishing one.
-        finished=reason is not None or not choices,
-        finish_reason=reason if isinstance(reason, str) else None,
-        verify_ct=None,
-        accept_length=_accept_length(choice.get("avg_decoded_tokens_per_iter"), tokens),
-    )
+    chunk = completion_chunk(data, "TensorRT-LLM")
+    tokens = chunk.update.completion_tokens
+    accept_length = _accept_length(chunk.choice.get("avg_decoded_tokens_per_iter"), tokens)
+    return replace(chunk.update, accept_length=accept_length)
 
 
 def _accept_length(avg: object, tokens: int) -> float | None:

@@ -29,7 +29,7 @@ import functools
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
@@ -46,6 +46,12 @@ from specmon.model import (
 )
 from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.sources.backends.base import Backend
+from specmon.sources.backends.openai_compat import (
+    COMPLETIONS,
+    completion_chunk,
+    completions_payload,
+    read_version,
+)
 from specmon.sources.drafts import (
     metrics_or_none,
     per_position,
@@ -55,12 +61,11 @@ from specmon.sources.drafts import (
 )
 from specmon.sources.http import get, json_int, parse_json
 from specmon.sources.metrics import fetch_text, parse_scrape, wanted_text
-from specmon.sources.probe import ChunkUpdate, histogram_of, stream_json
+from specmon.sources.probe import ChunkUpdate, histogram_of
 from specmon.sources.secrets import mask_args
 
 PREFIXES = ("vllm:", "vllm_")
 PROCESS = "process_"  # prometheus_client's process collector: the start time marks a launch
-COMPLETIONS = "/v1/completions"
 
 # Server args kept from the dev-mode config: the launch choices that define a configuration
 # (sizes the server derives at start, ports and ids that change per launch are left out).
@@ -127,13 +132,7 @@ async def _read_identity(
     client: httpx.AsyncClient,
 ) -> tuple[str, Mapping[str, Any], Mapping[str, Any] | None]:
     """`/version`, the first model card and the dev-mode config (None outside dev mode)."""
-    try:
-        body = parse_json(await get(client, "/version"))
-    except (HttpStatus, MalformedResponse):
-        raise NotVllm(f"{client.base_url}: no vLLM /version") from None
-    version = body.get("version") if isinstance(body, dict) else None
-    if not isinstance(version, str):
-        raise NotVllm(f"{client.base_url}/version: not vLLM's answer")
+    version = await read_version(client, NotVllm, "vLLM")
     return version, await _model_card(client), await _dev_config(client)
 
 
@@ -281,50 +280,18 @@ async def fetch_metrics(client: httpx.AsyncClient) -> ServerMetrics:
     return metrics_from_text(text)
 
 
-def completions_payload(prompt: str, max_tokens: int, temperature: float = 0.0) -> dict[str, Any]:
-    """The probe's request: greedy, `ignore_eos`, usage in every chunk (cumulative)."""
-    return {
-        "prompt": prompt,
-        "max_tokens": max_tokens,
-        "temperature": temperature,
-        "ignore_eos": True,
-        "stream": True,
-        "stream_options": {"include_usage": True, "continuous_usage_stats": True},
-    }
-
-
 def parse_chunk(data: str) -> ChunkUpdate:
-    """Decode one `data:` payload of a streamed `/v1/completions` answer.
+    """Decode one `data:` payload of a streamed `/v1/completions` answer, with the request's
+    per-request metrics where they come.
 
     Raises:
         StreamErrorEvent: The payload is the server's `{"error": …}`.
         MalformedResponse: Not a chunk of the expected shape (e.g. no per-chunk usage).
     """
-    body = stream_json(data)
-    usage = body.get("usage")
-    if not isinstance(usage, dict):
-        usage = {}
-    tokens = json_int(usage.get("completion_tokens"))
-    if tokens is None:
-        raise MalformedResponse(
-            "vLLM sent a chunk without usage.completion_tokens "
-            "(stream_options.continuous_usage_stats needs vLLM 0.6 or later)"
-        )
-    choices = body.get("choices")
-    if not isinstance(choices, list):
-        raise MalformedResponse("vLLM stream chunk has no choices list")
-    reason = choices[0].get("finish_reason") if choices and isinstance(choices[0], dict) else None
-    histogram, accept_length = _spec_details(body)
-    return ChunkUpdate(
-        completion_tokens=tokens,
-        prompt_tokens=json_int(usage.get("prompt_tokens")),
-        # The usage-only chunk (no choices) closes the stream after the finishing one.
-        finished=reason is not None or not choices,
-        finish_reason=reason if isinstance(reason, str) else None,
-        verify_ct=None,
-        accept_length=accept_length,
-        histogram=histogram,
-    )
+    hint = " (stream_options.continuous_usage_stats needs vLLM 0.6 or later)"
+    chunk = completion_chunk(data, "vLLM", hint)
+    histogram, accept_length = _spec_details(chunk.body)
+    return replace(chunk.update, accept_length=accept_length, histogram=histogram)
 
 
 def _spec_details(body: Mapping[str, Any]) -> tuple[tuple[int, ...] | None, float | None]:
