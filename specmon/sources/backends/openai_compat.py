@@ -1,6 +1,6 @@
 """What vLLM and TensorRT-LLM serve alike (`trtllm-serve` follows vLLM's OpenAI server): the
-`{"version": …}` of `/version`, and the streamed `/v1/completions` the probe sends, its chunks
-carrying the cumulative usage and the choice."""
+`{"version": …}` of `/version`, the model cards of `/v1/models`, and the streamed
+`/v1/completions` the probe sends, its chunks carrying the cumulative usage and the choice."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from specmon.errors import HttpStatus, MalformedResponse, NotThisServer
+from specmon.errors import HttpStatus, MalformedResponse, NotThisServer, SourceError
 from specmon.sources.http import get, json_int, parse_json
 from specmon.sources.probe import ChunkUpdate, stream_json
 
@@ -32,6 +32,23 @@ async def read_version(client: httpx.AsyncClient, not_it: type[NotThisServer], s
     if not isinstance(version, str):
         raise not_it(f"{client.base_url}/version: not {server}'s answer")
     return version
+
+
+async def first_model_card(
+    client: httpx.AsyncClient, not_listed: type[SourceError]
+) -> Mapping[str, Any]:
+    """The first model card of `/v1/models`.
+
+    Raises:
+        SourceError: `not_listed` when the answer lists no model card; any failure to read
+            `/v1/models`, typed (HttpStatus, MalformedResponse …).
+    """
+    body = parse_json(await get(client, "/v1/models"))
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list) or not data or not isinstance(data[0], dict):
+        raise not_listed(f"{client.base_url}/v1/models: no model listed")
+    card: Mapping[str, Any] = data[0]
+    return card
 
 
 def completions_payload(prompt: str, max_tokens: int, temperature: float = 0.0) -> dict[str, Any]:

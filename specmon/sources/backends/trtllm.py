@@ -47,6 +47,7 @@ from specmon.sources.backends.openai_compat import (
     COMPLETIONS,
     completion_chunk,
     completions_payload,
+    first_model_card,
     read_version,
 )
 from specmon.sources.drafts import (
@@ -56,7 +57,6 @@ from specmon.sources.drafts import (
     spec_from_positions,
     stream_between_scrapes,
 )
-from specmon.sources.http import get, parse_json
 from specmon.sources.metrics import fetch_text, parse_scrape, wanted_text
 from specmon.sources.probe import ChunkUpdate
 from specmon.sources.secrets import mask_args
@@ -90,15 +90,11 @@ async def fetch_server_info(
 
 
 async def _model_card(client: httpx.AsyncClient) -> Mapping[str, Any]:
+    """The first model card; NotThisServer where none can be read (detection moves on)."""
     try:
-        body = parse_json(await get(client, "/v1/models"))
+        return await first_model_card(client, NotThisServer)
     except (HttpStatus, MalformedResponse):
         raise NotThisServer(f"{client.base_url}: no /v1/models") from None
-    data = body.get("data") if isinstance(body, dict) else None
-    if not isinstance(data, list) or not data or not isinstance(data[0], dict):
-        raise NotThisServer(f"{client.base_url}/v1/models: no model listed")
-    card: Mapping[str, Any] = data[0]
-    return card
 
 
 def server_info_from(

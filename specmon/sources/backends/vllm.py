@@ -50,6 +50,7 @@ from specmon.sources.backends.openai_compat import (
     COMPLETIONS,
     completion_chunk,
     completions_payload,
+    first_model_card,
     read_version,
 )
 from specmon.sources.drafts import (
@@ -133,16 +134,7 @@ async def _read_identity(
 ) -> tuple[str, Mapping[str, Any], Mapping[str, Any] | None]:
     """`/version`, the first model card and the dev-mode config (None outside dev mode)."""
     version = await read_version(client, NotVllm, "vLLM")
-    return version, await _model_card(client), await _dev_config(client)
-
-
-async def _model_card(client: httpx.AsyncClient) -> Mapping[str, Any]:
-    body = parse_json(await get(client, "/v1/models"))
-    data = body.get("data") if isinstance(body, dict) else None
-    if not isinstance(data, list) or not data or not isinstance(data[0], dict):
-        raise MalformedResponse(f"{client.base_url}/v1/models: no model listed")
-    card: Mapping[str, Any] = data[0]
-    return card
+    return version, await first_model_card(client, MalformedResponse), await _dev_config(client)
 
 
 async def _dev_config(client: httpx.AsyncClient) -> Mapping[str, Any] | None:
