@@ -18,7 +18,7 @@ from specmon.probe_prompts import (
     load_probe_prompts,
     probe_prompts_setting,
 )
-from specmon.sources.backends import llamacpp, vllm
+from specmon.sources.backends import llamacpp, openai_compat
 from specmon.sources.probe import generate_payload
 
 
@@ -112,6 +112,6 @@ def test_a_set_of_one_always_sends_its_prompt() -> None:
 
 def test_every_backend_sends_the_prompts_temperature() -> None:
     assert generate_payload("p", 8, 0.7)["sampling_params"]["temperature"] == 0.7
-    assert vllm.completions_payload("p", 8, 0.7)["temperature"] == 0.7
+    assert openai_compat.completions_payload("p", 8, 0.7)["temperature"] == 0.7
     assert llamacpp.completion_payload("p", 8, 0.7)["temperature"] == 0.7
     assert generate_payload("p", 8)["sampling_params"]["temperature"] == 0

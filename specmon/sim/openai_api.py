@@ -1,8 +1,9 @@
-"""OpenAI-compatible `/v1/completions` and `/v1/chat/completions`, shaped as the 0.5.17 capture.
+"""OpenAI-compatible `/v1/completions` and `/v1/chat/completions`: SGLang's, shaped as the 0.5.17
+capture (`handle_openai`), and the request reading the vLLM and TensorRT-LLM simulators share.
 
-Streams carry text deltas, one chunk per engine output; chat opens with a role chunk and closes
-with an empty-delta chunk holding `finish_reason`. `stream_options.include_usage` adds a usage
-chunk; 0.5.20+ honour `return_spec_tokens_details` with an `sglext` chunk before it.
+SGLang's streams carry text deltas, one chunk per engine output; chat opens with a role chunk and
+closes with an empty-delta chunk holding `finish_reason`. `stream_options.include_usage` adds a
+usage chunk; 0.5.20+ honour `return_spec_tokens_details` with an `sglext` chunk before it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,61 @@ if TYPE_CHECKING:
     from specmon.sim.server import SimState
 
 _DEFAULT_MAX_TOKENS = {"/v1/completions": 16, "/v1/chat/completions": 128}
+
+
+def submit_completion(
+    request: web.Request, state: SimState, body: dict[str, Any], default_max_tokens: int
+) -> SimRequest:
+    """A `/v1/completions` body as vLLM and TensorRT-LLM read it, submitted to the engine: a
+    text prompt or a list of token ids, `max_tokens` (`default_max_tokens` when it is not a
+    positive integer) and `stream`."""
+    prompt = body.get("prompt")
+    ids = prompt if isinstance(prompt, list) else None
+    max_tokens = body.get("max_tokens")
+    if not isinstance(max_tokens, int) or max_tokens < 1:
+        max_tokens = default_max_tokens
+    req = state.engine.new_request(
+        endpoint=request.path,
+        stream=bool(body.get("stream", False)),
+        prompt_tokens=count_prompt_tokens(None if ids else prompt, ids),
+        prompt_key=repr(prompt),
+        max_new_tokens=max_tokens,
+        stream_interval=None,
+        text=prompt if isinstance(prompt, str) else "",
+    )
+    state.engine.submit(req)
+    return req
+
+
+def usage_options(body: dict[str, Any]) -> tuple[bool, bool]:
+    """`stream_options` as vLLM and TensorRT-LLM read it: whether a usage chunk closes the
+    stream (`include_usage`), and whether every chunk carries the cumulative usage too
+    (`continuous_usage_stats`, only with `include_usage`)."""
+    options = body.get("stream_options")
+    options = options if isinstance(options, dict) else {}
+    include_usage = bool(options.get("include_usage"))
+    return include_usage, include_usage and bool(options.get("continuous_usage_stats"))
+
+
+def completion_usage(req: SimRequest, completion: int) -> dict[str, Any]:
+    """vLLM's and TensorRT-LLM's `usage` after `completion` tokens (TensorRT-LLM adds its
+    `prompt_tokens_details`)."""
+    return {
+        "prompt_tokens": req.prompt_tokens,
+        "total_tokens": req.prompt_tokens + completion,
+        "completion_tokens": completion,
+    }
+
+
+async def until_finished(req: SimRequest) -> bool:
+    """Wait for a request's last engine output: False when the server shut down first (the
+    caller answers 503)."""
+    while True:
+        out = await req.outbox.get()
+        if out is None:
+            return False
+        if out.finished:
+            return True
 
 
 def _chat_prompt_tokens(messages: object) -> int:
@@ -182,12 +238,8 @@ def _chat_chunk(head: dict[str, Any], delta: dict[str, Any], finish: str | None)
 async def _complete(
     state: SimState, req: SimRequest, head: dict[str, Any], chat: bool
 ) -> web.StreamResponse:
-    while True:
-        out = await req.outbox.get()
-        if out is None:
-            return web.Response(status=503)
-        if out.finished:
-            break
+    if not await until_finished(req):
+        return web.Response(status=503)
     text = req.text().lstrip()
     choice: dict[str, Any] = {"index": 0}
     if chat:

@@ -40,9 +40,14 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from specmon.sim.config import TRTLLM_VERSION, SimConfig
-from specmon.sim.decode import count_prompt_tokens
 from specmon.sim.engine import Engine, SimRequest, StepOut
 from specmon.sim.metrics import CONTENT_TYPE_TEXT
+from specmon.sim.openai_api import (
+    completion_usage,
+    submit_completion,
+    until_finished,
+    usage_options,
+)
 from specmon.sim.sse import json_response, stream_request
 
 if TYPE_CHECKING:
@@ -426,23 +431,7 @@ async def handle_completions(request: web.Request, state: SimState) -> web.Strea
     if not isinstance(body, dict) or not isinstance(body.get("model"), str):
         # FastAPI's RequestValidationError, as trtllm-serve's handler words it.
         return json_response({"error": "1 validation error: model Field required"}, 400)
-    prompt = body.get("prompt")
-    ids = prompt if isinstance(prompt, list) else None
-    max_tokens = body.get("max_tokens")
-    if not isinstance(max_tokens, int) or max_tokens < 1:
-        max_tokens = _DEFAULT_MAX_TOKENS
-    stream = bool(body.get("stream", False))
-    engine = state.engine
-    req = engine.new_request(
-        endpoint=request.path,
-        stream=stream,
-        prompt_tokens=count_prompt_tokens(None if ids else prompt, ids),
-        prompt_key=repr(prompt),
-        max_new_tokens=max_tokens,
-        stream_interval=None,
-        text=prompt if isinstance(prompt, str) else "",
-    )
-    engine.submit(req)
+    req = submit_completion(request, state, body, _DEFAULT_MAX_TOKENS)
     head = {
         "id": f"cmpl-{uuid.UUID(int=req.rng.getrandbits(128)).hex}",
         "object": "text_completion",
@@ -450,7 +439,7 @@ async def handle_completions(request: web.Request, state: SimState) -> web.Strea
         "model": body["model"],
     }
     try:
-        if stream:
+        if req.stream:
             return await _stream(request, state, req, body, head)
         return await _complete(req, head)
     finally:
@@ -458,12 +447,8 @@ async def handle_completions(request: web.Request, state: SimState) -> web.Strea
 
 
 def _usage(req: SimRequest, completion: int) -> dict[str, Any]:
-    return {
-        "prompt_tokens": req.prompt_tokens,
-        "total_tokens": req.prompt_tokens + completion,
-        "completion_tokens": completion,
-        "prompt_tokens_details": {"cached_tokens": req.cached_tokens},
-    }
+    details = {"cached_tokens": req.cached_tokens}
+    return {**completion_usage(req, completion), "prompt_tokens_details": details}
 
 
 async def _stream(
@@ -473,10 +458,7 @@ async def _stream(
     body: dict[str, Any],
     head: dict[str, Any],
 ) -> web.StreamResponse:
-    options = body.get("stream_options")
-    options = options if isinstance(options, dict) else {}
-    include_usage = bool(options.get("include_usage"))
-    continuous = include_usage and bool(options.get("continuous_usage_stats"))
+    include_usage, continuous = usage_options(body)
     sent = 0
     iterations = 0
 
@@ -516,12 +498,8 @@ async def _stream(
 
 
 async def _complete(req: SimRequest, head: dict[str, Any]) -> web.StreamResponse:
-    while True:
-        out = await req.outbox.get()
-        if out is None:
-            return web.Response(status=503)
-        if out.finished:
-            break
+    if not await until_finished(req):
+        return web.Response(status=503)
     choice = {
         "index": 0,
         "text": req.text(),

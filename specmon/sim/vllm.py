@@ -26,9 +26,14 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from specmon.sim.config import VLLM_VERSION, SimConfig
-from specmon.sim.decode import count_prompt_tokens
 from specmon.sim.engine import Engine, SimRequest, StepOut
 from specmon.sim.metrics import CONTENT_TYPE_TEXT
+from specmon.sim.openai_api import (
+    completion_usage,
+    submit_completion,
+    until_finished,
+    usage_options,
+)
 from specmon.sim.sse import json_response, stream_request
 
 if TYPE_CHECKING:
@@ -243,23 +248,7 @@ async def handle_completions(request: web.Request, state: SimState) -> web.Strea
         return json_response({"error": {"message": "Invalid JSON body", "code": 400}}, 400)
     if not isinstance(body, dict):
         return json_response({"error": {"message": "Expected a JSON object", "code": 400}}, 400)
-    prompt = body.get("prompt")
-    ids = prompt if isinstance(prompt, list) else None
-    max_tokens = body.get("max_tokens")
-    if not isinstance(max_tokens, int) or max_tokens < 1:
-        max_tokens = _DEFAULT_MAX_TOKENS
-    stream = bool(body.get("stream", False))
-    engine = state.engine
-    req = engine.new_request(
-        endpoint=request.path,
-        stream=stream,
-        prompt_tokens=count_prompt_tokens(None if ids else prompt, ids),
-        prompt_key=repr(prompt),
-        max_new_tokens=max_tokens,
-        stream_interval=None,
-        text=prompt if isinstance(prompt, str) else "",
-    )
-    engine.submit(req)
+    req = submit_completion(request, state, body, _DEFAULT_MAX_TOKENS)
     head = {
         "id": f"cmpl-{req.rid[:16]}",
         "object": "text_completion",
@@ -267,19 +256,11 @@ async def handle_completions(request: web.Request, state: SimState) -> web.Strea
         "model": body.get("model") or state.config.model_name,
     }
     try:
-        if stream:
+        if req.stream:
             return await _stream(request, state, req, body, head)
         return await _complete(state, req, head)
     finally:
         state.finish_record(req)
-
-
-def _usage(req: SimRequest, completion: int) -> dict[str, int]:
-    return {
-        "prompt_tokens": req.prompt_tokens,
-        "total_tokens": req.prompt_tokens + completion,
-        "completion_tokens": completion,
-    }
 
 
 async def _stream(
@@ -289,10 +270,7 @@ async def _stream(
     body: dict[str, Any],
     head: dict[str, Any],
 ) -> web.StreamResponse:
-    options = body.get("stream_options")
-    options = options if isinstance(options, dict) else {}
-    include_usage = bool(options.get("include_usage"))
-    continuous = include_usage and bool(options.get("continuous_usage_stats"))
+    include_usage, continuous = usage_options(body)
     sent = 0
 
     def render(out: StepOut, first: bool) -> list[dict[str, Any]]:
@@ -310,14 +288,14 @@ async def _stream(
         }
         chunk: dict[str, Any] = {**head, "choices": [choice]}
         if continuous:
-            chunk["usage"] = _usage(req, out.completion_tokens)
+            chunk["usage"] = completion_usage(req, out.completion_tokens)
         return [chunk]
 
     def tail() -> list[dict[str, Any]]:
         if not include_usage:  # the per-request metrics ride on the usage chunk alone
             return []
         fingerprint = f"vllm-{VLLM_VERSION}-sim"
-        usage = _usage(req, req.completion_tokens)
+        usage = completion_usage(req, req.completion_tokens)
         chunk = {**head, "choices": [], "usage": usage, "system_fingerprint": fingerprint}
         return [{**chunk, **_per_request_metrics(state, req)}]
 
@@ -335,14 +313,10 @@ async def _stream(
 
 
 async def _complete(state: SimState, req: SimRequest, head: dict[str, Any]) -> web.StreamResponse:
-    while True:
-        out = await req.outbox.get()
-        if out is None:
-            return web.Response(status=503)
-        if out.finished:
-            break
+    if not await until_finished(req):
+        return web.Response(status=503)
     choice = {"index": 0, "text": req.text().lstrip(), "logprobs": None, "finish_reason": "length"}
-    usage = _usage(req, req.completion_tokens)
+    usage = completion_usage(req, req.completion_tokens)
     return json_response(
         {**head, "choices": [choice], "usage": usage, **_per_request_metrics(state, req)}
     )

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
 from specmon.errors import SourceError
-from specmon.model import ServerMetrics
+from specmon.model import UNKNOWN_METHOD, ProbeResult, ServerMetrics, SpecConfig
 from specmon.sources.metrics import Series
+from specmon.sources.probe import ChunkUpdate, stream_probe
 
 
 def per_position(series: list[Series], label: str = "position") -> tuple[float, ...] | None:
@@ -33,6 +36,23 @@ def per_position(series: list[Series], label: str = "position") -> tuple[float, 
     if not by_position:
         return None
     return tuple(by_position.get(i, 0.0) for i in range(max(by_position) + 1))
+
+
+def spec_from_positions(
+    metrics: ServerMetrics | None, length_name: str | None
+) -> SpecConfig | None:
+    """Speculation as a scrape shows it where the server does not serve its method: on when the
+    draft counters exist, its draft length the number of positions counted (None before any)."""
+    if metrics is None or metrics.spec_drafts_total is None:
+        return None
+    positions = metrics.spec_accepted_per_position
+    return SpecConfig(
+        UNKNOWN_METHOD,
+        len(positions) if positions else None,
+        None,
+        None,
+        length_name=length_name,
+    )
 
 
 def scraper(
@@ -85,3 +105,44 @@ async def settled_scrape(
         if start is None or end is None or end - start >= tokens:
             return after
     return after
+
+
+@dataclass(frozen=True, slots=True)
+class ScrapedStream:
+    """A probe's stream and the scrapes taken around it (None where one could not be read)."""
+
+    result: ProbeResult
+    before: ServerMetrics | None
+    after: ServerMetrics | None
+
+    @property
+    def scrapes(self) -> tuple[ServerMetrics, ServerMetrics] | None:
+        """Both scrapes, or None unless both were read (`ProbeResult.scrapes`)."""
+        if self.before is None or self.after is None:
+            return None
+        return self.before, self.after
+
+
+async def stream_between_scrapes(
+    client: httpx.AsyncClient,
+    fetch: Callable[[httpx.AsyncClient], Awaitable[ServerMetrics]],
+    path: str,
+    payload: dict[str, Any],
+    parse: Callable[[str], ChunkUpdate],
+    *,
+    clock: Callable[[], float],
+    wall: Callable[[], float],
+) -> ScrapedStream:
+    """Scrape, stream one completion (`stream_probe`), then scrape again once the server has
+    counted the probe's tokens (`settled_scrape`); no scrape after when none came before.
+
+    Raises:
+        SourceError: Typed, from the stream (a failed scrape is None, not an error).
+    """
+    before = await metrics_or_none(client, fetch)
+    result = await stream_probe(client, path, payload, parse, clock=clock, wall=wall)
+    after = None
+    if before is not None:
+        tokens = result.chunks[-1].completion_tokens
+        after = await settled_scrape(client, fetch, before, tokens)
+    return ScrapedStream(result, before, after)

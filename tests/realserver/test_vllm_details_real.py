@@ -22,7 +22,8 @@ from real_helpers import counters, deltas, warm_up
 
 from specmon.analysis.figures import run_figures
 from specmon.model import AcceptSource, PositionSource, ProbeResult
-from specmon.sources.backends.vllm import completions_payload, run_probe
+from specmon.sources.backends.openai_compat import completions_payload
+from specmon.sources.backends.vllm import run_probe
 from specmon.sources.http import make_client
 from specmon.target import Target
 

@@ -19,7 +19,7 @@ from specmon.model import AcceptSource, PositionSource, ProbeResult
 from specmon.sim import SimConfig, SimThread
 from specmon.sim.record import EmittedRequest
 from specmon.sources import probe
-from specmon.sources.backends import vllm
+from specmon.sources.backends import openai_compat, vllm
 from specmon.sources.http import make_client
 from specmon.sources.metrics import parse_scrape
 from specmon.target import Target
@@ -153,11 +153,11 @@ async def test_simulated_vllm_details_have_the_real_fields(level: str) -> None:
     """Field for field: the simulator's `metrics.speculative_decoding` against the real one
     (`summary` leaves out the per-step arrays, vllm/v1/metrics/stats.py `to_dict`)."""
     real = json.loads(_real_chunks()[-1])
-    body = {**vllm.completions_payload("hi", 40)}
+    body = {**openai_compat.completions_payload("hi", 40)}
     config = replace(VLLM, per_request_spec_decode_metrics=level)
     with SimThread(config) as sim:
         async with httpx.AsyncClient(base_url=sim.url) as client:
-            answer = await client.post(vllm.COMPLETIONS, json=body)
+            answer = await client.post(openai_compat.COMPLETIONS, json=body)
     sim_chunk = json.loads(answer.text.split("data: ")[-2])
     assert sorted(sim_chunk) == sorted(real)
     fields = set(real["metrics"]["speculative_decoding"])

@@ -14,7 +14,7 @@ from specmon.analysis.figures import run_figures
 from specmon.backend_facts import VLLM
 from specmon.errors import MalformedResponse, NotVllm
 from specmon.model import ProbeResult, ServerInfo, ServerMetrics, SpecConfig
-from specmon.sources.backends import RECENT_SCRAPE_S, Connection, connect, vllm
+from specmon.sources.backends import RECENT_SCRAPE_S, Connection, connect, openai_compat, vllm
 
 FOLDER = "vllm-0.32.0-cpu"
 ROUTES = {"/version": "version", "/v1/models": "v1_models"}
@@ -44,7 +44,7 @@ def test_a_fresh_server_has_its_counters_at_zero() -> None:
 
 
 async def _info(routes: dict[str, str | int]) -> ServerInfo:
-    transport = server_transport(FOLDER, routes, stream_path=vllm.COMPLETIONS)
+    transport = server_transport(FOLDER, routes, stream_path=openai_compat.COMPLETIONS)
     async with httpx.AsyncClient(transport=transport, base_url="http://vllm") as client:
         return await vllm.fetch_server_info(client)
 
@@ -81,7 +81,9 @@ async def test_server_info_in_dev_mode() -> None:
 
 def _counted(*metrics: str) -> tuple[httpx.AsyncClient, list[str]]:
     """A client of the dev-mode captures serving `metrics` in turn, and the paths it asks."""
-    replay = server_transport(FOLDER, DEV_ROUTES, stream_path=vllm.COMPLETIONS, metrics=metrics)
+    replay = server_transport(
+        FOLDER, DEV_ROUTES, stream_path=openai_compat.COMPLETIONS, metrics=metrics
+    )
     paths: list[str] = []
 
     def counting(request: httpx.Request) -> httpx.Response:
@@ -150,7 +152,7 @@ async def test_a_connection_hands_its_info_read_its_last_scrape_while_recent() -
 @pytest.mark.parametrize("routes", [ROUTES, DEV_ROUTES], ids=["plain", "dev-mode"])
 async def test_detected_as_vllm(routes: dict[str, str | int]) -> None:
     # In dev mode vLLM answers /server_info too: SGLang's detection must not take it.
-    transport = server_transport(FOLDER, routes, stream_path=vllm.COMPLETIONS)
+    transport = server_transport(FOLDER, routes, stream_path=openai_compat.COMPLETIONS)
     async with httpx.AsyncClient(transport=transport, base_url="http://vllm") as client:
         backend, info = await connect(client)
     assert backend.name == info.backend == "vllm"
@@ -174,7 +176,7 @@ async def _probe(metrics: tuple[str, ...]) -> ProbeResult:
     stream = capture(FOLDER)
     clock = FakeClock(stream["meta"]["t_send"])
     transport = server_transport(
-        FOLDER, ROUTES, stream_path=vllm.COMPLETIONS, clock=clock, metrics=metrics
+        FOLDER, ROUTES, stream_path=openai_compat.COMPLETIONS, clock=clock, metrics=metrics
     )
     async with httpx.AsyncClient(transport=transport, base_url="http://vllm") as client:
         return await vllm.run_probe(client, max_tokens=128, clock=clock)
@@ -218,14 +220,16 @@ async def test_stream_without_per_chunk_usage_is_refused() -> None:
         "meta": {"headers": {"content-type": "text/event-stream; charset=utf-8"}},
         "lines": [{"t": 0.0, "line": line} for line in raw],
     }
-    transport = server_transport(FOLDER, ROUTES, stream_path=vllm.COMPLETIONS, stream=stream)
+    transport = server_transport(
+        FOLDER, ROUTES, stream_path=openai_compat.COMPLETIONS, stream=stream
+    )
     async with httpx.AsyncClient(transport=transport, base_url="http://vllm") as client:
         with pytest.raises(MalformedResponse, match="continuous_usage_stats"):
             await vllm.run_probe(client, max_tokens=128)
 
 
 def test_payload_asks_for_usage_in_every_chunk() -> None:
-    payload = vllm.completions_payload("hi", 5)
+    payload = openai_compat.completions_payload("hi", 5)
     assert payload["stream_options"] == {"include_usage": True, "continuous_usage_stats": True}
     assert (payload["max_tokens"], payload["temperature"], payload["ignore_eos"]) == (5, 0, True)
     assert "model" not in payload  # vLLM serves its model when the request names none

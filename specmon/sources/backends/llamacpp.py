@@ -28,10 +28,10 @@ from specmon.errors import HttpStatus, MalformedResponse, NotLlamaCpp
 from specmon.model import ProbeResult, ServerInfo, ServerMetrics, SpecConfig, StepsSource
 from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.sources.backends.base import Backend
-from specmon.sources.drafts import metrics_or_none, per_position, scraper, settled_scrape
+from specmon.sources.drafts import metrics_or_none, per_position, scraper, stream_between_scrapes
 from specmon.sources.http import get, json_int, parse_json
 from specmon.sources.metrics import fetch_text, parse_scrape
-from specmon.sources.probe import ChunkUpdate, stream_json, stream_probe
+from specmon.sources.probe import ChunkUpdate, stream_json
 from specmon.sources.secrets import mask_args
 
 PREFIXES = ("llamacpp:", "llamacpp_")
@@ -230,13 +230,11 @@ async def run_probe(
         SourceError: Typed, as `specmon.sources.probe.run_probe`.
     """
     fetch = scraper(scrape, fetch_metrics)
-    before = await metrics_or_none(client, fetch)
     payload = completion_payload(prompt, max_tokens, temperature)
-    result = await stream_probe(client, COMPLETION, payload, parse_chunk, clock=clock, wall=wall)
-    after = None
-    if before is not None:
-        tokens = result.chunks[-1].completion_tokens
-        after = await settled_scrape(client, fetch, before, tokens)
+    probe = await stream_between_scrapes(
+        client, fetch, COMPLETION, payload, parse_chunk, clock=clock, wall=wall
+    )
+    result = probe.result
     return ProbeResult(
         sent_at=result.sent_at,
         chunks=result.chunks,
@@ -246,7 +244,7 @@ async def run_probe(
         finish_reason=result.finish_reason,
         steps_source=StepsSource.TIMINGS,
         chunks_are_steps=False,
-        scrapes=(before, after) if before is not None and after is not None else None,
+        scrapes=probe.scrapes,
     )
 
 

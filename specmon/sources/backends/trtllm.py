@@ -33,32 +33,36 @@ import functools
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import httpx
 
 from specmon.backend_facts import TRTLLM
 from specmon.errors import HttpStatus, MalformedResponse, NotThisServer
-from specmon.model import (
-    UNKNOWN_METHOD,
-    ProbeResult,
-    ServerInfo,
-    ServerMetrics,
-    SpecConfig,
-    StepsSource,
-)
+from specmon.model import ProbeResult, ServerInfo, ServerMetrics, StepsSource
 from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.sources.backends.base import Backend
-from specmon.sources.backends.vllm import completions_payload
-from specmon.sources.drafts import metrics_or_none, per_position, scraper, settled_scrape
-from specmon.sources.http import get, json_int, parse_json
+from specmon.sources.backends.openai_compat import (
+    COMPLETIONS,
+    completion_chunk,
+    completions_payload,
+    first_model_card,
+    read_version,
+)
+from specmon.sources.drafts import (
+    metrics_or_none,
+    per_position,
+    scraper,
+    spec_from_positions,
+    stream_between_scrapes,
+)
 from specmon.sources.metrics import fetch_text, parse_scrape, wanted_text
-from specmon.sources.probe import ChunkUpdate, stream_json, stream_probe
+from specmon.sources.probe import ChunkUpdate
 from specmon.sources.secrets import mask_args
 
 PREFIXES = ("trtllm_",)
 METRICS_PATH = "/prometheus/metrics"
-COMPLETIONS = "/v1/completions"
 OWNER = "tensorrt_llm"
 """`owned_by` of its model cards (`openai_protocol.ModelCard`)."""
 POSITION = "token_position"
@@ -77,13 +81,7 @@ async def fetch_server_info(
         NotThisServer: No `/version`, or a model card not owned by `tensorrt_llm`.
         SourceError: Any other failure, typed (auth, unreachable, malformed …).
     """
-    try:
-        body = parse_json(await get(client, "/version"))
-    except (HttpStatus, MalformedResponse):
-        raise NotThisServer(f"{client.base_url}: no TensorRT-LLM /version") from None
-    version = body.get("version") if isinstance(body, dict) else None
-    if not isinstance(version, str):
-        raise NotThisServer(f"{client.base_url}/version: not TensorRT-LLM's answer")
+    version = await read_version(client, NotThisServer, "TensorRT-LLM")
     card = await _model_card(client)
     if card.get("owned_by") != OWNER:
         raise NotThisServer(f"{client.base_url}/v1/models: not TensorRT-LLM's model card")
@@ -92,15 +90,11 @@ async def fetch_server_info(
 
 
 async def _model_card(client: httpx.AsyncClient) -> Mapping[str, Any]:
+    """The first model card; NotThisServer where none can be read (detection moves on)."""
     try:
-        body = parse_json(await get(client, "/v1/models"))
+        return await first_model_card(client, NotThisServer)
     except (HttpStatus, MalformedResponse):
         raise NotThisServer(f"{client.base_url}: no /v1/models") from None
-    data = body.get("data") if isinstance(body, dict) else None
-    if not isinstance(data, list) or not data or not isinstance(data[0], dict):
-        raise NotThisServer(f"{client.base_url}/v1/models: no model listed")
-    card: Mapping[str, Any] = data[0]
-    return card
 
 
 def server_info_from(
@@ -122,7 +116,8 @@ def server_info_from(
         tp_size=None,
         dp_size=None,
         pp_size=None,
-        speculative=_speculation(metrics),
+        # The method is not served; the draft length is, by its positions.
+        speculative=spec_from_positions(metrics, TRTLLM.length_name),
         stream_interval=None,
         cuda_graph_disabled=None,
         cuda_graph_max_bs=None,
@@ -131,20 +126,6 @@ def server_info_from(
         # change between two reads mean a restart to `bench`).
         args=mask_args({"model": served}),
         info_route="/version",
-    )
-
-
-def _speculation(metrics: ServerMetrics | None) -> SpecConfig | None:
-    positions = metrics.spec_accepted_per_position if metrics is not None else None
-    if metrics is None or metrics.spec_drafts_total is None:
-        return None
-    # The method is not served; the draft length is, by its positions.
-    return SpecConfig(
-        UNKNOWN_METHOD,
-        len(positions) if positions else None,
-        None,
-        None,
-        length_name=TRTLLM.length_name,
     )
 
 
@@ -237,25 +218,10 @@ def parse_chunk(data: str) -> ChunkUpdate:
         StreamErrorEvent: The payload is the server's `{"error": …}`.
         MalformedResponse: Not a chunk of the expected shape (e.g. no per-chunk usage).
     """
-    body = stream_json(data)
-    usage = body.get("usage")
-    tokens = json_int(usage.get("completion_tokens")) if isinstance(usage, dict) else None
-    if tokens is None:
-        raise MalformedResponse("TensorRT-LLM sent a chunk without usage.completion_tokens")
-    choices = body.get("choices")
-    if not isinstance(choices, list):
-        raise MalformedResponse("TensorRT-LLM stream chunk has no choices list")
-    choice = choices[0] if choices and isinstance(choices[0], dict) else {}
-    reason = choice.get("finish_reason")
-    return ChunkUpdate(
-        completion_tokens=tokens,
-        prompt_tokens=json_int(usage.get("prompt_tokens")) if isinstance(usage, dict) else None,
-        # The usage-only chunk (no choices) closes the stream after the finishing one.
-        finished=reason is not None or not choices,
-        finish_reason=reason if isinstance(reason, str) else None,
-        verify_ct=None,
-        accept_length=_accept_length(choice.get("avg_decoded_tokens_per_iter"), tokens),
-    )
+    chunk = completion_chunk(data, "TensorRT-LLM")
+    tokens = chunk.update.completion_tokens
+    accept_length = _accept_length(chunk.choice.get("avg_decoded_tokens_per_iter"), tokens)
+    return replace(chunk.update, accept_length=accept_length)
 
 
 def _accept_length(avg: object, tokens: int) -> float | None:
@@ -285,19 +251,19 @@ async def run_probe(
         SourceError: Typed, as `specmon.sources.probe.run_probe`.
     """
     fetch = scraper(scrape, fetch_metrics)
-    before = await metrics_or_none(client, fetch)
     payload = {
         "model": await _served_model(client),
         **completions_payload(prompt, max_tokens, temperature),
     }
-    result = await stream_probe(client, COMPLETIONS, payload, parse_chunk, clock=clock, wall=wall)
-    after = None
-    if before is not None:
-        tokens = result.chunks[-1].completion_tokens
-        after = await settled_scrape(client, fetch, before, tokens)
+    probe = await stream_between_scrapes(
+        client, fetch, COMPLETIONS, payload, parse_chunk, clock=clock, wall=wall
+    )
+    result = probe.result
     # The per-position counters show speculation from the first finished request on: the
     # probe's own, on a fresh server.
-    speculative = any(m is not None and m.spec_drafts_total is not None for m in (before, after))
+    speculative = any(
+        m is not None and m.spec_drafts_total is not None for m in (probe.before, probe.after)
+    )
     steps = len(result.chunks) - 1
     return ProbeResult(
         sent_at=result.sent_at,
@@ -307,7 +273,7 @@ async def run_probe(
         server_accept_length=result.server_accept_length,
         finish_reason=result.finish_reason,
         steps_source=StepsSource.CHUNKS,
-        scrapes=(before, after) if before is not None and after is not None else None,
+        scrapes=probe.scrapes,
     )
 
 

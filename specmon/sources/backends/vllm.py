@@ -29,7 +29,7 @@ import functools
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
@@ -37,7 +37,6 @@ import httpx
 from specmon.backend_facts import VLLM
 from specmon.errors import HttpStatus, MalformedResponse, NotVllm
 from specmon.model import (
-    UNKNOWN_METHOD,
     PositionSource,
     ProbeResult,
     ServerInfo,
@@ -47,15 +46,27 @@ from specmon.model import (
 )
 from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.sources.backends.base import Backend
-from specmon.sources.drafts import metrics_or_none, per_position, scraper, settled_scrape
+from specmon.sources.backends.openai_compat import (
+    COMPLETIONS,
+    completion_chunk,
+    completions_payload,
+    first_model_card,
+    read_version,
+)
+from specmon.sources.drafts import (
+    metrics_or_none,
+    per_position,
+    scraper,
+    spec_from_positions,
+    stream_between_scrapes,
+)
 from specmon.sources.http import get, json_int, parse_json
 from specmon.sources.metrics import fetch_text, parse_scrape, wanted_text
-from specmon.sources.probe import ChunkUpdate, histogram_of, stream_json, stream_probe
+from specmon.sources.probe import ChunkUpdate, histogram_of
 from specmon.sources.secrets import mask_args
 
 PREFIXES = ("vllm:", "vllm_")
 PROCESS = "process_"  # prometheus_client's process collector: the start time marks a launch
-COMPLETIONS = "/v1/completions"
 
 # Server args kept from the dev-mode config: the launch choices that define a configuration
 # (sizes the server derives at start, ports and ids that change per launch are left out).
@@ -122,23 +133,8 @@ async def _read_identity(
     client: httpx.AsyncClient,
 ) -> tuple[str, Mapping[str, Any], Mapping[str, Any] | None]:
     """`/version`, the first model card and the dev-mode config (None outside dev mode)."""
-    try:
-        body = parse_json(await get(client, "/version"))
-    except (HttpStatus, MalformedResponse):
-        raise NotVllm(f"{client.base_url}: no vLLM /version") from None
-    version = body.get("version") if isinstance(body, dict) else None
-    if not isinstance(version, str):
-        raise NotVllm(f"{client.base_url}/version: not vLLM's answer")
-    return version, await _model_card(client), await _dev_config(client)
-
-
-async def _model_card(client: httpx.AsyncClient) -> Mapping[str, Any]:
-    body = parse_json(await get(client, "/v1/models"))
-    data = body.get("data") if isinstance(body, dict) else None
-    if not isinstance(data, list) or not data or not isinstance(data[0], dict):
-        raise MalformedResponse(f"{client.base_url}/v1/models: no model listed")
-    card: Mapping[str, Any] = data[0]
-    return card
+    version = await read_version(client, NotVllm, "vLLM")
+    return version, await first_model_card(client, MalformedResponse), await _dev_config(client)
 
 
 async def _dev_config(client: httpx.AsyncClient) -> Mapping[str, Any] | None:
@@ -217,17 +213,8 @@ def _speculation(config: Mapping[str, Any], metrics: ServerMetrics | None) -> Sp
             draft_model_path=draft if isinstance(draft, str) and draft != method else None,
             length_name=VLLM.length_name,
         )
-    if metrics is None or metrics.spec_drafts_total is None:
-        return None
-    positions = metrics.spec_accepted_per_position
     # The method is not exposed outside dev mode; the draft length is (one series per position).
-    return SpecConfig(
-        UNKNOWN_METHOD,
-        len(positions) if positions else None,
-        None,
-        None,
-        length_name=VLLM.length_name,
-    )
+    return spec_from_positions(metrics, VLLM.length_name)
 
 
 # The families read (short names, matched as prefixes: `spec_decode_` covers all four counters).
@@ -285,50 +272,18 @@ async def fetch_metrics(client: httpx.AsyncClient) -> ServerMetrics:
     return metrics_from_text(text)
 
 
-def completions_payload(prompt: str, max_tokens: int, temperature: float = 0.0) -> dict[str, Any]:
-    """The probe's request: greedy, `ignore_eos`, usage in every chunk (cumulative)."""
-    return {
-        "prompt": prompt,
-        "max_tokens": max_tokens,
-        "temperature": temperature,
-        "ignore_eos": True,
-        "stream": True,
-        "stream_options": {"include_usage": True, "continuous_usage_stats": True},
-    }
-
-
 def parse_chunk(data: str) -> ChunkUpdate:
-    """Decode one `data:` payload of a streamed `/v1/completions` answer.
+    """Decode one `data:` payload of a streamed `/v1/completions` answer, with the request's
+    per-request metrics where they come.
 
     Raises:
         StreamErrorEvent: The payload is the server's `{"error": …}`.
         MalformedResponse: Not a chunk of the expected shape (e.g. no per-chunk usage).
     """
-    body = stream_json(data)
-    usage = body.get("usage")
-    if not isinstance(usage, dict):
-        usage = {}
-    tokens = json_int(usage.get("completion_tokens"))
-    if tokens is None:
-        raise MalformedResponse(
-            "vLLM sent a chunk without usage.completion_tokens "
-            "(stream_options.continuous_usage_stats needs vLLM 0.6 or later)"
-        )
-    choices = body.get("choices")
-    if not isinstance(choices, list):
-        raise MalformedResponse("vLLM stream chunk has no choices list")
-    reason = choices[0].get("finish_reason") if choices and isinstance(choices[0], dict) else None
-    histogram, accept_length = _spec_details(body)
-    return ChunkUpdate(
-        completion_tokens=tokens,
-        prompt_tokens=json_int(usage.get("prompt_tokens")),
-        # The usage-only chunk (no choices) closes the stream after the finishing one.
-        finished=reason is not None or not choices,
-        finish_reason=reason if isinstance(reason, str) else None,
-        verify_ct=None,
-        accept_length=accept_length,
-        histogram=histogram,
-    )
+    hint = " (stream_options.continuous_usage_stats needs vLLM 0.6 or later)"
+    chunk = completion_chunk(data, "vLLM", hint)
+    histogram, accept_length = _spec_details(chunk.body)
+    return replace(chunk.update, accept_length=accept_length, histogram=histogram)
 
 
 def _spec_details(body: Mapping[str, Any]) -> tuple[tuple[int, ...] | None, float | None]:
@@ -371,13 +326,11 @@ async def run_probe(
         SourceError: Typed, as `specmon.sources.probe.run_probe`.
     """
     fetch = scraper(scrape, fetch_metrics)
-    before = await metrics_or_none(client, fetch)
     payload = completions_payload(prompt, max_tokens, temperature)
-    result = await stream_probe(client, COMPLETIONS, payload, parse_chunk, clock=clock, wall=wall)
-    after = None
-    if before is not None:
-        tokens = result.chunks[-1].completion_tokens
-        after = await settled_scrape(client, fetch, before, tokens)
+    probe = await stream_between_scrapes(
+        client, fetch, COMPLETIONS, payload, parse_chunk, clock=clock, wall=wall
+    )
+    result, before = probe.result, probe.before
     speculative = before is not None and before.spec_drafts_total is not None
     steps = len(result.chunks) - 1
     return ProbeResult(
@@ -388,7 +341,7 @@ async def run_probe(
         server_accept_length=result.server_accept_length,
         finish_reason=result.finish_reason,
         steps_source=StepsSource.CHUNKS,
-        scrapes=(before, after) if before is not None and after is not None else None,
+        scrapes=probe.scrapes,
         accepted_histogram=result.accepted_histogram,
         histogram_source=PositionSource.DRAFTING_HISTOGRAM,
     )
