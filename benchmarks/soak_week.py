@@ -22,6 +22,7 @@ Needs pyte (`pip install -e '.[bench]'`). Prints and writes one JSON object.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import random
@@ -29,6 +30,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +57,9 @@ SCRAPE_EVERY_S = 1.0
 """The dashboard's defaults (config.py), which a week of real use runs at."""
 PROBE_EVERY_S = 10.0
 SCREENS_KEPT = 5
+TYPES_KEPT = 15
+"""The commonest types of the tracked objects, written with each stats line (and the results'
+first and last): what grows, when the count does."""
 TIMED_STEPS = tuple(step for step in ROUND if step.group != "b" and not step.label.startswith("e "))
 """keys_pty.py's round, less its baseline (started and cancelled: the soak takes its own) and
 the comparison's export (its "exported 0 rows" holds only for an empty store)."""
@@ -93,9 +98,11 @@ class CountingApp(SpecmonApp):
         setattr(self.session, name, counted)
 
     def _write_stats(self) -> None:
-        line = {"t": round(time.monotonic() - self._started, 1), "objects": tracked_objects(),
+        objects = tracked_objects()  # collects first: the types below are of live objects
+        kinds = Counter(type(o).__qualname__ for o in gc.get_objects()).most_common(TYPES_KEPT)
+        line = {"t": round(time.monotonic() - self._started, 1), "objects": objects,
                 "rss_mib": round(rss() / 2**20, 1), "samples": self.samples,
-                "probes": self.probes}  # fmt: skip
+                "probes": self.probes, "types": dict(kinds)}  # fmt: skip
         with self._stats_path.open("a") as out:
             out.write(json.dumps(line) + "\n")
 
@@ -302,6 +309,7 @@ def figures(
         "errors": errors,
         "pty_resyncs": term.resyncs,
         "pty_dropped_mib": round(term.dropped_bytes / 2**20, 1),
+        "object_types_first_last": [lines[0].get("types"), lines[-1].get("types")] if lines else [],
         "rss_mib_over_time": [(line["t"], line["rss_mib"]) for line in lines],
         "objects_over_time": [(line["t"], line["objects"]) for line in lines],
     }
