@@ -29,8 +29,8 @@ from specmon.analysis.comparison import Speedup, Verdict, compare, round_spread
 from specmon.analysis.cycle_model import CyclePoint, fit_cycle
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.sequential import SequentialRule
-from specmon.analysis.whatif import what_if
 from specmon.model import RunFigures
+from specmon.whatif.prediction import what_if
 
 BASE_TOK_S = 300.0
 TOKENS = 200

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field, replace
 
 from specmon.analysis.ab_runs import StoredAb
 from specmon.analysis.acceptance import draft_length
-from specmon.analysis.advice import advise
 from specmon.analysis.comparison import Verdict
 from specmon.analysis.drafting import Drafting, drafts_otherwise
 from specmon.analysis.gpus import gpu_verdict
@@ -20,7 +19,6 @@ from specmon.analysis.rates import server_accept_length
 from specmon.analysis.representative import GAP_SHARE, TrafficGap, traffic_gap
 from specmon.analysis.sequential import DEFAULT_BUDGET_S, Look, SequentialRule
 from specmon.analysis.validity import LifetimeCheck, Validity, baseline_validity
-from specmon.analysis.whatif_inputs import predict
 from specmon.backend_facts import display_name
 from specmon.errors import AuthFailed, MetricsDisabled, SourceError
 from specmon.measure.bench import BenchInvalid
@@ -39,10 +37,12 @@ from specmon.reports.check_report import (
     CheckReport,
     Finding,
 )
-from specmon.reports.whatif_text import ab_lines, advisor_flags
 from specmon.session.baselines import BaselineLookup
 from specmon.session.drafting import DraftingTracker
 from specmon.sources.backends import Connection
+from specmon.whatif.advice import advise
+from specmon.whatif.inputs import predict
+from specmon.whatif.text import ab_lines, advisor_flags
 from specmon.wording import (
     DRAFTING_OFF,
     counted,
@@ -343,7 +343,7 @@ def _describe_drafting(drafting: Drafting, info: ServerInfo | None, running: flo
 
 
 def _advise(report: CheckReport, probe: Snapshot, earlier: Sequence[Snapshot]) -> None:
-    """The advisor's findings (`analysis.advice`), just before the verdict (or the line saying
+    """The advisor's findings (`whatif.advice`), just before the verdict (or the line saying
     there is no baseline), which stays the last line; they never change the exit code."""
     info = probe.server
     valid = report.baseline is not None and report.comparison is not None

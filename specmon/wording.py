@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # analysis imports this module: type names only, no cycle at run time
+    from specmon.analysis.acceptance import PositionAcceptance
     from specmon.analysis.comparison import Comparison, Speedup
     from specmon.analysis.load import Crossover
     from specmon.analysis.validity import Validity
@@ -205,3 +206,14 @@ def crossover_line(cross: Crossover) -> str:
     if cross.stops_at is None:
         return text + ", the highest load measured."
     return text + f"; above that it stops paying ({streams(cross.stops_at)}: {said})."
+
+
+def position_bars(positions: PositionAcceptance, *, percent: bool = True) -> str:
+    """ "0:▇ 81%  1:▄ 55% …", or without `percent` "0▇ 1▄ …": one small bar per draft position
+    (full height: always accepted)."""
+    blocks = " ▁▂▃▄▅▆▇█"
+    cells = []
+    for i, rate in enumerate(positions.rates):
+        bar = blocks[round(min(max(rate, 0.0), 1.0) * (len(blocks) - 1))]
+        cells.append(f"{i}:{bar} {rate:.0%}" if percent else f"{i}{bar}")
+    return ("  " if percent else " ").join(cells)

@@ -35,9 +35,7 @@ def test_every_headless_module_imports_without_textual_or_rich() -> None:
     assert "specmon.cli.bench" in HEADLESS
     assert {"specmon.sources.sampler", "specmon.sources.scrape_memo"} <= set(HEADLESS)
     assert "specmon.launch.ab" in HEADLESS  # launched servers: headless too
-    assert {"specmon.cli.whatif", "specmon.session.whatif", "specmon.reports.whatif_text"} <= set(
-        HEADLESS
-    )
+    assert {"specmon.cli.whatif", "specmon.whatif.measure", "specmon.whatif.text"} <= set(HEADLESS)
     assert {
         "specmon.session.fleet",
         "specmon.session.fleet_row",
@@ -169,17 +167,19 @@ def test_the_ui_imports_no_source_and_no_feature_that_does_io() -> None:
 
 
 def test_analysis_is_pure() -> None:
-    """analysis/ holds functions and frozen values: no class keeps state between calls."""
+    """analysis/ holds functions and frozen values: no class keeps state between calls; so do
+    the what-if's model, its inputs, its bands and its advisor (specmon/whatif, the parts
+    below its live view and its measurement)."""
     import dataclasses
     import enum
     import importlib
     import inspect
 
     analysis = [m for m in HEADLESS if m.startswith("specmon.analysis.")]
-    assert "specmon.analysis.comparison" in analysis
-    what_if = {"acceptance", "cycle_model", "whatif", "whatif_inputs", "advice"}
-    assert {f"specmon.analysis.{m}" for m in what_if} <= set(analysis)
-    for name in analysis:
+    assert {"specmon.analysis.comparison", "specmon.analysis.cycle_model"} <= set(analysis)
+    what_if = [f"specmon.whatif.{m}" for m in ("prediction", "inputs", "by_band", "advice")]
+    assert set(what_if) <= set(HEADLESS)
+    for name in analysis + what_if:
         module = importlib.import_module(name)
         assert not {
             m for m in _imports(name) if m.startswith(("specmon.sources", "specmon.session"))

@@ -16,7 +16,7 @@ What it is fitted from, best first (`fit_cycle`):
      pass, which costs about the same for any small k: all fixed.
 3. One measured cycle and no baseline: all fixed (T(k) = T(K)), and no interval to give. For a
    draft model that assumption would make drafting free, so `predict` refuses to rank other
-   draft lengths instead (analysis/whatif_inputs.py).
+   draft lengths instead (whatif/inputs.py).
 
 Bounds: a cycle is positive and never cheaper with more drafts. A line through measured cycles
 that falls as k grows (noise, or a server that changed between the snapshots), or reaches 0 at

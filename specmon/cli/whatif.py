@@ -25,9 +25,9 @@ from specmon.cli.common import (
 from specmon.model import Protocol
 from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.reports.bench_text import target_line
-from specmon.reports.whatif_text import LABELS, row, summary, whatif_to_dict
-from specmon.session.whatif import WhatIfReport, measure_what_if
 from specmon.storage.store import Store
+from specmon.whatif.measure import WhatIfReport, measure_what_if
+from specmon.whatif.text import LABELS, row, summary, whatif_to_dict
 
 DEFAULT_WHATIF_RUNS = 3
 DEFAULT_WHATIF_TOKENS = 256

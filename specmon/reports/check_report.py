@@ -13,7 +13,6 @@ from typing import Literal
 
 from specmon.analysis.ab_runs import StoredAb
 from specmon.analysis.acceptance import draft_length
-from specmon.analysis.advice import Advice
 from specmon.analysis.by_load import band_label, band_of
 from specmon.analysis.catalogue import CATALOGUE, Measured
 from specmon.analysis.comparison import Comparison
@@ -23,6 +22,7 @@ from specmon.analysis.representative import TrafficGap
 from specmon.analysis.validity import Validity
 from specmon.model import RunFigures, ServerInfo, ServerMetrics, Snapshot
 from specmon.storage.serialize import comparison_to_dict, crossover_to_dict
+from specmon.whatif.advice import Advice
 
 EXIT_HEALTHY, EXIT_DEGRADED, EXIT_UNREACHABLE = 0, 1, 2
 EXIT_STORE = 3

@@ -31,7 +31,6 @@ from specmon.model import (
     StepsSource,
 )
 from specmon.probe_prompts import DEFAULT_CATEGORY, DEFAULT_SET, ProbePrompt, category_protocols
-from specmon.reports.whatif_text import speculative_flags
 from specmon.session.baseline_state import BaselineState, scraped_at
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.category_baselines import CategoryBaselines
@@ -307,7 +306,9 @@ class LiveState:
             now_wall, recent, validity, progress, self.why_no_baseline, plain=plain
         )
         if self.server.info is not None:
-            baseline = replace(baseline, speculative_flags=speculative_flags(self.server.info))
+            baseline = replace(
+                baseline, speculative_flags=facts(self.server.info.backend).speculative_flags
+            )
         if not baseline.present:
             why = self.why_no_baseline or "no baseline yet"
             missing.append(("speedup", f"{why} — {TAKE_BASELINE}"))

@@ -28,10 +28,10 @@ from textual.driver import Driver
 from textual.theme import Theme
 
 from specmon.analysis.comparison import Verdict
+from specmon.backend_facts import facts
 from specmon.config import FleetTarget, MonitorConfig, Targets, default_dumps_path
 from specmon.errors import SpecmonError
 from specmon.measure.snapshot import SnapshotKind
-from specmon.reports.whatif_text import speculative_flags
 from specmon.session.ab_lookup import lookup_ab
 from specmon.session.feed import Feed, Relauncher
 from specmon.session.history_writer import start_history
@@ -40,7 +40,6 @@ from specmon.session.live import LiveState
 from specmon.session.recording import RecordingWriter
 from specmon.session.server_session import ServerSession, dashboard_session
 from specmon.session.view import View
-from specmon.session.whatif_view import live_what_if
 from specmon.session.zoom_reader import read_zoom
 from specmon.storage.store import Store
 from specmon.ui import tuning
@@ -72,6 +71,7 @@ from specmon.ui.widgets.identity_bar import IdentityBar
 from specmon.ui.widgets.keys_line import KeysLine
 from specmon.ui.widgets.server_panel import ServerPanel
 from specmon.ui.widgets.spec_panel import SpecPanel
+from specmon.whatif.live import live_what_if
 
 COMPACT_BELOW = 30  # rows: no big digits, one GPU line
 TINY_BELOW = 20  # rows: the events log to its newest line, so the panels keep three lines each
@@ -497,7 +497,7 @@ class SpecmonApp(App[None]):
             )
         else:  # it runs with speculation: wait for it to come back without, or quit
             choice = BaselineChoice(
-                session.url, speculative_flags(info), self.baseline_server_hint()
+                session.url, facts(info.backend).speculative_flags, self.baseline_server_hint()
             )
             self.push_screen(choice, self._on_choice)
         self.refresh_view()

@@ -9,8 +9,8 @@ import pytest
 from specmon.analysis.by_load import band_label, band_of, by_load, load_interval
 from specmon.analysis.drafting import Drafting, draft_level, draft_steps, drafting
 from specmon.model import Histogram, ServerInfo, ServerMetrics, SpecConfig
-from specmon.reports.whatif_text import advisor_flags
 from specmon.session.drafting import DraftingTracker
+from specmon.whatif.text import advisor_flags
 
 
 def vllm(drafts: float, tokens: float, itl_count: float) -> ServerMetrics:

@@ -15,20 +15,20 @@ from watching import check_json
 
 from specmon.analysis.ab_runs import AbRun, Side
 from specmon.analysis.acceptance import PositionAcceptance, pooled_positions
-from specmon.analysis.band_whatif import band_what_if
 from specmon.analysis.by_load import LoadBand
 from specmon.analysis.comparison import Verdict
 from specmon.analysis.load import Level, crossover
 from specmon.analysis.pooled import Pooled
 from specmon.measure.snapshot import SnapshotKind, take_snapshot
 from specmon.model import PositionSource, Protocol, SpecConfig
-from specmon.reports.whatif_text import band_what_if_lines, by_load_lines
 from specmon.session.ab_lookup import lookup_ab
-from specmon.session.whatif_view import live_what_if
 from specmon.sim import SimConfig, SimServer
 from specmon.sources.backends import connect
 from specmon.storage.store import Store
 from specmon.target import Target
+from specmon.whatif.by_band import band_what_if
+from specmon.whatif.live import live_what_if
+from specmon.whatif.text import band_what_if_lines, by_load_lines
 from specmon.wording import crossover_line, pct
 from tests.session.test_drafting_phases import ADAPTIVE, INTERVALS, TOKENS, Load, Watcher
 from tests.session.test_live import _info

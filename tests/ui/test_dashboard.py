@@ -30,7 +30,6 @@ from tuned import needs
 
 from specmon.analysis.figures import run_figures
 from specmon.measure.snapshot import SnapshotKind
-from specmon.reports.whatif_text import LABELS
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.store_baseline import STORE_LOOKUP_EVERY_S
 from specmon.session.view import BenchView
@@ -43,6 +42,7 @@ from specmon.ui.widgets.gpu_panel import GpuPanel
 from specmon.ui.widgets.identity_bar import IdentityBar
 from specmon.ui.widgets.server_panel import ServerPanel
 from specmon.ui.widgets.spec_panel import SpecPanel
+from specmon.whatif.text import LABELS
 
 SIZES = [(60, 15), (60, 24), (80, 24), (160, 50)]
 REFUSED = "http://10.1.230.174:8000/server_info: connection refused (nothing listening?)"

@@ -14,11 +14,11 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from specmon.reports.whatif_text import LABELS, band_what_if_lines, by_load_lines, row, summary
-from specmon.session.whatif_view import WhatIfView
 from specmon.ui.columns import Column, cut, fit
 from specmon.ui.format import escape
 from specmon.ui.widgets import quiet
+from specmon.whatif.live import WhatIfView
+from specmon.whatif.text import LABELS, band_what_if_lines, by_load_lines, row, summary
 
 COLUMNS = (  # LABELS' keys in LABELS' order
     Column("k", LABELS["k"], essential=True),
@@ -43,7 +43,7 @@ class WhatIfScreen(ModalScreen[None]):
 
     def __init__(self, view: WhatIfView) -> None:
         """Args:
-        view: What to show (`session.whatif_view.live_what_if`).
+        view: What to show (`whatif.live.live_what_if`).
         """
         super().__init__()
         self.view = view

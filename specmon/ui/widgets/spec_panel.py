@@ -13,11 +13,11 @@ from textual.reactive import var
 from textual.widgets import Static
 
 from specmon.analysis.comparison import Verdict
-from specmon.reports.whatif_text import position_bars
 from specmon.session.view import CategoryView, DraftingView, SpecView
 from specmon.ui.format import DASH, num, pct
 from specmon.ui.widgets import quiet
 from specmon.ui.widgets.history_spark import HistorySpark
+from specmon.wording import position_bars
 
 _BARS = " ▁▂▃▄▅▆▇█"
 _DRAFT_POINTS = 12

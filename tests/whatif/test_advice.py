@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from specmon.analysis.acceptance import from_histogram
-from specmon.analysis.advice import advise
 from specmon.analysis.comparison import Verdict, compare
 from specmon.analysis.cycle_model import CyclePoint, fit_cycle
 from specmon.analysis.pooled import Pooled
 from specmon.analysis.representative import TrafficGap
-from specmon.analysis.whatif import WhatIf, what_if
 from specmon.model import Protocol, RunFigures, ServerInfo, Snapshot, SpecConfig
+from specmon.whatif.advice import advise
+from specmon.whatif.prediction import WhatIf, what_if
 
 PROTOCOL = Protocol(3, 1, 256, 0.0, "p")
 BASE = Pooled(runs=3, decode_tok_s=100.0, rel_se=0.01, accept_length=None, cycle_ms=None)

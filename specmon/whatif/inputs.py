@@ -11,7 +11,6 @@ from specmon.analysis.acceptance import PositionAcceptance, draft_length, pooled
 from specmon.analysis.cycle_model import CycleFit, CyclePoint, drafts_without_model, fit_cycle
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.validity import fingerprint, protocol_differences
-from specmon.analysis.whatif import WhatIf, what_if
 from specmon.model import (
     UNKNOWN_METHOD,
     Protocol,
@@ -19,6 +18,7 @@ from specmon.model import (
     ServerInfo,
     Snapshot,
 )
+from specmon.whatif.prediction import WhatIf, what_if
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +176,7 @@ def model_answer(
     n0: float,
 ) -> WhatIfAnswer:
     """The what-if model fitted to figures measured at draft length k (the probes', or a load
-    band's: `analysis.band_whatif`): the cycle through `points` (the current one first), then
+    band's: `whatif.by_band`): the cycle through `points` (the current one first), then
     `what_if`; a server that drafts with a model and has one cycle and no baseline is not
     ranked.
 

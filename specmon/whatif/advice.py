@@ -14,10 +14,10 @@ from specmon.analysis.comparison import Comparison, Verdict
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.representative import TrafficGap
 from specmon.analysis.validity import fingerprint, protocol_differences
-from specmon.analysis.whatif import WhatIf
-from specmon.analysis.whatif_inputs import is_tree
 from specmon.backend_facts import facts
 from specmon.model import Protocol, ServerInfo, Snapshot
+from specmon.whatif.inputs import is_tree
+from specmon.whatif.prediction import WhatIf
 from specmon.wording import speedup_text
 
 Level = Literal["info", "warn"]

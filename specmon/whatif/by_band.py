@@ -1,4 +1,4 @@
-"""The what-if of one load band: the same model as the probes' (`whatif_inputs.model_answer`),
+"""The what-if of one load band: the same model as the probes' (`inputs.model_answer`),
 fitted to that band's own figures from the server's /metrics (docs/metrics.md, "By load").
 
 A band's figures are per request at that load: tokens per step overall
@@ -18,8 +18,8 @@ from specmon.analysis.by_load import LoadBand, levels_in_band
 from specmon.analysis.cycle_model import CyclePoint
 from specmon.analysis.load import Level
 from specmon.analysis.pooled import Pooled
-from specmon.analysis.whatif_inputs import WhatIfAnswer, model_answer, refusal
 from specmon.model import ServerInfo
+from specmon.whatif.inputs import WhatIfAnswer, model_answer, refusal
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,14 +8,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from specmon.analysis.ab_runs import StoredAb
-from specmon.analysis.acceptance import PositionAcceptance
-from specmon.analysis.band_whatif import BandWhatIf
 from specmon.analysis.by_load import LoadBand, band_end, band_label, band_of, levels_in_band
 from specmon.analysis.comparison import Verdict
 from specmon.analysis.load import Level
-from specmon.analysis.whatif import Prediction, WhatIf
 from specmon.backend_facts import facts
 from specmon.model import ServerInfo
+from specmon.whatif.by_band import BandWhatIf
+from specmon.whatif.prediction import Prediction, WhatIf
 from specmon.wording import (
     DASH,
     age,
@@ -24,6 +23,7 @@ from specmon.wording import (
     interval_text,
     num,
     pct,
+    position_bars,
     speedup_text,
     streams,
 )
@@ -40,26 +40,9 @@ def draft_flag(info: ServerInfo, k: int) -> str:
     return facts(info.backend).draft_flag(info, k)
 
 
-def speculative_flags(info: ServerInfo) -> str:
-    """The launch flags that make this server speculative, as its backend names them: what a
-    relaunch for a baseline leaves out."""
-    return facts(info.backend).speculative_flags
-
-
 def speculation_off_flag(info: ServerInfo) -> str:
     """The launch flags that turn speculation off on this server."""
     return facts(info.backend).off_flag
-
-
-def position_bars(positions: PositionAcceptance, *, percent: bool = True) -> str:
-    """ "0:▇ 81%  1:▄ 55% …", or without `percent` "0▇ 1▄ …": one small bar per draft position
-    (full height: always accepted)."""
-    blocks = " ▁▂▃▄▅▆▇█"
-    cells = []
-    for i, rate in enumerate(positions.rates):
-        bar = blocks[round(min(max(rate, 0.0), 1.0) * (len(blocks) - 1))]
-        cells.append(f"{i}:{bar} {rate:.0%}" if percent else f"{i}{bar}")
-    return ("  " if percent else " ").join(cells)
 
 
 def row(info: ServerInfo, p: Prediction, best: int) -> dict[str, str]:
@@ -239,7 +222,7 @@ def advisor_flags(
 
 def band_what_if_lines(info: ServerInfo, found: Sequence[BandWhatIf]) -> list[str]:
     """Per load band, the draft length predicted best there from its own acceptance and cycle
-    (`analysis.band_whatif`): named only when its interval lies above the one running there
+    (`whatif.by_band`): named only when its interval lies above the one running there
     (`WhatIf.faster`, the advisor's rule), in the server's adaptive setting for that band."""
     if not found:
         return []

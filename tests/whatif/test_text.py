@@ -6,7 +6,7 @@ import json
 import shlex
 
 from specmon.model import ServerInfo, SpecConfig
-from specmon.reports.whatif_text import draft_flag
+from specmon.whatif.text import draft_flag
 
 
 def _vllm(**args: object) -> ServerInfo:

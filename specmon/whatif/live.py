@@ -9,15 +9,15 @@ from dataclasses import dataclass
 
 from specmon.analysis.ab_runs import StoredAb
 from specmon.analysis.acceptance import pooled_positions
-from specmon.analysis.advice import Advice, advise
-from specmon.analysis.band_whatif import BandWhatIf, band_what_if
 from specmon.analysis.by_load import LoadBand
 from specmon.analysis.comparison import compare
 from specmon.analysis.pooled import pool
-from specmon.analysis.whatif_inputs import WhatIfAnswer, predict
 from specmon.model import ServerInfo, Snapshot
-from specmon.reports.whatif_text import advisor_flags
 from specmon.session.live import LiveState
+from specmon.whatif.advice import Advice, advise
+from specmon.whatif.by_band import BandWhatIf, band_what_if
+from specmon.whatif.inputs import WhatIfAnswer, predict
+from specmon.whatif.text import advisor_flags
 from specmon.wording import TAKE_BASELINE
 
 
@@ -37,7 +37,7 @@ class WhatIfView:
     now_wall: float | None = None
     """When the view was made (the A/B's age)."""
     band_what_ifs: tuple[BandWhatIf, ...] = ()
-    """The what-if of each load band (`analysis.band_whatif`)."""
+    """The what-if of each load band (`whatif.by_band`)."""
 
 
 def live_what_if(

@@ -20,8 +20,8 @@ from specmon.analysis.cycle_model import CycleFit, CyclePoint, drafts_without_mo
 from specmon.analysis.pooled import Pooled
 from specmon.analysis.stats import t975
 from specmon.analysis.step_yield import step_yield
-from specmon.analysis.whatif import what_if
 from specmon.model import PositionSource, ProbeChunk, RunFigures
+from specmon.whatif.prediction import what_if
 
 
 def test_histogram_of_the_real_sglang_0517_stream() -> None:

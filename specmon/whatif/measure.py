@@ -1,5 +1,5 @@
 """`measure_what_if`: one bench with `take_snapshot`, the store's baseline and earlier snapshots,
-and the what-if predicted from them (`analysis.whatif_inputs.predict`).
+and the what-if predicted from them (`whatif.inputs.predict`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from dataclasses import dataclass, replace
 
 from specmon.analysis.pooled import pool
 from specmon.analysis.validity import Validity, snapshot_validity
-from specmon.analysis.whatif_inputs import WhatIfAnswer, predict, refusal
 from specmon.measure.snapshot import SnapshotKind, take_snapshot
 from specmon.model import Protocol, ServerInfo, Snapshot
 from specmon.session.baselines import (
@@ -22,6 +21,7 @@ from specmon.sources.http import make_client
 from specmon.sources.workers import open_connection
 from specmon.storage.store import Store
 from specmon.target import Target
+from specmon.whatif.inputs import WhatIfAnswer, predict, refusal
 
 
 @dataclass(frozen=True, slots=True)
