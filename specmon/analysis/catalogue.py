@@ -64,13 +64,20 @@ class Figure:
     text: Callable[[Measured], str | None] | None = None
     """How people read it where plain digits would say less (the speedup with its interval);
     None: `digits` decimals."""
+    signed: bool = False
+    """Written with its sign, "+0.36", where the sign is what it says (the margin)."""
+
+    def format(self, value: float | None) -> str | None:
+        """A value of this figure to its `digits` (signed where `signed`); None when missing."""
+        if value is None:
+            return None
+        return f"{value:{'+' if self.signed else ''}.{self.digits}f}"
 
     def written(self, measured: Measured) -> str | None:
-        """The figure for people: `text`, else `digits` decimals; None when missing."""
+        """The figure for people: `text`, else `format`; None when missing."""
         if self.text is not None:
             return self.text(measured)
-        value = self.get(measured)
-        return None if value is None else f"{value:.{self.digits}f}"
+        return self.format(self.get(measured))
 
     def shown(self, measured: Measured) -> str:
         """`written` with its unit, a ratio as a signed percent (+21.0%), or "—" (the
@@ -191,6 +198,14 @@ CATALOGUE: tuple[Figure, ...] = (
         2,
         check_key="margin",
         export_key="margin",
+        signed=True,
     ),
 )
 """Every figure, in the order surfaces list them."""
+
+_BY_KEY = {f.key: f for f in CATALOGUE}
+
+
+def figure(key: str) -> Figure:
+    """The figure named `key` (`Figure.key`); a name the catalogue lacks is a KeyError."""
+    return _BY_KEY[key]
