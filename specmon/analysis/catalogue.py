@@ -10,10 +10,16 @@ A name that is None leaves the figure off that surface. The names are a contract
 dashboards and alert rules: an entry carries each surface's name where they differ, and
 `tests/analysis/test_catalogue.py` holds them to the names served before the catalogue.
 
+The text renderers (`bench`'s pooled lines, `snapshots compare`, `check`'s findings) look a
+figure up by its key (`figure("cycle")`) and write it with its `written()` or `shown()`, or a
+value of it (the runs' range beside it) with its `format()`: a figure's digits, sign and unit are
+set here, once (`tests/test_surfaces.py` reads them back from the rendered text).
+
 Adding a figure: define it in `analysis` (a field or property of `Pooled` or `Comparison`), add
-its `Figure` here, document it in docs/metrics.md; every surface then serves it (new export
-columns join at the end, so no column moves). The getters only read: a figure is computed where
-it is defined, never here.
+its `Figure` here, document it in docs/metrics.md; every surface that lists the catalogue then
+serves it (new export columns join at the end, so no column moves), and a text renderer writes
+it where it names it by key. The getters only read: a figure is computed where it is defined,
+never here.
 """
 
 from __future__ import annotations
