@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from specmon.analysis.ab_runs import StoredAb
 from specmon.analysis.acceptance import draft_length
+from specmon.analysis.catalogue import Measured, figure
 from specmon.analysis.comparison import Verdict
 from specmon.analysis.drafting import Drafting, drafts_otherwise
 from specmon.analysis.gpus import gpu_verdict
@@ -44,14 +45,17 @@ from specmon.whatif.advice import advise
 from specmon.whatif.inputs import predict
 from specmon.whatif.text import ab_lines, advisor_flags
 from specmon.wording import (
+    DASH,
     DRAFTING_OFF,
     counted,
     drafting_brief,
-    num,
     partial_sums,
-    speedup_text,
     verdict_text,
 )
+
+DECODE, ACCEPT = figure("decode tok/s"), figure("accept length")
+SPEEDUP, BREAK_EVEN = figure("speedup"), figure("break-even accept length")
+"""The catalogued figures the findings write (`analysis.catalogue`: their digits and units)."""
 
 DEFAULT_CHECK_TOKENS = 200
 CHECK_RULE = SequentialRule()
@@ -228,10 +232,7 @@ async def _by_category(
             return False
         runs.setdefault(prompt.category, []).extend(probe.runs)
     report.categories = pool_groups(runs)
-    cells = [
-        f"{name} accept {num(p.accept_length, '.2f')}, {num(p.decode_tok_s, '.1f')} tok/s"
-        for name, p in report.categories.items()
-    ]
+    cells = [_category_cell(name, Measured(p)) for name, p in report.categories.items()]
     note = ""
     if report.baseline is not None:
         note = (
@@ -240,6 +241,12 @@ async def _by_category(
         )
     report.add("ok", "by category: " + "; ".join(cells) + note)
     return True
+
+
+def _category_cell(name: str, pooled: Measured) -> str:
+    """ "code accept 3.10, 412.5 tok/s": one category's probes, pooled."""
+    accept, decode = ACCEPT.written(pooled) or DASH, DECODE.written(pooled) or DASH
+    return f"{name} accept {accept}, {decode} {DECODE.unit}"
 
 
 async def _probe(
@@ -450,8 +457,8 @@ def _validity(
 
 
 def _baseline_tag(baseline: Snapshot) -> str:
-    base = pool(baseline.runs)
-    base_text = f"{base.decode_tok_s:.1f} tok/s" if base.decode_tok_s else "no decode figure"
+    base = Measured(pool(baseline.runs))
+    base_text = DECODE.shown(base) if DECODE.get(base) else "no decode figure"
     return f"baseline #{baseline.id} ({baseline.url}, {base_text})"
 
 
@@ -471,14 +478,14 @@ def _judge(
     if comparison is None:
         report.add("warn", f"vs {tag}: no decode speed to compare", EXIT_DEGRADED)
         return
-    gain = comparison.speedup
+    measured = Measured(report.compared, comparison)
     text = (
-        f"vs {tag}: now {comparison.now_tok_s:.1f} tok/s, speedup {speedup_text(gain)} "
-        f"({gain.level:.1%} interval)"
+        f"vs {tag}: now {DECODE.shown(measured)}, speedup {SPEEDUP.shown(measured)} "
+        f"({comparison.speedup.level:.1%} interval)"
     )
-    accept = comparison.accept_length
-    if accept is not None and comparison.break_even is not None:
-        text += f", accept {accept:.2f} vs break-even {comparison.break_even:.2f}"
+    accept, break_even = ACCEPT.written(measured), BREAK_EVEN.written(measured)
+    if accept is not None and break_even is not None:
+        text += f", accept {accept} vs break-even {break_even}"
     took = report.verdict_after_s or 0.0
     probes = f"{counted(look.probes, 'probe')} in {took:.1f} s"
     if comparison.verdict == Verdict.WITHIN_NOISE:

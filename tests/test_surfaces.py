@@ -1,6 +1,8 @@
 """One verdict on every surface (issue 24): random histories of a speculative server and its
 baseline go through the dashboard's View, the fleet row, the exporter's text, `check --json`,
-`snapshots export --format json` and `ab --json`, and the same pair reads the same everywhere.
+`snapshots export --format json` and `ab --json`, and the same pair reads the same everywhere;
+each catalogued figure reads the same on every surface that names it, and the text reports
+(`bench`, `snapshots compare`, `check`'s findings) write each they show as the catalogue does.
 
 Each surface's figures are read from its machine format (the View's and the row's values, the
 exposition text, the JSON documents) as (speedup, low, high, validity state, verdict). Where
@@ -31,7 +33,9 @@ import itertools
 import json
 import math
 import random
+import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -43,9 +47,11 @@ from prometheus_client.parser import text_string_to_metric_families
 from runs import run
 
 from specmon.analysis.ab_runs import AbRun, Side, judged
-from specmon.analysis.catalogue import CATALOGUE
-from specmon.analysis.comparison import Speedup, verdict
+from specmon.analysis.catalogue import CATALOGUE, Measured
+from specmon.analysis.catalogue import figure as catalogued
+from specmon.analysis.comparison import Speedup, compare, verdict
 from specmon.analysis.load import best_per_concurrency
+from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.sequential import SequentialRule
 from specmon.analysis.validity import (
     LifetimeCheck,
@@ -71,7 +77,10 @@ from specmon.model import (
     ServerMetrics,
     Snapshot,
 )
+from specmon.probe_prompts import BUILTIN_SET, ProbePrompt
+from specmon.reports.bench_text import category_line, summary_lines
 from specmon.reports.check_report import report_to_dict
+from specmon.reports.compare_report import compare_text
 from specmon.reports.snapshot_table import comparison_rows, export
 from specmon.session.baselines import lookup_baseline
 from specmon.session.fleet_row import fleet_row
@@ -319,10 +328,13 @@ def _server_transport(kind: str) -> httpx.MockTransport:
     return httpx.MockTransport(handler)
 
 
-def check_figures(h: History, store: Store) -> tuple[Figures, dict[str, Any]]:
+def check_figures(
+    h: History, store: Store, prompts: Sequence[ProbePrompt] = ()
+) -> tuple[Figures, dict[str, Any]]:
     """`check --json` against the store's baseline (its own lookup), probing the history's
-    probes on a clock that does not move, with one look after them all (at 95%)."""
-    probes = iter(h.probes)
+    probes on a clock that does not move, with one look after them all (at 95%); then, with
+    `prompts`, one probe per category, the history's probes over again."""
+    probes = itertools.chain(h.probes, itertools.cycle(h.probes))
 
     async def run_probe(protocol: Protocol) -> Snapshot:
         return Snapshot(NOW, HERE, None, h.info, protocol, (next(probes),))
@@ -342,6 +354,7 @@ def check_figures(h: History, store: Store) -> tuple[Figures, dict[str, Any]]:
                 wall=lambda: NOW,
                 clock=lambda: 0.0,
                 rule=SequentialRule(looks=(len(h.probes),)),
+                prompts=prompts,
             )
         return report_to_dict(report)
 
@@ -464,6 +477,15 @@ def _gauges(session: ServerSession) -> dict[str, float]:
     }
 
 
+def fresh_history(seed: int) -> History:
+    """`history(seed)` with the target up and probing, its baseline fresh and its baseline
+    server as it was: a pair every surface compares (where they differ by design: above)."""
+    h = history(seed)
+    server = "relaunched here" if h.server == "relaunched here" else "same"
+    fresh = replace(h.base, created_at=NOW - MAX_AGE_S / 2)
+    return replace(h, base=fresh, server=server, target="up", earlier=None, before_restart=())
+
+
 @pytest.mark.parametrize("seed", range(0, 60, 2))
 def test_every_catalogued_figure_reads_the_same_on_every_surface(seed: int, tmp_path: Path) -> None:
     """Each figure of the metric catalogue (`analysis.catalogue`), on each surface that names
@@ -471,10 +493,7 @@ def test_every_catalogued_figure_reads_the_same_on_every_surface(seed: int, tmp_
     --json`'s key, the export's column. The target up and probing, its baseline fresh and its
     baseline server as it was (where surfaces differ by design: the test above), all of them
     read the same runs and the same comparison."""
-    h = history(seed)
-    server = "relaunched here" if h.server == "relaunched here" else "same"
-    fresh = replace(h.base, created_at=NOW - MAX_AGE_S / 2)
-    h = replace(h, base=fresh, server=server, target="up", earlier=None, before_restart=())
+    h = fresh_history(seed)
     with Store(tmp_path / "db") as store:
         base_id = store.save(h.base)
         h = replace(h, base=next(s for s in store.list() if s.id == base_id))
@@ -499,6 +518,159 @@ def test_every_catalogued_figure_reads_the_same_on_every_surface(seed: int, tmp_
             or (x is not None and y is not None and math.isclose(x, y, rel_tol=1e-9))
             for x, y in itertools.pairwise(read.values())
         ), (figure.key, read)
+
+
+NUMBER = r"([+-]?\d+\.\d+)"
+"""A figure as the text renderers write one: digits, a point, digits; a sign where it has one."""
+SPEEDUP_TEXT = r"([+-]\d+\.\d+%(?: \[[^\]]+\])?)"
+"""The speedup and its interval, "+21.0% [+18.2%, +23.9%]"."""
+DECODE, CYCLE = (rf"{NUMBER} {re.escape(catalogued(k).unit)}" for k in ("decode tok/s", "cycle"))
+PER_TOKEN = rf"{NUMBER} {re.escape(catalogued('ms per token').unit)}"
+RANGE = ("decode low", "decode high")
+"""Not figures: the runs' lowest and highest decode tok/s, written beside the pooled one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """Figures one text surface wrote: `pattern`'s groups in `text`, each a catalogue key in
+    `keys` (a group that matched nothing is left out), of the runs and comparison `of`."""
+
+    surface: str
+    of: Measured
+    pattern: str
+    text: str
+    keys: tuple[str, ...]
+
+    def figures(self) -> list[tuple[str, str]]:
+        found = re.search(self.pattern, self.text, re.MULTILINE)
+        assert found is not None, (self.surface, self.pattern, self.text)
+        groups = zip(self.keys, found.groups(), strict=True)
+        return [(key, text) for key, text in groups if text is not None]
+
+
+@pytest.mark.parametrize("seed", range(0, 60, 2))
+def test_the_text_renderers_write_every_catalogued_figure_as_the_catalogue(
+    seed: int, tmp_path: Path
+) -> None:
+    """The plain-text surfaces (`bench`'s pooled and per-category lines, `snapshots compare`,
+    `check`'s findings) write each catalogued figure they show as the catalogue's `written()`
+    of the same runs and comparison: its digits, its sign, its unit beside it. Read from the
+    rendered text, against the catalogue over the history's runs pooled afresh; `check`'s
+    per-category cells against its JSON's figures of each category."""
+    h = fresh_history(seed)
+    with Store(tmp_path / "db") as store:
+        base_id = store.save(h.base)
+        h = replace(h, base=next(s for s in store.list() if s.id == base_id))
+        _, body = check_figures(h, store, prompts=BUILTIN_SET[:2])
+    assert body["speedup_level"] == 0.95 and body["baseline"]["valid"]
+    spec = Snapshot(NOW, HERE, None, h.info, replace(PROTOCOL, runs=len(h.probes)), h.probes)
+    now, base = pool(spec.runs), pool(h.base.runs)
+    run, baseline = Measured(now, compare(now, base)), Measured(base)
+    assert run.comparison is not None and now.cycle_ms is not None
+    report = compare_text(h.base, spec, max_age_s=MAX_AGE_S, lifetime=check_lifetime(h))
+    findings = {f["text"].split(" ", 1)[0]: f["text"] for f in body["findings"]}
+    pooled_line = rf"decode {DECODE}(?:, accept {NUMBER})?(?:, cycle {CYCLE})?$"
+    header = rf"decode {DECODE} \[{NUMBER}–{NUMBER}\] over \d+ runs? \({PER_TOKEN}\)$"
+    pooled_keys = ("decode tok/s", "accept length", "cycle")
+    written = [
+        Written("bench", run, pooled_line, summary_lines(spec)[0], pooled_keys),
+        Written("bench (baseline)", baseline, pooled_line, summary_lines(h.base)[0], pooled_keys),
+        Written(
+            "bench --probe-prompts",
+            run,
+            rf"decode {DECODE}, accept {NUMBER} \(snapshot 7\)$",
+            category_line("code", spec, 7),
+            ("decode tok/s", "accept length"),
+        ),
+        *(
+            Written(
+                f"compare ({role})",
+                of,
+                rf"^{role} .*  {header}",
+                report,
+                ("decode tok/s", *RANGE, "ms per token"),
+            )
+            for role, of in (("spec", run), ("base", baseline))
+        ),
+        Written(
+            "compare",
+            run,
+            rf"^speedup +{SPEEDUP_TEXT}(?: \(95% interval\))?: ",
+            report,
+            ("speedup",),
+        ),
+        Written(
+            "compare",
+            run,
+            rf"^accept length +{NUMBER} \(client, pooled\)$",
+            report,
+            ("accept length",),
+        ),
+        Written(
+            "compare",
+            run,
+            rf"^cycle +{CYCLE} per draft\+verify \(pooled\)$",
+            report,
+            ("cycle",),
+        ),
+        Written(
+            "compare",
+            run,
+            rf"^break-even +accept length {NUMBER}(?:; measured {NUMBER}, margin {NUMBER})?$",
+            report,
+            ("break-even accept length", "accept length", "margin"),
+        ),
+        Written(
+            "check (baseline)",
+            baseline,
+            rf"^vs baseline #\d+ \(\S+, {DECODE}\)",
+            findings["vs"],
+            ("decode tok/s",),
+        ),
+        Written(
+            "check",
+            run,
+            rf": now {DECODE}, speedup {SPEEDUP_TEXT} \(95\.0% interval\)"
+            rf"(?:, accept {NUMBER} vs break-even {NUMBER})? — ",
+            findings["vs"],
+            ("decode tok/s", "speedup", "accept length", "break-even accept length"),
+        ),
+        *(
+            Written(
+                f"check ({name})",
+                Measured(
+                    Pooled(cell["runs"], cell["decode_tok_s"], None, cell["accept_length"], None)
+                ),
+                rf"\b{name} accept {NUMBER}, {DECODE}",
+                findings["by"],
+                ("accept length", "decode tok/s"),
+            )
+            for name, cell in body["categories"].items()
+        ),
+    ]
+    ranges = {
+        id(run): [r.decode_tok_s for r in spec.runs],
+        id(baseline): [r.decode_tok_s for r in h.base.runs],
+    }
+    read: dict[str, set[str]] = {}
+    for w in written:
+        for key, text in w.figures():
+            read.setdefault(w.surface, set()).add(key)
+            if key in RANGE:
+                value = (min if key == "decode low" else max)(ranges[id(w.of)])
+                assert text == catalogued("decode tok/s").format(value), (w.surface, key, text)
+            else:
+                assert text == catalogued(key).written(w.of), (w.surface, key, text)
+    # Every catalogued figure is on a text surface; the speedup's interval is within its text.
+    assert set().union(*read.values()) - set(RANGE) == {f.key for f in CATALOGUE} - {
+        "speedup low",
+        "speedup high",
+    }
+    gain = run.comparison.speedup
+    assert ("[" in (catalogued("speedup").written(run) or "")) is (gain.low is not None)
+    # A speculative run's pooled line writes its accept length and cycle; a baseline's neither.
+    assert read["bench"] == set(pooled_keys) and read["bench (baseline)"] == {"decode tok/s"}
+    assert {name for name in body["categories"]} == {p.category for p in BUILTIN_SET[:2]}
 
 
 @pytest.mark.parametrize("seed", range(0, 60, 3))

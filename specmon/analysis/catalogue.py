@@ -10,10 +10,16 @@ A name that is None leaves the figure off that surface. The names are a contract
 dashboards and alert rules: an entry carries each surface's name where they differ, and
 `tests/analysis/test_catalogue.py` holds them to the names served before the catalogue.
 
+The text renderers (`bench`'s pooled lines, `snapshots compare`, `check`'s findings) look a
+figure up by its key (`figure("cycle")`) and write it with its `written()` or `shown()`, or a
+value of it (the runs' range beside it) with its `format()`: a figure's digits, sign and unit are
+set here, once (`tests/test_surfaces.py` reads them back from the rendered text).
+
 Adding a figure: define it in `analysis` (a field or property of `Pooled` or `Comparison`), add
-its `Figure` here, document it in docs/metrics.md; every surface then serves it (new export
-columns join at the end, so no column moves). The getters only read: a figure is computed where
-it is defined, never here.
+its `Figure` here, document it in docs/metrics.md; every surface that lists the catalogue then
+serves it (new export columns join at the end, so no column moves), and a text renderer writes
+it where it names it by key. The getters only read: a figure is computed where it is defined,
+never here.
 """
 
 from __future__ import annotations
@@ -64,13 +70,20 @@ class Figure:
     text: Callable[[Measured], str | None] | None = None
     """How people read it where plain digits would say less (the speedup with its interval);
     None: `digits` decimals."""
+    signed: bool = False
+    """Written with its sign, "+0.36", where the sign is what it says (the margin)."""
+
+    def format(self, value: float | None) -> str | None:
+        """A value of this figure to its `digits` (signed where `signed`); None when missing."""
+        if value is None:
+            return None
+        return f"{value:{'+' if self.signed else ''}.{self.digits}f}"
 
     def written(self, measured: Measured) -> str | None:
-        """The figure for people: `text`, else `digits` decimals; None when missing."""
+        """The figure for people: `text`, else `format`; None when missing."""
         if self.text is not None:
             return self.text(measured)
-        value = self.get(measured)
-        return None if value is None else f"{value:.{self.digits}f}"
+        return self.format(self.get(measured))
 
     def shown(self, measured: Measured) -> str:
         """`written` with its unit, a ratio as a signed percent (+21.0%), or "—" (the
@@ -191,6 +204,14 @@ CATALOGUE: tuple[Figure, ...] = (
         2,
         check_key="margin",
         export_key="margin",
+        signed=True,
     ),
 )
 """Every figure, in the order surfaces list them."""
+
+_BY_KEY = {f.key: f for f in CATALOGUE}
+
+
+def figure(key: str) -> Figure:
+    """The figure named `key` (`Figure.key`); a name the catalogue lacks is a KeyError."""
+    return _BY_KEY[key]

@@ -9,7 +9,6 @@ import sys
 from typing import Any
 
 from specmon.analysis.gpus import describe_gpu_state
-from specmon.analysis.pooled import pool
 from specmon.cli import stopping
 from specmon.cli.agent import add_gpu_metrics
 from specmon.cli.common import (
@@ -29,7 +28,7 @@ from specmon.measure.bench import Progress
 from specmon.measure.snapshot import SnapshotKind, take_snapshot
 from specmon.model import Protocol, ServerInfo, Snapshot
 from specmon.probe_prompts import DEFAULT_PROMPT, ProbePrompt, Rotation, prompt_protocol
-from specmon.reports.bench_text import run_line, summary_lines, target_line
+from specmon.reports.bench_text import category_line, run_line, summary_lines, target_line
 from specmon.storage.serialize import SCHEMA, snapshot_to_dict
 from specmon.storage.store import Store
 
@@ -99,10 +98,7 @@ async def _bench(args: argparse.Namespace, store: Store) -> int:
     out = sys.stderr if args.json else sys.stdout
     print("By category (pooled runs of each):", file=out)
     for prompt, snapshot, snapshot_id in results:
-        p = pool(snapshot.runs)
-        accept = f", accept {p.accept_length:.2f}" if p.accept_length is not None else ""
-        speed = f"{p.decode_tok_s:.1f} tok/s" if p.decode_tok_s else "no decode figure"
-        print(f"  {prompt.category}: decode {speed}{accept} (snapshot {snapshot_id})", file=out)
+        print(category_line(prompt.category, snapshot, snapshot_id), file=out)
     if args.json:
         categories = [
             {"category": prompt.category, **_body(snapshot, snapshot_id)}

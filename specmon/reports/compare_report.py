@@ -1,20 +1,26 @@
 """The human report of `specmon snapshots compare BASE SPEC`: one fact per line.
 
-Every figure comes from `analysis` (pooled figures, the comparison, validity at the run's time),
-written with `specmon.wording`; missing ones render as "—", never 0.
+Every figure comes from `analysis` (pooled figures, the comparison, validity at the run's time);
+the catalogued ones are written as the catalogue writes them (`analysis.catalogue`: their digits,
+unit and sign), the rest with `specmon.wording`; missing ones render as "—", never 0.
 """
 
 from __future__ import annotations
 
 import json
 
-from specmon.analysis.comparison import Comparison, compare
+from specmon.analysis.catalogue import Measured, figure
+from specmon.analysis.comparison import compare
 from specmon.analysis.pooled import pool
 from specmon.analysis.validity import LifetimeCheck, Validity, snapshot_validity
 from specmon.model import Snapshot
 from specmon.reports.snapshot_table import format_time
 from specmon.storage.serialize import summary_of
-from specmon.wording import DASH, counted, describe_config, duration, speedup_text, verdict_text
+from specmon.wording import DASH, counted, describe_config, duration, verdict_text
+
+DECODE, MS_PER_TOKEN = figure("decode tok/s"), figure("ms per token")
+ACCEPT, CYCLE, SPEEDUP = figure("accept length"), figure("cycle"), figure("speedup")
+BREAK_EVEN, MARGIN = figure("break-even accept length"), figure("margin")
 
 
 def compare_text(
@@ -45,9 +51,10 @@ def compare_text(
     lines.extend(f"GPU WARNING: {warning}" for warning in validity.warnings)
     spec_pooled = pool(spec.runs)
     comparison = compare(spec_pooled, pool(base.runs))
+    measured = Measured(spec_pooled, comparison)
     speedup_line = DASH
     if comparison is not None:
-        speedup_line = speedup_text(comparison.speedup) or DASH
+        speedup_line = SPEEDUP.shown(measured)
         if comparison.speedup.low is not None:
             speedup_line += " (95% interval)"
         if not validity.valid:
@@ -57,17 +64,17 @@ def compare_text(
     lines.append(f"speedup         {speedup_line}")
     server_accept = summary_of(spec, "server_accept_length")
     accept_line = DASH
-    if spec_pooled.accept_length is not None:
-        accept_line = f"{spec_pooled.accept_length:.2f} (client, pooled)"
+    if (accept := ACCEPT.written(measured)) is not None:
+        accept_line = f"{accept} (client, pooled)"
         if server_accept is not None:
             accept_line += f"; server says {server_accept.median:.2f}"
     lines.append(f"accept length   {accept_line}")
-    cycle = spec_pooled.cycle_ms
+    cycle = CYCLE.written(measured)
     lines.append(
         "cycle           "
-        + (DASH if cycle is None else f"{cycle:.1f} ms per draft+verify (pooled)")
+        + (DASH if cycle is None else f"{cycle} {CYCLE.unit} per draft+verify (pooled)")
     )
-    lines.append("break-even      " + _break_even_text(spec, comparison, base_speculative))
+    lines.append("break-even      " + _break_even_text(spec, measured, base_speculative))
     return "\n".join(lines) + "\n"
 
 
@@ -80,17 +87,20 @@ def compare_holds(base: Snapshot, spec: Snapshot, validity: Validity) -> bool:
     )
 
 
-def _break_even_text(spec: Snapshot, comparison: Comparison | None, base_speculative: bool) -> str:
+def _break_even_text(spec: Snapshot, measured: Measured, base_speculative: bool) -> str:
+    """Break-even, and beside it the accept length measured and the margin between them."""
     if base_speculative:
         return f"{DASH} (BASE is not plain decoding)"
     if spec.server.speculative is None:
         return f"{DASH} (SPEC ran without speculation)"
-    if comparison is None or comparison.break_even is None:
+    break_even = BREAK_EVEN.written(measured)
+    if break_even is None:
         return DASH
-    text = f"accept length {comparison.break_even:.2f}"
-    if comparison.margin is None or comparison.accept_length is None:
+    text = f"accept length {break_even}"
+    accept, margin = ACCEPT.written(measured), MARGIN.written(measured)
+    if margin is None or accept is None:
         return text
-    return f"{text}; measured {comparison.accept_length:.2f}, margin {comparison.margin:+.2f}"
+    return f"{text}; measured {accept}, margin {margin}"
 
 
 def _name(snapshot: Snapshot) -> str:
@@ -104,15 +114,15 @@ def _header(role: str, snapshot: Snapshot) -> str:
     parts.append(format_time(snapshot.created_at))
     if snapshot.label:
         parts.append(json.dumps(snapshot.label, ensure_ascii=False))
-    pooled = pool(snapshot.runs)
+    pooled = Measured(pool(snapshot.runs))
     decode = summary_of(snapshot, "decode_tok_s")
-    if pooled.decode_tok_s is None or decode is None:
-        parts.append(f"decode {DASH} tok/s")
+    if DECODE.get(pooled) is None or decode is None:
+        parts.append(f"decode {DASH} {DECODE.unit}")
     else:
         runs = len(snapshot.runs)
+        low, high = DECODE.format(decode.min), DECODE.format(decode.max)
         parts.append(
-            f"decode {pooled.decode_tok_s:.1f} tok/s [{decode.min:.1f}–{decode.max:.1f}]"
-            f" over {counted(runs, 'run')}"
-            f" ({pooled.ms_per_token:.1f} ms/token)"
+            f"decode {DECODE.shown(pooled)} [{low}–{high}] over {counted(runs, 'run')}"
+            f" ({MS_PER_TOKEN.shown(pooled)})"
         )
     return "  ".join(parts)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from specmon.analysis.catalogue import CATALOGUE, Figure, Measured
+from specmon.analysis.catalogue import figure as catalogued
 from specmon.analysis.comparison import compare
 from specmon.analysis.pooled import Pooled
 from specmon.exporter.metrics import GAUGES, STATUS_GAUGES
@@ -106,3 +107,25 @@ def test_each_figure_reads_what_its_definition_gives(figure: Figure) -> None:
     value = figure.get(measured)
     assert value is not None
     assert figure.shown(measured) != DASH
+
+
+def test_a_figure_is_found_by_its_key() -> None:
+    assert [catalogued(f.key) for f in CATALOGUE] == list(CATALOGUE)
+    with pytest.raises(KeyError):
+        catalogued("decode")
+
+
+def test_a_value_is_written_to_its_figures_digits_and_the_margin_with_its_sign() -> None:
+    """`format` is what `written` writes of a value (the text renderers write the runs' range
+    with it); the margin says its sign, as the speedup does, a loss beside a gain."""
+    assert catalogued("decode tok/s").format(75.94) == "75.9"
+    assert catalogued("accept length").format(2.1) == "2.10"
+    assert catalogued("cycle").format(None) is None
+    margin = catalogued("margin")
+    assert (margin.format(0.361), margin.format(-0.04)) == ("+0.36", "-0.04")
+    now = Pooled(runs=3, decode_tok_s=76.1, rel_se=0.01, accept_length=2.1, cycle_ms=27.6)
+    base = Pooled(runs=5, decode_tok_s=62.9, rel_se=0.01, accept_length=None, cycle_ms=None)
+    measured = Measured(pooled=now, comparison=compare(now, base))
+    assert margin.written(measured) == "+0.36"  # 2.10 − 27.6 · 62.9 / 1000 = 2.10 − 1.74
+    assert margin.shown(measured) == "+0.36 tokens/step"
+    assert catalogued("cycle").shown(measured) == "27.6 ms"
