@@ -83,8 +83,10 @@ class CountingApp(SpecmonApp):
         self._count("probe_done", "probes")
 
     def on_mount(self) -> None:
-        """As SpecmonApp's; then the stats timer."""
-        super().on_mount()
+        """The stats timer. Textual runs SpecmonApp's `on_mount` itself, before this one (a
+        handler of every class in the MRO): calling it here too started every worker twice,
+        two samplers feeding one session, whose scrapes then came out of order (a restart
+        seen ~20 times a second) in the runs before 2026-12-04 20:30 UTC."""
         self.set_interval(self._stats_every, self._write_stats)
 
     def _count(self, name: str, counter: str) -> None:
