@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 
 from specmon.config import MonitorConfig, Targets
+from specmon.session.server_session import dashboard_session
 from specmon.sources.metrics import metrics_from_text
 from specmon.storage.store import Store
 from specmon.target import Target
@@ -107,7 +108,7 @@ async def dashboard(spec: str, plain: str, db: Path, out: Path, results: dict[st
         url=spec, baseline_url=plain, probe_every=2, probe_tokens=TOKENS, baseline_runs=3
     )
     with Store(db) as store:
-        app = SpecmonApp(config, Targets(Target(spec), Target(plain)), store)
+        app = SpecmonApp(dashboard_session(config, Targets(Target(spec), Target(plain)), store))
         async with app.run_test(size=(160, 50)) as pilot:
             deadline = time.monotonic() + 120
             while app.session.live.server.info is None and time.monotonic() < deadline:

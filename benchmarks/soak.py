@@ -44,6 +44,7 @@ import psutil
 
 from specmon.config import MonitorConfig, Targets
 from specmon.model import Sample
+from specmon.session.server_session import dashboard_session
 from specmon.sim import Faults, SimConfig, SimThread
 from specmon.sim.faults import duplicate_series, set_values
 from specmon.storage.store import Store
@@ -272,7 +273,7 @@ async def soak(args: argparse.Namespace) -> Record:
                     for url in (sims.spec_url, sims.base_url)
                 )
             )
-            app = SpecmonApp(config, targets, store)
+            app = SpecmonApp(dashboard_session(config, targets, store))
             sample = app.session.sample
 
             def count(tick: Sample) -> None:

@@ -47,6 +47,7 @@ from soak import (
 
 import specmon.ui.app as app_module
 from specmon.config import MonitorConfig, Targets
+from specmon.session.server_session import dashboard_session
 from specmon.storage.store import Store
 from specmon.target import Target
 from specmon.ui.app import SpecmonApp
@@ -128,9 +129,8 @@ def dashboard(args: argparse.Namespace) -> int:
         )
     )
     with Store(args.db) as store:
-        app = CountingApp(
-            args.stats, args.sample_every, config=config, targets=targets, store=store
-        )
+        session = dashboard_session(config, targets, store)
+        app = CountingApp(args.stats, args.sample_every, session=session)
         error = app.run_to_end()
     if error is not None:
         print(f"the dashboard crashed: {error!r}", file=sys.stderr)

@@ -19,6 +19,7 @@ from specmon.cli.common import open_store, setting, takes
 from specmon.cli.crash import run_dashboard
 from specmon.cli.monitor import check_theme
 from specmon.config import MonitorConfig, Targets
+from specmon.session.server_session import dashboard_session
 from specmon.storage.store import Store
 from specmon.target import Target
 
@@ -95,5 +96,7 @@ def run(args: argparse.Namespace) -> int:
             theme=args.theme,
         )
         targets = Targets(Target(spec.url), Target(base.url))
-        app = SpecmonApp(config, targets, store, auto_baseline=True, store_note=store_note)
-        return run_dashboard(app)
+        session = dashboard_session(
+            config, targets, store, auto_baseline=True, store_note=store_note
+        )
+        return run_dashboard(SpecmonApp(session))

@@ -13,6 +13,7 @@ from specmon.cli.common import add_connection, add_db, seconds, takes
 from specmon.cli.crash import run_dashboard
 from specmon.launch.ab import DEFAULT_HEALTH_TIMEOUT_S, url_for
 from specmon.launch.relaunch import ManagedServer
+from specmon.session.server_session import dashboard_session
 
 
 def add_launch_options(parser: argparse.ArgumentParser) -> None:
@@ -81,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
             stopping.run(managed.start(say=lambda line: print(line, flush=True)))
         store = monitor.open_store_or_warn(config.db)
         try:
-            return run_dashboard(SpecmonApp(config, targets, store, managed=managed))
+            session = dashboard_session(config, targets, store, managed=managed)
+            return run_dashboard(SpecmonApp(session))
         finally:
             if store is not None:
                 store.close()

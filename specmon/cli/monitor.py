@@ -23,6 +23,7 @@ from specmon.config import (
 )
 from specmon.errors import SpecmonError, TargetError
 from specmon.session.recording import DEFAULT_MAX_BYTES, Header, RecordingWriter
+from specmon.session.server_session import ServerSession, dashboard_session
 from specmon.sources.http import load_api_key
 from specmon.storage.store import Store, default_db_path
 from specmon.target import Target
@@ -229,14 +230,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         if config.fleet:
             from specmon.session.fleet import Fleet
-            from specmon.session.server_session import ServerSession
             from specmon.ui.fleet_app import FleetApp
 
             fleet = Fleet(
                 [ServerSession.of_target(t, targets.server, config, store) for t in config.targets]
             )
-            return run_dashboard(FleetApp(config, fleet, store))
-        return run_dashboard(SpecmonApp(config, targets, store, recording=recording))
+            return run_dashboard(FleetApp(config, fleet))
+        session = dashboard_session(config, targets, store, recording=recording)
+        return run_dashboard(SpecmonApp(session))
     finally:
         if store is not None:
             store.close()

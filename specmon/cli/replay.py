@@ -12,7 +12,7 @@ from specmon.cli.record import span
 from specmon.config import SETTINGS
 from specmon.errors import TargetError
 from specmon.session.recording import read_recording
-from specmon.session.replay import SPEEDS, ReplayFeed
+from specmon.session.replay import SPEEDS, ReplayFeed, replay_session
 from specmon.wording import duration
 
 
@@ -77,4 +77,4 @@ def run(args: argparse.Namespace) -> int:
 
     config = recording.header.config(monitor.dashboard_config(args))
     feed = ReplayFeed(recording, speed=args.speed, start=args.start)
-    return run_dashboard(ReplayApp(config, feed))
+    return run_dashboard(ReplayApp(replay_session(config, feed)))

@@ -14,6 +14,7 @@ from specmon.cli.crash import run_dashboard
 from specmon.cli.monitor import open_store_or_warn
 from specmon.errors import SpecmonError
 from specmon.session.hub import HubFeed
+from specmon.session.server_session import ServerSession
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -35,8 +36,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The store is read here (the baseline lookup, `c`); benches are saved by the hub.
     store = open_store_or_warn(config.db)
     try:
-        app = SpecmonApp(config, None, store, feed=feed, read_only=args[1:] == ["--readonly"])
-        return run_dashboard(app)
+        session = ServerSession.of_config(config, feed, store)  # no history: the hub samples
+        return run_dashboard(SpecmonApp(session, read_only=args[1:] == ["--readonly"]))
     finally:
         if store is not None:
             store.close()

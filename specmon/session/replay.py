@@ -16,12 +16,14 @@ import bisect
 import typing
 from collections.abc import Callable
 
+from specmon.config import MonitorConfig
 from specmon.errors import SpecmonError
 from specmon.measure.snapshot import SnapshotKind
 from specmon.model import Protocol, ServerInfo
 from specmon.session.baselines import BaselineLookup, BaselineOrigin
 from specmon.session.feed import FeedSink
 from specmon.session.recording import Recording
+from specmon.session.server_session import ServerSession
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
 """The speeds `+` and `-` step through."""
@@ -184,3 +186,17 @@ class ReplayFeed:
 
     def pause_probe(self, paused: bool) -> None:
         """Never called: the replay dashboard refuses the probe pause."""
+
+
+def replay_session(config: MonitorConfig, feed: ReplayFeed) -> ServerSession:
+    """The session a replay shows: the recorded session's configuration (`Header.config`) over
+    the recording's feed, its store lookups answered from the recording, its clock the feed's
+    position. Nothing is stored."""
+    return ServerSession.of_config(
+        config,
+        feed,
+        None,
+        lookup=feed.lookup if feed.answers_lookups else None,
+        replay=True,
+        wall=feed.wall,
+    )

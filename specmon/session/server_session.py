@@ -6,16 +6,22 @@ one class: a sample goes from the feed into `LiveState` here, the store's baseli
 here (`StoreBaseline`), a baseline waited for or asked for is started here, and the View built
 here goes to whoever shows it (`on_view`). A screen only renders the Views it is handed, and
 asks the session to act on its keys (`start_bench`, `take_baseline`, `wait_for_plain`).
+
+The command builds the session (`dashboard_session` for the dashboard that samples the server
+itself, `of_config` over another feed, `of_target` for a fleet's server) and hands it to what
+runs it. What happens to the session itself it says in its own events log: a recording that
+stopped early, the lasting history's store errors and drift findings.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from functools import partial
-from typing import Self
+from typing import Any, Self
 
 from specmon.config import FleetTarget, MonitorConfig, Targets
 from specmon.errors import SpecmonError
@@ -23,7 +29,7 @@ from specmon.measure.snapshot import SnapshotKind, default_protocol
 from specmon.model import Sample, Snapshot
 from specmon.session.baselines import BaselineOrigin, lookup_baseline
 from specmon.session.feed import Feed, LocalFeed, Relauncher, bench_protocol
-from specmon.session.history_writer import HistoryRecorder
+from specmon.session.history_writer import HistoryRecorder, start_history
 from specmon.session.live import LiveState
 from specmon.session.recorder import RecordingFeed, recorded_lookups
 from specmon.session.recording import RecordingWriter
@@ -58,6 +64,8 @@ class ServerSession:
         store_note: str = "",
         relaunches: bool = False,
         replay: bool = False,
+        recording: RecordingWriter | None = None,
+        records_history: bool = False,
         wall: Callable[[], float] = time.time,
     ) -> None:
         """Args:
@@ -65,8 +73,8 @@ class ServerSession:
         config: Its settings (`url` and `baseline_url` are the target's).
         feed: Where its samples, probes and benches come from.
         store: Where baselines are looked up; None (and no `lookup`): none is.
-        lookup: How the store is asked, when not by `lookup_baseline` on `store`: recorded
-            (`--record`), or answered from a recording (`specmon replay`).
+        lookup: How the store is asked, when not by `lookup_baseline` on `store`: answered
+            from a recording (`specmon replay`).
         take_baselines: Take a baseline from the baseline server when none applies (the
             exporter's `--take-baselines`).
         auto_baseline: Take a baseline as soon as the server is known and the store has none
@@ -75,12 +83,24 @@ class ServerSession:
         relaunches: The server is one specmon launched (`specmon launch`): its baseline is
             taken by relaunching it without speculation (the feed's `Relauncher`).
         replay: The inputs are a recording's: the View's top line says so.
+        recording: Where to record every input from `feed`, and the store's answers to its
+            baseline lookups (`--record`); a recording that stops early says why in the events
+            log (`recording_stopped`).
+        records_history: Keep the server's lasting history in `store` while the session runs
+            (`run`, until `close`): the dashboard of the process that samples the server.
         wall: Wall clock.
         """
+        if recording is not None:
+            feed = RecordingFeed(feed, recording, self.recording_stopped)
+            if lookup is None and store is not None:
+                lookup = recorded_lookups(recording, partial(lookup_baseline, store), wall=wall)
         self.target = target
         self.config = config
         self.feed = feed
         self.store = store
+        self.recording = recording
+        """Where every input is recorded (`--record`), or None."""
+        self.records_history = records_history and store is not None
         self.take_baselines = take_baselines
         self.auto_baseline = auto_baseline
         self.store_note = store_note
@@ -158,6 +178,21 @@ class ServerSession:
         )
         return cls(target, config, feed, store, take_baselines=take_baselines, wall=wall)
 
+    @classmethod
+    def of_config(
+        cls, config: MonitorConfig, feed: Feed, store: Store | None, **options: Any
+    ) -> Self:
+        """A lone server's session, its target the configuration's (`url`, `baseline_url`): the
+        dashboard's (`dashboard_session`), a `specmon web` tab's over the hub's feed, a replay's.
+
+        Args:
+            config: The merged configuration.
+            feed: Where its samples, probes and benches come from.
+            store: The snapshot store; None: no stored baselines.
+            options: As the constructor's (`wall`, `replay`, …).
+        """
+        return cls(FleetTarget(config.url, config.baseline_url), config, feed, store, **options)
+
     def _new_live_state(self) -> LiveState:
         live = LiveState(
             self.config.url,
@@ -189,9 +224,27 @@ class ServerSession:
         return self.feed.watch
 
     async def run(self) -> None:
-        """Run the feed into this session and follow the baseline server, until cancelled."""
+        """Run the feed into this session and follow the baseline server, until cancelled; with
+        `records_history`, keep the lasting history from now on (until `close`)."""
         self.follow_baseline_server()
+        if self.records_history and self.history is None:
+            self._start_history(asyncio.get_running_loop())
         await self.feed.run(self)
+
+    def _start_history(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Start the history writer; what it says (from its own thread) is logged on `loop`."""
+        assert self.store is not None  # `records_history` is off without one
+
+        def say(level: Level, text: str) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop closed: nobody shows it now
+                loop.call_soon_threadsafe(self.log, self.wall(), level, text)
+
+        self.history = start_history(self.store.path, self.live, self.config, self.wall(), say)
+
+    def close(self) -> None:
+        """Stop keeping the lasting history: what the writer holds is written (quitting)."""
+        if self.history is not None:
+            self.history.writer.close()
 
     def view(self) -> View:
         """The server's View now."""
@@ -250,6 +303,11 @@ class ServerSession:
     def telemetry_failed(self, wall: float, error: str) -> None:
         """GPU and host telemetry could not be set up: a warning, not a failed probe."""
         self.log(wall, "warn", error)
+
+    def recording_stopped(self, why: str) -> None:
+        """The recording of the inputs (`recording`) stopped early: its size cap, a failed
+        write. Said in the events log; the session goes on."""
+        self.log(self.wall(), "warn", f"recording stopped: {why}")
 
     def probe_paused(self, paused: bool) -> None:
         """The probe was paused or resumed (`p`, here or in another tab sharing the feed)."""
@@ -440,36 +498,29 @@ def dashboard_session(
     *,
     managed: Relauncher | None = None,
     recording: RecordingWriter | None = None,
-    recording_stopped: Callable[[str], None] | None = None,
     auto_baseline: bool = False,
     store_note: str = "",
     wall: Callable[[], float] = time.time,
 ) -> ServerSession:
-    """The single dashboard's server, sampled and probed from this process (`LocalFeed`).
+    """The single dashboard's server, sampled and probed from this process (`LocalFeed`), its
+    lasting history kept in the store when `config.history` is on (this process samples it).
 
     Args:
         config: The merged configuration.
         targets: The monitored server and the optional baseline server.
-        store: The snapshot store; None runs without saving.
+        store: The snapshot store; None runs without saving (and without history).
         managed: The server when specmon launched it (`specmon launch`).
         recording: Where to record every input, the store's answers included (`--record`).
-        recording_stopped: Told why the recording stopped (its size cap, a failed write).
         auto_baseline: Take a baseline as soon as the server is known (the demo).
         store_note: Said with every snapshot saved.
         wall: Wall clock.
     """
-    feed: Feed = LocalFeed(config, targets, store, wall=wall, managed=managed)
-    lookup = None
-    if recording is not None:
-        feed = RecordingFeed(feed, recording, recording_stopped)
-        if store is not None:
-            lookup = recorded_lookups(recording, partial(lookup_baseline, store), wall=wall)
-    return ServerSession(
-        FleetTarget(config.url, config.baseline_url),
+    return ServerSession.of_config(
         config,
-        feed,
+        LocalFeed(config, targets, store, wall=wall, managed=managed),
         store,
-        lookup=lookup,
+        recording=recording,
+        records_history=config.history,
         auto_baseline=auto_baseline,
         store_note=store_note,
         relaunches=managed is not None,

@@ -1,11 +1,14 @@
 """The live dashboard: a worker runs the server's session; its Views come as messages and the
 widgets render them.
 
-The session (`specmon.session.server_session`) is its feed's sink, keeps the server's state and
-makes every baseline decision; the app hands each View it emits to the widgets (`ViewReady`) and
-turns keys into requests to it (docs/design.md §2). The I/O is the feed's
-(`specmon.session.feed`): this process's own, or the one a `specmon web` hub shares between
-browser tabs. Only message handlers touch widgets (docs/design.md §6).
+The command builds the session (`specmon.session.server_session`: `dashboard_session`, or a
+`ServerSession` over a `specmon web` hub's feed, a replay's, a fleet's) and hands it in. The
+session is its feed's sink, keeps the server's state, makes every baseline decision, keeps its
+lasting history and says in the events log what happened to it (a recording stopped); the app
+hands each View it emits to the widgets (`ViewReady`) and turns keys into requests to it
+(docs/design.md §2). The I/O is the feed's (`specmon.session.feed`): this process's own, or the
+one a `specmon web` hub shares between browser tabs. Only message handlers touch widgets
+(docs/design.md §6).
 """
 
 from __future__ import annotations
@@ -13,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import io
 import signal
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -29,24 +31,19 @@ from textual.theme import Theme
 
 from specmon.analysis.comparison import Verdict
 from specmon.backend_facts import facts
-from specmon.config import FleetTarget, MonitorConfig, Targets, default_dumps_path
+from specmon.config import MonitorConfig, default_dumps_path
 from specmon.errors import SpecmonError
 from specmon.measure.snapshot import SnapshotKind
 from specmon.session.ab_lookup import lookup_ab
-from specmon.session.feed import Feed, Relauncher
-from specmon.session.history_writer import start_history
 from specmon.session.history_zoom import LIVE, ZoomLevel, next_level
 from specmon.session.live import LiveState
-from specmon.session.recording import RecordingWriter
-from specmon.session.server_session import ServerSession, dashboard_session
+from specmon.session.server_session import ServerSession
 from specmon.session.view import View
 from specmon.session.zoom_reader import read_zoom
-from specmon.storage.store import Store
 from specmon.ui import tuning
 from specmon.ui.dump import dump_screen
 from specmon.ui.messages import (
     HistoryNote,
-    RecordingStopped,
     SessionFailed,
     ViewReady,
     ZoomRead,
@@ -123,41 +120,25 @@ class SpecmonApp(App[None]):
 
     def __init__(
         self,
-        config: MonitorConfig,
-        targets: Targets | None,
-        store: Store | None,
+        session: ServerSession,
         *,
-        auto_baseline: bool = False,
-        managed: Relauncher | None = None,
-        store_note: str = "",
-        start_workers: bool = True,
-        wall: Callable[[], float] = time.time,
-        feed: Feed | None = None,
+        config: MonitorConfig | None = None,
         read_only: bool = False,
-        recording: RecordingWriter | None = None,
-        session: ServerSession | None = None,
+        start_workers: bool = True,
+        wall: Callable[[], float] | None = None,
     ) -> None:
-        """Build the app.
+        """Show `session`, which the command built (`dashboard_session`, a `specmon web` tab's
+        over the hub's feed, a replay's, a fleet's first): the app runs it and renders its Views.
 
         Args:
-            config: The merged configuration.
-            targets: The monitored server and the optional baseline server (None when `feed`
-                or `session` is given: then the feed talks to them).
-            store: The snapshot store; None runs without saving (said in the log).
-            auto_baseline: Take a baseline as soon as the server is known (the demo).
-            managed: The server when specmon launched it (`specmon launch`): `b` relaunches it
-                without speculation for the baseline, then with it.
-            store_note: Said with every snapshot saved: the demo's, that its store is gone on exit.
-            start_workers: Start sampling and probing on mount (tests give the session its inputs).
-            wall: Wall clock (tests fix it).
-            feed: Where samples, probes and benches come from; by default this process samples
-                and probes `targets` itself (`LocalFeed`).
+            session: The server shown: its feed, state, baseline decisions and Views; its store
+                is the dashboard's (`c`, `w`, `z`; None runs without saving, said in the log).
+            config: The merged configuration, when not the session's (a fleet's: its servers').
             read_only: Turn off every key that benches, saves, relaunches or writes a file
                 (`READ_ONLY_OFF`, and the comparison's exports), saying so on the keys line:
                 `specmon web` for browsers it does not trust.
-            recording: Where to record every input of this process's own feed (`--record`).
-            session: The server's session, when another made it (a fleet's, a replay's); by
-                default one over `feed`, or over this process's own (`dashboard_session`).
+            start_workers: Run the session on mount (tests give the session its inputs).
+            wall: Wall clock (default the session's; tests fix it).
         """
         self.tuning_notes = tuning.install()
         """The tunings of Textual's internals that stood down, for the events log."""
@@ -170,34 +151,11 @@ class SpecmonApp(App[None]):
         if tuning.active("stylesheet"):
             self._css = ThemeCachedStylesheet(variables=self.get_css_variables())
             self.stylesheet = self._css
-        self.config = config
-        self.store = store
+        self.config = config if config is not None else session.config
+        self.store = session.store
         self.start_workers = start_workers
-        self.wall = wall
+        self.wall = wall if wall is not None else session.wall
         self.read_only = read_only
-        self._records_history = (
-            feed is None and session is None and config.history and store is not None
-        )
-        """This process samples the server (not a `specmon web` tab), history is on and there
-        is a store to keep it in."""
-        self.recording = recording
-        if session is None and feed is not None:
-            target = FleetTarget(config.url, config.baseline_url)
-            session = ServerSession(target, config, feed, store, wall=wall)
-        elif session is None:
-            if targets is None:
-                raise ValueError("the dashboard needs its targets, a feed or a session")
-            session = dashboard_session(
-                config,
-                targets,
-                store,
-                managed=managed,
-                recording=recording,
-                recording_stopped=self._recording_stopped,
-                auto_baseline=auto_baseline,
-                store_note=store_note,
-                wall=wall,
-            )
         self.session = session
         """The server shown: its state, its baseline decisions, its Views (`ViewReady`)."""
         session.on_view = self._view_ready
@@ -322,19 +280,18 @@ class SpecmonApp(App[None]):
             live.log(self.wall(), "warn", "TLS verification is off (--insecure)")
         if self.store is None:
             live.log(self.wall(), "warn", "no snapshot store: baselines are not saved")
-        if self.recording is not None:
+        recording = self.session.recording
+        if recording is not None:
             live.log(
                 self.wall(),
                 "info",
-                f"recording to {self.recording.path}: specmon "
-                f"replay {self.recording.path} shows it again",
+                f"recording to {recording.path}: specmon replay {recording.path} shows it again",
             )
 
     def on_unmount(self) -> None:
         """The garbage collector as it was (tests run many apps)."""
         self._report_writes(None)
-        if self.session.history is not None:
-            self.session.history.writer.close()
+        self.session.close()  # its lasting history: what the writer holds is written
         thaw()
         self.heap.stop()
 
@@ -356,16 +313,9 @@ class SpecmonApp(App[None]):
     # The worker: it runs the session, whose Views come back as messages.
 
     def _start_workers(self) -> None:
-        """Sample, and probe unless it is off: after the first frame, which their first steps
-        (httpx's deferred imports, psutil's scan of the machine's sockets) held back."""
-        if self._records_history and self.store is not None:
-            self.session.history = start_history(
-                self.store.path,
-                self.session.live,
-                self.config,
-                self.wall(),
-                lambda level, text: self.post_message(HistoryNote(self.wall(), level, text)),
-            )
+        """Run the session (sampling, probing, its lasting history when it keeps one): after the
+        first frame, which their first steps (httpx's deferred imports, psutil's scan of the
+        machine's sockets) held back."""
         self._run_session()
 
     @work(group="feed", exit_on_error=False)
@@ -402,14 +352,6 @@ class SpecmonApp(App[None]):
             self._read_zoom(self.zoom)
         if not self.frozen:
             self.show_view(message.view)
-
-    def _recording_stopped(self, why: str) -> None:
-        """The recording stopped (its size cap, a failed write): said in the events log."""
-        self.post_message(RecordingStopped(self.wall(), why))
-
-    @on(RecordingStopped)
-    def _on_recording_stopped(self, message: RecordingStopped) -> None:
-        self.session.log(message.wall, "warn", f"recording stopped: {message.why}")
 
     @on(HistoryNote)
     def _on_history_note(self, message: HistoryNote) -> None:

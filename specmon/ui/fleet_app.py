@@ -23,7 +23,6 @@ from specmon.session.fleet import Fleet
 from specmon.session.fleet_row import FleetRow, fleet_row, server_label, worst_first
 from specmon.session.server_session import ServerSession
 from specmon.session.view import View
-from specmon.storage.store import Store
 from specmon.ui.app import SpecmonApp
 from specmon.ui.messages import FleetRowsReady
 from specmon.ui.screens.fleet import FleetScreen
@@ -42,22 +41,19 @@ class FleetApp(SpecmonApp):
         self,
         config: MonitorConfig,
         fleet: Fleet,
-        store: Store | None,
         *,
         start_workers: bool = True,
         wall: Callable[[], float] = time.time,
     ) -> None:
         """Args:
         config: The merged configuration (`config.fleet`: the servers).
-        fleet: A session per server, built with the same config and store.
-        store: The snapshot store; None runs without saving.
+        fleet: A session per server, built by the command with the same config and store (the
+            snapshot store is theirs; None runs without saving).
         start_workers: Run the fleet on mount (tests feed the sessions instead).
         wall: Wall clock.
         """
         self.fleet = fleet
-        super().__init__(
-            config, None, store, start_workers=start_workers, wall=wall, session=fleet.sessions[0]
-        )
+        super().__init__(fleet.sessions[0], config=config, start_workers=start_workers, wall=wall)
         self._rows: dict[str, FleetRow] = {}
         """Each server's row, from its latest View."""
         for session in fleet.sessions:

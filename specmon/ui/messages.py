@@ -31,19 +31,11 @@ class SessionFailed(Message):
 
 @dataclass
 class HistoryNote(Message):
-    """The history writer's thread said a line: a store error, or a drift finding."""
+    """A read of the lasting history off the event loop (`z`) said a line: a store error."""
 
     wall: float
     level: Level
     text: str
-
-
-@dataclass
-class RecordingStopped(Message):
-    """The dashboard's recording (`--record`) stopped: at its size cap, or a write failed."""
-
-    wall: float
-    why: str
 
 
 @dataclass

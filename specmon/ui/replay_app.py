@@ -1,21 +1,20 @@
 """`specmon replay FILE`: the live dashboard driven by a recording, with pause, seek and speed.
 
 The dashboard is the live one (`SpecmonApp`) over a session whose feed is the recording's
-(`ReplayFeed`): the same `ServerSession` builds the same state from the same inputs, and the
-store's answers to its baseline lookups are the recorded ones, so the screens are the recorded
-session's. A seek delivers hundreds of inputs at once: the session builds no View meanwhile,
-and one after them. The keys that act on a server (b, s, p) are off, said when pressed.
+(`ReplayFeed`; `replay_session` builds it, `specmon replay` hands it in): the same
+`ServerSession` builds the same state from the same inputs, and the store's answers to its
+baseline lookups are the recorded ones, so the screens are the recorded session's. A seek
+delivers hundreds of inputs at once: the session builds no View meanwhile, and one after them.
+The keys that act on a server (b, s, p) are off, said when pressed.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 from textual.binding import Binding
 from textual.css.query import NoMatches
 
-from specmon.config import FleetTarget, MonitorConfig
 from specmon.session.replay import ReplayFeed
 from specmon.session.server_session import ServerSession
 from specmon.ui.app import SpecmonApp
@@ -61,25 +60,15 @@ class ReplayApp(SpecmonApp):
         Binding("minus", "slower", "speed", show=False),
     ]
 
-    def __init__(
-        self, config: MonitorConfig, feed: ReplayFeed, *, wall: Callable[[], float] | None = None
-    ) -> None:
+    def __init__(self, session: ServerSession) -> None:
         """Args:
-        config: The recorded session's (`Header.config`).
-        feed: The recording's feed.
-        wall: The clock of what the replay itself says (default: the feed's position).
+        session: The recorded session's (`replay_session`): its feed is the recording's, its
+            clock the feed's position (what the replay itself says is timed by it).
         """
-        wall = wall or feed.wall
-        session = ServerSession(
-            FleetTarget(config.url, config.baseline_url),
-            config,
-            feed,
-            None,
-            lookup=feed.lookup if feed.answers_lookups else None,
-            replay=True,
-            wall=wall,
-        )
-        super().__init__(config, None, None, wall=wall, session=session)
+        feed = session.feed
+        if not isinstance(feed, ReplayFeed):
+            raise TypeError("a replay shows a session over a ReplayFeed (replay_session)")
+        super().__init__(session)
         self.replay = feed
         feed.on_rewind = self._rewind
         feed.on_start = self.seek_to

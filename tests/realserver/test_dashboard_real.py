@@ -13,6 +13,7 @@ from real_helpers import RealServer
 from textual.pilot import Pilot
 
 from specmon.config import MonitorConfig, Targets
+from specmon.session.server_session import dashboard_session
 from specmon.storage.store import Store
 from specmon.target import Target
 from specmon.ui.app import SpecmonApp
@@ -53,7 +54,7 @@ def _app(url: str, baseline_url: str | None, store: Store, tokens: int = 128) ->
         Target(url, read_timeout=30),
         Target(baseline_url, read_timeout=30) if baseline_url else None,
     )
-    return SpecmonApp(config, targets, store)
+    return SpecmonApp(dashboard_session(config, targets, store))
 
 
 async def test_dashboard_shows_a_real_speculative_server(

@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 from types import MappingProxyType
 
 from replay import FIXTURES
 
-from specmon.config import FleetTarget, MonitorConfig
+from specmon.config import FleetTarget, MonitorConfig, Targets
+from specmon.history import MarkKind
 from specmon.measure.snapshot import SnapshotKind
 from specmon.model import Reading, Sample, ServerInfo
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.feed import FeedSink
-from specmon.session.server_session import ServerSession
+from specmon.session.recording import Header, RecordingWriter, read_recording
+from specmon.session.server_session import ServerSession, dashboard_session
 from specmon.session.view import View
 from specmon.sources.backends.sglang import parse_server_info
+from specmon.storage import history_store
+from specmon.storage.store import Store
+from specmon.target import Target
 
 URL = "http://10.1.230.174:8000"
 NOW = 1_796_023_200.0
@@ -41,6 +47,14 @@ class _Feed:
         return True
 
     def pause_probe(self, paused: bool) -> None: ...
+
+
+class _NotesFeed(_Feed):
+    """A feed whose run reports twenty bench notes."""
+
+    async def run(self, sink: FeedSink) -> None:
+        for i in range(20):
+            sink.bench_note(NOW + i, "a note of some length " * 2)
 
 
 def _session(config: MonitorConfig = CONFIG, **kwargs: bool) -> tuple[ServerSession, _Feed]:
@@ -102,3 +116,40 @@ def test_telemetry_that_cannot_be_set_up_is_a_warning_not_a_failed_probe() -> No
     session.telemetry_failed(NOW, "GPU telemetry: no NVML")
     assert session.live.probe_error is None and session.probes_failed == 0
     assert session.live.events[-1].level == "warn"
+
+
+async def test_a_recording_that_stops_early_says_why_in_the_events_log(tmp_path: Path) -> None:
+    """The size cap ends the recording; the session says so in its View (no screen needed)."""
+    writer = RecordingWriter(tmp_path / "r.jsonl", Header(URL, NOW, 1.0), max_bytes=600)
+    session = ServerSession.of_config(
+        CONFIG, _NotesFeed(), None, recording=writer, wall=lambda: NOW
+    )
+    assert session.recording is writer
+    views: list[View] = []
+    session.on_view = views.append
+    await session.run()
+    said = [e.text for e in session.live.events if e.text.startswith("recording stopped")]
+    assert said == ["recording stopped: the size cap (0 MB) was reached"]
+    assert any(e.text == said[0] for e in views[-1].events)
+    assert read_recording(tmp_path / "r.jsonl").ended == writer.stopped  # closed by the feed
+
+
+async def test_the_dashboard_session_keeps_the_lasting_history_while_it_runs(
+    tmp_path: Path,
+) -> None:
+    """The command's session decides: its own sampling, history on and a store to keep it in."""
+    targets = Targets(Target(URL))
+    with Store(tmp_path / "db") as store:
+        assert dashboard_session(CONFIG, targets, store).records_history
+        assert not dashboard_session(replace(CONFIG, history=False), targets, store).records_history
+        assert not dashboard_session(CONFIG, targets, None).records_history
+        assert not ServerSession.of_config(CONFIG, _Feed(), store).records_history  # a web tab's
+        session = ServerSession.of_config(
+            CONFIG, _Feed(), store, records_history=True, wall=lambda: NOW
+        )
+        assert session.history is None  # not before it runs
+        await session.run()
+        assert session.history is not None
+        session.close()  # writes what the writer held
+        marks = history_store.marks(store, URL, 0, NOW + 1)
+    assert [m.kind for m in marks] == [MarkKind.WATCH]

@@ -28,6 +28,7 @@ from specmon.model import (
     Telemetry,
 )
 from specmon.probe_prompts import DEFAULT_PROMPT
+from specmon.session.server_session import dashboard_session
 from specmon.sources.backends.sglang import parse_server_info
 from specmon.sources.dcgm import telemetry_from_text
 from specmon.sources.metrics import metrics_from_text
@@ -138,13 +139,17 @@ def make_app(tmp_path: Path) -> Iterator[Callable[..., SpecmonApp]]:
     """Build dashboards with no workers and a fixed clock: tests hand the session its inputs."""
     stores: list[Store] = []
 
-    def build(baseline_url: str | None = BASE_URL, **options: Any) -> SpecmonApp:
+    def build(
+        baseline_url: str | None = BASE_URL, *, read_only: bool = False, **session_options: Any
+    ) -> SpecmonApp:
+        """The dashboard of `dashboard_session(config, targets, store, **session_options)`."""
         config = MonitorConfig(url=URL, baseline_url=baseline_url, probe_tokens=256)
         targets = Targets(Target(URL), Target(baseline_url) if baseline_url else None)
         stores.append(Store(tmp_path / f"ui{len(stores)}.db"))
-        return SpecmonApp(
-            config, targets, stores[-1], start_workers=False, wall=lambda: NOW, **options
+        session = dashboard_session(
+            config, targets, stores[-1], wall=lambda: NOW, **session_options
         )
+        return SpecmonApp(session, read_only=read_only, start_workers=False)
 
     yield build
     for store in stores:

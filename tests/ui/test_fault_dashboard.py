@@ -18,6 +18,7 @@ from live_helpers import until
 from specmon.config import MonitorConfig, Targets
 from specmon.session import watch as app_module
 from specmon.session.feed import LocalFeed
+from specmon.session.server_session import dashboard_session
 from specmon.sim import SimThread
 from specmon.storage.store import Store
 from specmon.target import Target
@@ -41,7 +42,7 @@ def _app(sim: SimThread, store: Store) -> SpecmonApp:
         read_timeout=TIMEOUT_S,
     )
     target = Target(sim.url, connect_timeout=TIMEOUT_S, read_timeout=TIMEOUT_S)
-    return SpecmonApp(config, Targets(target), store)
+    return SpecmonApp(dashboard_session(config, Targets(target), store))
 
 
 def _healthy(app: SpecmonApp, since: float = 0.0) -> bool:
@@ -122,7 +123,9 @@ async def test_insecure_is_announced_and_verification_failure_named(tmp_path: Pa
             config = MonitorConfig(
                 url=tls.url, interval=0.1, probe_every=0.2, probe_tokens=24, insecure=insecure
             )
-            app = SpecmonApp(config, Targets(Target(tls.url, insecure=insecure)), store)
+            app = SpecmonApp(
+                dashboard_session(config, Targets(Target(tls.url, insecure=insecure)), store)
+            )
             async with app.run_test(size=(80, 24)) as pilot:
                 if insecure:
                     await until(pilot, lambda app=app: _healthy(app))

@@ -99,7 +99,7 @@ async def _feed(fleet: Fleet) -> None:
 
 def _app(count: int) -> FleetApp:
     config, fleet = _fleet(count)
-    return FleetApp(config, fleet, None, start_workers=False, wall=lambda: NOW)
+    return FleetApp(config, fleet, start_workers=False, wall=lambda: NOW)
 
 
 def _shown(count: int) -> Callable[[Pilot[None]], Awaitable[None]]:
@@ -283,7 +283,7 @@ async def test_live_fleet_and_b_on_a_chosen_server(tmp_path: Path) -> None:
             fleet=targets,
         )
         fleet = Fleet([ServerSession.of_target(t, Target(t.url), config, store) for t in targets])
-        app = FleetApp(config, fleet, store)
+        app = FleetApp(config, fleet)
         async with app.run_test(size=(80, 24)) as pilot:
             screen = app.screen
             assert isinstance(screen, FleetScreen)
@@ -321,7 +321,7 @@ async def test_at_80x24_the_columns_the_docs_promise_fit_beside_long_names() -> 
     sessions = [
         ServerSession.of_target(t, Target(t.url), config, None, wall=lambda: NOW) for t in targets
     ]
-    app = FleetApp(config, Fleet(sessions), None, start_workers=False, wall=lambda: NOW)
+    app = FleetApp(config, Fleet(sessions), start_workers=False, wall=lambda: NOW)
     eagle = server_info(
         "spec",
         speculative_algorithm="EAGLE3",
@@ -455,7 +455,7 @@ async def test_a_bug_in_a_session_crashes_the_fleet_as_it_does_the_dashboard() -
         raise RuntimeError("a bug")
 
     fleet.sessions[1].live.on_sample = crash  # type: ignore[method-assign]
-    app = FleetApp(replace(config, fleet=targets), fleet, None)
+    app = FleetApp(replace(config, fleet=targets), fleet)
     with pytest.raises(RuntimeError, match="a bug"):
         async with app.run_test() as pilot:
             await until(pilot, lambda: app.return_code is not None)

@@ -10,6 +10,7 @@ from live_helpers import until
 
 from specmon.config import MonitorConfig, Targets
 from specmon.session.baselines import BaselineOrigin
+from specmon.session.server_session import dashboard_session
 from specmon.storage.store import Store
 from specmon.ui.app import SpecmonApp
 
@@ -27,7 +28,9 @@ async def test_b_on_the_dashboard_relaunches_for_the_baseline(tmp_path: Path) ->
             read_timeout=2.0,
         )
         with Store(tmp_path / "db") as store:
-            app = SpecmonApp(config, Targets(server.target), store, managed=server)
+            app = SpecmonApp(
+                dashboard_session(config, Targets(server.target), store, managed=server)
+            )
             async with app.run_test(size=(80, 24)) as pilot:
                 await until(
                     pilot, lambda: app.session.live.server.info is not None

@@ -15,7 +15,7 @@ from live_helpers import until
 
 from specmon.config import MonitorConfig, Targets
 from specmon.history import Figure, MarkKind
-from specmon.session.server_session import ServerSession
+from specmon.session.server_session import ServerSession, dashboard_session
 from specmon.sim import SimConfig, SimThread
 from specmon.sim.record import EmittedRequest
 from specmon.storage import history_store
@@ -48,7 +48,7 @@ def _app(spec: SimThread, base: SimThread | None, store: Store, **kw: object) ->
     targets = Targets(
         Target(spec.url, read_timeout=1.0), Target(base.url, read_timeout=1.0) if base else None
     )
-    return SpecmonApp(config, targets, store)
+    return SpecmonApp(dashboard_session(config, targets, store))
 
 
 async def test_b_takes_a_baseline_matching_what_the_server_emitted(
@@ -164,7 +164,8 @@ async def test_no_history_and_a_shared_feed_record_nothing(
         async with off.run_test(size=(80, 24)) as pilot:
             await until(pilot, lambda: len(off.session.live.probes) >= 1)
             assert off.session.history is None
-        tab = SpecmonApp(off.config, None, store, feed=off.session.feed)  # as a `specmon web` tab
+        # As a `specmon web` tab: a session over a feed this process does not own.
+        tab = SpecmonApp(ServerSession.of_config(off.config, off.session.feed, store))
         async with tab.run_test(size=(80, 24)) as pilot:
             await until(pilot, lambda: len(tab.session.live.probes) >= 1)
             assert tab.session.history is None

@@ -15,7 +15,8 @@ from specmon.cli import main
 from specmon.config import MonitorConfig, Targets
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.recording import Header, RecordingWriter, read_recording
-from specmon.session.replay import ReplayFeed
+from specmon.session.replay import ReplayFeed, replay_session
+from specmon.session.server_session import dashboard_session
 from specmon.sim import SimConfig, SimThread
 from specmon.storage.store import Store
 from specmon.target import Target
@@ -44,14 +45,14 @@ def _recording_app(
         baseline_runs=3,
     )
     writer = RecordingWriter(path, Header.of(config, time.time()), max_bytes=max_bytes)
-    return SpecmonApp(config, Targets(Target(spec.url), Target(base.url)), store, recording=writer)
+    targets = Targets(Target(spec.url), Target(base.url))
+    return SpecmonApp(dashboard_session(config, targets, store, recording=writer))
 
 
 async def _replayed_to_the_end(path: Path) -> ReplayApp:
     recording = read_recording(path)
-    app = ReplayApp(
-        recording.header.config(MonitorConfig(url="unused")), ReplayFeed(recording, paused=True)
-    )
+    config = recording.header.config(MonitorConfig(url="unused"))
+    app = ReplayApp(replay_session(config, ReplayFeed(recording, paused=True)))
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.replay.running)
         app.seek_to(app.replay.duration)

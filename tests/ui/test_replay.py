@@ -17,7 +17,8 @@ from textual.pilot import Pilot
 from specmon.cli import main
 from specmon.config import MonitorConfig, Targets
 from specmon.session.recording import Recording, read_recording
-from specmon.session.replay import ReplayFeed
+from specmon.session.replay import ReplayFeed, replay_session
+from specmon.session.server_session import dashboard_session
 from specmon.session.view import View
 from specmon.target import Target
 from specmon.ui.app import SpecmonApp
@@ -32,7 +33,7 @@ MOMENTS = {"probing": 6.0, "benching": 13.0, "compared": 39.0}
 def _replay(*, paused: bool = True, speed: float = 1.0) -> ReplayApp:
     recording = read_recording(RECORDING)
     feed = ReplayFeed(recording, paused=paused, speed=speed)
-    return ReplayApp(recording.header.config(MonitorConfig(url="unused")), feed)
+    return ReplayApp(replay_session(recording.header.config(MonitorConfig(url="unused")), feed))
 
 
 async def _started(pilot: Pilot[None]) -> ReplayApp:
@@ -63,9 +64,8 @@ async def _live_view(recording: Recording, until: float) -> View:
     header = recording.header
     clock = [header.started_at]
     config = header.config(MonitorConfig(url="unused"))
-    app = SpecmonApp(
-        config, Targets(Target(config.url)), None, start_workers=False, wall=lambda: clock[0]
-    )
+    session = dashboard_session(config, Targets(Target(config.url)), None, wall=lambda: clock[0])
+    app = SpecmonApp(session, start_workers=False)
     async with app.run_test(size=(160, 50)) as pilot:
         sink = app.session
         sink.follow_baseline_server()  # as `ServerSession.run` does before the feed's first input
@@ -211,7 +211,7 @@ def test_replay_refuses_in_one_line(
 async def test_start_shows_the_moment_as_a_seek_there_does() -> None:
     recording = read_recording(RECORDING)
     config = recording.header.config(MonitorConfig(url="unused"))
-    started = ReplayApp(config, ReplayFeed(recording, paused=True, start=13.0))
+    started = ReplayApp(replay_session(config, ReplayFeed(recording, paused=True, start=13.0)))
     async with started.run_test(size=(160, 50)) as pilot:
         await _started(pilot)
         await pilot.pause()

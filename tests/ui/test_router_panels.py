@@ -16,6 +16,7 @@ from test_dashboard import healthy
 
 from specmon.config import MonitorConfig, Targets
 from specmon.model import WorkerStatus
+from specmon.session.server_session import dashboard_session
 from specmon.sim import SimConfig, SimThread
 from specmon.storage.store import Store
 from specmon.target import Target
@@ -74,7 +75,7 @@ async def test_the_dashboard_behind_a_router_with_a_baseline_and_a_worker_killed
         targets = Targets(
             Target(url, read_timeout=1.0, metrics_urls=urls), Target(base.url, read_timeout=1.0)
         )
-        app = SpecmonApp(config, targets, store)
+        app = SpecmonApp(dashboard_session(config, targets, store))
         async with app.run_test(size=(160, 50)) as pilot:
             await until(pilot, lambda: app.session.live.server.info is not None)
             await pilot.press("b")

@@ -26,6 +26,7 @@ from specmon.config import MonitorConfig, Targets
 from specmon.launch.process import LaunchFailed, ServerProcess
 from specmon.launch.split import Launch
 from specmon.session.baselines import BaselineOrigin
+from specmon.session.server_session import dashboard_session
 from specmon.sim import SimThread
 from specmon.storage.store import Store
 from specmon.target import ApiKey, Target
@@ -110,7 +111,7 @@ async def _dashboard(spec: SimThread, plain: SimThread, store: Store, shots: Pat
     )
     # Generous timeouts: this test is about what is shown, and it must hold on a loaded machine.
     targets = Targets(*(Target(url, key, 10.0, 10.0) for url in (spec.url, plain.url)))
-    app = SpecmonApp(config, targets, store)
+    app = SpecmonApp(dashboard_session(config, targets, store))
     async with app.run_test(size=(160, 50)) as pilot:
 
         async def open_screen(key_name: str, kind: type[Screen[object]]) -> None:
@@ -155,7 +156,7 @@ async def test_a_crash_report_does_not_show_the_key(
     config = MonitorConfig(url="http://127.0.0.1:9", interval=0.1, probe=False)
     target = Target(config.url, ApiKey(KEY, "env SPECMON_API_KEY"))
     with Store(tmp_path / "db") as store:
-        app = SpecmonApp(config, Targets(target), store)
+        app = SpecmonApp(dashboard_session(config, Targets(target), store))
 
         def crash(_: object) -> None:
             raise RuntimeError("a bug")

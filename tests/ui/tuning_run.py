@@ -50,6 +50,7 @@ async def run() -> dict[str, Any]:
     from textual.strip import Strip
 
     from specmon.config import MonitorConfig, Targets
+    from specmon.session.server_session import dashboard_session
     from specmon.target import Target
     from specmon.ui import tuning
     from specmon.ui.app import SpecmonApp
@@ -57,9 +58,8 @@ async def run() -> dict[str, Any]:
 
     url = "http://127.0.0.1:9"
     config = MonitorConfig(url=url, probe_tokens=16)
-    app = SpecmonApp(
-        config, Targets(Target(url), None), None, start_workers=False, wall=lambda: 0.0
-    )
+    session = dashboard_session(config, Targets(Target(url), None), None, wall=lambda: 0.0)
+    app = SpecmonApp(session, start_workers=False)
     async with app.run_test(size=(120, 40)) as pilot:
         for key in ("t", "i", "escape", "c", "escape", "question_mark", "escape", "t"):
             await pilot.press(key)
