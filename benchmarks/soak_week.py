@@ -80,8 +80,18 @@ class CountingApp(SpecmonApp):
         self._started = time.monotonic()
         self.samples = 0
         self.probes = 0
+        self.restarts = 0
+        """Restarts the session saw: the soak makes one every `--restart-every` seconds."""
         self._count("sample", "samples")
         self._count("probe_done", "probes")
+        on_sample = self.session.live.on_sample
+
+        def counting_restarts(sample: Any) -> Any:
+            changes = on_sample(sample)
+            self.restarts += sum(1 for change in changes if change.restart)
+            return changes
+
+        self.session.live.on_sample = counting_restarts  # type: ignore[method-assign]
 
     def on_mount(self) -> None:
         """The stats timer. Textual runs SpecmonApp's `on_mount` itself, before this one (a
@@ -105,7 +115,7 @@ class CountingApp(SpecmonApp):
         kinds = Counter(type(o).__qualname__ for o in gc.get_objects()).most_common(TYPES_KEPT)
         line = {"t": round(time.monotonic() - self._started, 1), "objects": objects,
                 "rss_mib": round(rss() / 2**20, 1), "samples": self.samples,
-                "probes": self.probes, "types": dict(kinds)}  # fmt: skip
+                "probes": self.probes, "restarts": self.restarts, "types": dict(kinds)}  # fmt: skip
         with self._stats_path.open("a") as out:
             out.write(json.dumps(line) + "\n")
 
@@ -288,6 +298,8 @@ def figures(
         "simulated_days_of_samples": round(last["samples"] * SCRAPE_EVERY_S / 86400, 2),
         "probes": last["probes"],
         "simulated_days_of_probes": round(last["probes"] * PROBE_EVERY_S / 86400, 2),
+        # One per `--restart-every` seconds; far more: samples out of order (or a bug).
+        "restarts_seen": last.get("restarts"),
         "rss_trend_mib": trend(
             [(line["t"], line["rss_mib"]) for line in lines], args.settle_s, RSS_FLAT_WITHIN
         ),
