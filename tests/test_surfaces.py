@@ -2,7 +2,9 @@
 baseline go through the dashboard's View, the fleet row, the exporter's text, `check --json`,
 `snapshots export --format json` and `ab --json`, and the same pair reads the same everywhere;
 each catalogued figure reads the same on every surface that names it, and the text reports
-(`bench`, `snapshots compare`, `check`'s findings) write each they show as the catalogue does.
+(`bench`, `snapshots compare`, `check`'s findings, `ab`'s table, the what-if's words and its
+advisor's evidence) write each they show as the catalogue does (the dashboard's panels:
+tests/ui/test_catalogue_panels.py).
 
 Each surface's figures are read from its machine format (the View's and the row's values, the
 exposition text, the JSON documents) as (speedup, low, high, validity state, verdict). Where
@@ -47,9 +49,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from runs import run
 
 from specmon.analysis.ab_runs import AbRun, Side, judged
+from specmon.analysis.acceptance import from_histogram
+from specmon.analysis.by_load import LoadBand
 from specmon.analysis.catalogue import CATALOGUE, Measured
 from specmon.analysis.catalogue import figure as catalogued
 from specmon.analysis.comparison import Speedup, compare, verdict
+from specmon.analysis.cycle_model import CyclePoint, fit_cycle
 from specmon.analysis.load import best_per_concurrency
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.sequential import SequentialRule
@@ -61,6 +66,7 @@ from specmon.analysis.validity import (
     relaunched_for_speculation,
 )
 from specmon.check import run_check
+from specmon.cli.ab_report import best_lines, table_lines
 from specmon.cli.ab_report import report_to_dict as ab_report_to_dict
 from specmon.config import FleetTarget, MonitorConfig
 from specmon.exporter.metrics import ExportedTarget, render
@@ -91,6 +97,14 @@ from specmon.sources.backends.sglang import parse_server_info
 from specmon.sources.metrics import metrics_from_text
 from specmon.storage.store import Store
 from specmon.target import Target
+from specmon.whatif.advice import advise
+from specmon.whatif.by_band import BandWhatIf
+from specmon.whatif.inputs import WhatIfAnswer
+from specmon.whatif.prediction import Prediction, what_if
+from specmon.whatif.text import band_what_if_lines
+from specmon.whatif.text import row as whatif_row
+from specmon.whatif.text import summary as whatif_summary
+from specmon.wording import DASH
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sglang-0.5.17"
 NOW = 1_796_023_200.0
@@ -803,3 +817,179 @@ def test_ab_reads_as_the_export_of_its_snapshots(seed: int, tmp_path: Path) -> N
     if sweep:
         valid = {lv["concurrency"] for c in body["configs"] for lv in c["levels"] if lv["valid"]}
         assert {b["concurrency"] for b in body["best"]} == valid
+
+
+@pytest.mark.parametrize("seed", range(0, 30, 2))
+def test_ab_writes_every_catalogued_figure_as_the_catalogue(seed: int) -> None:
+    """`ab`'s table (each side's decode tok/s, the speedup with its interval, accept length,
+    cycle, break-even) and its best configurations write each figure as the catalogue's
+    `written()` of the level's runs, pooled over its rounds, and their comparison: read back
+    from the printed rows."""
+    runs = ab_history(seed)
+    per_config = judged(runs, max_age_s=MAX_AGE_S)
+    sweep = per_config[0][0] is not None
+    written: list[Written] = []
+    for _, found, _ in per_config:
+        table = "\n".join(table_lines(found))
+        for lv in found:
+            spec, base = Measured(lv.speculative, lv.comparison), Measured(lv.baseline)
+            row = rf"^ *{lv.concurrency}  +"
+            written += [
+                Written("ab (baseline)", base, rf"{row}{NUMBER}  ", table, ("decode tok/s",)),
+                Written(
+                    "ab",
+                    spec,
+                    rf"{row}\S+  +{NUMBER}  +{SPEEDUP_TEXT}  +\S.*?  +{NUMBER}  +{CYCLE}  +"
+                    rf"{NUMBER}  +\S+ → \S+  ",
+                    table,
+                    ("decode tok/s", "speedup", "accept length", "cycle",
+                     "break-even accept length"),
+                ),
+            ]  # fmt: skip
+    if sweep:
+        best = best_per_concurrency([(c or "", found) for c, found, _ in per_config])
+        text = "\n".join(best_lines(best))
+        written += [
+            Written(
+                "ab --sweep (best)",
+                Measured(b.level.speculative, b.level.comparison),
+                rf"^  +{b.concurrency} streams?: {re.escape(b.config)} \({SPEEDUP_TEXT}, ",
+                text,
+                ("speedup",),
+            )
+            for b in best
+        ]
+    read: set[str] = set()
+    for w in written:
+        for key, text in w.figures():
+            read.add(key)
+            assert text == catalogued(key).written(w.of), (w.surface, key, text)
+    assert read == {"decode tok/s", "speedup", "accept length", "cycle", "break-even accept length"}
+
+
+WHATIF_COLUMNS = {"tokens": "accept length", "cycle": "cycle", "decode": "decode tok/s",
+                  "break_even": "break-even accept length"}  # fmt: skip
+"""The what-if table's columns of catalogued figures (`whatif.text.LABELS`), by their key."""
+
+
+def _prediction(now: Pooled, p: Prediction) -> Measured:
+    """A prediction as the catalogue reads it: its figures are the runs' figures, predicted."""
+    return Measured(
+        Pooled(now.runs, p.decode_tok_s, None, p.tokens_per_step, p.cycle_ms), p.comparison
+    )
+
+
+def test_the_whatif_writes_every_catalogued_figure_as_the_catalogue() -> None:
+    """The what-if's words (`whatif/text.py`: the table's cells, the best k, the bands' lines;
+    the advisor's evidence) write a prediction's tokens per step, cycle, decode tok/s, speedup
+    and break-even as the catalogue writes the same figures of runs, and the runs' own as the
+    catalogue does: over random histories, with a baseline and without, read back from the
+    text. The speedup's two columns are its catalogue text, the value then its interval."""
+    read: dict[str, set[str]] = {}
+
+    def check(surface: str, of: Measured, pattern: str, text: str, keys: tuple[str, ...]) -> None:
+        for key, said in Written(surface, of, pattern, text, keys).figures():
+            read.setdefault(surface, set()).add(key)
+            assert said == catalogued(key).written(of), (surface, key, said)
+
+    for seed in range(40):
+        h, rng = history(seed), random.Random(seed)
+        now = pool(h.probes)
+        base = pool(h.base.runs) if rng.random() < 0.8 else None
+        k = rng.randint(1, 4)
+        positions = from_histogram([rng.randint(1, 30) for _ in range(k)] + [rng.randint(0, 200)])
+        assert positions is not None and now.cycle_ms is not None
+        points = [CyclePoint(k, now.cycle_ms, "now")]
+        if rng.random() < 0.7:  # another draft length measured, each draft dearer: a line
+            other = rng.choice([n for n in range(1, 6) if n != k])
+            cost = 1 + rng.uniform(0.05, 0.3) * (other - k)
+            points.append(CyclePoint(other, now.cycle_ms * cost, "snapshot #1"))
+        ms = base.ms_per_token if base is not None else None
+        cycle = fit_cycle(points, ms, model_drafts=rng.random() < 0.5)
+        assert cycle is not None
+        w = what_if(now, positions, k, cycle, base)
+        assert w is not None
+        for p in w.predictions:
+            cells, of = whatif_row(h.info, p, w.choice.draft_tokens), _prediction(now, p)
+            for column, key in WHATIF_COLUMNS.items():
+                if cells[column] != DASH:
+                    check("whatif (table)", of, rf"^{NUMBER}$", cells[column], (key,))
+                else:
+                    assert catalogued(key).written(of) is None, (column, p)
+            gain = " ".join(c for c in (cells["speedup"], cells["speedup_interval"]) if c != DASH)
+            assert (gain or None) == catalogued("speedup").written(of)
+            if p.decode_low is not None and p.decode_high is not None:
+                ends = re.fullmatch(rf"{NUMBER}–{NUMBER}", cells["decode_interval"])
+                assert ends is not None, cells["decode_interval"]
+                assert ends.groups() == tuple(
+                    catalogued("decode tok/s").format(v) for v in (p.decode_low, p.decode_high)
+                )
+        lines = "\n".join(whatif_summary(h.info, w))
+        if w.faster is not None:
+            check(
+                "whatif (best)",
+                _prediction(now, w.faster),
+                rf"^best: k = \d+ \(.*\), {DECODE} predicted",
+                lines,
+                ("decode tok/s",),
+            )
+        band = LoadBand(1, 60.0, float(k), 1.0, False, 2.0, 100.0, 100.0)
+        (line,) = band_what_if_lines(h.info, [BandWhatIf(band, WhatIfAnswer(w))])[1:]
+        shown = w.faster or w.current
+        check(
+            "whatif (by load)",
+            _prediction(now, shown),
+            rf"^ +\S+: k = \d+ (?:predicted |\(){DECODE}",
+            line,
+            ("decode tok/s",),
+        )
+        comparison = compare(now, base) if base is not None else None
+        found = advise(h.info, protocol=PROTOCOL, now=now, comparison=comparison, whatif=w,
+                       earlier=(), flag_for=lambda n: f"--k {n}", off_flag="--off")  # fmt: skip
+        for advice in found:
+            if advice.evidence.startswith("accept length"):  # under break-even
+                assert comparison is not None and base is not None
+                check(
+                    "advisor (losing)",
+                    Measured(now, comparison),
+                    rf"^accept length {NUMBER} < break-even {NUMBER} \(cycle / baseline ms per "
+                    rf"token; {NUMBER} vs \S+ tok/s, {SPEEDUP_TEXT}\)$",
+                    advice.evidence,
+                    ("accept length", "break-even accept length", "decode tok/s", "speedup"),
+                )
+                check(
+                    "advisor (losing)",
+                    Measured(base),
+                    rf"; \S+ vs {DECODE}, ",
+                    advice.evidence,
+                    ("decode tok/s",),
+                )
+            elif advice.evidence.startswith("k = "):  # a better draft length
+                assert w.faster is not None
+                check(
+                    "advisor (better k)",
+                    _prediction(now, w.faster),
+                    rf"^k = \d+: {DECODE} predicted \[",
+                    advice.evidence,
+                    ("decode tok/s",),
+                )
+                check(
+                    "advisor (better k)",
+                    _prediction(now, w.current),
+                    rf"\] vs {NUMBER} at k = {w.draft_tokens}$",
+                    advice.evidence,
+                    ("decode tok/s",),
+                )
+    # Every line was read somewhere in the histories, each of its figures.
+    assert read == {
+        "whatif (table)": {"accept length", "cycle", "decode tok/s", "break-even accept length"},
+        "whatif (best)": {"decode tok/s"},
+        "whatif (by load)": {"decode tok/s"},
+        "advisor (losing)": {
+            "accept length",
+            "break-even accept length",
+            "decode tok/s",
+            "speedup",
+        },
+        "advisor (better k)": {"decode tok/s"},
+    }, read

@@ -10,10 +10,13 @@ A name that is None leaves the figure off that surface. The names are a contract
 dashboards and alert rules: an entry carries each surface's name where they differ, and
 `tests/analysis/test_catalogue.py` holds them to the names served before the catalogue.
 
-The text renderers (`bench`'s pooled lines, `snapshots compare`, `check`'s findings) look a
-figure up by its key (`figure("cycle")`) and write it with its `written()` or `shown()`, or a
-value of it (the runs' range beside it) with its `format()`: a figure's digits, sign and unit are
-set here, once (`tests/test_surfaces.py` reads them back from the rendered text).
+The text renderers (`bench`'s pooled lines, `snapshots compare`, `check`'s findings, `ab`'s
+table, the what-if and its advisor) and the dashboard's panels and tables look a figure up by its
+key (`figure("cycle")`, once, at import) and write it with its `written()` or `shown()`, or a
+value of it (the runs' range beside it, the latest probe's, a prediction's) with its `format()`
+or `value_text()`: a figure's digits, sign and unit are set here, once (`tests/test_surfaces.py`
+and `tests/ui/test_catalogue_panels.py` read them back from what is shown; the few surfaces that
+write fewer digits for room say so, and docs/metrics.md lists them).
 
 Adding a figure: define it in `analysis` (a field or property of `Pooled` or `Comparison`), add
 its `Figure` here, document it in docs/metrics.md; every surface that lists the catalogue then
@@ -85,15 +88,23 @@ class Figure:
             return self.text(measured)
         return self.format(self.get(measured))
 
+    def value_text(self, value: float | None, *, unit: bool = True) -> str:
+        """A value of this figure for a table or a panel: `format` with its unit beside it
+        (none where `unit` is False: a column or a line that names it), a ratio as a signed
+        percent (+21.0%), or "—" when missing."""
+        if self.unit == "ratio":
+            return pct(value, signed=True)
+        text = self.format(value)
+        if text is None:
+            return DASH
+        return f"{text} {self.unit}" if unit else text
+
     def shown(self, measured: Measured) -> str:
         """`written` with its unit, a ratio as a signed percent (+21.0%), or "—" (the
         dashboard's)."""
-        if self.text is None and self.unit == "ratio":
-            return pct(self.get(measured), signed=True)
-        text = self.written(measured)
-        if text is None:
-            return DASH
-        return text if self.text is not None else f"{text} {self.unit}"
+        if self.text is not None:
+            return self.text(measured) or DASH
+        return self.value_text(self.get(measured))
 
 
 def _pooled(read: Callable[[Pooled], float | None]) -> Callable[[Measured], float | None]:

@@ -5,19 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from specmon.analysis.catalogue import Measured, figure
 from specmon.analysis.comparison import TENTATIVE_ROUNDS
 from specmon.analysis.load import Best, Crossover, Level
 from specmon.launch.split import Split
 from specmon.storage.serialize import comparison_to_dict, crossover_to_dict, pooled_to_dict
-from specmon.wording import (
-    DASH,
-    num,
-    pct,
-    speedup_text,
-    streams,
-    validity_mark,
-    verdict_text,
-)
+from specmon.wording import DASH, num, pct, streams, validity_mark, verdict_text
+
+DECODE, ACCEPT, CYCLE = figure("decode tok/s"), figure("accept length"), figure("cycle")
+SPEEDUP, BREAK_EVEN = figure("speedup"), figure("break-even accept length")
 
 AB_SCHEMA = 2
 """The `ab --json` object's version (2: the rounds' speedups and `tentative`, no τ²)."""
@@ -54,16 +50,17 @@ def table_lines(levels: Sequence[Level]) -> list[str]:
     lines = [HEADER]
     for lv in levels:
         c = lv.comparison
+        # The catalogue's figures (`analysis.catalogue`) of each side's runs, pooled over the
+        # rounds; the total throughput is not one of them (all streams, not one's decode).
+        base, spec = Measured(lv.baseline), Measured(lv.speculative, c)
         throughput = (
             f"{num(lv.baseline_throughput, '.1f')} → {num(lv.speculative_throughput, '.1f')}"
         )
         lines.append(
-            f"{lv.concurrency:>7}  {num(lv.baseline.decode_tok_s):>9}  "
-            f"{num(lv.speculative.decode_tok_s):>9}  "
-            f"{(speedup_text(c.speedup) if c else None) or DASH:<26}  "
-            f"{verdict_text(c) if c else DASH:<24}  {num(lv.speculative.accept_length, '.2f'):>6}  "
-            f"{num(lv.speculative.cycle_ms, '.1f', 'ms'):>8}  "
-            f"{num(c.break_even if c else None, '.2f'):>10}  {throughput:<24}  "
+            f"{lv.concurrency:>7}  {DECODE.written(base) or DASH:>9}  "
+            f"{DECODE.written(spec) or DASH:>9}  {SPEEDUP.written(spec) or DASH:<26}  "
+            f"{verdict_text(c) if c else DASH:<24}  {ACCEPT.written(spec) or DASH:>6}  "
+            f"{CYCLE.shown(spec):>8}  {BREAK_EVEN.written(spec) or DASH:>10}  {throughput:<24}  "
             f"{_validity(lv)}"
         )
     lines.append("(tok/s: per-request decode, pooled over every round; throughput: all streams)")
@@ -84,7 +81,7 @@ def _interval_lines(levels: Sequence[Level]) -> list[str]:
     else:
         lines = ["(95% intervals from the rounds' own speedups, t with rounds − 1 df:)"]
         for lv in levels:
-            if lv.spread is not None:
+            if lv.spread is not None:  # each round's own speedup: not the pooled figure
                 each = ", ".join(pct(g, signed=True) for g in lv.spread.speedups)
                 lines.append(f"{streams(lv.concurrency, 7)}: {each}")
     if rounds < TENTATIVE_ROUNDS:
@@ -105,7 +102,8 @@ def best_lines(best: Sequence[Best]) -> list[str]:
     lines = ["Best configuration per concurrency:"]
     for b in best:
         c = b.level.comparison
-        said = f"{speedup_text(c.speedup)}, {verdict_text(c)}" if c is not None else DASH
+        gain = SPEEDUP.written(Measured(b.level.speculative, c))
+        said = f"{gain}, {verdict_text(c)}" if c is not None else DASH
         lines.append(f"  {streams(b.concurrency, 4)}: {b.config} ({said})")
     return lines
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from specmon.analysis.catalogue import Measured, figure
 from specmon.analysis.comparison import Comparison, Verdict
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.representative import TrafficGap
@@ -18,9 +19,12 @@ from specmon.backend_facts import facts
 from specmon.model import Protocol, ServerInfo, Snapshot
 from specmon.whatif.inputs import is_tree
 from specmon.whatif.prediction import WhatIf
-from specmon.wording import speedup_text
 
 Level = Literal["info", "warn"]
+
+# The evidence's figures are the catalogue's (`analysis.catalogue`), a prediction's too.
+DECODE, ACCEPT = figure("decode tok/s"), figure("accept length")
+SPEEDUP, BREAK_EVEN = figure("speedup"), figure("break-even accept length")
 
 ACCEPT_DROP = 0.05
 """An accept length this much (relative) below an earlier one of the same configuration is a
@@ -129,9 +133,10 @@ def _under_break_even(
     if accept is None or comparison.break_even is None:
         return []
     evidence = (
-        f"accept length {accept:.2f} < break-even {comparison.break_even:.2f} "
-        f"(cycle / baseline ms per token; {comparison.now_tok_s:.1f} vs "
-        f"{comparison.base_tok_s:.1f} tok/s, {speedup_text(comparison.speedup)})"
+        f"accept length {ACCEPT.format(accept)} < break-even "
+        f"{BREAK_EVEN.format(comparison.break_even)} (cycle / baseline ms per token; "
+        f"{DECODE.format(comparison.now_tok_s)} vs {DECODE.value_text(comparison.base_tok_s)}, "
+        f"{SPEEDUP.written(Measured(comparison=comparison))})"
     )
     others = [p for p in whatif.predictions if not p.measured] if whatif is not None else []
     winning = [p for p in others if p.comparison and p.comparison.verdict == Verdict.WINNING]
@@ -139,7 +144,7 @@ def _under_break_even(
     if winning or hopeful:
         best = max(winning or hopeful, key=lambda p: p.decode_tok_s)
         assert best.comparison is not None
-        k, gain = best.draft_tokens, speedup_text(best.comparison.speedup)
+        k, gain = best.draft_tokens, SPEEDUP.written(Measured(comparison=best.comparison))
         if winning:
             text = f"k = {k} is predicted to win ({gain})"
         else:
@@ -178,7 +183,7 @@ def _unrepresentative(
             text += f": at the traffic's accept length speculation loses ({gain:+.0%})"
         else:
             text += f": at the traffic's accept length speculation gains {gain:+.0%}"
-        evidence = f"{gap.sentence}; break-even {comparison.break_even:.2f}"
+        evidence = f"{gap.sentence}; break-even {BREAK_EVEN.format(comparison.break_even)}"
     else:
         evidence = gap.sentence
     text += "; --probe-prompts FILE with your traffic's prompts makes the probe match it"
@@ -192,9 +197,10 @@ def _better_draft_length(whatif: WhatIf | None, flag_for: Callable[[int], str]) 
     current = whatif.current
     word = "shorter" if faster.draft_tokens < current.draft_tokens else "longer"
     evidence = (
-        f"k = {faster.draft_tokens}: {faster.decode_tok_s:.1f} tok/s predicted "
-        f"[{faster.decode_low:.1f}, {faster.decode_high or faster.decode_tok_s:.1f}] vs "
-        f"{current.decode_tok_s:.1f} at k = {current.draft_tokens}"
+        f"k = {faster.draft_tokens}: {DECODE.value_text(faster.decode_tok_s)} predicted "
+        f"[{DECODE.format(faster.decode_low)}, "
+        f"{DECODE.format(faster.decode_high or faster.decode_tok_s)}] vs "
+        f"{DECODE.format(current.decode_tok_s)} at k = {current.draft_tokens}"
     )
     return [
         Advice(
@@ -232,7 +238,8 @@ def _acceptance_fall(
         return [
             Advice(
                 "warn",
-                f"acceptance fell: accept length {now.accept_length:.2f}, was {before:.2f} "
+                f"acceptance fell: accept length {ACCEPT.format(now.accept_length)}, was "
+                f"{ACCEPT.format(before)} "
                 f"in snapshot #{snapshot.id}",
                 None,
                 f"{now.accept_length / before - 1:+.0%} at the same configuration and "

@@ -9,6 +9,7 @@ from typing import Any
 
 from specmon.analysis.ab_runs import StoredAb
 from specmon.analysis.by_load import LoadBand, band_end, band_label, band_of, levels_in_band
+from specmon.analysis.catalogue import figure
 from specmon.analysis.comparison import Verdict
 from specmon.analysis.load import Level
 from specmon.backend_facts import facts
@@ -27,6 +28,11 @@ from specmon.wording import (
     speedup_text,
     streams,
 )
+
+# A prediction's figures are the catalogue's (`analysis.catalogue`), predicted: written as the
+# runs' are wherever they are read.
+DECODE, ACCEPT, CYCLE = figure("decode tok/s"), figure("accept length"), figure("cycle")
+BREAK_EVEN = figure("break-even accept length")
 
 # The table's columns, in order, by the keys of `row`'s cells (`whatif` prints them all; the
 # dashboard's `w` those that fit). The flag last: it is the longest.
@@ -49,7 +55,7 @@ def row(info: ServerInfo, p: Prediction, best: int) -> dict[str, str]:
     """One table row: the figures of one draft length, by column (LABELS' keys)."""
     interval = DASH
     if p.decode_low is not None and p.decode_high is not None:
-        interval = f"{p.decode_low:.1f}–{p.decode_high:.1f}"
+        interval = f"{DECODE.format(p.decode_low)}–{DECODE.format(p.decode_high)}"
     gain = p.comparison.speedup if p.comparison else None
     be = p.comparison.break_even if p.comparison else None
     notes = []
@@ -61,13 +67,15 @@ def row(info: ServerInfo, p: Prediction, best: int) -> dict[str, str]:
         notes.append("extrapolated")
     return {
         "k": str(p.draft_tokens),
-        "tokens": f"{p.tokens_per_step:.2f}",
-        "cycle": f"{p.cycle_ms:.1f}",
-        "decode": f"{p.decode_tok_s:.1f}",
+        "tokens": ACCEPT.value_text(p.tokens_per_step, unit=False),
+        "cycle": CYCLE.value_text(p.cycle_ms, unit=False),
+        "decode": DECODE.value_text(p.decode_tok_s, unit=False),
         "decode_interval": interval,
+        # The catalogue's speedup text (`wording.speedup_text`) in two columns: the value, then
+        # its interval, to the same decimals.
         "speedup": speedup_text(gain, interval=False) or DASH,
         "speedup_interval": interval_text(gain) or DASH,
-        "break_even": num(be, ".2f"),
+        "break_even": BREAK_EVEN.value_text(be, unit=False),
         "notes": ", ".join(notes),
         "flag": draft_flag(info, p.draft_tokens),
     }
@@ -83,14 +91,16 @@ def summary(info: ServerInfo, w: WhatIf) -> list[str]:
         f"cycle model ({w.cycle.fit.value}): {w.cycle.assumption}",
     ]
     if w.cycle.base_ms is not None:
+        # The baseline's ms per token as the cycle model's T₀: to 2 decimals, not the figure's 1
+        # (at 2–7 ms/token one decimal would round away a few percent of the model's input).
         lines.append(f"T₀ = baseline {w.cycle.base_ms:.2f} ms/token")
     current, faster = w.current, w.faster
     if faster is not None:
         gain = faster.decode_tok_s / current.decode_tok_s - 1
         lines.append(
             f"best: k = {faster.draft_tokens} ({draft_flag(info, faster.draft_tokens)}), "
-            f"{faster.decode_tok_s:.1f} tok/s predicted, {pct(gain, signed=True)} vs k = "
-            f"{w.draft_tokens} now, beyond its interval"
+            f"{DECODE.value_text(faster.decode_tok_s)} predicted, {pct(gain, signed=True)} vs "
+            f"k = {w.draft_tokens} now, beyond its interval"
         )
     else:
         text = f"best: k = {w.draft_tokens} (now): no other draft length is predicted faster"
@@ -184,6 +194,8 @@ def _ab_gain(lv: Level) -> str:
     c = lv.comparison
     if c is None:
         return DASH
+    # Whole percents, not the catalogue's speedup text: a list of levels beside each band, its
+    # verdict in a word (`ab` writes each level in full).
     return f"{pct(c.speedup.value, signed=True, places=0)} {_GAIN_WORD[c.verdict]}"
 
 
@@ -235,14 +247,16 @@ def band_what_if_lines(info: ServerInfo, found: Sequence[BandWhatIf]) -> list[st
         current, faster = result.current, result.faster
         if faster is None:
             lines.append(
-                f"  {label:>8}: k = {result.draft_tokens} ({current.decode_tok_s:.1f} tok/s): "
-                "no other draft length is predicted faster beyond its interval"
+                f"  {label:>8}: k = {result.draft_tokens} "
+                f"({DECODE.value_text(current.decode_tok_s)}): no other draft length is "
+                "predicted faster beyond its interval"
             )
             continue
         gain = faster.decode_tok_s / current.decode_tok_s - 1
         setting = adaptive_setting(info, faster.draft_tokens, each.band.start)
         lines.append(
-            f"  {label:>8}: k = {faster.draft_tokens} predicted {faster.decode_tok_s:.1f} tok/s, "
+            f"  {label:>8}: k = {faster.draft_tokens} predicted "
+            f"{DECODE.value_text(faster.decode_tok_s)}, "
             f"{pct(gain, signed=True)} vs k = {result.draft_tokens}, beyond its interval — "
             f"{setting}"
         )

@@ -129,3 +129,22 @@ def test_a_value_is_written_to_its_figures_digits_and_the_margin_with_its_sign()
     assert margin.written(measured) == "+0.36"  # 2.10 − 27.6 · 62.9 / 1000 = 2.10 − 1.74
     assert margin.shown(measured) == "+0.36 tokens/step"
     assert catalogued("cycle").shown(measured) == "27.6 ms"
+
+
+def test_a_value_for_a_panel_or_a_table_is_its_format_with_its_unit_or_a_dash() -> None:
+    """`value_text`: what the panels, the tables, `ab` and the what-if write of a value (the
+    latest probe's, a prediction's): `format` and its unit, without it in a column that names
+    it, "—" when missing; a ratio as a signed percent, as `shown` writes the speedup's ends.
+    `shown` of a plain figure is its `value_text`."""
+    decode, cycle = catalogued("decode tok/s"), catalogued("cycle")
+    assert decode.value_text(75.94) == "75.9 tok/s"
+    assert decode.value_text(75.94, unit=False) == "75.9"
+    assert cycle.value_text(None) == cycle.value_text(None, unit=False) == DASH
+    assert catalogued("margin").value_text(-0.04, unit=False) == "-0.04"
+    assert catalogued("speedup low").value_text(0.2049) == "+20.5%"
+    now = Pooled(runs=3, decode_tok_s=76.1, rel_se=0.01, accept_length=2.1, cycle_ms=27.6)
+    base = Pooled(runs=5, decode_tok_s=62.9, rel_se=0.01, accept_length=None, cycle_ms=None)
+    measured = Measured(pooled=now, comparison=compare(now, base))
+    for figure in CATALOGUE:
+        if figure.text is None:
+            assert figure.shown(measured) == figure.value_text(figure.get(measured)), figure.key

@@ -18,6 +18,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
+from specmon.analysis.catalogue import figure
 from specmon.analysis.validity import LifetimeCheck
 from specmon.errors import SpecmonError
 from specmon.probe_prompts import ProbePrompt
@@ -25,9 +26,9 @@ from specmon.reports.snapshot_table import ComparisonRow, ExportFormat, comparis
 from specmon.storage.private_files import write_private
 from specmon.storage.store import Store
 from specmon.ui.columns import Column, cut, fit
-from specmon.ui.format import DASH, escape, num
+from specmon.ui.format import DASH, escape
 from specmon.ui.widgets import quiet
-from specmon.wording import interval_text, pct, verdict_text
+from specmon.wording import interval_text, speedup_text, verdict_text
 
 COLUMNS = (
     Column("id", "#", essential=True),
@@ -47,26 +48,32 @@ COLUMNS = (
 )
 """Table order. Essential: which snapshot, its decode tok/s, the speedup and whether it holds."""
 _INDEX = {column.key: i for i, column in enumerate(COLUMNS)}
+DECODE, ACCEPT, CYCLE = figure("decode tok/s"), figure("accept length"), figure("cycle")
+BREAK_EVEN = figure("break-even accept length")
+"""The catalogue's figures (`analysis.catalogue`), in columns headed by them."""
 
 
 def _cells(row: ComparisonRow) -> tuple[str, ...]:
     """A row's texts, in COLUMNS order."""
     c = row.comparison
     gain = c.speedup if c else None
+    decode = DECODE.value_text
     return (
         str(row.id),
         time.strftime("%m-%d %H:%M", time.localtime(row.created_at)),
         row.label or "",
         row.config,
-        num(row.pooled.decode_tok_s),
-        f"[{num(row.decode_tok_s_min)}–{num(row.decode_tok_s_max)}]",
-        num(row.pooled.accept_length, ".2f"),
-        num(row.pooled.cycle_ms, ".1f"),
+        DECODE.value_text(row.pooled.decode_tok_s, unit=False),
+        f"[{decode(row.decode_tok_s_min, unit=False)}–{decode(row.decode_tok_s_max, unit=False)}]",
+        ACCEPT.value_text(row.pooled.accept_length, unit=False),
+        CYCLE.value_text(row.pooled.cycle_ms, unit=False),
         f"#{row.baseline_id}" if row.baseline_id else DASH,
-        pct(gain.value, signed=True) if gain else DASH,
+        # The catalogue's speedup text in two columns: the value, then its interval, to the
+        # same decimals (`wording.speedup_text`).
+        speedup_text(gain, interval=False) or DASH,
         interval_text(gain) or DASH,
         verdict_text(c) if c else DASH,
-        num(c.break_even if c else None, ".2f"),
+        BREAK_EVEN.value_text(c.break_even if c else None, unit=False),
         row.baseline_note or DASH,
     )
 

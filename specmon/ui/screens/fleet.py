@@ -16,11 +16,12 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
+from specmon.analysis.catalogue import figure
 from specmon.session.fleet_order import ORDERS, next_order, ordered
 from specmon.session.fleet_row import FleetRow
 from specmon.session.live import RECENT_PROBES
 from specmon.ui.columns import Column, cut, cut_middle, fit
-from specmon.ui.format import DASH, escape, num, pct
+from specmon.ui.format import DASH, escape
 from specmon.ui.messages import FleetRowsReady
 from specmon.ui.screens.filter_prompt import FilterPrompt
 from specmon.ui.widgets import quiet
@@ -49,6 +50,9 @@ FROM_READINGS = frozenset(
 """The columns a server that is down, or whose readings are stale, shows its last values in,
 dimmed: what it was doing, not what it does."""
 
+DECODE, ACCEPT, CYCLE = figure("decode tok/s"), figure("accept length"), figure("cycle")
+SPEEDUP = figure("speedup")
+"""The catalogue's figures (`analysis.catalogue`), in columns headed by them."""
 
 KEYS = "Enter: open, Esc: back · o: sort · /: filter · q: quit"  # both fit 60 columns
 FROZEN_KEYS = "FROZEN: f resumes · Enter: open · o: sort · /: filter"
@@ -56,7 +60,9 @@ FROZEN_KEYS = "FROZEN: f resumes · Enter: open · o: sort · /: filter"
 
 def _cells(row: FleetRow) -> tuple[str, ...]:
     """A row's texts, in COLUMNS order."""
-    speedup = NO_SPEC if row.speculative is False else pct(row.speedup, signed=True)
+    # The speedup's value alone, a signed percent to one decimal: the row carries no interval
+    # (the speedup's text, with its interval and the decimals it may need, is the dashboard's).
+    speedup = NO_SPEC if row.speculative is False else SPEEDUP.value_text(row.speedup)
     # An adaptive server drafting otherwise than its flags at this load says so after them.
     now = f" →{row.drafting_differs}" if row.drafting_differs else ""
     return (
@@ -64,9 +70,9 @@ def _cells(row: FleetRow) -> tuple[str, ...]:
         row.state.upper() if row.state == "down" else row.state,
         row.title or DASH,
         row.speculation + now,
-        num(row.decode_tok_s),
-        num(row.accept_length, ".2f"),
-        num(row.cycle_ms, ".1f"),
+        DECODE.value_text(row.decode_tok_s, unit=False),
+        ACCEPT.value_text(row.accept_length, unit=False),
+        CYCLE.value_text(row.cycle_ms, unit=False),
         speedup,
         row.baseline,
         row.gpu or DASH,

@@ -12,15 +12,18 @@ from textual.reactive import var
 from textual.timer import Timer
 from textual.widgets import ProgressBar, Static
 
+from specmon.analysis.catalogue import Measured, figure
 from specmon.analysis.comparison import Verdict
 from specmon.session.view import BaselineView
 from specmon.ui.format import age, escape
 from specmon.ui.widgets import quiet
-from specmon.wording import DASH, counted, num, speedup_text, verdict_text
+from specmon.wording import DASH, counted, speedup_text, verdict_text
 
 FLASH_S = 1.5  # how long the border flashes when the verdict flips
 SHORT_BELOW = 5  # lines: fewer leave no room for the bars and a wrapped speedup line
 BAR_AT_LEAST = 4  # cells: a narrower bar shows no proportion (and below 0 could not be drawn)
+DECODE, SPEEDUP = figure("decode tok/s"), figure("speedup")
+"""The catalogue's figures (`analysis.catalogue`): each side's decode tok/s, the speedup."""
 
 
 class BaselinePanel(Vertical):
@@ -104,7 +107,8 @@ def _body(view: BaselineView, width: int, height: int) -> str:
             return f"{escape(view.why_none)} — press [bold]b[/] to take one"
         return "no baseline — press [bold]b[/] to take one"
     validity = view.validity
-    spread = f"[{num(view.tok_s_min)}–{num(view.tok_s_max)}]"
+    decode = DECODE.value_text
+    spread = f"[{decode(view.tok_s_min, unit=False)}–{decode(view.tok_s_max, unit=False)}]"
     if validity is None:
         mark = "[dim]validity: once the server answers[/]"
     elif not validity.valid:
@@ -113,7 +117,7 @@ def _body(view: BaselineView, width: int, height: int) -> str:
         mark = "[bold $stale]? unverified[/]"
     else:
         mark = "[bold $good]✓ valid[/]"
-    head = f"[$baseline]#{view.snapshot_id}[/] [bold]{num(view.tok_s, '.1f', 'tok/s')}[/]"
+    head = f"[$baseline]#{view.snapshot_id}[/] [bold]{decode(view.tok_s)}[/]"
     # "now" pools the recent probes (the Decode panel's figure is the last one alone).
     pooled = counted(view.current_runs, "probe")
     span = width - 18 - len(pooled)
@@ -126,15 +130,25 @@ def _body(view: BaselineView, width: int, height: int) -> str:
         lines = [f"{head} · {view.runs} runs", f"{age(view.age_s)} old · {mark}"]
     if view.tok_s is not None and view.current_tok_s is not None and roomy:
         top = max(view.tok_s, view.current_tok_s)
-        lines.append(f"[$baseline]base {bar(view.tok_s, top, span):<{span}}[/] {view.tok_s:6.1f}")
+        base, now = (decode(tok_s, unit=False) for tok_s in (view.tok_s, view.current_tok_s))
+        lines.append(f"[$baseline]base {bar(view.tok_s, top, span):<{span}}[/] {base:>6}")
         lines.append(
             f"[$primary]now  {bar(view.current_tok_s, top, span):<{span}}[/] "
-            f"{view.current_tok_s:6.1f} [dim]{pooled}[/]"
+            f"{now:>6} [dim]{pooled}[/]"
         )
     comparison = view.comparison
-    gain = escape(speedup_text(comparison.speedup, roomy) or DASH) if comparison else DASH
+    gain = DASH
+    if comparison is not None:
+        # The catalogue's speedup text; a short or narrow panel keeps the value alone (its
+        # interval's decimals), not the interval: a line each, cut, not wrapped.
+        text = (
+            SPEEDUP.written(Measured(comparison=comparison))
+            if roomy
+            else speedup_text(comparison.speedup, interval=False)
+        )
+        gain = escape(text or DASH)
     # Without the bars, "now" leads the line: the speedup is the ratio of the two numbers shown.
-    label = "speedup" if roomy else f"now {num(view.current_tok_s)}"
+    label = "speedup" if roomy else f"now {decode(view.current_tok_s, unit=False)}"
     if validity is not None and not validity.valid:
         reasons = [f"[$stale]✗ {escape(reason)}[/]" for reason in validity.reasons]
         lines.extend([f"{label} [dim strike]{gain}[/]", *reasons] if roomy else reasons)

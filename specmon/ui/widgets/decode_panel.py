@@ -7,10 +7,14 @@ from textual.containers import Vertical
 from textual.reactive import var
 from textual.widgets import Digits, Static
 
+from specmon.analysis.catalogue import figure
 from specmon.session.view import BenchView, DecodeView
 from specmon.ui.format import DASH, age, escape, num
 from specmon.ui.widgets import quiet
 from specmon.ui.widgets.history_spark import HistorySpark
+
+# The latest probe's decode tok/s and ms per token: one run's, to the catalogue's digits.
+DECODE, MS_PER_TOKEN = figure("decode tok/s"), figure("ms per token")
 
 
 class DecodePanel(Vertical):
@@ -37,13 +41,14 @@ class DecodePanel(Vertical):
         if view is None:
             return
         digits = self.query_one("#decode-digits", Digits)
-        if digits.value != num(view.decode_tok_s):
-            digits.update(num(view.decode_tok_s))
+        decode = DECODE.value_text(view.decode_tok_s, unit=False)
+        if digits.value != decode:
+            digits.update(decode)
         # The title carries the figure too: small terminals hide the big digits.
-        quiet.title(self, f"Decode [bold]{num(view.decode_tok_s)}[/] tok/s (probe)")
+        quiet.title(self, f"Decode [bold]{decode}[/] {DECODE.unit} (probe)")
         quiet.show(
             self.query_one("#decode-detail", Static),
-            f"{num(view.ms_per_token, '.1f', 'ms/token')} · TTFT {num(view.ttft_ms, '.0f', 'ms')}",
+            f"{MS_PER_TOKEN.value_text(view.ms_per_token)} · TTFT {num(view.ttft_ms, '.0f', 'ms')}",
         )
         # Not the probe's rate above it: the server's output over all its requests, idle time
         # included, so an idle server's sparkline sits below one stream's decode speed.

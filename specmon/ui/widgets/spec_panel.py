@@ -12,6 +12,7 @@ from textual.containers import Vertical
 from textual.reactive import var
 from textual.widgets import Static
 
+from specmon.analysis.catalogue import figure
 from specmon.analysis.comparison import Verdict
 from specmon.session.view import CategoryView, DraftingView, SpecView
 from specmon.ui.format import DASH, num, pct
@@ -19,6 +20,9 @@ from specmon.ui.widgets import quiet
 from specmon.ui.widgets.history_spark import HistorySpark
 from specmon.wording import position_bars
 
+ACCEPT, CYCLE = figure("accept length"), figure("cycle")
+BREAK_EVEN, MARGIN = figure("break-even accept length"), figure("margin")
+"""The catalogue's figures (`analysis.catalogue`): the panel writes them to its digits."""
 _BARS = " ▁▂▃▄▅▆▇█"
 _DRAFT_POINTS = 12
 """History points beside the drafting figures (a minute at one point per 5 s)."""
@@ -64,14 +68,16 @@ def category_lines(categories: tuple[CategoryView, ...]) -> list[str]:
     names = [escape(c.category[: width - 1]) for c in categories]
     return [
         "[dim]" + row("by cat.", names) + "[/]",
-        row("accept", [num(c.accept_length, ".2f") for c in categories]),
+        row("accept", [ACCEPT.value_text(c.accept_length, unit=False) for c in categories]),
+        # Whole tok/s, not the catalogue's decimal: "1234.5" would fill a column of 6.
         row("tok/s", [num(c.decode_tok_s, ".0f") for c in categories]),
         row("speedup", [_speedup_cell(c) for c in categories]),
     ]
 
 
 def _speedup_cell(category: CategoryView) -> str:
-    """ "+21%": whole percents, so that a column of 6 keeps a space between cells."""
+    """ "+21%": whole percents, so that a column of 6 keeps a space between cells (the
+    catalogue's speedup, with its interval, is on the `i` screen)."""
     comparison = category.comparison
     return DASH if comparison is None else pct(comparison.speedup.value, signed=True, places=0)
 
@@ -104,25 +110,30 @@ class SpecPanel(Vertical):
                 "time need a speculative server[/]",
             )
             return
-        server = num(view.server_accept_length, ".2f")
+        # The server's accept length beside the probe's: the same figure, the same digits.
+        server = ACCEPT.value_text(view.server_accept_length, unit=False)
         quiet.tooltip(self, f"server accept length from {view.server_accept_source or '—'}")
         if view.margin is None or view.verdict is None:
             margin = DASH
         else:
             style = {Verdict.WINNING: "$good", Verdict.LOSING: "$bad"}.get(view.verdict, "")
             word = view.verdict.value.upper() if view.verdict == Verdict.LOSING else view.verdict
-            margin = f"[bold {style}]{view.margin:+.2f} {word}[/]"
-        gaps = f"{num(view.cycle_ms_p50, '.1f')}/{num(view.cycle_ms_p95, '.1f')}"
+            margin = f"[bold {style}]{MARGIN.format(view.margin)} {word}[/]"
+        # The cycle's percentiles, in its unit: to its digits.
+        p50, p95 = (
+            CYCLE.value_text(ms, unit=False) for ms in (view.cycle_ms_p50, view.cycle_ms_p95)
+        )
         gap = view.traffic_gap
         lines = [
-            f"accept [bold]{num(view.accept_length, '.2f')}[/] probe · {server} server",
+            f"accept [bold]{ACCEPT.value_text(view.accept_length, unit=False)}[/] probe · "
+            f"{server} server",
             *(
                 [f"[bold $warning]probe ≠ traffic[/] {gap.share:+.0%}: not representative"]
                 if gap is not None and gap.named
                 else []
             ),
-            f"cycle [bold]{num(view.cycle_ms, '.1f', 'ms')}[/] · p50/p95 {gaps}",
-            f"break-even {num(view.break_even, '.2f')} · {margin}",
+            f"cycle [bold]{CYCLE.value_text(view.cycle_ms)}[/] · p50/p95 {p50}/{p95}",
+            f"break-even {BREAK_EVEN.value_text(view.break_even, unit=False)} · {margin}",
             # Only where the server drafts otherwise than its flags (now or earlier).
             *([drafting_line(view.drafting)] if view.drafting and view.drafting.adaptive else []),
             # SGLang's gauge over its last log interval: it jumps while accept length holds.
