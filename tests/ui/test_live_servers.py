@@ -18,6 +18,7 @@ from specmon.history import Figure, MarkKind
 from specmon.session.server_session import ServerSession, dashboard_session
 from specmon.sim import SimConfig, SimThread
 from specmon.sim.record import EmittedRequest
+from specmon.sim.server import MAX_EMITTED
 from specmon.storage import history_store
 from specmon.storage.store import Store
 from specmon.target import Target
@@ -62,11 +63,18 @@ async def test_b_takes_a_baseline_matching_what_the_server_emitted(
             await pilot.press("b")
             await until(pilot, lambda: app.session.live.baseline.snapshot is not None)
             await until(pilot, lambda: len(app.session.live.probes) >= 5)
-            view = app._last_view
-            assert view is not None
+            # The probe paused and its last run in: the server's finished requests and the
+            # session's probes are then the same runs (a run the server has finished but the
+            # session not yet read would shift the two by one on a busy machine).
+            await pilot.press("p")
+            await pilot.pause(0.5)  # a run in flight when paused comes in meanwhile, or below
+            await until(pilot, lambda: app.session.probes_ok == len(spec.server.emitted))
+            view = app.session.view()
+            assert app.session.probes_ok == len(spec.server.emitted) < MAX_EMITTED
             emitted = base.server.emitted[-3:]  # the three timed runs after the warm-up
             truth = _pooled(emitted)  # Σ decode tokens / Σ decode seconds, as specmon pools
             assert view.baseline.tok_s == pytest.approx(truth, rel=0.03)
+            assert view.baseline.current_runs == len(app.session.live.probes)
             spec_truth = _pooled(spec.server.emitted[-len(app.session.live.probes) :])
             comparison = view.baseline.comparison
             assert comparison is not None
