@@ -14,9 +14,13 @@ What it is fitted from, best first (`fit_cycle`):
      all per draft;
    - n-gram / prompt lookup drafts without a model and verifies k + 1 tokens in one target
      pass, which costs about the same for any small k: all fixed.
-3. One measured cycle and no baseline: all fixed (T(k) = T(K)), and no interval to give. For a
-   draft model that assumption would make drafting free, so `predict` refuses to rank other
-   draft lengths instead (whatif/inputs.py).
+3. One measured cycle and no baseline: all fixed (T(k) = T(K)), the interval reaching the
+   other extreme a lookup drafter allows, "all per verified token": T(k) = T(K)·(k + 1)/(K + 1),
+   a verify pass whose cost is all in the tokens it checks (a compute-bound server: vLLM's
+   n-gram on CPU measured T(2)/T(4) of 0.68 in CI, docs/compatibility.md), with no fixed cost
+   per step. A cost that is a fixed part plus a part per token lies between the two. For a
+   draft model the fixed assumption would make drafting free, so `predict` refuses to rank
+   other draft lengths instead (whatif/inputs.py).
 
 Bounds: a cycle is positive and never cheaper with more drafts. A line through measured cycles
 that falls as k grows (noise, or a server that changed between the snapshots), or reaches 0 at
@@ -88,8 +92,8 @@ class CycleModel:
     alpha_ms: float
     beta_ms: float
     other: tuple[float, float] | None
-    """(α, β) of the other extreme of the assumption (case 2); None when the fit is measured
-    or nothing bounds it."""
+    """(α, β) of the other extreme of the assumption (cases 2 and 3); None when the fit is
+    measured or the cycle is no longer than the baseline's step."""
     points: tuple[CyclePoint, ...]
     note: str | None = None
     """Why the fit is not what the points alone would give (a line set aside), or None."""
@@ -114,10 +118,13 @@ class CycleModel:
         ks = ", ".join(str(k) for k in sorted({p.draft_tokens for p in self.points}))
         text = ASSUMPTIONS[self.fit].format(ks=ks)
         if self.other is not None:
-            other = "T(K)" if self.fit == CycleFit.PER_DRAFT else "T₀ + k·(T(K) − T₀)/K"
+            if self.fit == CycleFit.PER_DRAFT:
+                other = "T(K)"
+            elif self.base_ms is None:
+                other = "T(K)·(k + 1)/(K + 1) (verifying costs per token checked; no baseline)"
+            else:
+                other = "T₀ + k·(T(K) − T₀)/K"
             text += BOUNDED.format(other=other)
-        elif self.fit == CycleFit.FIXED and self.base_ms is None:
-            text += "; no baseline to bound it"
         if self.note is not None:
             text += f" ({self.note})"
         return text
@@ -162,7 +169,8 @@ def _one_cycle(
     """Cases 2 and 3 from the first point (module docstring), bounded."""
     k, t = kept[0].draft_tokens, kept[0].cycle_ms
     if base_ms is None:
-        return CycleModel(CycleFit.FIXED, None, t, 0.0, None, kept, note)
+        per_token = t / (k + 1)
+        return CycleModel(CycleFit.FIXED, None, t, 0.0, (per_token, per_token), kept, note)
     if t <= base_ms:
         under = (
             f"the cycle, {t:.1f} ms, is no longer than the baseline's step, {base_ms:.1f} ms: "

@@ -44,6 +44,9 @@ class Prediction:
     draft_tokens: int
     tokens_per_step: float
     cycle_ms: float
+    cycle_low: float
+    """The lowest T(k) the cycle model allows (`CycleModel.cycle_range`)."""
+    cycle_high: float
     decode_tok_s: float
     decode_low: float | None
     """95% interval of the prediction: the models' range widened by the runs' own interval
@@ -94,9 +97,12 @@ class WhatIf:
 
     @property
     def bounded(self) -> bool:
-        """Whether something bounds what another draft length costs: a line through measured
-        cycles, or a baseline (one cycle without either: nothing does)."""
-        return self.cycle.fit == CycleFit.LINE or self.cycle.other is not None
+        """Whether a measurement bounds what another draft length costs: a line through
+        measured cycles, or a baseline. One cycle without either is bounded only by the
+        assumption's extremes (`analysis.cycle_model`, case 3), too wide to rank by."""
+        if self.cycle.fit == CycleFit.LINE:
+            return True
+        return self.cycle.other is not None and self.cycle.base_ms is not None
 
     @property
     def choice(self) -> Prediction:
@@ -161,6 +167,8 @@ def what_if(
                 draft_tokens=k,
                 tokens_per_step=tokens,
                 cycle_ms=t,
+                cycle_low=t_low,
+                cycle_high=t_high,
                 decode_tok_s=decode,
                 decode_low=low,
                 decode_high=high,

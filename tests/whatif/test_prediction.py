@@ -117,9 +117,12 @@ def test_cycle_fits() -> None:
     fixed = fit_cycle([now], 10.0, model_drafts=False)
     assert fixed is not None and fixed.fit == CycleFit.FIXED and fixed.cycle_ms(2) == 20.0
     assert fixed.cycle_range(6) == pytest.approx((20.0, 25.0))
+    # No baseline: fixed, reaching "all per verified token", T(K)·(k + 1)/(K + 1).
     alone = fit_cycle([now], None, model_drafts=True)
-    assert alone is not None and alone.fit == CycleFit.FIXED and alone.other is None
-    assert "no baseline to bound it" in alone.assumption
+    assert alone is not None and alone.fit == CycleFit.FIXED and alone.cycle_ms(2) == 20.0
+    assert alone.cycle_range(2) == pytest.approx((12.0, 20.0))
+    assert alone.cycle_range(6) == pytest.approx((20.0, 28.0))
+    assert "T(K)·(k + 1)/(K + 1)" in alone.assumption
     # Two lengths measured: the line, fixed cost and per-draft cost both measured.
     line = fit_cycle(
         [now, CyclePoint(1, 14.0, "#3"), CyclePoint(1, 14.2, "#5")], 10.0, model_drafts=True
