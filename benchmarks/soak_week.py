@@ -286,7 +286,9 @@ def figures(
     errors: list[str],
 ) -> dict[str, Any]:
     """The soak's figures from what the dashboard wrote to `stats` so far."""
-    lines = [json.loads(line) for line in stats.read_text().splitlines()]
+    # None yet when the start's round ends before the first `--sample-every`.
+    text = stats.read_text() if stats.exists() else ""
+    lines = [json.loads(line) for line in text.splitlines()]
     last = lines[-1] if lines else {"samples": 0, "probes": 0}
     return {
         "finished": False,
