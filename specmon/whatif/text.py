@@ -106,7 +106,7 @@ def summary(info: ServerInfo, w: WhatIf) -> list[str]:
         text = f"best: k = {w.draft_tokens} (now): no other draft length is predicted faster"
         if best.draft_tokens != current.draft_tokens:
             gain = best.decode_tok_s / current.decode_tok_s - 1
-            why = "within its interval" if w.bounded else "unbounded: one cycle, no baseline"
+            why = "within its interval" if w.bounded else "not ranked: one cycle, no baseline"
             text += (
                 f" beyond its interval (k = {best.draft_tokens}: {pct(gain, signed=True)}, {why})"
             )
