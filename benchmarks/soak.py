@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import gc
 import json
 import math
@@ -136,6 +137,25 @@ def tracked_objects() -> int:
     release_render_caches()
     gc.collect()
     return len(gc.get_objects())
+
+
+def cache_fill() -> dict[str, int]:
+    """What the process's memoising caches hold (every `functools.lru_cache` and Textual
+    `LRUCache`/`FIFOCache` the garbage collector tracks): entries, and the bounded ones' room.
+    Objects that grow while `entries` grows toward `capacity` are a cache filling, bounded."""
+    entries = capacity = unbounded = 0
+    for o in gc.get_objects():
+        if isinstance(o, functools._lru_cache_wrapper):
+            info = o.cache_info()
+            entries += info.currsize
+            if info.maxsize is None:
+                unbounded += info.currsize
+            else:
+                capacity += info.maxsize
+        elif type(o).__module__ == "textual.cache":  # LRUCache, FIFOCache (not imported here)
+            entries += len(o)
+            capacity += o.maxsize
+    return {"entries": entries, "capacity": capacity, "unbounded_entries": unbounded}
 
 
 def trend(samples: list[tuple[float, float]], settle_s: float, within: float) -> dict[str, object]:

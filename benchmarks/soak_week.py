@@ -40,6 +40,7 @@ from soak import (
     OBJECTS_FLAT_WITHIN,
     RSS_FLAT_WITHIN,
     Simulators,
+    cache_fill,
     rss,
     tracked_objects,
     trend,
@@ -115,7 +116,8 @@ class CountingApp(SpecmonApp):
         kinds = Counter(type(o).__qualname__ for o in gc.get_objects()).most_common(TYPES_KEPT)
         line = {"t": round(time.monotonic() - self._started, 1), "objects": objects,
                 "rss_mib": round(rss() / 2**20, 1), "samples": self.samples,
-                "probes": self.probes, "restarts": self.restarts, "types": dict(kinds)}  # fmt: skip
+                "probes": self.probes, "restarts": self.restarts, "types": dict(kinds),
+                "caches": cache_fill()}  # fmt: skip
         with self._stats_path.open("a") as out:
             out.write(json.dumps(line) + "\n")
 
