@@ -154,7 +154,7 @@ def cache_fill() -> dict[str, int]:
                 capacity += info.maxsize
         elif type(o).__module__ == "textual.cache":  # LRUCache, FIFOCache (not imported here)
             entries += len(o)
-            capacity += o.maxsize
+            capacity += o._maxsize  # both have it; only LRUCache has a `maxsize` property
     return {"entries": entries, "capacity": capacity, "unbounded_entries": unbounded}
 
 

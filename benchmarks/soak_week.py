@@ -328,6 +328,7 @@ def figures(
         "pty_resyncs": term.resyncs,
         "pty_dropped_mib": round(term.dropped_bytes / 2**20, 1),
         "object_types_first_last": [lines[0].get("types"), lines[-1].get("types")] if lines else [],
+        "caches_first_last": [lines[0].get("caches"), lines[-1].get("caches")] if lines else [],
         "rss_mib_over_time": [(line["t"], line["rss_mib"]) for line in lines],
         "objects_over_time": [(line["t"], line["objects"]) for line in lines],
     }
