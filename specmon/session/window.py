@@ -41,20 +41,15 @@ class MetricsWindow:
     def __init__(self, span: float = WINDOW_S) -> None:
         self.span = span
         self._scrapes: deque[tuple[float, ServerMetrics]] = deque()
-        self._times: deque[float] = deque()
-        """The scrapes' times, for bisection."""
 
     def add(self, t: float, metrics: ServerMetrics) -> bool:
         """Append a scrape taken at monotonic time `t`; True when a counter went down."""
         reset = bool(self._scrapes) and any_reset(self._scrapes[-1][1], metrics)
         if reset:
             self._scrapes.clear()  # figures across a restart mean nothing
-            self._times.clear()
         self._scrapes.append((t, metrics))
-        self._times.append(t)
-        while len(self._scrapes) > 2 and self._times[1] <= t - self.span:
+        while len(self._scrapes) > 2 and self._scrapes[1][0] <= t - self.span:
             self._scrapes.popleft()
-            self._times.popleft()
         return reset
 
     @property
@@ -81,7 +76,7 @@ class MetricsWindow:
             return None
         t1, newest = scrapes[last]
         # The newest carrying one from before the span, else the oldest carrying one within it.
-        before = bisect_left(self._times, t1 - span, hi=last) - 1
+        before = bisect_left(scrapes, t1 - span, hi=last, key=_time) - 1
         start = next((i for i in range(before, -1, -1) if has(scrapes[i][1]) is not None), None)
         if start is None:
             start = next(
@@ -145,6 +140,10 @@ class MetricsWindow:
     ) -> float | None:
         pair = self._pair(span, get)
         return histogram_mean(get(pair[1]), get(pair[3])) if pair else None
+
+
+def _time(scrape: tuple[float, ServerMetrics]) -> float:
+    return scrape[0]
 
 
 def _accept_counter(m: ServerMetrics) -> float | None:
