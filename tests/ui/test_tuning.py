@@ -17,7 +17,7 @@ import pytest
 import rich
 import textual
 
-from specmon.ui import tuning
+from specmon.ui import UnsupportedTextual, check_textual, tuning
 
 ROOT = Path(__file__).parents[2]
 UI = ROOT / "specmon" / "ui"
@@ -160,3 +160,35 @@ def test_tuned_the_dashboard_says_nothing_of_tuning() -> None:
     assert result["strip_init"] == "specmon.ui.tuning.strip_caches"
     events = result["events"]
     assert isinstance(events, list) and not [line for line in events if "tuning" in line]
+
+
+def test_outside_the_release_they_were_written_for_every_tuning_stands_down() -> None:
+    notes = tuning._install({}, "8.3.0")
+    assert notes == [f"Textual 8.3.0, not {tuning.CHECKED_AGAINST}: no tuning installed"]
+
+
+@pytest.mark.parametrize("version", ["6.12.0", "8.1.9", "0.86.3", "garbage"])
+def test_an_older_textual_is_refused_with_the_pin_to_install(version: str) -> None:
+    with pytest.raises(UnsupportedTextual, match=rf"Textual {version}: pip install 'textual=="):
+        check_textual(version)
+
+
+@pytest.mark.parametrize("version", [tuning.CHECKED_AGAINST, "8.2.0", "8.4.1", "9.0.0"])
+def test_the_pinned_release_and_newer_ones_run(version: str) -> None:
+    check_textual(version)
+
+
+def test_the_demo_on_an_old_textual_says_so_and_exits_instead_of_hanging() -> None:
+    code = (
+        "import sys, textual; textual.__version__ = '6.12.0';"
+        "from specmon.cli import main; sys.exit(main(['demo']))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip() == (
+        "specmon: error: the dashboard needs Textual 8.2 or newer, and this Python has Textual "
+        f"6.12.0: pip install 'textual=={tuning.CHECKED_AGAINST}'"
+    )
