@@ -10,9 +10,9 @@ seconds, and every screen is opened and closed through the pty (keys_pty.py's ro
 start and at the end, keys_pty.py's round is timed through the pty (write of the key to the read
 that shows its result, parsed by pyte): the dashboard after a week answers as it did fresh, or
 not. Every `--sample-every` seconds: the dashboard's RSS and the objects its garbage collector
-tracks (`soak.tracked_objects`), both written by the dashboard itself, whose trends `soak.trend`
-fits. `--out` is written once the start's round is timed, at every restart and at the end: a run
-cut short still leaves its figures so far ("finished": false).
+tracks (`soak.tracked_objects`), both written by the dashboard itself, whose trends
+`soak_trend.trend` judges. `--out` is written once the start's round is timed, at every restart
+and at the end: a run cut short still leaves its figures so far ("finished": false).
 
     python benchmarks/soak_week.py --hours 2 --out benchmarks/results/soak-week.json
 
@@ -41,10 +41,9 @@ from soak import (
     RSS_FLAT_WITHIN,
     Simulators,
     cache_fill,
-    rss,
-    tracked_objects,
-    trend,
+    live_memory,
 )
+from soak_trend import trend
 
 import specmon.ui.app as app_module
 from specmon.config import MonitorConfig, Targets
@@ -112,10 +111,10 @@ class CountingApp(SpecmonApp):
         setattr(self.session, name, counted)
 
     def _write_stats(self) -> None:
-        objects = tracked_objects()  # collects first: the types below are of live objects
+        objects, resident = live_memory()  # collects first: the types below are of live objects
         kinds = Counter(type(o).__qualname__ for o in gc.get_objects()).most_common(TYPES_KEPT)
         line = {"t": round(time.monotonic() - self._started, 1), "objects": objects,
-                "rss_mib": round(rss() / 2**20, 1), "samples": self.samples,
+                "rss_mib": round(resident / 2**20, 1), "samples": self.samples,
                 "probes": self.probes, "restarts": self.restarts, "types": dict(kinds),
                 "caches": cache_fill()}  # fmt: skip
         with self._stats_path.open("a") as out:
