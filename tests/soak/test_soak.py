@@ -4,7 +4,8 @@ server restarted, every screen opened and closed, baselines taken; the dashboard
 objects the garbage collector tracks must stay flat (`soak_trend.trend`: the floor of their
 sawtooth, read after a collection with freed pages handed back, grows by at most 2.5% (RSS) or
 25% (objects) over the judged span; tests/test_soak_trend.py proves it fails on a planted leak
-of 1 MiB a minute and passes real runs on a loaded machine). Nothing here is timed: a key that is never handled is an error, not a slow one.
+of 1 MiB a minute and passes real runs on a loaded machine). Nothing here is timed: a key
+that is never handled is an error, not a slow one.
 
 Deselected by default (the `soak` marker); `.ci/run` runs it: `pytest -m soak`.
 """
