@@ -25,6 +25,7 @@ from specmon.config import MonitorConfig
 from specmon.errors import SpecmonError
 from specmon.measure.snapshot import SnapshotKind
 from specmon.model import Reading, Sample, Snapshot
+from specmon.nesting import loads_json
 from specmon.session.baselines import BaselineLookup, BaselineOrigin
 from specmon.session.view import BenchView
 from specmon.session.watch import ProbeOutcome
@@ -256,8 +257,9 @@ def _lines(file: IO[str]) -> Iterator[tuple[int, str, bool]]:
 
 
 def _json(line: str) -> Any:
+    """A line's JSON, or None when it is not JSON (nested too deep included: `loads_json`)."""
     try:
-        return json.loads(line)
+        return loads_json(line)
     except ValueError:
         return None
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import socket
 import ssl
@@ -26,6 +25,7 @@ from specmon.errors import (
     TimedOut,
     Unreachable,
 )
+from specmon.nesting import TooDeep, loads_json
 from specmon.sources.secrets import MASK
 from specmon.target import DEFAULT_READ_TIMEOUT, ApiKey, Target
 
@@ -425,13 +425,30 @@ def _too_large(url: str, limit: int) -> ResponseTooLarge:
 
 
 def parse_json(response: httpx.Response) -> Any:
-    """The body as JSON, or MalformedResponse naming the URL."""
+    """The body as JSON, or MalformedResponse naming the URL (nested too deep included:
+    `nesting.loads_json`)."""
     try:
-        return json.loads(response.content)
-    except (ValueError, UnicodeDecodeError):
+        return loads_json(response.content)
+    except TooDeep as exc:
+        raise MalformedResponse(
+            f"{response.request.url}: the body is not JSON we read ({exc})"
+        ) from None
+    except ValueError:  # UnicodeDecodeError included
         raise MalformedResponse(f"{response.request.url}: the body is not JSON") from None
 
 
+JSON_INT_LIMIT = 2**63
+"""The largest magnitude `json_int` takes: JSON integers have no bound, and a 4,000-digit one
+(a hostile server's `tp_size`) overflows the first float it meets."""
+
+
 def json_int(value: Any) -> int | None:
-    """A JSON integer, or None for anything else (booleans included)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """A JSON integer, or None for anything else (booleans included, and integers past
+    `JSON_INT_LIMIT`)."""
+    if (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and -JSON_INT_LIMIT < value < JSON_INT_LIMIT
+    ):
+        return value
+    return None

@@ -23,6 +23,7 @@ from specmon.errors import (
     TimedOut,
 )
 from specmon.model import ProbeChunk, ProbeResult, ServerMetrics
+from specmon.nesting import loads_json
 from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.sources.http import check_status, describe_transport_error, stream
 from specmon.sources.sse import EventReader
@@ -98,8 +99,8 @@ def stream_json(data: str) -> dict[str, Any]:
         MalformedResponse: The payload is not a JSON object.
     """
     try:
-        body = json.loads(data)
-    except ValueError:
+        body = loads_json(data)
+    except ValueError:  # nested too deep included (`nesting.TooDeep`)
         raise MalformedResponse(f"stream chunk is not JSON: {data[:80]!r}") from None
     if not isinstance(body, dict):
         raise MalformedResponse(f"stream chunk is not an object: {data[:80]!r}")
@@ -130,7 +131,7 @@ def _meta_info(data: str) -> dict[str, Any] | None:
     start += len(data[start : start + 8]) - len(data[start : start + 8].lstrip())
     try:
         meta, end = _JSON.raw_decode(data, start)
-    except ValueError:
+    except (ValueError, RecursionError):  # read whole then: `stream_json` says what it is
         return None
     return meta if isinstance(meta, dict) and data[end:].strip() == "}" else None
 
