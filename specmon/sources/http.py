@@ -442,6 +442,22 @@ JSON_INT_LIMIT = 2**63
 (a hostile server's `tp_size`) overflows the first float it meets."""
 
 
+JSON_NUMBER_LIMIT = float(2**53)
+"""The largest magnitude `json_float` takes: past it a float no longer counts by ones, no real
+server reports such a time or count, and 1e308 overflows the first sum it meets."""
+
+
+def json_float(value: Any) -> float | None:
+    """A JSON number as a float, or None for anything else: booleans, NaN and the infinities
+    (Python's JSON reads `NaN` and `Infinity`), and numbers past `JSON_NUMBER_LIMIT`."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, int) and not -JSON_INT_LIMIT < value < JSON_INT_LIMIT:
+        return None  # float() of a 400-digit integer raises
+    number = float(value)
+    return number if -JSON_NUMBER_LIMIT <= number <= JSON_NUMBER_LIMIT else None
+
+
 def json_int(value: Any) -> int | None:
     """A JSON integer, or None for anything else (booleans included, and integers past
     `JSON_INT_LIMIT`)."""

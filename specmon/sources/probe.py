@@ -25,7 +25,7 @@ from specmon.errors import (
 from specmon.model import ProbeChunk, ProbeResult, ServerMetrics
 from specmon.nesting import loads_json
 from specmon.probe_prompts import DEFAULT_PROMPT
-from specmon.sources.http import check_status, describe_transport_error, stream
+from specmon.sources.http import check_status, describe_transport_error, json_float, stream
 from specmon.sources.sse import EventReader
 
 STREAM_TOKEN_MARGIN = 16
@@ -85,10 +85,7 @@ def generate_payload(prompt: str, max_tokens: int, temperature: float = 0.0) -> 
 
 
 def _number(meta: dict[str, Any], key: str) -> float | None:
-    value = meta.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
+    return json_float(meta.get(key))  # NaN, infinities, 1e308: unknown
 
 
 def stream_json(data: str) -> dict[str, Any]:
