@@ -29,6 +29,9 @@ from specmon.session.recording import read_recording
 from specmon.session.replay import ReplayFeed, replay_session
 from specmon.session.view_json import view_to_dict
 from specmon.sim import SimThread
+from specmon.storage.store import Store
+
+pytestmark = pytest.mark.slow  # ~0.5–3 s a case: a server, a command, a subprocess
 
 TIMEOUTS = ("--connect-timeout", "1", "--read-timeout", "1")
 BENCH = ("--runs", "2", "--warmup", "0", "--max-tokens", "12", *TIMEOUTS)
@@ -117,18 +120,17 @@ def test_bench_then_snapshots(
     assert code in (0, 1)
     if not case.reachable:
         assert code == 1
-    assert main(["snapshots", "--db", db, "list", "--json"]) == 0
-    out, err = capsys.readouterr()
-    clean(out, err)
-    listed = json.loads(out)
-    finite(listed)
-    assert (code == 0) == bool(listed)
-    for snapshot in listed:
-        assert main(["snapshots", "--db", db, "show", str(snapshot["id"]), "--json"]) == 0
+    assert main(["snapshots", "--db", db, "list"]) == 0
+    clean(*capsys.readouterr())
+    with Store(Path(db)) as store:
+        ids = [snapshot.id for snapshot in store.list()]
+    assert (code == 0) == bool(ids)
+    for snapshot_id in ids:
+        assert main(["snapshots", "--db", db, "show", str(snapshot_id), "--json"]) == 0
         out, err = capsys.readouterr()
         clean(out, err)
         finite(json.loads(out))
-        assert main(["snapshots", "--db", db, "show", str(snapshot["id"])]) == 0
+        assert main(["snapshots", "--db", db, "show", str(snapshot_id)]) == 0
         clean(*capsys.readouterr())
 
 
@@ -138,8 +140,8 @@ def test_record_then_replay(
 ) -> None:
     _, server = hostile
     path = tmp_path / "r.jsonl"
-    argv = ["record", server.url, "--out", str(path), "--duration", "2s", "--interval", "0.2"]
-    code = main([*argv, "--probe-every", "0.5", "--probe-tokens", "16", *TIMEOUTS])
+    argv = ["record", server.url, "--out", str(path), "--duration", "2s", "--interval", "0.5"]
+    code = main([*argv, "--probe-every", "1", "--probe-tokens", "16", *TIMEOUTS])
     out, err = capsys.readouterr()
     clean(out, err)
     assert code == 0
@@ -188,44 +190,70 @@ def _values_finite(text: str) -> None:
             assert math.isfinite(float(m[3])), line
 
 
+class Exporter:
+    """A `specmon exporter` subprocess serving the hostile server and a good one."""
+
+    def __init__(self, hostile_url: str, good_url: str, *options: str) -> None:
+        self.base = f"http://127.0.0.1:{_free_port()}"
+        command = [sys.executable, "-m", "specmon", "exporter", "--listen", self.base[7:]]
+        command += ["--url", hostile_url, "--url", good_url, "--interval", "0.5"]
+        command += ["--probe-every", "1", "--probe-tokens", "16", "--no-history", *TIMEOUTS]
+        self.process = subprocess.Popen(
+            [*command, *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+
+    def wait_for(self, url: str, *names: str) -> str:
+        """/metrics once `url` is up with every one of `names` served."""
+        deadline = time.monotonic() + LIMIT_S
+        while True:
+            assert self.process.poll() is None, self.process.communicate()
+            assert time.monotonic() < deadline, f"{url} never showed {names}"
+            try:
+                text = httpx.get(self.base + "/metrics", timeout=5).text
+            except httpx.HTTPError:
+                text = ""
+            mine = _samples(text, url)
+            if mine.get("specmon_target_up") == 1.0 and all(n in mine for n in names):
+                return text
+            time.sleep(0.1)  # polling a subprocess: no event to await
+
+    def stop(self) -> None:
+        """Stop it: it must still have been running; no traceback said."""
+        alive = self.process.poll() is None
+        self.process.terminate()
+        out, err = self.process.communicate(timeout=30)
+        clean(out, err)
+        assert alive, err
+
+
 @pytest.mark.slow
 def test_exporter_keeps_the_good_target(hostile: tuple[Case, HostileThread]) -> None:
-    """One exporter, `--multi-target`, two targets: the hostile one and a good one. It serves
-    throughout; the good target is up with its probe figures; `/probe` answers for both."""
+    """The fleet of one exporter: the hostile target and a good one. It serves throughout, the
+    good target up with its probe figures, every value finite."""
     _, server = hostile
     with SimThread(FAST) as good:
-        port = _free_port()
-        command = [sys.executable, "-m", "specmon", "exporter", "--listen", f"127.0.0.1:{port}"]
-        command += ["--url", server.url, "--url", good.url, "--interval", "0.2"]
-        command += ["--probe-every", "0.5", "--probe-tokens", "16", "--no-history", *TIMEOUTS]
-        process = subprocess.Popen(
-            [*command, "--multi-target"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        exporter = Exporter(server.url, good.url)
         try:
-            base = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + LIMIT_S
-            while True:
-                assert process.poll() is None, process.communicate()
-                assert time.monotonic() < deadline, "the good target never showed its figures"
-                try:
-                    text = httpx.get(base + "/metrics", timeout=5).text
-                except httpx.HTTPError:
-                    text = ""
-                mine = _samples(text, good.url)
-                if mine.get("specmon_target_up") == 1.0 and "specmon_probe_decode_tok_s" in mine:
-                    break
-                time.sleep(0.1)  # polling a subprocess: no event to await
+            text = exporter.wait_for(good.url, "specmon_probe_decode_tokens_per_second")
             assert "specmon_target_up" in _samples(text, server.url)
             _values_finite(text)
+        finally:
+            exporter.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", [c for c in CASES if c.crash_on_main], ids=lambda c: c.name)
+def test_multi_target_probes_answer(case: Case) -> None:
+    """`--multi-target`: `/probe?target=` of the hostile target and of the good one answer, and
+    the good one's probe has its figures."""
+    with HostileThread(case) as server, SimThread(FAST) as good:
+        exporter = Exporter(server.url, good.url, "--multi-target")
+        try:
+            exporter.wait_for(good.url)
             for url in (server.url, good.url):
-                answer = httpx.get(base + "/probe", params={"target": url}, timeout=30)
+                answer = httpx.get(exporter.base + "/probe", params={"target": url}, timeout=30)
                 assert answer.status_code == 200, answer.text
                 _values_finite(answer.text)
-            assert process.poll() is None
+            assert "specmon_probe_decode_tokens_per_second" in _samples(answer.text, good.url)
         finally:
-            process.terminate()
-            out, err = process.communicate(timeout=30)
-        clean(out, err)
+            exporter.stop()
