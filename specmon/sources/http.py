@@ -328,11 +328,19 @@ def describe_transport_error(exc: httpx.TransportError, url: str) -> Exception:
 
 
 def check_status(response: httpx.Response) -> None:
-    """Raise the typed error an error status stands for (401/403 auth, others HttpStatus)."""
+    """Raise the typed error an error status stands for (401/403 auth, a redirect or others
+    HttpStatus)."""
     status = response.status_code
-    if status < 400:
+    if status < 300:
         return
     url = str(response.request.url)
+    if status < 400:  # redirects are not followed: the key would go wherever they point
+        location = " ".join(response.headers.get("location", "").split())[:200]
+        raise HttpStatus(
+            f"{url}: HTTP {status}, a redirect to {location or 'nowhere said'}: not followed "
+            "(give specmon the address it names)",
+            status,
+        )
     if status in (401, 403):
         raise AuthFailed(
             f"{url}: HTTP {status} — the API key is "
