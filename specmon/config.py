@@ -16,6 +16,7 @@ from typing import Any
 import platformdirs
 
 from specmon.errors import TargetError
+from specmon.nesting import TooDeep, loads_toml
 from specmon.probe_prompts import BUILTIN, DEFAULT_SET, ProbePrompt, probe_prompts_setting
 from specmon.target import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT, Target, normalise_url
 
@@ -233,14 +234,14 @@ def read_file(path: Path, *, required: bool) -> dict[str, Any]:
         TargetError: Unreadable, not TOML, or holding unknown keys.
     """
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = loads_toml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         if required:
             raise TargetError(f"config file {path} does not exist") from None
         return {}
     except OSError as exc:
         raise TargetError(f"cannot read config file {path}: {exc.strerror}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, TooDeep) as exc:
         raise TargetError(f"config file {path} is not valid TOML: {exc}") from None
     table = data.get("specmon", data)
     if not isinstance(table, dict):

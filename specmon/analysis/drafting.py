@@ -24,6 +24,7 @@ Where they come from, per backend:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -143,8 +144,10 @@ def drafting(parts: Iterable[DraftSteps]) -> Drafting | None:
     steps = sum(counted) if len(counted) == len(parts) else None
     if steps is not None and steps <= 0:
         return None
+    length = tokens / drafted if drafted > 0 else None
     return Drafting(
-        draft_length=tokens / drafted if drafted > 0 else None,
+        # Not a number (a server's gauge of 1e308 multiplied past a float): unknown, as "—".
+        draft_length=length if length is not None and math.isfinite(length) else None,
         duty_cycle=min(1.0, drafted / steps) if steps is not None else None,
         source=parts[-1].source,
     )

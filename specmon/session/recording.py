@@ -25,6 +25,7 @@ from specmon.config import MonitorConfig
 from specmon.errors import SpecmonError
 from specmon.measure.snapshot import SnapshotKind
 from specmon.model import Reading, Sample, Snapshot
+from specmon.nesting import loads_json
 from specmon.session.baselines import BaselineLookup, BaselineOrigin
 from specmon.session.view import BenchView
 from specmon.session.watch import ProbeOutcome
@@ -226,7 +227,7 @@ def _read(path: Path, file: IO[str]) -> Recording:
         )
     try:
         fields = {k: v for k, v in head.items() if k not in ("format", "version")}
-        header = from_data(Header, fields, "header")
+        header = _checked(from_data(Header, fields, "header"))
     except RecordError as exc:
         raise RecordingError(f"{path}: line 1: {exc}") from None
     entries: list[Entry] = []
@@ -248,6 +249,32 @@ def _read(path: Path, file: IO[str]) -> Recording:
     return Recording(header, tuple(entries), ended, truncated)
 
 
+MAX_TIME = 1e11
+"""The largest time (wall or monotonic seconds) a recording may hold: the year 5138. A time
+read past it (or NaN, which JSON's `NaN` reads back as) is refused, line and field named."""
+MAX_SPAN_S = 1e9
+"""The largest setting in seconds a header may hold (~32 years): the schedule of a replay
+adds and multiplies these, and `asyncio` sleeps on them."""
+
+
+def _checked(header: Header) -> Header:
+    """`header`, when its times are numbers a replay can run on (a crafted or corrupt file may
+    hold NaN, infinities or 1e308: JSON's `NaN` is read back as Python writes it).
+
+    Raises:
+        RecordError: A time that is not finite, or a span not within (0, `MAX_SPAN_S`].
+    """
+    if not -MAX_TIME <= header.started_at <= MAX_TIME:  # NaN fails too
+        raise RecordError(f"header.started_at: not a time ({header.started_at!r})")
+    for name in ("interval", "probe_every", "max_age"):
+        value = getattr(header, name)
+        if not 0 < value <= MAX_SPAN_S:
+            raise RecordError(f"header.{name}: not a span of seconds ({value!r})")
+    if header.probe_tokens <= 0:
+        raise RecordError(f"header.probe_tokens: not a count of tokens ({header.probe_tokens})")
+    return header
+
+
 def _lines(file: IO[str]) -> Iterator[tuple[int, str, bool]]:
     """(line number, text, whether it ended with a newline); the header is line 1."""
     for number, line in enumerate(file, start=1):
@@ -256,8 +283,9 @@ def _lines(file: IO[str]) -> Iterator[tuple[int, str, bool]]:
 
 
 def _json(line: str) -> Any:
+    """A line's JSON, or None when it is not JSON (nested too deep included: `loads_json`)."""
     try:
-        return json.loads(line)
+        return loads_json(line)
     except ValueError:
         return None
 
@@ -284,8 +312,8 @@ def _entry(data: Any, last: dict[tuple[str, str], Reading]) -> Entry:
     if not isinstance(data, dict):
         raise RecordError("not a JSON object")
     at, kind, args = data.get("at"), data.get("kind"), data.get("args")
-    if not isinstance(at, int | float) or isinstance(at, bool):
-        raise RecordError(f"at: expected a number, got {at!r}")
+    if not isinstance(at, int | float) or isinstance(at, bool) or not -MAX_TIME <= at <= MAX_TIME:
+        raise RecordError(f"at: expected a time, got {at!r}")
     types = ARG_TYPES.get(kind) if isinstance(kind, str) else None
     if types is None or not isinstance(kind, str):
         raise RecordError(f"unknown kind of input {kind!r}")
@@ -309,6 +337,9 @@ def _sample(kind: str, data: Any, last: dict[tuple[str, str], Reading]) -> Sampl
             readings[name] = reading
         data = {**data, "readings": readings}
     sample = from_data(Sample, data, kind)
+    for name in ("t", "wall"):
+        if not -MAX_TIME <= getattr(sample, name) <= MAX_TIME:  # NaN fails too
+            raise RecordError(f"{kind}.{name}: not a time ({getattr(sample, name)!r})")
     readings = dict(sample.readings)
     for name in same:
         before = last.get((kind, name))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import socket
 import ssl
@@ -26,6 +25,7 @@ from specmon.errors import (
     TimedOut,
     Unreachable,
 )
+from specmon.nesting import TooDeep, loads_json
 from specmon.sources.secrets import MASK
 from specmon.target import DEFAULT_READ_TIMEOUT, ApiKey, Target
 
@@ -328,11 +328,19 @@ def describe_transport_error(exc: httpx.TransportError, url: str) -> Exception:
 
 
 def check_status(response: httpx.Response) -> None:
-    """Raise the typed error an error status stands for (401/403 auth, others HttpStatus)."""
+    """Raise the typed error an error status stands for (401/403 auth, a redirect or others
+    HttpStatus)."""
     status = response.status_code
-    if status < 400:
+    if status < 300:
         return
     url = str(response.request.url)
+    if status < 400:  # redirects are not followed: the key would go wherever they point
+        location = " ".join(response.headers.get("location", "").split())[:200]
+        raise HttpStatus(
+            f"{url}: HTTP {status}, a redirect to {location or 'nowhere said'}: not followed "
+            "(give specmon the address it names)",
+            status,
+        )
     if status in (401, 403):
         raise AuthFailed(
             f"{url}: HTTP {status} — the API key is "
@@ -425,13 +433,46 @@ def _too_large(url: str, limit: int) -> ResponseTooLarge:
 
 
 def parse_json(response: httpx.Response) -> Any:
-    """The body as JSON, or MalformedResponse naming the URL."""
+    """The body as JSON, or MalformedResponse naming the URL (nested too deep included:
+    `nesting.loads_json`)."""
     try:
-        return json.loads(response.content)
-    except (ValueError, UnicodeDecodeError):
+        return loads_json(response.content)
+    except TooDeep as exc:
+        raise MalformedResponse(
+            f"{response.request.url}: the body is not JSON we read ({exc})"
+        ) from None
+    except ValueError:  # UnicodeDecodeError included
         raise MalformedResponse(f"{response.request.url}: the body is not JSON") from None
 
 
+JSON_INT_LIMIT = 2**63
+"""The largest magnitude `json_int` takes: JSON integers have no bound, and a 4,000-digit one
+(a hostile server's `tp_size`) overflows the first float it meets."""
+
+
+JSON_NUMBER_LIMIT = float(2**53)
+"""The largest magnitude `json_float` takes: past it a float no longer counts by ones, no real
+server reports such a time or count, and 1e308 overflows the first sum it meets."""
+
+
+def json_float(value: Any) -> float | None:
+    """A JSON number as a float, or None for anything else: booleans, NaN and the infinities
+    (Python's JSON reads `NaN` and `Infinity`), and numbers past `JSON_NUMBER_LIMIT`."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, int) and not -JSON_INT_LIMIT < value < JSON_INT_LIMIT:
+        return None  # float() of a 400-digit integer raises
+    number = float(value)
+    return number if -JSON_NUMBER_LIMIT <= number <= JSON_NUMBER_LIMIT else None
+
+
 def json_int(value: Any) -> int | None:
-    """A JSON integer, or None for anything else (booleans included)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """A JSON integer, or None for anything else (booleans included, and integers past
+    `JSON_INT_LIMIT`)."""
+    if (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and -JSON_INT_LIMIT < value < JSON_INT_LIMIT
+    ):
+        return value
+    return None

@@ -33,7 +33,13 @@ class LabelSets:
 
     def shorten(self, text: str) -> str:
         """`text` with every label block that parses replaced by its token."""
+        if len(self._tokens) + text.count("{") > MAX_SETS:
+            self._forget()  # before, not midway: tokens given out in `text` must stay known
         return _BLOCK.sub(self._token, text)
+
+    def _forget(self) -> None:
+        self._tokens.clear()
+        self._labels.clear()
 
     def _token(self, match: re.Match[str]) -> str:
         block = match.group(0)
@@ -42,9 +48,6 @@ class LabelSets:
             labels = _parse(block)
             if labels is None:
                 return block  # not labels (a brace in a HELP text): left for the parser
-            if len(self._tokens) >= MAX_SETS:
-                self._tokens.clear()
-                self._labels.clear()
             token = str(len(self._tokens))
             self._tokens[block] = token
             self._labels[token] = labels

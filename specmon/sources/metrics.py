@@ -7,6 +7,7 @@ OpenMetrics output the `# HELP`/`# TYPE` lines and the samples disagree on the s
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import math
 from collections import defaultdict
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from specmon.errors import HttpStatus, MalformedResponse, MetricsDisabled
+from specmon.errors import HttpStatus, MalformedResponse, MetricsDisabled, ResponseTooLarge
 from specmon.model import Histogram, ServerMetrics
 from specmon.sources.http import get
 from specmon.sources.scrape_memo import ScrapeMemo
@@ -59,14 +60,31 @@ WANTED = (
 )
 
 
+MAX_SAMPLES = 4_000
+"""The most samples of the wanted families one scrape may hold. A real SGLang 0.5.17 /metrics
+holds ~40 (its two histograms' buckets most of them), ~2,000 at DP 8 with every scheduler's
+copies; a runaway label (a series per request) or a hostile server can send 10 MB of them,
+~190,000 lines, which took prometheus-client's parser ~6 s. Beyond this the scrape is refused
+(`ResponseTooLarge`) after one pass over the text, before any is parsed."""
+
+
 def wanted_text(text: str, prefixes: tuple[str, ...], wanted: tuple[str, ...]) -> str:
     """The sample lines of the wanted families (short names under `prefixes`; comments dropped:
     samples are matched by name), or the whole text when there are none, so that a body that
-    is not exposition format still fails to parse."""
+    is not exposition format still fails to parse.
+
+    Raises:
+        ResponseTooLarge: More than `MAX_SAMPLES` lines of the wanted families.
+    """
     names = tuple(prefix + name for prefix in prefixes for name in wanted)
     # Lines end at "\n" only, as for prometheus-client: a label value may hold a "\r".
-    lines = "".join(line + "\n" for line in text.split("\n") if line.startswith(names))
-    return lines or text
+    lines = [line for line in text.split("\n") if line.startswith(names)]
+    if len(lines) > MAX_SAMPLES:
+        raise ResponseTooLarge(
+            f"/metrics holds {len(lines):,} samples of the series specmon reads (more than "
+            f"{MAX_SAMPLES:,}: a label that takes a new value per request?); refused"
+        )
+    return "".join(line + "\n" for line in lines) or text
 
 
 _LINES = ScrapeMemo(keep=16_384)
@@ -209,7 +227,26 @@ async def fetch_metrics(client: httpx.AsyncClient) -> ServerMetrics:
         MetricsDisabled: 404, the server was started without `--enable-metrics`.
         SourceError: Any other failure, typed.
     """
-    return metrics_from_text(await fetch_text(client, "start the server with --enable-metrics"))
+    text = await fetch_text(client, "start the server with --enable-metrics")
+    return _metrics(await wanted_off_loop(text, PREFIXES, WANTED))
+
+
+OFF_LOOP_CHARS = 2**20
+"""A body larger than this is sifted for the wanted lines in a thread (`wanted_off_loop`)."""
+
+
+async def wanted_off_loop(text: str, prefixes: tuple[str, ...], wanted: tuple[str, ...]) -> str:
+    """`wanted_text`, in a worker thread for a body past `OFF_LOOP_CHARS`: sifting 10 MB takes
+    ~60 ms of CPU, which the event loop (keys, other targets) would otherwise wait for; the
+    thread gives the loop its turn every switch interval. What it returns is at most
+    `MAX_SAMPLES` lines, parsed on the loop as any scrape is (the line memo is the loop's).
+
+    Raises:
+        ResponseTooLarge: More than `MAX_SAMPLES` lines of the wanted families.
+    """
+    if len(text) <= OFF_LOOP_CHARS:
+        return wanted_text(text, prefixes, wanted)
+    return await asyncio.to_thread(wanted_text, text, prefixes, wanted)
 
 
 async def fetch_text(

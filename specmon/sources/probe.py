@@ -23,8 +23,9 @@ from specmon.errors import (
     TimedOut,
 )
 from specmon.model import ProbeChunk, ProbeResult, ServerMetrics
+from specmon.nesting import loads_json
 from specmon.probe_prompts import DEFAULT_PROMPT
-from specmon.sources.http import check_status, describe_transport_error, stream
+from specmon.sources.http import check_status, describe_transport_error, json_float, stream
 from specmon.sources.sse import EventReader
 
 STREAM_TOKEN_MARGIN = 16
@@ -84,10 +85,7 @@ def generate_payload(prompt: str, max_tokens: int, temperature: float = 0.0) -> 
 
 
 def _number(meta: dict[str, Any], key: str) -> float | None:
-    value = meta.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
+    return json_float(meta.get(key))  # NaN, infinities, 1e308: unknown
 
 
 def stream_json(data: str) -> dict[str, Any]:
@@ -98,8 +96,8 @@ def stream_json(data: str) -> dict[str, Any]:
         MalformedResponse: The payload is not a JSON object.
     """
     try:
-        body = json.loads(data)
-    except ValueError:
+        body = loads_json(data)
+    except ValueError:  # nested too deep included (`nesting.TooDeep`)
         raise MalformedResponse(f"stream chunk is not JSON: {data[:80]!r}") from None
     if not isinstance(body, dict):
         raise MalformedResponse(f"stream chunk is not an object: {data[:80]!r}")
@@ -130,7 +128,7 @@ def _meta_info(data: str) -> dict[str, Any] | None:
     start += len(data[start : start + 8]) - len(data[start : start + 8].lstrip())
     try:
         meta, end = _JSON.raw_decode(data, start)
-    except ValueError:
+    except (ValueError, RecursionError):  # read whole then: `stream_json` says what it is
         return None
     return meta if isinstance(meta, dict) and data[end:].strip() == "}" else None
 

@@ -25,6 +25,12 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from specmon.sources.label_sets import LabelSets
 
+MAX_VALUE = float(2**53)
+"""The largest magnitude of a sample kept: past it a float no longer counts by ones, so no
+counter, gauge or histogram of a real server reaches it, and a value such as 1e308 (a hostile
+or broken server's) multiplies to infinity in the first figure that uses it. A sample beyond it
+(or infinite, or NaN) is left out: the series is unknown ("—"), as if the server had not sent
+it."""
 SERIES_KEEP = 16_384
 """Series remembered (name and labels) before starting afresh, for a memo without `keep`."""
 # A value both prometheus-client's parser and `float` read as the same number: no "_", no hex,
@@ -58,7 +64,7 @@ class ScrapeMemo:
 
     def parse(self, text: str) -> list[ParsedSample]:
         """The samples of exposition text, in order (comments skipped: samples are read by
-        name, not by family); NaN values left out.
+        name, not by family); values that are not a usable number (`usable`) left out.
 
         Raises:
             ValueError, TypeError, IndexError, KeyError: What prometheus-client's parser raises
@@ -73,7 +79,7 @@ class ScrapeMemo:
             series = self._series.get(head)
             if series is None or not _NUMBER.fullmatch(value):
                 unknown.append(line)
-            elif math.isnan(number := float(value)):
+            elif not usable(number := float(value)):
                 parsed[line] = None
             else:
                 parsed[line] = ParsedSample(series[0], series[1], number)
@@ -88,8 +94,9 @@ class ScrapeMemo:
         return [s for line in lines if (s := current[line]) is not None]
 
     def _parse(self, lines: list[str]) -> list[ParsedSample | None]:
-        """Each line's sample (None for NaN), by the parser; raises when a line is not exactly
-        one sample. Remembers the series of each line that is a name, labels and a number."""
+        """Each line's sample (None for a value not `usable`), by the parser; raises when a line
+        is not exactly one sample. Remembers the series of each line that is a name, labels and
+        a number."""
         if not lines:
             return []
         text = self._label_sets.shorten("\n".join(lines) + "\n")
@@ -105,8 +112,13 @@ class ScrapeMemo:
                 parsed.append(None)
                 continue
             sample = ParsedSample(s.name, self._label_sets.labels(s.labels), value)
-            parsed.append(sample)
+            parsed.append(sample if usable(value) else None)
             head, _, number = line.rpartition(" ")
             if s.timestamp is None and _NUMBER.fullmatch(number) and float(number) == value:
                 self._series[head] = (sample.name, sample.labels)
         return parsed
+
+
+def usable(value: float) -> bool:
+    """A sample's value specmon reads: finite and within `MAX_VALUE`."""
+    return -MAX_VALUE <= value <= MAX_VALUE  # False for NaN and the infinities too

@@ -3,7 +3,6 @@ scrape_memo.py): a reading with the endpoint's memo is the reading of a fresh on
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from specmon.sim.gpus import simulated_telemetry
 from specmon.sources import scrape_memo
 from specmon.sources.dcgm import telemetry_from_text
 from specmon.sources.label_sets import LabelSets
-from specmon.sources.scrape_memo import ParsedSample, ScrapeMemo
+from specmon.sources.scrape_memo import ParsedSample, ScrapeMemo, usable
 
 DCGM = Path(__file__).resolve().parents[1] / "fixtures" / "dcgm"
 URL = "http://gpu-box:9400/metrics"
@@ -198,7 +197,7 @@ def _reference(text: str) -> list[ParsedSample] | type[Exception]:
             ParsedSample(s.name, dict(s.labels), float(s.value))
             for family in text_string_to_metric_families(samples)
             for s in family.samples
-            if not math.isnan(float(s.value))
+            if usable(float(s.value))  # NaN, infinities and past 2**53 are left out
         ]
     except (ValueError, TypeError, IndexError, KeyError):
         return Exception

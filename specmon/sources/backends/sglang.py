@@ -16,7 +16,7 @@ from specmon.backend_facts import SGLANG
 from specmon.errors import HttpStatus, MalformedResponse, NotSGLang
 from specmon.model import ServerInfo, ServerMetrics, SpecConfig
 from specmon.sources.backends.base import Backend
-from specmon.sources.http import get, json_int, parse_json
+from specmon.sources.http import get, json_float, json_int, parse_json
 from specmon.sources.metrics import fetch_metrics
 from specmon.sources.probe import run_probe
 from specmon.sources.secrets import mask_args
@@ -75,9 +75,7 @@ async def fetch_server_info(
 
 
 def _float(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
+    return json_float(value)  # NaN, infinities, 1e308, 400-digit integers: unknown
 
 
 def _str(value: Any) -> str | None:
