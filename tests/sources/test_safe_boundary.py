@@ -1,0 +1,137 @@
+"""Where specmon reads a server, its strings become safe text (`specmon.safe_text`): a server
+info full of escape sequences, invalid UTF-8 and the echoed API key, of every backend, and the
+error bodies quoted in messages, come out printable, one line, the key masked."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+
+from specmon.errors import HttpStatus, StreamErrorEvent
+from specmon.model import ServerInfo
+from specmon.safe_text import MASK, safe_text
+from specmon.sources.backends import Connection
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+KEY = "sk-specmon-SECRET-4f9c2e7a"
+EVIL = "\x1b]0;PWNED\x07m\x1b]8;;http://x.example/\x1b\\l\x1b]8;;\x1b\\\x1b[2J\x9b31m[red]x[/red]"
+SHOWN = safe_text(EVIL)
+
+
+def _raw(text: str) -> list[str]:
+    """The characters no terminal should be sent from a server: C0 but LF, DEL, C1, bidi."""
+    return [
+        c
+        for c in text
+        if (ord(c) < 0x20 and c != "\n")
+        or 0x7F <= ord(c) <= 0x9F
+        or "\u202a" <= c <= "\u202e"
+        or "\u2066" <= c <= "\u2069"
+    ]
+
+
+def _strings(value: object) -> list[str]:
+    """Every string in a server info: its fields, its args' names and values."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (*_strings(k), *_strings(v))]
+    if isinstance(value, list | tuple):
+        return [s for item in value for s in _strings(item)]
+    return []
+
+
+def _info_strings(info: ServerInfo) -> list[str]:
+    spec = info.speculative
+    fields = [info.version, info.model, info.info_route]
+    if spec is not None:
+        fields += [spec.algorithm, spec.draft_model_path, spec.length_name]
+    return [s for s in fields if s is not None] + _strings(dict(info.args))
+
+
+def _sglang_info() -> dict[str, object]:
+    body = json.loads((FIXTURES / "sglang-0.5.17" / "spec" / "server_info").read_text())
+    assert isinstance(body, dict)
+    return body
+
+
+def _client(handler: Callable[[httpx.Request], httpx.Response]) -> httpx.AsyncClient:
+    return httpx.AsyncClient(
+        transport=httpx.MockTransport(handler),
+        base_url="http://s",
+        headers={"Authorization": f"Bearer {KEY}"},
+    )
+
+
+async def test_sglang_server_info_comes_out_safe_and_without_the_key() -> None:
+    body = _sglang_info()
+    body.update(
+        model_path=f"/models/{KEY}/{EVIL}",
+        served_model_name=EVIL,
+        version=EVIL,
+        speculative_algorithm="EAGLE3" + EVIL,
+        speculative_draft_model_path=EVIL,
+        **{EVIL: [EVIL, {"nested": EVIL}]},
+    )
+    raw = json.dumps(body).encode()
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=raw, headers={"content-type": "application/json"})
+
+    async with _client(handler) as client:
+        info = await Connection(client).info()
+    strings = _info_strings(info)
+    assert not [s for s in strings if _raw(s)]
+    assert not [s for s in strings if KEY in s]
+    assert info.model == SHOWN and info.version == SHOWN
+    assert info.args["model_path"] == f"/models/{MASK}/{SHOWN}"
+    assert info.args[SHOWN] == [SHOWN, {"nested": SHOWN}]
+    assert info.speculative is not None and info.speculative.algorithm == "EAGLE3" + SHOWN
+
+
+@pytest.mark.parametrize("backend", ["vllm", "llamacpp"])
+async def test_other_backends_model_names_come_out_safe(backend: str) -> None:
+    """vLLM's model card and llama.cpp's `/props`, with a lone surrogate besides (valid JSON,
+    unprintable: a body of invalid UTF-8 is refused whole, `MalformedResponse`)."""
+    cards = {"object": "list", "data": [{"id": "@", "root": "@", "owned_by": "vllm"}]}
+    props = {"model_path": "@", "build_info": "b1-@", "endpoint_metrics": False}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if backend == "vllm" and path == "/version":
+            body = json.dumps({"version": "@"}).encode()
+        elif backend == "vllm" and path == "/v1/models":
+            body = json.dumps(cards).encode()
+        elif backend == "llamacpp" and path == "/props":
+            body = json.dumps(props).encode()
+        else:
+            return httpx.Response(404)
+        body = body.replace(b"@", json.dumps(EVIL)[1:-1].encode() + b"\\ud800")
+        return httpx.Response(200, content=body, headers={"content-type": "application/json"})
+
+    async with _client(handler) as client:
+        info = await Connection(client).info()
+    assert info.backend == backend
+    assert not [s for s in _info_strings(info) if _raw(s)], info
+    assert info.model == SHOWN + "\ufffd"
+
+
+async def test_an_error_body_quoted_in_a_message_is_one_safe_line() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(500, content=f"oops {EVIL}\nBearer {KEY}\r\n".encode())
+
+    async with _client(handler) as client:
+        with pytest.raises(HttpStatus) as caught:
+            await Connection(client).info()
+    message = str(caught.value)
+    assert not _raw(message) and KEY not in message
+    assert "\\x1b]0;PWNED" in message  # shown, so the reader sees what the server sent
+
+
+def test_every_specmon_error_message_is_safe_text() -> None:
+    error = StreamErrorEvent(f"the server sent an error: {EVIL}")
+    assert str(error) == f"the server sent an error: {SHOWN}"
