@@ -14,12 +14,12 @@ import os
 import sqlite3
 import subprocess
 import sys
-from dataclasses import replace
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from fault_cases import FAST
+from hostile_text import CRAFTED, EVIL, KEY, MARKUP, raw_controls
 
 from specmon.cli import main
 from specmon.config import FleetTarget, MonitorConfig
@@ -30,34 +30,7 @@ from specmon.sim import SimThread
 from specmon.storage.store import Store
 from specmon.target import ApiKey, Target
 
-KEY = "sk-specmon-SECRET-4f9c2e7a"
-# OSC 0 (the tmux pane's title, ended by BEL), OSC 8 (a hyperlink, ended by ST), CSI 2J (clear
-# the screen), a bell, the one-byte C1 CSI, a right-to-left override, Rich markup and a link.
-EVIL = (
-    "\x1b]0;PWNED\x07evil\x1b]8;;http://x.example/\x1b\\link\x1b]8;;\x1b\\\x1b[2J\x07"
-    "\x9b31m\u202e[red]x[/red][link=http://x.example]y[/link]"
-)
-CRAFTED = replace(
-    FAST,
-    model_path=f"/models/{KEY}/{EVIL}",
-    served_model_name=EVIL,
-    speculative_draft_model_path=EVIL,
-    api_key=KEY,
-)
 BENCH = ["--runs", "2", "--warmup", "0", "--max-tokens", "24"]
-
-
-def raw_controls(text: str) -> list[str]:
-    """What a server's text must never put on a terminal: C0 controls but LF, DEL, C1, the bidi
-    overrides and isolates."""
-    return [
-        c
-        for c in text
-        if (ord(c) < 0x20 and c != "\n")
-        or 0x7F <= ord(c) <= 0x9F
-        or "\u202a" <= c <= "\u202e"
-        or "\u2066" <= c <= "\u2069"
-    ]
 
 
 def _clean(text: str, where: object) -> None:
@@ -66,7 +39,7 @@ def _clean(text: str, where: object) -> None:
 
 
 @pytest.fixture
-def crafted() -> SimThread:
+def crafted() -> Iterator[SimThread]:
     with SimThread(CRAFTED) as sim:
         echoed = httpx.get(sim.url + "/server_info", headers={"Authorization": f"Bearer {KEY}"})
         assert "\\u001b]0;PWNED" in echoed.text and KEY in echoed.text  # it does send them
@@ -108,7 +81,7 @@ def test_bench_store_and_exports_hold_no_escape_sequence(
     outputs = _snapshot_outputs(db, capsys)
     for where, text in outputs.items():
         _clean(text, where)
-    assert "evil" in outputs["show 1"] and "[red]x[/red]" in outputs["show 1"]
+    assert "evil" in outputs["show 1"] and MARKUP in outputs["show 1"]
     assert KEY.encode() not in Path(db).read_bytes()  # the key was never stored
 
 
@@ -162,7 +135,7 @@ def test_the_exporter_labels_hold_no_escape_sequence(crafted: SimThread, tmp_pat
         text = asyncio.run(_scrape(Fleet([session]), session))
     _clean(text, "/metrics")
     (info,) = [line for line in text.splitlines() if line.startswith("specmon_target_info{")]
-    assert "evil" in info and "[red]x[/red]" in info
+    assert "evil" in info and MARKUP in info
 
 
 async def _scrape(fleet: Fleet, session: ServerSession) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hostile_text import EVIL, KEY, raw_controls
 
 from specmon.errors import HttpStatus, StreamErrorEvent
 from specmon.model import ServerInfo
@@ -17,21 +18,7 @@ from specmon.safe_text import MASK, safe_text
 from specmon.sources.backends import Connection
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
-KEY = "sk-specmon-SECRET-4f9c2e7a"
-EVIL = "\x1b]0;PWNED\x07m\x1b]8;;http://x.example/\x1b\\l\x1b]8;;\x1b\\\x1b[2J\x9b31m[red]x[/red]"
 SHOWN = safe_text(EVIL)
-
-
-def _raw(text: str) -> list[str]:
-    """The characters no terminal should be sent from a server: C0 but LF, DEL, C1, bidi."""
-    return [
-        c
-        for c in text
-        if (ord(c) < 0x20 and c != "\n")
-        or 0x7F <= ord(c) <= 0x9F
-        or "\u202a" <= c <= "\u202e"
-        or "\u2066" <= c <= "\u2069"
-    ]
 
 
 def _strings(value: object) -> list[str]:
@@ -85,7 +72,7 @@ async def test_sglang_server_info_comes_out_safe_and_without_the_key() -> None:
     async with _client(handler) as client:
         info = await Connection(client).info()
     strings = _info_strings(info)
-    assert not [s for s in strings if _raw(s)]
+    assert not [s for s in strings if raw_controls(s)]
     assert not [s for s in strings if KEY in s]
     assert info.model == SHOWN and info.version == SHOWN
     assert info.args["model_path"] == f"/models/{MASK}/{SHOWN}"
@@ -116,7 +103,7 @@ async def test_other_backends_model_names_come_out_safe(backend: str) -> None:
     async with _client(handler) as client:
         info = await Connection(client).info()
     assert info.backend == backend
-    assert not [s for s in _info_strings(info) if _raw(s)], info
+    assert not [s for s in _info_strings(info) if raw_controls(s)], info
     assert info.model == SHOWN + "\ufffd"
 
 
@@ -128,7 +115,7 @@ async def test_an_error_body_quoted_in_a_message_is_one_safe_line() -> None:
         with pytest.raises(HttpStatus) as caught:
             await Connection(client).info()
     message = str(caught.value)
-    assert not _raw(message) and KEY not in message
+    assert not raw_controls(message) and KEY not in message
     assert "\\x1b]0;PWNED" in message  # shown, so the reader sees what the server sent
 
 
