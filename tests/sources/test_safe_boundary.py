@@ -16,6 +16,7 @@ from specmon.errors import HttpStatus, StreamErrorEvent
 from specmon.model import ServerInfo
 from specmon.safe_text import MASK, safe_text
 from specmon.sources.backends import Connection
+from specmon.sources.dcgm import telemetry_from_text
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 SHOWN = safe_text(EVIL)
@@ -122,3 +123,14 @@ async def test_an_error_body_quoted_in_a_message_is_one_safe_line() -> None:
 def test_every_specmon_error_message_is_safe_text() -> None:
     error = StreamErrorEvent(f"the server sent an error: {EVIL}")
     assert str(error) == f"the server sent an error: {SHOWN}"
+
+
+def test_gpu_label_values_come_out_safe() -> None:
+    """A GPU endpoint's labels (DCGM's `modelName`, `Hostname`: `--gpu-metrics`, the agent)."""
+    evil = EVIL.replace("\\", "")  # a label value's backslash is an escape of the format
+    labels = f'gpu="0",UUID="GPU-{evil}",modelName="{evil}",Hostname="{evil}"'
+    text = f"DCGM_FI_DEV_GPU_UTIL{{{labels}}} 50\n"
+    telemetry = telemetry_from_text(text, "http://s/gpu-metrics")
+    (gpu,) = telemetry.gpus
+    assert gpu.name == safe_text(evil) and gpu.uuid == safe_text(f"GPU-{evil}")
+    assert telemetry.hostname == safe_text(evil)
