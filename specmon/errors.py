@@ -1,14 +1,21 @@
 """Typed errors: every failure a source can meet, each with a message a person can act on.
 
 Sources raise these and nothing else; the CLI prints `str(error)` (one line, never a traceback)
-and maps the class to an exit code.
+and maps the class to an exit code. A message may quote what a server sent (an error body, a
+stream's error event): it is made safe text where the error is made (`safe_text`: escapes shown,
+not sent; cut at `safe_text.LIMIT`).
 """
 
 from __future__ import annotations
 
+from specmon.safe_text import safe_text
+
 
 class SpecmonError(Exception):
-    """Base class: `str()` is a one-line message naming the cause."""
+    """Base class: `str()` is a one-line message naming the cause, safe to print."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(safe_text(arg) if isinstance(arg, str) else arg for arg in args))
 
 
 class TargetError(SpecmonError):

@@ -34,6 +34,7 @@ from specmon.reports.snapshot_table import (
     lifetime_for,
     match_baseline,
 )
+from specmon.safe_text import safe_text
 from specmon.session.baselines import check_lifetimes
 from specmon.storage.private_files import write_private
 from specmon.storage.serialize import snapshot_to_dict
@@ -116,7 +117,7 @@ def _snapshots(args: argparse.Namespace, store: Store) -> int:
         if not items:
             print(f"No snapshots in {store.path}")
         for s in items:
-            print(snapshot_row(s))
+            _say(snapshot_row(s))
         for message in store.skipped:
             print(f"specmon: warning: {message}", file=sys.stderr)
         return 0
@@ -125,20 +126,20 @@ def _snapshots(args: argparse.Namespace, store: Store) -> int:
         if args.json:
             print(json.dumps(snapshot_to_dict(snapshot), indent=2))
             return 0
-        print(f"Snapshot {snapshot.id}: {snapshot.url} · {target_line(snapshot.server)}")
-        print(
+        _say(f"Snapshot {snapshot.id}: {snapshot.url} · {target_line(snapshot.server)}")
+        _say(
             f"Taken {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(snapshot.created_at))}"
             + (f" · label {snapshot.label!r}" if snapshot.label else "")
         )
         for i, run in enumerate(snapshot.runs, 1):
-            print(run_line(i, len(snapshot.runs), run))
+            _say(run_line(i, len(snapshot.runs), run))
         for line in summary_lines(snapshot):
-            print(line)
+            _say(line)
         return 0
     if args.action == "compare":
         base, spec = store.get(args.base), store.get(args.spec)
         lifetime = lifetime_for(base, spec, _lifetimes(args, [base]))
-        print(compare_text(base, spec, max_age_s=args.max_age, lifetime=lifetime))
+        _say(compare_text(base, spec, max_age_s=args.max_age, lifetime=lifetime))
         validity = snapshot_validity(base, spec, max_age_s=args.max_age, lifetime=lifetime)
         return 0 if compare_holds(base, spec, validity) else 1
     fmt = export_format(args.format, args.output)
@@ -168,8 +169,14 @@ def _snapshots(args: argparse.Namespace, store: Store) -> int:
             raise SpecmonError(f"cannot write {path}: {exc.strerror}") from None
         print(f"Wrote {len(rows)} rows to {path.resolve()}")
     else:
-        print(text, end="" if text.endswith("\n") else "\n")
+        _say(text.removesuffix("\n"))
     return 0
+
+
+def _say(text: str) -> None:
+    """Print lines made of stored snapshots: each line's text safe (`safe_text`), again on the
+    way out, whatever the store holds."""
+    print("\n".join(safe_text(line, limit=None) for line in text.split("\n")))
 
 
 FORMATS: tuple[ExportFormat, ...] = ("md", "csv", "json")

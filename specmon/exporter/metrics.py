@@ -32,6 +32,7 @@ from prometheus_client.registry import Collector
 
 from specmon.analysis.catalogue import CATALOGUE, Measured
 from specmon.analysis.figures import run_step_cycles
+from specmon.safe_text import safe_text
 from specmon.session.server_session import ServerSession
 from specmon.session.watch import ProbeOutcome
 
@@ -164,19 +165,17 @@ class Families:
         server = session.live.server.info
         if server is not None:
             spec = server.speculative
-            self.info.add_metric(
-                [
-                    url,
-                    session.target.name or "",
-                    server.backend,
-                    server.version or "",
-                    server.model or "",
-                    spec.algorithm if spec else "",
-                    view.identity.speculation,
-                    str(server.tp_size or ""),
-                ],
-                {},
+            values = (
+                session.target.name or "",
+                server.backend,
+                server.version or "",
+                server.model or "",
+                spec.algorithm if spec else "",
+                view.identity.speculation,
+                str(server.tp_size or ""),
             )
+            # What a server says, made safe again on the way out (a replayed session's too).
+            self.info.add_metric([url, *(safe_text(v) for v in values)], {})
         if session.last_probe_ok is not None:
             self.gauge("specmon_probe_success", url, 1.0 if session.last_probe_ok else 0.0)
         self.gauge(

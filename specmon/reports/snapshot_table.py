@@ -30,6 +30,7 @@ from specmon.analysis.validity import (
 )
 from specmon.model import Snapshot
 from specmon.probe_prompts import ProbePrompt, category_of
+from specmon.safe_text import safe_text
 from specmon.storage.serialize import summary_of
 from specmon.wording import (
     DASH,
@@ -296,14 +297,15 @@ def export(rows: Sequence[ComparisonRow], fmt: ExportFormat) -> str:
     are empty in CSV, null in JSON; JSON is `{"schema": EXPORT_SCHEMA, "rows": [...]}`.
     """
     if fmt == "json":
-        document = {"schema": EXPORT_SCHEMA, "rows": [_record(row) for row in rows]}
+        records = [{k: _shown(v) for k, v in _record(row).items()} for row in rows]
+        document = {"schema": EXPORT_SCHEMA, "rows": records}
         return json.dumps(document, indent=2, ensure_ascii=False)
     if fmt == "csv":
         buffer = io.StringIO()
         # "\n", not RFC 4180's "\r\n": the text is printed or written in text mode by the caller.
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(EXPORT_COLUMNS)
-        writer.writerows([_csv_value(value) for value in _record(row).values()] for row in rows)
+        writer.writerows([_csv_value(_shown(v)) for v in _record(row).values()] for row in rows)
         return buffer.getvalue()
     if fmt == "md":
         lines = [
@@ -320,5 +322,15 @@ def export(rows: Sequence[ComparisonRow], fmt: ExportFormat) -> str:
 def _md_cell(cell: str | None) -> str:
     if cell is None:
         return DASH
-    # A pipe would end the cell and a newline the row.
-    return cell.replace("|", "\\|").replace("\n", " ")
+    # A pipe would end the cell and a newline the row; a control character is shown, not sent.
+    return safe_text(cell.replace("\n", " "), limit=None).replace("|", "\\|")
+
+
+def _shown(value: object) -> object:
+    """A value of a row as written out: its text safe (`safe_text`), again on the way out, for
+    a snapshot read before the store made it so; every other value as it is."""
+    if isinstance(value, str):
+        return safe_text(value, limit=None)
+    if isinstance(value, list):
+        return [_shown(item) for item in value]
+    return value

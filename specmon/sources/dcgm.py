@@ -29,6 +29,7 @@ from specmon.model import (
     ProcessStats,
     Telemetry,
 )
+from specmon.safe_text import safe_text
 from specmon.sources.http import get, polling_client
 from specmon.sources.metrics import wanted_text
 from specmon.sources.scrape_memo import ScrapeMemo
@@ -169,7 +170,9 @@ def _add_gpu_sample(
 
 
 def _label(labels: Mapping[str, str], name: str) -> str | None:
-    return labels.get(name) or None  # "" is how an exporter says "unknown"
+    # "" is how an exporter says "unknown"; a value is the endpoint's to choose: safe text.
+    value = labels.get(name)
+    return safe_text(value) if value else None
 
 
 def _device(index: int, gpu: _Gpu) -> GpuDevice:

@@ -10,7 +10,9 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-MASK = "***"
+from specmon.safe_text import MASK
+
+__all__ = ["MASK", "is_secret_key", "mask_args", "mask_command", "mask_words", "shown_command"]
 
 # Names whose values are credentials: server args, variables (`HF_TOKEN`, `OPENAI_API_KEY`), the
 # fields of a server's printed settings (`ServerArgs(api_key='K', …)`); not `max_new_tokens`.

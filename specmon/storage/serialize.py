@@ -39,6 +39,7 @@ from specmon.model import (
     Stats,
     StepsSource,
 )
+from specmon.safe_text import safe_optional, safe_server_info, safe_text
 
 E = TypeVar("E", bound=StrEnum)
 T = TypeVar("T")
@@ -256,13 +257,13 @@ def _gpu_from(record: _Reader) -> GpuState | None:
     return GpuState(
         source=gpu.string("source"),
         gpu_count=gpu.integer("gpu_count"),
-        gpu_name=gpu.opt_string("gpu_name"),
+        gpu_name=safe_optional(gpu.opt_string("gpu_name")),
         sm_clock_mhz=gpu.opt_number("sm_clock_mhz"),
         sm_clock_max_mhz=gpu.opt_number("sm_clock_max_mhz"),
         power_limit_w=gpu.opt_number("power_limit_w"),
         max_temperature_c=gpu.opt_number("max_temperature_c"),
-        throttle_reasons=gpu.strings("throttle_reasons"),
-        other_processes=gpu.strings("other_processes"),
+        throttle_reasons=tuple(safe_text(s) for s in gpu.strings("throttle_reasons")),
+        other_processes=tuple(safe_text(s) for s in gpu.strings("other_processes")),
         samples=gpu.integer("samples"),
     )
 
@@ -271,7 +272,8 @@ def snapshot_from_record(record: Mapping[str, Any]) -> Snapshot:
     """Rebuild a snapshot from `snapshot_to_record`'s form, checking every field.
 
     Unknown extra keys are ignored (a later record version may add some); missing or mistyped
-    ones are errors.
+    ones are errors. Every string a server supplied, the address and the label come back safe
+    text (`safe_text`): a store written before specmon made them so may hold escape sequences.
 
     Raises:
         RecordError: A field is missing or has the wrong type, or the record was written by a
@@ -290,10 +292,10 @@ def snapshot_from_record(record: Mapping[str, Any]) -> Snapshot:
     spec = server.opt_obj("speculative")
     args = server.obj("args")
     protocol = top.obj("protocol")
-    return Snapshot(
+    snapshot = Snapshot(
         created_at=top.number("created_at"),
-        url=top.string("url"),
-        label=top.opt_string("label"),
+        url=safe_text(top.string("url")),
+        label=safe_optional(top.opt_string("label")),
         server=ServerInfo(
             backend=server.string("backend"),
             version=server.opt_string("version"),
@@ -336,6 +338,7 @@ def snapshot_from_record(record: Mapping[str, Any]) -> Snapshot:
         gpu=_gpu_from(top),
         lifetime=_lifetime_from(top),
     )
+    return dataclasses.replace(snapshot, server=safe_server_info(snapshot.server))
 
 
 def _run_from(run: _Reader) -> RunFigures:

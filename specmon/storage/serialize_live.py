@@ -19,6 +19,7 @@ from enum import Enum
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from specmon.model import Reading, ServerInfo, ServerMetrics, Snapshot, Telemetry
+from specmon.safe_text import safe_server_info
 from specmon.storage.serialize import RecordError, snapshot_from_record, snapshot_to_record
 
 T = TypeVar("T")
@@ -145,7 +146,10 @@ def _reading(data: Any, where: str) -> Reading:
     kind = READING_TYPES.get(tag) if isinstance(tag, str) else None
     if kind is None:
         raise RecordError(f"{where}.type: unknown reading type {tag!r}")
-    return dataclasses.replace(reading, value=_read(kind, value, f"{where}.value"))
+    value = _read(kind, value, f"{where}.value")
+    if isinstance(value, ServerInfo):  # a crafted recording's, or an old one's: made safe text
+        value = safe_server_info(value)
+    return dataclasses.replace(reading, value=value)
 
 
 _HINTS: dict[type[Any], dict[str, Any]] = {}

@@ -15,6 +15,7 @@ import httpx
 
 from specmon.errors import NotThisServer, SourceError
 from specmon.model import ProbeResult, ServerInfo, ServerMetrics
+from specmon.safe_text import bearer_secrets, safe_server_info, safe_text
 from specmon.sources.backends import llamacpp, sglang, trtllm, vllm
 from specmon.sources.backends.base import Backend
 
@@ -36,11 +37,33 @@ async def connect(client: httpx.AsyncClient) -> tuple[Backend, ServerInfo]:
     """
     for backend in BACKENDS:
         try:
-            return backend, await backend.server_info(client)
+            return backend, _safe(await backend.server_info(client), client)
         except NotThisServer:
             continue
+        except SourceError as exc:
+            _mask(exc, client)
+            raise
     known = ", ".join(b.facts.display for b in BACKENDS)
     raise NotThisServer(f"{client.base_url}: not a server specmon knows ({known})")
+
+
+def _secrets(client: httpx.AsyncClient) -> tuple[str, ...]:
+    """The client's API key: a server that echoes it in a string must not get it shown or
+    stored (masking by field name, `secrets.mask_args`, misses a `model_path` that holds it)."""
+    return bearer_secrets(client.headers.get("authorization"))
+
+
+def _safe(info: ServerInfo, client: httpx.AsyncClient) -> ServerInfo:
+    """Server info as specmon keeps it: every string of it safe (`safe_text`), the key masked."""
+    return safe_server_info(info, secrets=_secrets(client))
+
+
+def _mask(exc: SourceError, client: httpx.AsyncClient) -> None:
+    """Mask the client's key in `exc`'s message (a server's error body it quotes; the message
+    is already safe text: `SpecmonError`), keeping the error, its type and attributes."""
+    secrets = _secrets(client)
+    if secrets and any(s in str(exc) for s in secrets):
+        exc.args = (safe_text(str(exc), secrets=secrets), *exc.args[1:])
 
 
 RECENT_SCRAPE_S = 2.0
@@ -76,7 +99,11 @@ class Connection:
         scrape = None
         if self._scrape is not None and self.clock() - self._scrape[0] <= RECENT_SCRAPE_S:
             scrape = self._scrape[1]
-        return await self.backend.server_info(self.client, scrape=scrape)
+        try:
+            return _safe(await self.backend.server_info(self.client, scrape=scrape), self.client)
+        except SourceError as exc:
+            _mask(exc, self.client)
+            raise
 
     async def metrics(self) -> ServerMetrics:
         """One /metrics scrape (after the backend is known).
@@ -92,7 +119,11 @@ class Connection:
             except SourceError as exc:
                 exc.args = (f"{exc} (asked first, to know how to read /metrics)", *exc.args[1:])
                 raise
-        metrics = await self.backend.metrics(self.client)
+        try:
+            metrics = await self.backend.metrics(self.client)
+        except SourceError as exc:
+            _mask(exc, self.client)
+            raise
         self._scrape = (self.clock(), metrics)
         return metrics
 
@@ -100,6 +131,10 @@ class Connection:
         """One streaming probe."""
         if self.backend is None:
             self.backend, _ = await connect(self.client)
-        return await self.backend.probe(
-            self.client, prompt=prompt, max_tokens=max_tokens, temperature=temperature
-        )
+        try:
+            return await self.backend.probe(
+                self.client, prompt=prompt, max_tokens=max_tokens, temperature=temperature
+            )
+        except SourceError as exc:
+            _mask(exc, self.client)
+            raise

@@ -32,7 +32,7 @@ class IdentityBar(Static):
             return
         parts = fitted(identity_parts(view), self.content_size.width)
         quiet.show(self, " · ".join(markup for _, _, markup in parts))
-        quiet.tooltip(self, f"{view.url} · {view.model or ''}")
+        quiet.tooltip(self, escape(f"{view.url} · {view.model or ''}"))  # markup: shown as it is
 
     def on_resize(self) -> None:
         """What fits depends on the width."""
