@@ -190,7 +190,9 @@ def _ab(data: Any, snapshots: tuple[Snapshot, ...]) -> tuple[AbRun, ...] | None:
             raise RecordError(f"ab.round: expected an integer, got {round_!r}")
         if config is not None and not isinstance(config, str):
             raise RecordError(f"ab.config: expected text, got {config!r}")
-        runs.append(AbRun(round_, Side(side), snapshot, config))  # Side(): ValueError if unknown
+        if side not in {s.value for s in Side}:
+            raise RecordError(f"ab.side: expected baseline or speculative, got {side!r}")
+        runs.append(AbRun(round_, Side(side), snapshot, config))
     return tuple(runs)
 
 
