@@ -21,7 +21,9 @@ from specmon.cli.ab_report import (
     split_lines,
     table_lines,
 )
+from specmon.cli.bench import note, report_unsaved
 from specmon.cli.common import (
+    EXIT_INTERRUPTED,
     add_connection,
     add_db,
     count,
@@ -32,7 +34,7 @@ from specmon.cli.common import (
     tokens,
 )
 from specmon.cli.launch import add_launch_options
-from specmon.errors import SpecmonError, TargetError
+from specmon.errors import TargetError
 from specmon.launch.ab import AbEvents, AbPlan, run_ab
 from specmon.launch.ab import target_for as launched_target
 from specmon.launch.llamacpp_help import read_plain_words
@@ -42,7 +44,9 @@ from specmon.measure.bench import Progress
 from specmon.model import Protocol
 from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.reports.bench_text import run_line
+from specmon.storage.saving import save_or_keep
 from specmon.storage.store import Store
+from specmon.storage.unsaved import Unsaved
 from specmon.wording import crossover_line
 
 
@@ -69,7 +73,10 @@ def register(commands: Any) -> None:
         "crossover, and saves every bench as a snapshot once all are complete. Each round's "
         "pairs are judged at their own time: --max-age (default 1800 s) is how long before a "
         "speculative bench its round's baseline may have been taken. "
-        "Exit 0 done, 1 failed (nothing saved), 2 bad arguments, 130 interrupted.",
+        "A store locked by another process is waited for (up to 10 min; Ctrl-C stops "
+        "waiting); an A/B the store cannot take is kept in a file for `specmon snapshots "
+        "import`, never discarded. Exit 0 done, 1 failed or not saved (kept in a file), "
+        "2 bad arguments, 130 interrupted.",
         allow_abbrev=False,
     )
     ab.add_argument(
@@ -229,13 +236,14 @@ async def _ab(args: argparse.Namespace, plan: AbPlan, store: Store, skipped: lis
         best = best_per_concurrency([(c or "", found) for c, found, _ in per_config])
         for line in best_lines(best):
             print(line, file=out)
-    ids: list[int] = []
-    try:
-        ids = store.save_ab(runs)  # all or none
-    except SpecmonError as exc:
-        print(f"specmon: error: could not save the snapshots: {exc}", file=sys.stderr)
-        return 1
-    print(f"Saved {len(ids)} snapshots ({ids[0]}–{ids[-1]}) to {store.path}", file=out)
-    if args.json:
+    # All or none; a lock is waited for (Ctrl-C: the way out), and an A/B the store cannot take
+    # is kept in a file for `specmon snapshots import`: never discarded.
+    outcome = await save_or_keep(store, Unsaved.of_ab(runs), say=note)
+    ids = outcome.ids or []
+    if ids:
+        print(f"Saved {len(ids)} snapshots ({ids[0]}–{ids[-1]}) to {store.path}", file=out)
+    if args.json:  # the report is whole either way; snapshot_ids lists what the store took
         print(json.dumps(report_to_dict(plan.split, per_config, best, ids, skipped), indent=2))
-    return 0
+    if not outcome.saved:
+        return report_unsaved(outcome)
+    return EXIT_INTERRUPTED if outcome.interrupted else 0

@@ -12,6 +12,7 @@ from specmon.analysis.gpus import describe_gpu_state
 from specmon.cli import stopping
 from specmon.cli.agent import add_gpu_metrics
 from specmon.cli.common import (
+    EXIT_INTERRUPTED,
     add_connection,
     add_db,
     add_metrics_url,
@@ -23,14 +24,16 @@ from specmon.cli.common import (
     target_of,
     tokens,
 )
-from specmon.errors import SpecmonError, TargetError
+from specmon.errors import TargetError
 from specmon.measure.bench import Progress
 from specmon.measure.snapshot import SnapshotKind, take_snapshot
 from specmon.model import Protocol, ServerInfo, Snapshot
 from specmon.probe_prompts import DEFAULT_PROMPT, ProbePrompt, Rotation, prompt_protocol
 from specmon.reports.bench_text import category_line, run_line, summary_lines, target_line
+from specmon.storage.saving import Outcome, save_or_keep
 from specmon.storage.serialize import SCHEMA, snapshot_to_dict
 from specmon.storage.store import Store
+from specmon.storage.unsaved import Unsaved
 
 
 def register(commands: Any) -> None:
@@ -40,7 +43,10 @@ def register(commands: Any) -> None:
         help="benchmark a server: warm-up + N streamed runs, saved as a snapshot",
         description="Warm-up runs, then N timed streaming runs at temperature 0 with "
         "ignore_eos; prints one line per run and a summary, and saves the snapshot. "
-        "Exit 0 saved, 1 failed or not saved, 2 bad arguments, 130 interrupted.",
+        "A store locked by another process is waited for (up to 10 min; Ctrl-C stops "
+        "waiting); a result the store cannot take is kept in a file for `specmon snapshots "
+        "import`. Exit 0 saved, 1 failed or not saved (kept in a file), 2 bad arguments, "
+        "130 interrupted.",
         allow_abbrev=False,
     )
     bench.add_argument(
@@ -93,8 +99,10 @@ async def _bench(args: argparse.Namespace, store: Store) -> int:
     for _ in rotation.categories:  # each category's first prompt
         prompt = rotation.next()
         code, snapshot, snapshot_id = await _bench_one(args, store, prompt)
-        exit_code = max(exit_code, code)
         results.append((prompt, snapshot, snapshot_id))
+        if code == EXIT_INTERRUPTED:  # Ctrl-C while its save waited: stop there
+            return code
+        exit_code = max(exit_code, code)
     out = sys.stderr if args.json else sys.stdout
     print("By category (pooled runs of each):", file=out)
     for prompt, snapshot, snapshot_id in results:
@@ -159,14 +167,31 @@ async def _bench_one(
         print(line, file=out)
     if snapshot.gpu is not None:
         print(f"GPU state: {describe_gpu_state(snapshot.gpu)}", file=out)
-    exit_code = 0
-    snapshot_id: int | None = None
-    try:
-        snapshot_id = store.save(snapshot)
-    except SpecmonError as exc:  # the figures are printed above and below: nothing lost
-        print(f"specmon: error: could not save the snapshot: {exc}", file=sys.stderr)
-        exit_code = 1
-    else:
-        kind = "baseline (speculation off)" if info.speculative is None else "speculative run"
-        print(f"Saved snapshot {snapshot_id}, a {kind}, to {store.path}", file=out)
-    return exit_code, snapshot, snapshot_id
+    # A lock is waited for (Ctrl-C: the way out); what the store cannot take is kept in a file.
+    outcome = await save_or_keep(store, Unsaved((snapshot,)), say=note)
+    if not outcome.saved:
+        return report_unsaved(outcome), snapshot, None
+    assert outcome.ids is not None
+    snapshot_id = outcome.ids[0]
+    kind = "baseline (speculation off)" if info.speculative is None else "speculative run"
+    print(f"Saved snapshot {snapshot_id}, a {kind}, to {store.path}", file=out)
+    return EXIT_INTERRUPTED if outcome.interrupted else 0, snapshot, snapshot_id
+
+
+def note(line: str) -> None:
+    """A line of progress on stderr (a save waiting for the store's lock)."""
+    print(f"specmon: {line}", file=sys.stderr, flush=True)
+
+
+def report_unsaved(outcome: Outcome) -> int:
+    """Say where a result the store did not take is (on stderr); the exit code: 130 when the
+    way out was taken, else 1. With no file written either, the result follows as JSON."""
+    print(f"specmon: error: {outcome.message()}", file=sys.stderr)
+    if outcome.text is not None:
+        print(
+            "specmon: the result follows as JSON: save it to a file and run "
+            "specmon snapshots import FILE",
+            file=sys.stderr,
+        )
+        print(outcome.text, file=sys.stderr, flush=True)
+    return EXIT_INTERRUPTED if outcome.interrupted else 1

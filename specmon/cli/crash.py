@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import platformdirs
 
-from specmon.storage.private_files import open_private
+from specmon.storage.private_files import private_dir, write_private
 
 if TYPE_CHECKING:  # Textual loads only for the dashboard
     from specmon.ui.app import SpecmonApp
@@ -44,16 +44,24 @@ def report_crash(error: BaseException) -> int:
 
 
 def write_crash_log(text: str) -> Path:
-    """`text` in a new file (owner-only) under the user log dir, or the temp dir if that fails."""
-    name = time.strftime("crash-%Y%m%d-%H%M%S-") + f"{os.getpid()}.log"
+    """`text` in a new file (0600, in a 0700 folder if it makes it) under the user log dir, or a
+    new file of an unguessable name in the temp dir if that fails; never through a link.
+
+    Raises:
+        OSError: Neither could be written (a full disk).
+    """
+    name = time.strftime("crash-%Y%m%d-%H%M%S-") + f"{os.getpid()}"
     try:
-        return _write_new(platformdirs.user_log_path("specmon") / name, text)
+        path = private_dir(platformdirs.user_log_path("specmon")) / f"{name}.log"
+        write_private(path, text, new=True)
+        return path
     except OSError:
-        return _write_new(Path(tempfile.gettempdir()) / f"specmon-{name}", text)
-
-
-def _write_new(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open_private(path, "x") as file:
-        file.write(text)
-    return path
+        # mkstemp: O_EXCL, 0600, a random name, so a link planted in /tmp cannot take it.
+        fd, temp = tempfile.mkstemp(prefix=f"specmon-{name}-", suffix=".log")
+        os.close(fd)
+        try:
+            write_private(Path(temp), text)
+        except OSError:
+            Path(temp).unlink(missing_ok=True)
+            raise
+        return Path(temp)

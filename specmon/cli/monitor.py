@@ -22,7 +22,7 @@ from specmon.config import (
     load_config,
 )
 from specmon.errors import SpecmonError, TargetError
-from specmon.session.recording import DEFAULT_MAX_BYTES, Header, RecordingWriter
+from specmon.session.recording import DEFAULT_MAX_BYTES, Header
 from specmon.session.server_session import ServerSession, dashboard_session
 from specmon.sources.http import load_api_key
 from specmon.storage.store import Store, default_db_path
@@ -72,8 +72,12 @@ def add_arguments(
             metavar="FILE",
             help="also write every input the dashboard receives to FILE, for "
             "specmon replay (as specmon record does; owner-only, no API key, "
-            f"at most {DEFAULT_MAX_BYTES // (1024 * 1024)} MB)",
+            f"at most {DEFAULT_MAX_BYTES // (1024 * 1024)} MB; a new file: one that exists is "
+            "refused unless --force)",
         )
+        from specmon.cli.record import add_force  # record imports this module
+
+        add_force(group)
     return [
         *servers,
         *_settings(add, theme=theme),
@@ -203,6 +207,8 @@ def run(args: argparse.Namespace) -> int:
     """Open the dashboard; returns when the user quits (0) or it crashed (`EXIT_CRASHED`).
     With --once, print one frame as JSON instead (`cli.once`)."""
     once.check_arguments(args)
+    if getattr(args, "force", False) and not args.record:
+        raise TargetError("--force replaces the --record FILE: give it with --record")
     if args.record and args.once:
         raise TargetError("--record records the dashboard; --once prints one frame, give one")
     if args.once:
@@ -225,7 +231,12 @@ def run(args: argparse.Namespace) -> int:
     targets = targets_of(config)
     recording = None
     if args.record:
-        recording = RecordingWriter(Path(args.record), Header.of(config, time.time()))
+        header = Header.of(config, time.time())
+        from specmon.cli.record import new_recording  # record imports this module
+
+        recording = new_recording(
+            Path(args.record).expanduser(), header, force=getattr(args, "force", False)
+        )
     store = open_store_or_warn(config.db)
     try:
         if config.fleet:

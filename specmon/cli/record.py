@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import re
 import sys
 import time
@@ -45,6 +46,33 @@ def add_record_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup
     )
 
 
+def add_force(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """`--force`, shared by `record` and the dashboard's `--record`."""
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the recording FILE if it exists (default: refuse it, exit 2: a recording "
+        "may be an incident's only evidence)",
+    )
+
+
+def new_recording(
+    path: Path, header: Header, *, force: bool, max_bytes: int = DEFAULT_MAX_BYTES
+) -> RecordingWriter:
+    """The writer of a new recording at `path`.
+
+    Raises:
+        TargetError: `path` exists (a link too) and `force` is not given: nothing was written.
+        RecordingError: It cannot be created, or its first line written (a full disk).
+    """
+    if not force and os.path.lexists(path):
+        raise TargetError(
+            f"{path} exists: pass --force to replace it, or record to another file "
+            "(a recording may be an incident's only evidence)"
+        )
+    return RecordingWriter(path, header, max_bytes=max_bytes, replace=force)
+
+
 def register(commands: Any) -> None:
     """Add the `record` subcommand."""
     record = commands.add_parser(
@@ -67,8 +95,9 @@ def register(commands: Any) -> None:
         "--out",
         metavar="FILE",
         required=True,
-        help="the recording to write (replaced if it exists)",
+        help="the recording to write: a new file (one that exists is refused unless --force)",
     )
+    add_force(group)
     group.add_argument(
         "--duration",
         type=span,
@@ -90,7 +119,9 @@ def run(args: argparse.Namespace) -> int:
         raise TargetError("specmon record watches one server; record each in its own file")
     targets = monitor.targets_of(config)
     header = Header.of(config, time.time())
-    writer = RecordingWriter(Path(args.out), header, max_bytes=args.max_size * MB)
+    writer = new_recording(
+        Path(args.out).expanduser(), header, force=args.force, max_bytes=args.max_size * MB
+    )
     print(f"specmon record: recording {config.url} to {args.out}; Ctrl-C stops", file=sys.stderr)
     feed = LocalFeed(config, targets, None)
     started = time.monotonic()

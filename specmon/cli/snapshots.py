@@ -1,4 +1,5 @@
-"""`specmon snapshots list|show|compare|export`: read the snapshot store."""
+"""`specmon snapshots list|show|compare|export|import`: read the snapshot store (and `import`:
+put results kept in files into it, `cli.snapshots_import`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any, cast
 
 from specmon.analysis.pooled import pool
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S, LifetimeCheck, snapshot_validity
+from specmon.cli import snapshots_import
 from specmon.cli.common import (
     add_connection,
     add_db,
@@ -80,6 +82,7 @@ def register(commands: Any) -> None:
         "built-in set's and the default prompt's are always named)",
     )
     takes(export_, probe_prompts=None)
+    import_ = snapshots_import.register(actions)
     # The shared options go before or after the action too; an action that does not take one
     # (--max-age for list and show) refuses it wherever it was given (common.apply_shared).
     for parser in (snapshots, compare, export_):
@@ -93,13 +96,16 @@ def register(commands: Any) -> None:
             "(their lifetime is then reported unverified)",
         )
         add_connection(parser)
-    for parser in (listing, show, compare, export_):
+    for parser in (listing, show, compare, export_, import_):
         add_db(parser)
     snapshots.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Open the store (never creating it) and carry out the action."""
+    """Open the store (never creating it, unless importing into it) and carry out the action."""
+    if args.action == "import":
+        with open_store(args) as store:
+            return snapshots_import.run(store, args.files)
     try:
         store = open_store(args, create=False)
     except StoreMissing:

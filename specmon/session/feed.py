@@ -10,6 +10,7 @@ tab takes is every tab's.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
@@ -23,7 +24,9 @@ from specmon.session.baselines import BaselineOrigin
 from specmon.session.view import BenchView
 from specmon.session.watch import BASELINE_SERVER_EVERY_S, ProbeOutcome, Watch
 from specmon.sources.http import load_client_transport
+from specmon.storage.saving import save_or_keep
 from specmon.storage.store import Store
+from specmon.storage.unsaved import Unsaved
 
 
 def bench_protocol(config: MonitorConfig) -> BenchProtocol:
@@ -145,7 +148,9 @@ class LocalFeed:
             sleep=sleep,
         )
         self.saving = False
-        """A bench is writing its snapshot: too late to cancel it."""
+        """A bench is writing its snapshot: too late to cancel it, unless `save_waiting`."""
+        self.save_waiting = False
+        """The save waits for another process's lock: cancelling keeps the result in a file."""
         self.probe_is_paused = False
         self._sink: FeedSink | None = None
         self._followed: str | None = None
@@ -232,8 +237,9 @@ class LocalFeed:
         self._bench = self._spawn(self._run_bench(sink, kind, url, origin, label))
 
     def cancel_bench(self) -> bool:
-        """Cancel the bench unless it is being saved (then False: it completes)."""
-        if self.saving:
+        """Cancel the bench unless it is being saved (then False: it completes); one whose save
+        waits for another process's lock is kept in a file instead (`storage.saving`)."""
+        if self.saving and not self.save_waiting:
             return False
         if self._bench is not None:
             self._bench.cancel()
@@ -279,19 +285,32 @@ class LocalFeed:
                     wall=self.wall,
                 )
             snapshot = await bench
-            store = self.store
-            if store is None:
-                raise SpecmonError("no snapshot store: the result cannot be saved")
-            # Off the event loop: a write waits up to the store's timeout for another process's
-            # lock, and the keys must answer meanwhile.
-            self.saving = True
-            saved = await asyncio.to_thread(lambda: store.get(store.save(snapshot)))
         except SpecmonError as exc:
+            self._bench_on_server = False
             sink.bench_failed(kind, str(exc))
+            return
         except asyncio.CancelledError:
+            self._bench_on_server = False
             sink.bench_failed(kind, "cancelled: nothing saved")
             raise
-        else:
-            sink.bench_done(saved, kind, origin)
+        # Off the event loop, so that the keys answer meanwhile: another process's lock is
+        # waited for (Esc: the way out), and a result the store cannot take is kept in a file
+        # for `specmon snapshots import` (`storage.saving`): a finished bench is never lost.
+        self.saving = True
+
+        def waiting(line: str) -> None:
+            self.save_waiting = True
+            note(line)
+
+        try:
+            outcome = await save_or_keep(
+                self.store, Unsaved((snapshot,)), say=waiting, way_out="Esc"
+            )
         finally:
-            self._bench_on_server = self.saving = False
+            self._bench_on_server = self.saving = self.save_waiting = False
+        if outcome.ids is None:
+            sink.bench_failed(kind, outcome.message())
+        else:
+            sink.bench_done(dataclasses.replace(snapshot, id=outcome.ids[0]), kind, origin)
+        if outcome.interrupted:
+            raise asyncio.CancelledError

@@ -29,7 +29,7 @@ from specmon.nesting import loads_json
 from specmon.session.baselines import BaselineLookup, BaselineOrigin
 from specmon.session.view import BenchView
 from specmon.session.watch import ProbeOutcome
-from specmon.storage.private_files import open_private
+from specmon.storage.private_files import close_quietly, open_private
 from specmon.storage.serialize import RecordError
 from specmon.storage.serialize_live import from_data, to_data
 
@@ -108,11 +108,26 @@ class Entry:
 class RecordingWriter:
     """Appends entries to a new recording, line by line, up to a size cap."""
 
-    def __init__(self, path: Path, header: Header, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
-        """Create `path` (0600, replacing a file there) and write the header.
+    def __init__(
+        self,
+        path: Path,
+        header: Header,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        replace: bool = False,
+    ) -> None:
+        """Create `path` (0600, never through a link) and write the header.
+
+        Args:
+            path: The recording.
+            header: Its first line.
+            max_bytes: The size cap.
+            replace: Replace a file already there (`--force`); otherwise it is refused: a
+                recording may be an incident's only evidence.
 
         Raises:
-            RecordingError: The file cannot be created.
+            RecordingError: The file exists (unless `replace`), or cannot be created, or its
+                header cannot be written (a full disk).
         """
         self.path = path
         self.max_bytes = max_bytes
@@ -124,10 +139,16 @@ class RecordingWriter:
         self._last: dict[tuple[str, str], Any] = {}
         """The value of each sampler's source last written (by kind of sample)."""
         try:
-            self._file: IO[str] = open_private(path, "w", encoding="utf-8")
+            self._file: IO[str] = open_private(path, "w" if replace else "x", encoding="utf-8")
+        except FileExistsError:
+            raise RecordingError(
+                f"cannot record to {path}: it exists (pass --force to replace it)"
+            ) from None
         except OSError as exc:
             raise RecordingError(f"cannot record to {path}: {exc.strerror or exc}") from None
         self._line({"format": FORMAT, "version": VERSION, **to_data(header)})
+        if self.stopped is not None:
+            raise RecordingError(self.stopped)
 
     def write(self, at: float, kind: str, *args: Any) -> None:
         """Append one input; past the size cap, write the `end` line and stop."""
@@ -169,14 +190,15 @@ class RecordingWriter:
             self._file.flush()  # a crash loses at most this line
         except (OSError, ValueError) as exc:  # ValueError: closed meanwhile
             self.stopped = f"writing {self.path} failed: {getattr(exc, 'strerror', None) or exc}"
-            self.close()
+            self.close()  # the file is whole up to the line before: a replay ends there
             return
         self.written += len(line)
 
     def close(self) -> None:
-        """Close the file (idempotent)."""
+        """Close the file (idempotent; a flush that fails again, the disk full, is let go: the
+        error that stopped the recording is the one reported)."""
         if not self._file.closed:
-            self._file.close()
+            close_quietly(self._file)
 
 
 @dataclass(frozen=True, slots=True)

@@ -136,6 +136,11 @@ class SnapshotNotFound(StoreError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+def _record_text(snapshot: Snapshot) -> str:
+    """The `record` column of a snapshot: its lossless record as JSON."""
+    return json.dumps(snapshot_to_record(snapshot), sort_keys=True)
+
+
 def default_db_path() -> Path:
     """Where the store lives unless `--db` says otherwise: the platform's user data dir."""
     return platformdirs.user_data_path("specmon", appauthor=False) / "specmon.db"
@@ -233,31 +238,44 @@ class Store:
         """
         return self.save_all([snapshot])[0]
 
-    def save_all(self, snapshots: Sequence[Snapshot]) -> builtins.list[int]:
+    def save_all(
+        self, snapshots: Sequence[Snapshot], *, wait: float | None = None
+    ) -> builtins.list[int]:
         """Store completed snapshots all in one transaction: all or none.
+
+        Args:
+            snapshots: The snapshots.
+            wait: Seconds to wait for another process's lock this time (default: the store's
+                timeout); `specmon.storage.saving` waits in short attempts, to answer Ctrl-C.
 
         Returns:
             Their new ids, in order.
 
         Raises:
             ValueError: A snapshot has no runs (an interrupted bench stores nothing).
+            StoreLocked: Another process held the lock for `wait` seconds; nothing was stored.
             StoreError: The write failed; nothing was stored.
         """
-        with self._errors(), self._transaction():
+        with self._waiting(wait), self._errors(), self._transaction():
             return self._insert(snapshots)
 
-    def save_ab(self, runs: Sequence[AbRun]) -> builtins.list[int]:
+    def save_ab(self, runs: Sequence[AbRun], *, wait: float | None = None) -> builtins.list[int]:
         """Store an A/B's benches all in one transaction, all or none: their snapshots, and
         which A/B, round, side and configuration each was (for `latest_ab`).
+
+        Args:
+            runs: The A/B's benches.
+            wait: As `save_all`'s.
 
         Returns:
             The snapshots' new ids, in order.
 
         Raises:
             ValueError: A bench has no runs.
+            StoreLocked: As `save_all`.
             StoreError: The write failed; nothing was stored.
         """
-        with self._errors(), self._transaction():
+        with self._waiting(wait), self._errors(), self._transaction():
             ids = self._insert([run.snapshot for run in runs])
             self._db.executemany(
                 "INSERT INTO ab_benches (snapshot_id, ab, round, side, config)"
@@ -293,6 +311,36 @@ class Store:
             if (snapshot := self._load_or_skip(row_id, record)) is not None
         ]
 
+    def holds(self, snapshot: Snapshot) -> bool:
+        """Whether a snapshot with exactly this record is stored already (an unsaved result
+        imported twice is stored once: `specmon.storage.unsaved`).
+
+        Raises:
+            StoreError: The store could not be read.
+        """
+        with self._errors():
+            row = self._db.execute(
+                "SELECT 1 FROM snapshots WHERE created_at = ? AND url = ? AND record = ?",
+                (snapshot.created_at, snapshot.url, _record_text(snapshot)),
+            ).fetchone()
+        return row is not None
+
+    @contextmanager
+    def _waiting(self, seconds: float | None) -> Iterator[None]:
+        """Wait `seconds` for a lock inside (SQLite's busy timeout), the store's timeout after."""
+        if seconds is None:
+            yield
+            return
+        with self._errors():
+            self._db.execute(f"PRAGMA busy_timeout = {max(0, round(seconds * 1000))}")
+        before, self._timeout = self._timeout, seconds
+        try:
+            yield
+        finally:
+            self._timeout = before
+            with suppress(sqlite3.Error):
+                self._db.execute(f"PRAGMA busy_timeout = {round(before * 1000)}")
+
     def _insert(self, snapshots: Sequence[Snapshot]) -> builtins.list[int]:
         """Insert completed snapshots inside the caller's transaction; their ids."""
         if any(not snapshot.runs for snapshot in snapshots):
@@ -300,7 +348,7 @@ class Store:
         ids: builtins.list[int] = []
         for snapshot in snapshots:
             server = snapshot.server
-            record = json.dumps(snapshot_to_record(snapshot), sort_keys=True)
+            record = _record_text(snapshot)
             cursor = self._db.execute(
                 "INSERT INTO snapshots (created_at, url, label, backend, model, version,"
                 " speculative, fingerprint, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -488,9 +536,7 @@ class Store:
         name = getattr(error, "sqlite_errorname", None) or ""
         path = self.path
         if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
-            return StoreLocked(
-                f"{path} is locked by another process (waited {self._timeout:g} s): try again"
-            )
+            return StoreLocked(f"{path} is locked by another process (waited {self._timeout:g} s)")
         if name.startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT")):
             return StoreCorrupt(
                 f"{path} is not a specmon store (corrupted?): move it away or pass --db"

@@ -4,6 +4,7 @@ bug report or a chat shows it) and the same frame as plain text (for grep, diff 
 from __future__ import annotations
 
 import io
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -11,11 +12,13 @@ from typing import Any
 from rich.console import Console
 from textual.app import App
 
+from specmon.storage.private_files import private_dir, write_private
 from specmon.ui.tuning.app_state import whole_frame
 
 
 def dump_screen(app: App[Any], folder: Path, wall: float) -> tuple[Path, Path | None]:
-    """Write the active screen to `folder` (made when missing) as SVG and text.
+    """Write the active screen to `folder` (made 0700 when missing) as SVG and text, each a new
+    0600 file (never through a symbolic link: `private_files`).
 
     Args:
         app: The running app.
@@ -27,21 +30,33 @@ def dump_screen(app: App[Any], folder: Path, wall: float) -> tuple[Path, Path | 
         The SVG's path and the text's (None where this Textual draws no frame as text).
 
     Raises:
-        OSError: The folder or a file could not be written.
+        OSError: The folder or a file could not be written (a full disk: what was written of
+            that file stays, the error says why).
     """
-    folder.mkdir(parents=True, exist_ok=True)
+    private_dir(folder)
     stem = "specmon-" + time.strftime("%Y%m%d-%H%M%S", time.localtime(wall))
-    name, n = stem, 1
-    while (folder / f"{name}.svg").exists() or (folder / f"{name}.txt").exists():
-        n += 1
-        name = f"{stem}-{n}"
     text = screen_text(app)
-    text_path = None
-    if text is not None:
-        text_path = folder / f"{name}.txt"
-        text_path.write_text(text, encoding="utf-8")
-    svg = Path(app.save_screenshot(f"{name}.svg", str(folder)))
-    return svg, text_path
+    svg = app.export_screenshot()
+    for n in range(1, 1000):
+        name = stem if n == 1 else f"{stem}-{n}"
+        # lexists: a link (even a dangling one) under the name takes it too; and each file is
+        # opened new (O_EXCL, O_NOFOLLOW), so a name taken meanwhile is refused, not written.
+        if any(os.path.lexists(folder / f"{name}.{ext}") for ext in ("svg", "txt")):
+            continue
+        try:
+            svg_path = _write_new(folder / f"{name}.svg", svg)
+        except FileExistsError:
+            continue
+        text_path = None
+        if text is not None:
+            text_path = _write_new(folder / f"{name}.txt", text)
+        return svg_path, text_path
+    raise FileExistsError(f"{folder} has no free name for {stem}")
+
+
+def _write_new(path: Path, text: str) -> Path:
+    write_private(path, text, new=True)
+    return path
 
 
 def screen_text(app: App[Any]) -> str | None:

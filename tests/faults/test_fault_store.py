@@ -66,6 +66,13 @@ def test_bench_prints_its_figures_when_it_cannot_save(
     assert cause in errors[0]
     with Store(db) as reopened:
         assert reopened.list() == []  # nothing partial
+    # ... and the snapshot itself is kept in a file, for `snapshots import` once the store can
+    kept = Path(errors[0].split("; kept in ")[1].split(": put it into")[0])
+    assert f"specmon snapshots import --db {db} {kept}" in errors[0]
+    monkeypatch.setattr(common, "Store", Store)  # the disk has room again
+    assert main(["snapshots", "--db", str(db), "import", str(kept)]) == 0
+    with Store(db) as reopened:
+        assert [len(s.runs) for s in reopened.list()] == [2]
 
 
 def test_corrupted_store(
