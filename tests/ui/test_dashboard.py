@@ -409,7 +409,7 @@ async def test_read_only_help_marks_the_keys_it_turned_off(
         assert isinstance(app.screen, HelpScreen)
         rows = dict(app.screen.keys)
         off = {key for key, does in rows.items() if does.startswith("off in this read-only")}
-        assert off == {"b", "s", "d", "e", "v", "j"}
+        assert off == {"b", "s", "d", "e", "v", "j", "p"}
         assert rows["b"].startswith("off in this read-only dashboard (it benches): take a fresh")
         assert rows["c"] == dict(KEYS)["c"]
 
