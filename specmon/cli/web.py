@@ -29,7 +29,7 @@ from specmon.session.feed import LocalFeed
 from specmon.session.hub import Hub
 from specmon.sources.http import load_secret
 from specmon.target import ApiKey
-from specmon.web_hosts import allowed_hosts, is_loopback, plain_name
+from specmon.web_hosts import allowed_hosts, allowed_name, is_loopback
 
 DEFAULT_BIND = "127.0.0.1"
 DEFAULT_WEB_PORT = 8765
@@ -103,14 +103,6 @@ def register(commands: Any) -> None:
         group, "--token", f"{DEFAULT_TOKEN_ENV}=…, --token-env NAME or --token-file PATH"
     )
     web.set_defaults(run=run)
-
-
-def allowed_name(text: str) -> str:
-    """A host name or address for `--allow-host`, without a port."""
-    name = plain_name(text.removeprefix("[").removesuffix("]"))
-    if name is None:
-        raise argparse.ArgumentTypeError(f"not a host name (no scheme, port or path): {text!r}")
-    return name
 
 
 def port_number(text: str) -> int:

@@ -34,13 +34,14 @@ from textual_serve.server import Server, to_int
 
 from specmon.session.hub import Hub
 from specmon.ui.web_tabs import TabProcess, clamp_size, kill_group, relay_browser
-from specmon.web_hosts import host_name
+from specmon.web_hosts import names_this_host
 
 
 def cookie_name(port: int) -> str:
     """The cookie that carries the token's proof to the server on `port` (one per port: two
     `specmon web` on one host keep theirs apart)."""
     return f"specmon-web-{port}"
+
 
 _REFUSED = """<!DOCTYPE html>
 <html><head><title>specmon web: token needed</title></head>
@@ -127,7 +128,7 @@ class DashboardServer(Server):
     def _refusal(self, request: web.Request) -> web.Response | None:
         """What answers `request` in place of the dashboard: a refusal, or the redirect that
         turns a token in the address into a cookie; None to let it through."""
-        if host_name(request.headers.get("Host", "")) not in self.hosts:
+        if not names_this_host(request.headers.get("Host", ""), self.hosts):
             named = html.escape(request.headers.get("Host", "no Host"))
             # The names it answers to are not listed: a rebinding page could read them.
             return _page(_FOREIGN.format(host=named), 403)
