@@ -70,7 +70,7 @@ class TabProcess(AppService):
             command,
             write_bytes=self._send_bytes,
             write_str=self._send_str,
-            close=websocket.close,
+            close=self._close_browser,
             download_manager=downloads,
         )
         self.websocket = websocket
@@ -96,6 +96,11 @@ class TabProcess(AppService):
         assert process.stdin is not None
         self._stdin = process.stdin
         return process
+
+    async def _close_browser(self) -> None:
+        """The dashboard quit: close its websocket (the browser shows it ended)."""
+        with contextlib.suppress(ConnectionError, RuntimeError):
+            await self.websocket.close()
 
     async def _send_bytes(self, data: bytes) -> None:
         if not self.websocket.closed:

@@ -177,8 +177,12 @@ def test_huge_tabs_closed_abruptly_are_clamped_reaped_and_quiet(
         _,
     ):
         host = address.removeprefix("http://")
+        huge = "width=10000&height=10000"
         for _ in range(3):
-            opened = [_websocket(address, host, size="width=10000&height=10000") for _ in "ab"]
+            opened = []
+            for _ in "ab":  # a closed tab counts until its process is reaped: wait for room
+                _until(lambda: httpx.get(f"{address}/").status_code == 200)
+                opened.append(_websocket(address, host, size=huge))
             assert all(status.endswith(" 101 Switching Protocols") for _, status in opened)
             _until(lambda: len(_tabs(process)) == 2)
             for tab in _tabs(process):
