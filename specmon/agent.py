@@ -6,12 +6,20 @@ server process and the GPU processes (docs/gpus.md). Each scrape reads afresh, o
 loop. `sources.dcgm.telemetry_from_text` reads it back into the same `Telemetry`.
 
 The exposition text is written by prometheus-client (a custom collector over one `Telemetry`).
+
+What it serves (host name, GPU UUIDs, other users' processes) is nobody else's business: it
+listens on loopback unless told otherwise, every request must name one of this machine's hosts
+(`specmon.web_hosts`: a page on a rebound DNS name cannot read it through a browser), and with a
+token every request must carry it (`Authorization: Bearer TOKEN`, as Prometheus's
+`authorization` block and specmon's GPU source send it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
 from collections.abc import Iterator, Mapping
+from typing import Any
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, generate_latest
@@ -24,6 +32,7 @@ from specmon.listen import listen
 from specmon.model import GpuDevice, Telemetry
 from specmon.sources import dcgm
 from specmon.sources.telemetry import TelemetrySource
+from specmon.web_hosts import LOOPBACK_NAMES, names_this_host
 
 # The classic text format: what dcgm-exporter serves and every scraper reads.
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -180,7 +189,7 @@ class Agent:
     """The agent's HTTP server (aiohttp) on one address.
 
     Example:
-        agent = Agent(LocalTelemetry(NvmlSource(), HostSource(30000)), "0.0.0.0", 9400)
+        agent = Agent(LocalTelemetry(NvmlSource(), HostSource(30000)), "127.0.0.1", 9400)
         await agent.start()
         ...
         await agent.stop()
@@ -193,17 +202,23 @@ class Agent:
         port: int,
         *,
         read_timeout: float = READ_TIMEOUT_S,
+        token: str | None = None,
+        hosts: frozenset[str] = LOOPBACK_NAMES,
     ) -> None:
         """Args:
         telemetry: What to serve (read afresh at every scrape).
         host: Address to listen on.
         port: TCP port (0 picks a free one).
         read_timeout: Seconds a scrape waits for a reading before answering 503.
+        token: Asked of every request (`Authorization: Bearer`) when not None.
+        hosts: The host names a request's Host may name (`web_hosts.allowed_hosts`).
         """
         self.telemetry = telemetry
         self.host = host
         self.port = port
         self.read_timeout = read_timeout
+        self.token = token
+        self.hosts = hosts
         self._runner: web.AppRunner | None = None
         self._reading: asyncio.Task[Telemetry] | None = None
 
@@ -219,7 +234,7 @@ class Agent:
         Raises:
             AgentError: The address cannot be bound.
         """
-        app = web.Application()
+        app = web.Application(middlewares=[self._guard])
         app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/", self._index)
         self._runner, self.port = await listen(
@@ -235,6 +250,21 @@ class Agent:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+
+    @web.middleware
+    async def _guard(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        """This machine's names only, and the token when there is one."""
+        if not names_this_host(request.headers.get("Host", ""), self.hosts):
+            return _plain(403, "not served under this host name (--allow-host NAME adds one)")
+        if self.token is not None:
+            given = request.headers.get("Authorization", "")
+            expected = f"Bearer {self.token}"
+            if not hmac.compare_digest(given.encode(), expected.encode()):
+                answer = _plain(401, "this agent asks for its token (Authorization: Bearer)")
+                answer.headers["WWW-Authenticate"] = "Bearer"
+                return answer
+        response: web.StreamResponse = await handler(request)
+        return response
 
     async def _metrics(self, _: web.Request) -> web.StreamResponse:
         # One reading at a time, shared by concurrent scrapes: a hung NVML call then holds one

@@ -1,4 +1,5 @@
-"""The Host names `specmon web` answers to: this machine's, and the ones the user adds.
+"""The Host names `specmon web` and `specmon agent` answer to: this machine's, and the ones the
+user adds (`--allow-host`).
 
 A browser sends, in Host, the name it was asked to open. A page on a name whose owner points it
 at 127.0.0.1 (DNS rebinding) is same-origin with itself, so its Origin and Host agree; only a
@@ -7,6 +8,7 @@ list of this machine's names tells such a request from the user's own.
 
 from __future__ import annotations
 
+import argparse
 import ipaddress
 import re
 import socket
@@ -62,3 +64,16 @@ def is_loopback(bind: str) -> bool:
         return ipaddress.ip_address(bind).is_loopback
     except ValueError:
         return False  # a host name: whoever resolves it may reach it
+
+
+def allowed_name(text: str) -> str:
+    """A host name or address for `--allow-host`, without a port."""
+    name = plain_name(text.removeprefix("[").removesuffix("]"))
+    if name is None:
+        raise argparse.ArgumentTypeError(f"not a host name (no scheme, port or path): {text!r}")
+    return name
+
+
+def names_this_host(host_header: str, hosts: frozenset[str]) -> bool:
+    """Whether a request's Host header names one of `hosts` (at any port)."""
+    return host_name(host_header) in hosts

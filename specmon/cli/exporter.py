@@ -112,7 +112,9 @@ def register(commands: Any) -> None:
         "--any-target",
         action="store_true",
         help="with --multi-target, accept any target URL; the API key goes only to those "
-        "configured or matching --allow-target",
+        "configured or matching --allow-target; a target let in by this alone is forgotten "
+        "60 s after the last scrape naming it, and at most 16 are kept and 10 added a "
+        "minute (more: 429)",
     )
     exporter.add_argument(
         "--take-baselines",
@@ -176,6 +178,7 @@ async def _serve(
         multi_target=args.multi_target,
         new_session=new_session,
         connect_timeout=config.connect_timeout,
+        vouched=lambda url: target_matches(url, args.allow_target),
     )
     await exporter.start()
     try:

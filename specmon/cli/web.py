@@ -15,6 +15,7 @@ import asyncio
 import errno
 import secrets
 import shlex
+import signal
 import socket
 import sys
 import tempfile
@@ -24,12 +25,13 @@ from typing import Any
 
 from specmon.cli import monitor
 from specmon.cli.common import count, positive_int, refuse_on_command_line, takes
+from specmon.cli.stopping import _interrupt, _stop_signals  # the handlers `main` installs
 from specmon.errors import SpecmonError, TargetError
 from specmon.session.feed import LocalFeed
 from specmon.session.hub import Hub
 from specmon.sources.http import load_secret
 from specmon.target import ApiKey
-from specmon.web_hosts import allowed_hosts, is_loopback, plain_name
+from specmon.web_hosts import allowed_hosts, allowed_name, is_loopback
 
 DEFAULT_BIND = "127.0.0.1"
 DEFAULT_WEB_PORT = 8765
@@ -103,14 +105,6 @@ def register(commands: Any) -> None:
         group, "--token", f"{DEFAULT_TOKEN_ENV}=…, --token-env NAME or --token-file PATH"
     )
     web.set_defaults(run=run)
-
-
-def allowed_name(text: str) -> str:
-    """A host name or address for `--allow-host`, without a port."""
-    name = plain_name(text.removeprefix("[").removesuffix("]"))
-    if name is None:
-        raise argparse.ArgumentTypeError(f"not a host name (no scheme, port or path): {text!r}")
-    return name
 
 
 def port_number(text: str) -> int:
@@ -189,21 +183,43 @@ STRAGGLERS_GRACE_S = 5.0
 
 
 def _run_then_drop_stragglers(main: Coroutine[Any, Any, None]) -> None:
-    """`asyncio.run(main)`, except that tasks left running when it ends get STRAGGLERS_GRACE_S.
+    """`asyncio.run(main)`, except that tasks left running when it ends get STRAGGLERS_GRACE_S,
+    and SIGTERM and SIGHUP cancel `main` through the loop (then KeyboardInterrupt, as Ctrl-C).
 
     textual-serve's tab tasks swallow their cancellation and wait on the tab's process; seen in
     CI, one stopped by SIGTERM while a tab was starting waited for good in asyncio.run's clean-up.
+    The signals go through the loop, as `stopping.run` has them: raised in whatever frame they
+    land in, a tab's task ended with the KeyboardInterrupt, printed as never retrieved.
     """
     loop = asyncio.new_event_loop()
+    task = loop.create_task(main)
+    signalled = False
+
+    def stop() -> None:
+        nonlocal signalled
+        signalled = True
+        task.cancel()
+
+    signums = [s for s in _stop_signals() if signal.getsignal(s) is _interrupt]
+    for signum in signums:
+        loop.add_signal_handler(signum, stop)
     try:
-        loop.run_until_complete(main)
+        loop.run_until_complete(task)
+    except asyncio.CancelledError:
+        if not signalled:
+            raise
     finally:
+        for signum in signums:
+            loop.remove_signal_handler(signum)  # which leaves SIG_DFL: put the handler back
+            signal.signal(signum, _interrupt)
         left = asyncio.all_tasks(loop)
-        for task in left:
-            task.cancel()
+        for straggler in left:
+            straggler.cancel()
         if left:
             loop.run_until_complete(asyncio.wait(left, timeout=STRAGGLERS_GRACE_S))
         loop.close()
+    if signalled:
+        raise KeyboardInterrupt
 
 
 def _token(args: argparse.Namespace) -> ApiKey | None:

@@ -76,8 +76,8 @@ class Hub:
         """Args:
         feed: The one feed of this `specmon web`.
         directory: A directory only this user can enter (0700); the socket goes in it.
-        read_only: Refuse benches (the tabs' keys for them are off: a tab that asks anyway
-            is dropped).
+        read_only: Refuse benches and pausing the probe every tab shares (the tabs' keys for
+            them are off: a tab that asks anyway is dropped).
         """
         self.feed = feed
         self.read_only = read_only
@@ -144,7 +144,8 @@ class Hub:
                 )
             case {"op": "cancel"}:
                 feed.cancel_bench()
-            case {"op": "pause", "paused": bool(paused)}:
+            case {"op": "pause", "paused": bool(paused)} if not self.read_only:
+                # One probe for every tab: a read-only viewer must not stop it for the others.
                 feed.pause_probe(paused)
                 self.send("probe_paused", paused)
             case {"op": "follow", "url": url} if url is None or isinstance(url, str):

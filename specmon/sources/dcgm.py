@@ -14,6 +14,7 @@ families only, and of the lines that changed since the last scrape (sources/scra
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -33,10 +34,13 @@ from specmon.safe_text import safe_text
 from specmon.sources.http import get, polling_client
 from specmon.sources.metrics import wanted_text
 from specmon.sources.scrape_memo import ScrapeMemo
-from specmon.target import Target
+from specmon.target import ApiKey, Target
 
 DCGM_PORT = 9400
 """dcgm-exporter's default port, and `specmon agent`'s."""
+AGENT_TOKEN_ENV = "SPECMON_AGENT_TOKEN"
+"""The environment variable holding `specmon agent`'s token: the agent reads it by default, and
+every GPU source sends it (`Authorization: Bearer`) when it is set."""
 
 # dcgm-exporter's field names (etc/default-counters.csv and DCGM's field list) and units.
 GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"  # %
@@ -298,7 +302,9 @@ class DcgmSource:
         base, self._path = split_metrics_url(url)
         self.url = base + self._path
         self.explicit = explicit
-        target = Target(url=base)
+        token = os.environ.get(AGENT_TOKEN_ENV, "").strip()
+        key = ApiKey(token, f"env {AGENT_TOKEN_ENV}") if token else None
+        target = Target(url=base, api_key=key)
         self._client = client or polling_client(target)
         self._memo = ScrapeMemo()
 

@@ -90,9 +90,9 @@ class _Panels:
     events: EventsLog
 
 
-READ_ONLY_OFF = frozenset(("baseline", "snapshot", "dump"))
-"""The keys that bench, save, relaunch or write files (`b`, `s`, `d`): off in a read-only
-dashboard."""
+READ_ONLY_OFF = frozenset(("baseline", "snapshot", "dump", "toggle_probe"))
+"""The keys that bench, save, relaunch or write files (`b`, `s`, `d`), and `p`, which pauses the
+probe every tab of `specmon web` shares: off in a read-only dashboard."""
 
 
 class SpecmonApp(App[None]):
@@ -513,6 +513,8 @@ class SpecmonApp(App[None]):
 
     def action_toggle_probe(self) -> None:
         """p: pause or resume the probe."""
+        if self._refuse_read_only("p", "pauses the probe every viewer shares"):
+            return
         self.session.pause_probe(not self.session.live.probe_paused)
         self.refresh_view()
 

@@ -6,13 +6,24 @@ three places: a middleware that refuses a Host that is not this machine's (DNS r
 on a name its owner points at 127.0.0.1 is same-origin with itself, so only the Host header
 tells it apart), cross-site websockets and a request without the token; a cap on open tabs
 (each one is a process); and an index page whose addresses follow the Host the browser used,
-not the bind address (0.0.0.0 is no address a browser can open).
+not the bind address (0.0.0.0 is no address a browser can open). Each tab is a
+`specmon.ui.web_tabs.TabProcess`: its size clamped, its process group reaped when it closes, and
+it counts against the cap until its process is gone, not only while its websocket is open.
+
+The token, once given in the address, becomes a cookie named for the port (cookies ignore
+ports: every service on this host is sent it) whose value is an HMAC of the token under a key
+made at start, never the token itself: another service that reads it learns nothing it can use
+elsewhere, nor here once this process ends.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import hashlib
 import hmac
 import html
+import secrets
 import socket
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,9 +33,16 @@ from aiohttp import web
 from textual_serve.server import Server, to_int
 
 from specmon.session.hub import Hub
-from specmon.web_hosts import host_name
+from specmon.ui.web_tabs import TabProcess, clamp_size, kill_group, relay_browser
+from specmon.web_hosts import names_this_host
 
-TOKEN_COOKIE = "specmon_web_token"
+
+def cookie_name(port: int) -> str:
+    """The cookie that carries the token's proof to the server on `port` (one per port: two
+    `specmon web` on one host keep theirs apart)."""
+    return f"specmon-web-{port}"
+
+
 _REFUSED = """<!DOCTYPE html>
 <html><head><title>specmon web: token needed</title></head>
 <body style="font-family: monospace; max-width: 46em; margin: 3em auto">
@@ -62,20 +80,32 @@ class DashboardServer(Server):
     websockets and at most `max_tabs` tabs."""
 
     def __init__(
-        self, command: str, *, token: str | None, hosts: frozenset[str], max_tabs: int
+        self,
+        command: str,
+        *,
+        token: str | None,
+        hosts: frozenset[str],
+        max_tabs: int,
+        port: int = 0,
     ) -> None:
         """Args:
         command: The shell command that runs one tab's dashboard.
         token: Required of every request when not None (query `?token=` once, then a cookie).
         hosts: The host names (lower case, IPv6 without brackets) a request may name, at any
             port.
-        max_tabs: The most websockets (dashboard processes) open at once.
+        max_tabs: The most tab processes alive at once.
+        port: The port it listens on (names the cookie).
         """
         super().__init__(command, title="specmon")
         self.token = token
         self.hosts = hosts
         self.max_tabs = max_tabs
+        self.cookie = cookie_name(port)
+        self._cookie_key = secrets.token_bytes(32)
         self.open_tabs = 0
+        """Tabs from their websocket's first moment until their process is reaped."""
+        self.tabs: set[TabProcess] = set()
+        """The tabs whose process may be alive."""
 
     async def _make_app(self) -> web.Application:
         # textual-serve's own hook for its aiohttp app (1.x: the `<2` range in pyproject).
@@ -98,7 +128,7 @@ class DashboardServer(Server):
     def _refusal(self, request: web.Request) -> web.Response | None:
         """What answers `request` in place of the dashboard: a refusal, or the redirect that
         turns a token in the address into a cookie; None to let it through."""
-        if host_name(request.headers.get("Host", "")) not in self.hosts:
+        if not names_this_host(request.headers.get("Host", ""), self.hosts):
             named = html.escape(request.headers.get("Host", "no Host"))
             # The names it answers to are not listed: a rebinding page could read them.
             return _page(_FOREIGN.format(host=named), 403)
@@ -119,21 +149,62 @@ class DashboardServer(Server):
                 status=303, headers={"Location": str(request.rel_url.with_query(query))}
             )
             response.set_cookie(
-                TOKEN_COOKIE, token, httponly=True, samesite="Strict", secure=request.secure
+                self.cookie,
+                self.proof(token),
+                path="/",
+                httponly=True,
+                samesite="Strict",
+                secure=request.secure,
             )
             return response
-        cookie = request.cookies.get(TOKEN_COOKIE, "")
-        if not hmac.compare_digest(cookie.encode(), token.encode()):
+        cookie = request.cookies.get(self.cookie, "")
+        if not hmac.compare_digest(cookie.encode(), self.proof(token).encode()):
             return _refused("It asks every visitor for its token; none came with this.", 401)
         return None
 
+    def proof(self, token: str) -> str:
+        """The cookie's value: the token's HMAC under this process's key (not the token)."""
+        return hmac.new(self._cookie_key, token.encode(), hashlib.sha256).hexdigest()
+
     async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
-        """textual-serve's websocket, which runs one tab's dashboard process, counted."""
-        self.open_tabs += 1
+        """One tab: its websocket and its dashboard process, counted until the process is
+        reaped. A browser that goes, however abruptly, ends it without a word."""
+        self.open_tabs += 1  # before the first await: `_guard` checked the count just now
+        websocket = web.WebSocketResponse(heartbeat=15)
+        width, height = clamp_size(request.query.get("width"), request.query.get("height"))
+        tab: TabProcess | None = None
         try:
-            return await super().handle_websocket(request)
+            await websocket.prepare(request)
+            tab = TabProcess(self.command, websocket, self.download_manager)
+            self.tabs.add(tab)
+            await tab.start(width, height)
+            await relay_browser(websocket, tab)
+        except (ConnectionError, RuntimeError, TimeoutError):
+            pass  # the browser went while it started or spoke
+        except OSError as exc:
+            print(f"specmon web: cannot start a tab: {exc}", flush=True)
         finally:
+            if tab is None:
+                self.open_tabs -= 1
+            else:
+                closing = asyncio.ensure_future(self._close(tab))
+                with contextlib.suppress(ConnectionError, RuntimeError):
+                    await websocket.close()
+                await asyncio.shield(closing)  # on cancellation, the closing goes on
+        return websocket
+
+    async def _close(self, tab: TabProcess) -> None:
+        try:
+            await tab.stop()
+        finally:
+            self.tabs.discard(tab)
             self.open_tabs -= 1
+
+    def kill_tabs(self) -> None:
+        """SIGKILL every tab's process group (the server is stopping)."""
+        for tab in list(self.tabs):
+            if tab.process is not None:
+                kill_group(tab.process)
 
     async def handle_index(self, request: web.Request) -> web.Response:
         """The page: textual-serve's, with addresses built from the request's Host."""
@@ -178,7 +249,9 @@ async def serve(
         hosts: The host names a request may name (`DashboardServer`).
         max_tabs: The most tabs open at once.
     """
-    server = DashboardServer(command, token=token, hosts=hosts, max_tabs=max_tabs)
+    server = DashboardServer(
+        command, token=token, hosts=hosts, max_tabs=max_tabs, port=listening.getsockname()[1]
+    )
     # On Ctrl-C or SIGTERM, tabs' websockets get this long to close before they are cancelled
     # (aiohttp waits 60 s by default: a stop would hang that long on a tab still starting).
     runner = web.AppRunner(
@@ -189,4 +262,7 @@ async def serve(
         await web.SockSite(runner, listening).start()
         await hub.run()
     finally:
-        await runner.cleanup()
+        try:
+            await runner.cleanup()
+        finally:
+            server.kill_tabs()  # any a closing tab left

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -18,7 +19,7 @@ import pytest
 
 from specmon.cli import main
 from specmon.sim import SimConfig, SimThread
-from specmon.ui.web_server import TOKEN_COOKIE
+from specmon.ui.web_server import cookie_name
 
 TOKEN = "web-token-7f3a9c"
 
@@ -76,7 +77,15 @@ def test_a_token_guards_every_request_and_becomes_a_cookie(sim: SimThread, tmp_p
             assert client.get("/?token=wrong").status_code == 403
             let_in = client.get(f"/?token={TOKEN}&fontsize=12")
             assert let_in.status_code == 303 and let_in.headers["location"] == "/?fontsize=12"
-            assert "HttpOnly" in let_in.headers["set-cookie"]
+            # Issue 36: the cookie reaches every service on this host (cookies ignore ports):
+            # it holds a proof of the token, valid for this process only, not the token.
+            cookie = let_in.headers["set-cookie"]
+            name = cookie_name(int(address.rsplit(":", 1)[1]))
+            assert cookie.startswith(f"{name}=") and TOKEN not in cookie
+            for attribute in ("HttpOnly", "SameSite=Strict", "Path=/"):
+                assert attribute in cookie
+            raw = httpx.get(f"{address}/", cookies={name: TOKEN})
+            assert raw.status_code == 401  # the token itself is no cookie
             page = client.get("/?fontsize=12")  # with the cookie now
             assert page.status_code == 200
             assert f'data-session-websocket-url="ws://{address[7:]}/ws"' in page.text
@@ -109,14 +118,18 @@ def test_on_loopback_no_token_but_no_page_elsewhere_drives_it(
 
 
 def _websocket(
-    address: str, host: str, origin: str | None = None, cookie: str | None = None
+    address: str,
+    host: str,
+    origin: str | None = None,
+    cookie: str | None = None,
+    size: str = "width=80&height=24",
 ) -> tuple[socket.socket, str]:
     """A raw websocket handshake at `address` naming `host`: the socket (left open: the tab
     lives while it is) and the status line of the answer."""
     hostname, port = address.removeprefix("http://").rsplit(":", 1)
     connection = socket.create_connection((hostname, int(port)), timeout=30)
     headers = [
-        "GET /ws?width=80&height=24 HTTP/1.1",
+        f"GET /ws?{size} HTTP/1.1",
         f"Host: {host}",
         "Upgrade: websocket",
         "Connection: Upgrade",
@@ -143,6 +156,47 @@ def _until(condition: Callable[[], bool]) -> None:
     while not condition():
         assert time.monotonic() < deadline, "condition not reached"
         time.sleep(0.05)
+
+
+def _cookie(address: str, token: str) -> str:
+    """The cookie `specmon web` at `address` sets for `token` ("name=value")."""
+    answer = httpx.get(f"{address}/?token={token}")
+    assert answer.status_code == 303
+    return answer.headers["set-cookie"].split(";", 1)[0]
+
+
+@pytest.mark.slow
+def test_huge_tabs_closed_abruptly_are_clamped_reaped_and_quiet(
+    sim: SimThread, tmp_path: Path
+) -> None:
+    """Issue 36: `/ws?width=10000&height=10000` drove a tab to 1 GB, and tabs whose browser
+    went mid-frame were left running, uncounted, with a traceback each."""
+    with web_process("--url", sim.url, "--db", str(tmp_path / "db"), "--max-tabs", "2") as (
+        process,
+        address,
+        _,
+    ):
+        host = address.removeprefix("http://")
+        huge = "width=10000&height=10000"
+        for _ in range(3):
+            opened = []
+            for _ in "ab":  # a closed tab counts until its process is reaped: wait for room
+                _until(lambda: httpx.get(f"{address}/").status_code == 200)
+                opened.append(_websocket(address, host, size=huge))
+            assert all(status.endswith(" 101 Switching Protocols") for _, status in opened)
+            _until(lambda: len(_tabs(process)) == 2)
+            for tab in _tabs(process):
+                environment = tab.environ()
+                assert (environment["COLUMNS"], environment["ROWS"]) == ("500", "200")
+            for connection, _ in opened:
+                connection.recv(1)  # the dashboard is drawing
+                connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                connection.close()  # reset mid-frame
+            _until(lambda: _tabs(process) == [])
+        process.terminate()
+        assert process.stdout is not None
+        said = process.stdout.read()
+        assert "Traceback" not in said and "Error" not in said, said
 
 
 @pytest.mark.slow
@@ -226,10 +280,9 @@ def test_read_only_by_default_off_loopback_in_every_tab(
         process.stdout.readline()  # every tab shares one sampler
         said = process.stdout.readline() if read_only else ""
         assert said.startswith("specmon web: read-only: b, s, d and exports are off") is read_only
-        host = address.removeprefix("http://").replace("0.0.0.0", "127.0.0.1")
-        handshake = _websocket(
-            address.replace("0.0.0.0", "127.0.0.1"), host, cookie=f"{TOKEN_COOKIE}={TOKEN}"
-        )
+        local = address.replace("0.0.0.0", "127.0.0.1")
+        host = local.removeprefix("http://")
+        handshake = _websocket(local, host, cookie=_cookie(local, TOKEN))
         with handshake[0]:
             assert handshake[1].endswith(" 101 Switching Protocols")
             _until(lambda: len(_tabs(process)) == 1)

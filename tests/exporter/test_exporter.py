@@ -14,6 +14,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -26,7 +27,13 @@ from specmon.analysis.validity import ValidityState
 from specmon.cli import main
 from specmon.config import FleetTarget, MonitorConfig
 from specmon.exporter.metrics import EXPORTED
-from specmon.exporter.server import IDLE_TARGET_S, Exporter
+from specmon.exporter.server import (
+    AD_HOC_IDLE_S,
+    AD_HOC_PER_MINUTE,
+    IDLE_TARGET_S,
+    MAX_AD_HOC,
+    Exporter,
+)
 from specmon.session.fleet import Fleet
 from specmon.session.server_session import ServerSession
 from specmon.sim import SimConfig, SimThread
@@ -486,7 +493,13 @@ def test_a_target_no_scrape_names_any_more_is_forgotten(
         return ServerSession.of_target(FleetTarget(url), Target(url), config, None, probing=False)
 
     exporter = Exporter(
-        fleet, "127.0.0.1", 0, multi_target=True, new_session=new_session, clock=lambda: now[0]
+        fleet,
+        "127.0.0.1",
+        0,
+        multi_target=True,
+        new_session=new_session,
+        clock=lambda: now[0],
+        vouched=lambda url: True,  # as --allow-target: kept IDLE_TARGET_S
     )
 
     async def scrapes(client: httpx.AsyncClient) -> list[str]:
@@ -505,3 +518,110 @@ def test_a_target_no_scrape_names_any_more_is_forgotten(
         return forgotten
 
     assert asyncio.run(_serving(fleet, exporter, scrapes)) == [b.url]
+
+
+def _ad_hoc_exporter(fleet: Fleet, now: list[float]) -> Exporter:
+    """A multi-target exporter that lets any target in (`--any-target`), vouching for none."""
+    config = _config()
+
+    def new_session(url: str) -> ServerSession:
+        return ServerSession.of_target(FleetTarget(url), Target(url), config, None, probing=False)
+
+    return Exporter(
+        fleet,
+        "127.0.0.1",
+        0,
+        multi_target=True,
+        new_session=new_session,
+        connect_timeout=1.0,
+        clock=lambda: now[0],
+    )
+
+
+def _refused_urls(count: int) -> list[str]:
+    """Addresses where nothing listens (loopback ports 1 to `count`: privileged, unused)."""
+    return [f"http://127.0.0.1:{port}" for port in range(1, count + 1)]
+
+
+@pytest.mark.slow
+def test_ad_hoc_targets_expire_soon_are_rate_limited_and_not_listed(
+    servers: tuple[SimThread, SimThread, SimThread],
+) -> None:
+    """Issue 36: with --any-target, one unauthenticated /probe kept a named host polled for 15
+    minutes, any number could be added, and / listed every target anyone had named."""
+    a, b, _ = servers
+    fleet = Fleet(
+        [ServerSession.of_target(FleetTarget(a.url), Target(a.url), _config(), None, probing=False)]
+    )
+    now = [0.0]
+    exporter = _ad_hoc_exporter(fleet, now)
+
+    async def scrapes(client: httpx.AsyncClient) -> None:
+        assert (await client.get("/probe", params={"target": b.url})).status_code == 200
+        index = (await client.get("/")).text
+        assert a.url in index and b.url not in index
+        assert "and 1 named by scrapers of /probe (not listed)" in index
+        # Kept while scrapes go on naming it, forgotten a minute after the last.
+        now[0] = AD_HOC_IDLE_S - 1
+        assert exporter.forget_idle() == []
+        assert (await client.get("/probe", params={"target": b.url})).status_code == 200
+        now[0] += AD_HOC_IDLE_S
+        assert exporter.forget_idle() == [b.url]
+        assert [s.url for s in fleet.sessions] == [a.url]
+        # At most AD_HOC_PER_MINUTE new ones a minute (b's, a minute ago, no longer counts).
+        urls = _refused_urls(MAX_AD_HOC + 1)
+        for url in urls[:AD_HOC_PER_MINUTE]:
+            assert (await client.get("/probe", params={"target": url})).status_code == 200
+        limited = await client.get("/probe", params={"target": urls[AD_HOC_PER_MINUTE]})
+        assert limited.status_code == 429 and limited.headers["retry-after"] == "60"
+        assert "new targets a minute at most" in limited.text
+        # A minute on (each named again meanwhile), room for more, up to MAX_AD_HOC at once.
+        now[0] += 59
+        for url in urls[:AD_HOC_PER_MINUTE]:
+            assert (await client.get("/probe", params={"target": url})).status_code == 200
+        now[0] += 1
+        for url in urls[AD_HOC_PER_MINUTE:MAX_AD_HOC]:
+            assert (await client.get("/probe", params={"target": url})).status_code == 200
+        full = await client.get("/probe", params={"target": urls[MAX_AD_HOC]})
+        assert full.status_code == 429 and f"already {MAX_AD_HOC} targets" in full.text
+        # The configured target is served whatever scrapers named.
+        assert (await client.get("/probe", params={"target": a.url})).status_code == 200
+
+    asyncio.run(_serving(fleet, exporter, scrapes))
+
+
+async def _not_a_server() -> tuple[Any, str]:
+    """An HTTP server that answers every path 404 (a web server, not an LLM server)."""
+    from aiohttp import web
+
+    app = web.Application()
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    return runner, f"http://127.0.0.1:{runner.addresses[0][1]}"
+
+
+def test_a_probe_of_an_ad_hoc_target_says_up_or_not_and_no_more() -> None:
+    """Issue 36: /probe?target= as a port scanner. A port where nothing listens and one where a
+    web server that is no LLM server listens answer the same families and figures."""
+    fleet = Fleet([])
+    exporter = _ad_hoc_exporter(fleet, [0.0])
+
+    async def scrapes(client: httpx.AsyncClient) -> dict[str, str]:
+        runner, web_server = await _not_a_server()
+        try:
+            answers = {}
+            for url in (_refused_urls(1)[0], web_server):
+                answer = await client.get("/probe", params={"target": url})
+                assert answer.status_code == 200
+                answers[url] = answer.text.replace(url, "TARGET")
+            return answers
+        finally:
+            await runner.cleanup()
+
+    answers = asyncio.run(_serving(fleet, exporter, scrapes))
+    assert isinstance(answers, dict)
+    refused, not_llm = answers.values()
+    assert refused == not_llm
+    assert _value(_families(refused), "specmon_target_up", "TARGET") == 0.0

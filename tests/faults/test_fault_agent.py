@@ -15,7 +15,8 @@ import pytest
 from fault_cases import FAST
 
 from specmon.agent import Agent
-from specmon.cli import main
+from specmon.cli import build_parser, main
+from specmon.cli.agent import _token
 from specmon.errors import HttpStatus
 from specmon.model import GpuSourceKind, Telemetry
 from specmon.sim import SimThread
@@ -166,3 +167,66 @@ async def test_the_agent_does_not_show_the_servers_command_line() -> None:
         await server.wait()
     assert f'pid="{server.pid}"' in body  # the server process is there, by pid and name
     assert KEY not in body
+
+
+class ReadyTelemetry(StuckTelemetry):
+    """A telemetry source that answers at once (no GPU)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release.set()
+
+
+AGENT_TOKEN = "agent-token-51c2e0"
+
+
+async def test_the_agent_asks_for_its_token_and_this_machines_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 36: the agent answered anyone, under any Host (a page on a rebound DNS name could
+    read the host's processes and GPU UUIDs through a browser)."""
+    agent = Agent(ReadyTelemetry(), "127.0.0.1", 0, token=AGENT_TOKEN)
+    await agent.start()
+    try:
+        async with httpx.AsyncClient(timeout=10) as client:
+            refused = await client.get(agent.url)
+            assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
+            assert AGENT_TOKEN not in refused.text
+            wrong = await client.get(agent.url, headers={"Authorization": "Bearer nope"})
+            assert wrong.status_code == 401
+            good = {"Authorization": f"Bearer {AGENT_TOKEN}"}
+            assert (await client.get(agent.url, headers=good)).status_code == 200
+            foreign = {**good, "Host": f"rebind.example:{agent.port}"}
+            answer = await client.get(agent.url, headers=foreign)
+            assert answer.status_code == 403 and "--allow-host" in answer.text
+        # specmon's GPU source sends $SPECMON_AGENT_TOKEN to the agent it reads.
+        monkeypatch.setenv("SPECMON_AGENT_TOKEN", AGENT_TOKEN)
+        source = DcgmSource(agent.url, explicit=True)
+        try:
+            telemetry = await source.read()
+        finally:
+            await source.aclose()
+        assert telemetry.unavailable is not None and "no GPU here" in telemetry.unavailable
+    finally:
+        await agent.stop()
+
+
+def test_the_agent_listens_on_loopback_unless_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SPECMON_AGENT_TOKEN", raising=False)
+    args = build_parser().parse_args(["agent"])
+    assert args.listen_host == "127.0.0.1"
+    assert _token(args) is None  # loopback: no token needed
+    args = build_parser().parse_args(["agent", "--host", "0.0.0.0"])
+    made = _token(args)
+    assert made is not None and len(made.value) >= 24  # elsewhere: a token, made and printed
+    monkeypatch.setenv("SPECMON_AGENT_TOKEN", AGENT_TOKEN)
+    given = _token(args)
+    assert given is not None and given.value == AGENT_TOKEN
+
+
+def test_the_agent_token_is_refused_on_the_command_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["agent", "--token", AGENT_TOKEN])
+    assert "SPECMON_AGENT_TOKEN" in capsys.readouterr().err

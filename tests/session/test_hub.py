@@ -156,6 +156,18 @@ async def test_a_read_only_hub_drops_a_tab_that_asks_for_a_bench(hub: Hub) -> No
     assert not hub.feed.bench_running and hub._tabs == set()
 
 
+async def test_a_read_only_viewer_cannot_pause_the_shared_probe(hub: Hub) -> None:
+    """Issue 36: in `--readonly`, one viewer's `p` paused the probe for every tab, for good."""
+    hub.read_only = True
+    tab, _, task = await _subscribe(hub)
+    _, others_seen, other_task = await _subscribe(hub)
+    tab.pause_probe(True)
+    await until(lambda: task.done())  # the asking tab is dropped
+    assert not hub.feed.probe_is_paused
+    assert hub._tabs and not others_seen.of("probe_paused")  # the other tab goes on unpaused
+    other_task.cancel()
+
+
 def test_no_hub_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(SpecmonError, match=r"^no specmon web hub at .*nothing\.sock: "):
         HubFeed.connect(str(tmp_path / "nothing.sock"))

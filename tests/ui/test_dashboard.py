@@ -379,14 +379,16 @@ async def test_read_only_turns_off_and_says_so_every_key_that_benches_or_writes(
     async with app.run_test(size=(80, 24)) as pilot:
         keys = str(app.query_one("#keys", Static).content)
         assert keys == (
-            " c compare  w what-if  p probe  f  z  /  t  i why —  ? help  q quit  read-only "
+            " c compare  w what-if  f freeze  z  /  t  i why —  ? help  q quit  read-only "
         )
-        await pilot.press("b", "s")
+        await pilot.press("b", "s", "p")
         await pilot.pause()
         assert not app.bench_running() and len(app.screen_stack) == 1  # no bench, no label prompt
+        assert not app.session.live.probe_paused  # issue 36: p paused the probe for every tab
         said = [n.message for n in app._notifications]
         assert said == [
-            f"read-only: {key} is off in this dashboard (it benches or saves)" for key in "bs"
+            *(f"read-only: {key} is off in this dashboard (it benches or saves)" for key in "bs"),
+            "read-only: p is off in this dashboard (it pauses the probe every viewer shares)",
         ]
         await pilot.press("c")
         await pilot.pause()
@@ -409,7 +411,7 @@ async def test_read_only_help_marks_the_keys_it_turned_off(
         assert isinstance(app.screen, HelpScreen)
         rows = dict(app.screen.keys)
         off = {key for key, does in rows.items() if does.startswith("off in this read-only")}
-        assert off == {"b", "s", "d", "e", "v", "j"}
+        assert off == {"b", "s", "d", "e", "v", "j", "p"}
         assert rows["b"].startswith("off in this read-only dashboard (it benches): take a fresh")
         assert rows["c"] == dict(KEYS)["c"]
 

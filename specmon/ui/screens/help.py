@@ -76,8 +76,10 @@ COMPARISON_KEYS = (
 )  # fmt: skip
 
 
-READ_ONLY_KEYS = frozenset(("b", "s", "d", "e", "v", "j"))
-"""The keys a read-only dashboard turns off (they bench, save or write files): its `?` says so."""
+READ_ONLY_KEYS = frozenset(("b", "s", "d", "e", "v", "j", "p"))
+"""The keys a read-only dashboard turns off (they bench, save or write files, or pause the probe
+every viewer shares): its `?` says so."""
+_READ_ONLY_DOES = {"b": "benches", "p": "pauses the probe every viewer shares"}
 
 
 def read_only(keys: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
@@ -85,7 +87,7 @@ def read_only(keys: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
     return tuple(
         (
             key,
-            f"off in this read-only dashboard (it {'benches' if key == 'b' else 'writes'}): {does}",
+            f"off in this read-only dashboard (it {_READ_ONLY_DOES.get(key, 'writes')}): {does}",
         )
         if key in READ_ONLY_KEYS
         else (key, does)
