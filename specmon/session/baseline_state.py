@@ -180,6 +180,14 @@ class BaselineState:
             )
         return NOT_SAMPLED
 
+    def known_lifetime(self, snapshot: Snapshot, watched: ServerInfo) -> LifetimeCheck:
+        """What the session knows of a stored baseline's server's lifetime, for the baseline
+        rule's lookup: `lifetime` for the current baseline, `lifetime_for` for another."""
+        current = self.snapshot
+        if current is not None and snapshot.id is not None and snapshot.id == current.id:
+            return self.lifetime(watched)
+        return self.lifetime_for(snapshot, watched)
+
     def _here(self, url: str, watched: ServerInfo | None) -> LifetimeCheck | None:
         """A baseline taken at the watched server's address: not known until a restarted
         server's new info is read, relaunched for speculation by design when it speculates;

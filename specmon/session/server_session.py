@@ -23,11 +23,12 @@ from dataclasses import replace
 from functools import partial
 from typing import Any, Self
 
+from specmon.analysis.baseline_rule import Pin
 from specmon.config import FleetTarget, MonitorConfig, Targets
 from specmon.errors import SpecmonError
 from specmon.measure.snapshot import SnapshotKind, default_protocol
-from specmon.model import Sample, Snapshot
-from specmon.session.baselines import BaselineOrigin, lookup_baseline
+from specmon.model import Protocol, Sample, ServerInfo, Snapshot
+from specmon.session.baselines import BaselineLookup, BaselineOrigin, lookup_baseline
 from specmon.session.feed import Feed, LocalFeed, Relauncher, bench_protocol
 from specmon.session.history_writer import HistoryRecorder, start_history
 from specmon.session.live import LiveState
@@ -90,10 +91,12 @@ class ServerSession:
             (`run`, until `close`): the dashboard of the process that samples the server.
         wall: Wall clock.
         """
+        if lookup is None and store is not None:
+            lookup = partial(self._store_lookup, store)
         if recording is not None:
             feed = RecordingFeed(feed, recording, self.recording_stopped)
-            if lookup is None and store is not None:
-                lookup = recorded_lookups(recording, partial(lookup_baseline, store), wall=wall)
+            if lookup is not None and store is not None:
+                lookup = recorded_lookups(recording, lookup, wall=wall)
         self.target = target
         self.config = config
         self.feed = feed
@@ -211,6 +214,21 @@ class ServerSession:
         self.live = self._new_live_state()
         self.store_baseline = StoreBaseline(self.store, self.live, lookup=self._lookup)
         self.follow_baseline_server()
+
+    def _store_lookup(self, store: Store, info: ServerInfo, protocol: Protocol) -> BaselineLookup:
+        """The store's baseline for this server by the one rule (`lookup_baseline`): pinned to
+        the baseline server when one is named, preferring those whose servers the session saw
+        keep their lifetime."""
+        baseline_url = self.target.baseline_url
+        return lookup_baseline(
+            store,
+            info,
+            protocol,
+            pin=Pin(url=baseline_url) if baseline_url else None,
+            lifetime=lambda snapshot: self.live.baseline.known_lifetime(snapshot, info),
+            now=self.wall(),
+            max_age_s=self.config.max_age,
+        )
 
     @property
     def url(self) -> str:
