@@ -18,17 +18,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Any, Self
 
 from specmon.analysis.baseline_rule import Pin
+from specmon.analysis.validity import LifetimeCheck
 from specmon.config import FleetTarget, MonitorConfig, Targets
 from specmon.errors import SpecmonError
 from specmon.measure.snapshot import SnapshotKind, default_protocol
 from specmon.model import Protocol, Sample, ServerInfo, Snapshot
-from specmon.session.baselines import BaselineLookup, BaselineOrigin, lookup_baseline
+from specmon.session.baselines import (
+    NOT_CHECKED,
+    BaselineLookup,
+    BaselineOrigin,
+    check_lifetimes,
+    lookup_baseline,
+)
 from specmon.session.feed import Feed, LocalFeed, Relauncher, bench_protocol
 from specmon.session.history_writer import HistoryRecorder, start_history
 from specmon.session.live import LiveState
@@ -229,6 +236,19 @@ class ServerSession:
             now=self.wall(),
             max_age_s=self.config.max_age,
         )
+
+    async def stored_lifetimes(self, baselines: Sequence[Snapshot]) -> dict[int, LifetimeCheck]:
+        """The lifetimes of stored baselines' servers, for the `c` screen: each server read
+        now, as `snapshots export` reads them, where this session reads its server itself;
+        else (another process's feed, a replay) what the session knows of them."""
+        if isinstance(self.feed, LocalFeed) and not self.replay:
+            return dict(await check_lifetimes(baselines, self.feed.targets.server))
+        info = self.live.server.info
+        return {
+            b.id: self.live.baseline.known_lifetime(b, info) if info else NOT_CHECKED
+            for b in baselines
+            if b.id is not None
+        }
 
     @property
     def url(self) -> str:
