@@ -8,14 +8,18 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from specmon.analysis.baseline_rule import Pin
 from specmon.analysis.pooled import pool
 from specmon.analysis.validity import Validity, snapshot_validity
 from specmon.measure.snapshot import SnapshotKind, take_snapshot
 from specmon.model import Protocol, ServerInfo, Snapshot
 from specmon.session.baselines import (
     BaselineLookup,
+    candidate_lifetimes,
     check_lifetime,
+    check_wanted,
     lookup_baseline,
+    relevant_baselines,
 )
 from specmon.sources.http import make_client
 from specmon.sources.workers import open_connection
@@ -66,6 +70,7 @@ async def measure_what_if(
     gpu_metrics: str | None = None,
     say: Callable[[str], None] = lambda _line: None,
     wall: Callable[[], float] = time.time,
+    pin: Pin | None = None,
 ) -> WhatIfReport:
     """Bench the server at its draft length and predict the others.
 
@@ -83,6 +88,7 @@ async def measure_what_if(
         gpu_metrics: A DCGM-style endpoint for the GPUs.
         say: One-line notes as the bench goes.
         wall: Wall clock.
+        pin: The baseline the user named (`--baseline ID|URL`).
 
     Returns:
         The report; without a bench when the what-if model does not apply to the server.
@@ -97,7 +103,14 @@ async def measure_what_if(
     why = refusal(info)
     if why is not None:
         return WhatIfReport(target.url, info, None, WhatIfAnswer(None, why))
-    lookup = lookup_baseline(store, info, None)
+    # The one rule, as `check` asks it: every candidate's server read first.
+    candidates = relevant_baselines(store, [info])
+    if pin is not None and pin.snapshot_id is not None:
+        candidates = [s for s in store.list() if s.id == pin.snapshot_id]
+    lifetime = await candidate_lifetimes(candidates, target)
+    lookup = lookup_baseline(
+        store, info, check_wanted(), pin=pin, lifetime=lifetime, now=wall(), max_age_s=max_age_s
+    )
     if lookup.baseline is not None:
         used = lookup.baseline.protocol
         if asked_tokens is not None and asked_tokens != used.max_tokens:
