@@ -12,7 +12,8 @@ The rule, in order:
    temperature, prompt and so its category, concurrency), before the run when a stored run is
    judged.
 3. Among those, valid ones beat newer ones: confirmed valid first, then valid with its server
-   unverified, then stale; the newest within each.
+   unverified, then stale; the newest within each. Where any max tokens will do (`check`,
+   `whatif` follow the baseline's), those of the default size come first: the dashboard's.
 4. When none is a candidate, the nearest plain snapshot is named with what disqualifies it.
 
 The rule is pure: the candidates and a judge (`Validity` of one candidate, with whatever the
@@ -72,6 +73,9 @@ class Wanted:
     concurrency: int = 1
     max_tokens: int | None = None
     """None: any; the probe follows the baseline's (`check`, `whatif`: one bench each)."""
+    prefer_tokens: int | None = None
+    """With any max tokens: this size first (the dashboard's probe's), so that where the
+    dashboard has a baseline, `check` and `whatif` choose the same one."""
     side: str = "the probe"
     """What the other side is called in a difference: "the probe", "the run"."""
 
@@ -79,7 +83,11 @@ class Wanted:
     def of(cls, protocol: Protocol, side: str = "the probe") -> Wanted:
         """Exactly `protocol`'s (runs and warm-up do not change what a run measures)."""
         return cls(
-            protocol.prompt, protocol.temperature, protocol.concurrency, protocol.max_tokens, side
+            protocol.prompt,
+            protocol.temperature,
+            protocol.concurrency,
+            protocol.max_tokens,
+            side=side,
         )
 
     def differences(self, theirs: Protocol) -> list[str]:
@@ -183,16 +191,23 @@ def choose_baseline(
         return BaselineChoice(None, rule.value, 0, None, pinned)
     why = {id(s): _disqualified(s, server, wanted, before) for s in plain}
     eligible = [s for s in plain if not why[id(s)]]
+
+    def nearest(among: list[Snapshot]) -> Rejected | None:
+        """The one with the fewest differences (the newest among equals), with them."""
+        if not among:
+            return None
+        best = min(among, key=lambda s: (len(why[id(s)]), -s.created_at, -(s.id or 0)))
+        return Rejected(best, tuple(why[id(best)]))
+
     if not eligible:
-        nearest = min(plain, key=lambda s: (len(why[id(s)]), -s.created_at, -(s.id or 0)))
-        rejected = Rejected(nearest, tuple(why[id(nearest)]))
         rule = pin.rule if pin is not None else Rule.NONE_APPLIES
-        return BaselineChoice(None, rule.value, len(plain), rejected, pinned)
+        return BaselineChoice(None, rule.value, len(plain), nearest(plain), pinned)
     verdicts = {id(s): judge(s) for s in eligible}
 
-    def rank(s: Snapshot) -> tuple[bool, bool, float, int]:
+    def rank(s: Snapshot) -> tuple[bool, bool, bool, float, int]:
         v = verdicts[id(s)]
-        return (v.confirmed, v.valid, s.created_at, s.id or 0)
+        sized = s.protocol.max_tokens == wanted.prefer_tokens
+        return (sized, v.confirmed, v.valid, s.created_at, s.id or 0)
 
     ordered = sorted(eligible, key=rank, reverse=True)
     chosen, verdict = ordered[0], verdicts[id(ordered[0])]
@@ -203,15 +218,11 @@ def choose_baseline(
     else:
         rule = Rule.LATEST_UNVERIFIED if verdict.valid else Rule.LATEST_STALE
     if len(ordered) > 1:
-        rejected: Rejected | None = Rejected(
-            ordered[1], _lost(ordered[1], verdicts[id(ordered[1])], chosen, verdict)
-        )
+        runner_up = ordered[1]
+        lost = _lost(runner_up, verdicts[id(runner_up)], chosen, verdict, wanted)
+        rejected: Rejected | None = Rejected(runner_up, lost)
     else:
-        others = [s for s in plain if why[id(s)]]
-        rejected = None
-        if others:
-            nearest = min(others, key=lambda s: (len(why[id(s)]), -s.created_at, -(s.id or 0)))
-            rejected = Rejected(nearest, tuple(why[id(nearest)]))
+        rejected = nearest([s for s in plain if why[id(s)]])
     return BaselineChoice(chosen, rule.value, len(plain), rejected, pinned)
 
 
@@ -233,8 +244,14 @@ def _disqualified(
     return found
 
 
-def _lost(loser: Snapshot, lost: Validity, chosen: Snapshot, won: Validity) -> tuple[str, ...]:
+def _lost(
+    loser: Snapshot, lost: Validity, chosen: Snapshot, won: Validity, wanted: Wanted
+) -> tuple[str, ...]:
     """Why an eligible candidate lost to the chosen one."""
+    preferred = wanted.prefer_tokens
+    sizes = (loser.protocol.max_tokens, chosen.protocol.max_tokens)
+    if preferred is not None and sizes[0] != sizes[1] and sizes[1] == preferred:
+        return (f"was taken with max_tokens {loser.protocol.max_tokens}, not {preferred}",)
     if lost.reasons and not won.reasons:
         return ("is stale: " + "; ".join(lost.reasons),)
     if lost.unverified and won.confirmed:

@@ -29,15 +29,7 @@ from specmon.measure.snapshot import SnapshotKind, take_snapshot
 from specmon.model import Protocol, ServerInfo, Snapshot
 from specmon.reports.check_report import CHECK_SCHEMA, EXIT_STORE, EXIT_UNREACHABLE, report_to_dict
 from specmon.session.ab_lookup import lookup_ab
-from specmon.session.baselines import (
-    BaselineLookup,
-    candidate_lifetimes,
-    check_lifetime,
-    check_wanted,
-    lookup_baseline,
-    pin_of,
-    relevant_baselines,
-)
+from specmon.session.baselines import BaselineLookup, check_lifetime, find_baseline, pin_of
 from specmon.sources.http import make_client
 from specmon.sources.telemetry import open_telemetry
 from specmon.sources.workers import open_connection
@@ -123,16 +115,12 @@ async def _check(args: argparse.Namespace, store: Store | None) -> int:
 
     pin = pin_of(args.baseline)
 
-    async def find_baseline(info: ServerInfo) -> BaselineLookup:
+    async def find(info: ServerInfo) -> BaselineLookup:
         if store is None:
             return BaselineLookup(None, pinned=pin.text() if pin else None)
         # Every candidate's server is read first: the rule prefers valid baselines to newer.
-        candidates = relevant_baselines(store, [info])
-        if pin is not None and pin.snapshot_id is not None:
-            candidates = [s for s in store.list() if s.id == pin.snapshot_id]
-        lifetime = await candidate_lifetimes(candidates, target)
-        return lookup_baseline(
-            store, info, check_wanted(), pin=pin, lifetime=lifetime, max_age_s=args.max_age
+        return await find_baseline(
+            store, info, target, pin=pin, tokens=args.probe_tokens, max_age_s=args.max_age
         )
 
     async def run_probe(protocol: Protocol) -> Snapshot:
@@ -155,7 +143,7 @@ async def _check(args: argparse.Namespace, store: Store | None) -> int:
                 target.url,
                 run_probe=run_probe,
                 check_lifetime=lifetime,
-                find_baseline=find_baseline,
+                find_baseline=find,
                 probe_tokens=args.probe_tokens,
                 max_age_s=args.max_age,
                 gpu=telemetry.read,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import replace
 from enum import StrEnum
 
@@ -26,7 +26,7 @@ from specmon.analysis.validity import (
 )
 from specmon.errors import SourceError, SpecmonError
 from specmon.model import Lifetime, Protocol, ServerInfo, Snapshot
-from specmon.probe_prompts import DEFAULT_PROMPT
+from specmon.probe_prompts import DEFAULT_MAX_TOKENS, DEFAULT_PROMPT
 from specmon.sources.http import make_client
 from specmon.sources.telemetry import open_telemetry
 from specmon.sources.workers import open_connection
@@ -59,10 +59,11 @@ LifetimeOf = Callable[[Snapshot], LifetimeCheck]
 `candidate_lifetimes`, or sampled by the dashboard)."""
 
 
-def check_wanted(prompt: str = DEFAULT_PROMPT) -> Wanted:
+def check_wanted(tokens: int | None = None) -> Wanted:
     """The protocol `check` and `whatif` want of a baseline: one stream, greedy, the built-in
-    prompt; any max tokens, which the probe then follows (one bench each)."""
-    return Wanted(prompt)
+    prompt; any max tokens, which the probe then follows (one bench each), `tokens` (the
+    user's, else the one default, the dashboard's probe's) first."""
+    return Wanted(DEFAULT_PROMPT, prefer_tokens=tokens or DEFAULT_MAX_TOKENS)
 
 
 def lookup_baseline(
@@ -217,3 +218,49 @@ async def candidate_lifetimes(baselines: Iterable[Snapshot], server: Target) -> 
         return checks.get(snapshot.id, NOT_CHECKED) if snapshot.id is not None else NOT_CHECKED
 
     return lifetime
+
+
+LifetimeReader = Callable[[Iterable[Snapshot], Target], Awaitable[LifetimeOf]]
+"""How the candidates' servers are read (`candidate_lifetimes`; tests answer for them)."""
+
+
+async def find_baseline(
+    store: Store,
+    info: ServerInfo,
+    server: Target,
+    *,
+    pin: Pin | None = None,
+    tokens: int | None = None,
+    max_age_s: float = DEFAULT_MAX_AGE_S,
+    now: float | None = None,
+    read: LifetimeReader = candidate_lifetimes,
+) -> BaselineLookup:
+    """`check`'s and `whatif`'s baseline: every candidate's server read first, then the one
+    rule under `check_wanted(tokens)` (any max tokens, `tokens` or the default first).
+
+    Args:
+        store: The snapshot store.
+        info: The speculative server's info.
+        server: The speculative server (its credentials reach the baseline servers).
+        pin: The baseline the user named (`--baseline ID|URL`).
+        tokens: The probe size the user asked for, if any.
+        max_age_s: Older baselines are stale.
+        now: The wall clock now; None: `time.time()`.
+        read: How the candidates' servers are read.
+
+    Raises:
+        StoreError: The store could not be read.
+    """
+    candidates = relevant_baselines(store, [info])
+    if pin is not None and pin.snapshot_id is not None:
+        candidates = [s for s in store.list() if s.id == pin.snapshot_id]
+    lifetime = await read(candidates, server)
+    return lookup_baseline(
+        store,
+        info,
+        check_wanted(tokens),
+        pin=pin,
+        lifetime=lifetime,
+        now=now,
+        max_age_s=max_age_s,
+    )

@@ -13,14 +13,7 @@ from specmon.analysis.pooled import pool
 from specmon.analysis.validity import Validity, snapshot_validity
 from specmon.measure.snapshot import SnapshotKind, take_snapshot
 from specmon.model import Protocol, ServerInfo, Snapshot
-from specmon.session.baselines import (
-    BaselineLookup,
-    candidate_lifetimes,
-    check_lifetime,
-    check_wanted,
-    lookup_baseline,
-    relevant_baselines,
-)
+from specmon.session.baselines import BaselineLookup, check_lifetime, find_baseline
 from specmon.sources.http import make_client
 from specmon.sources.workers import open_connection
 from specmon.storage.store import Store
@@ -104,12 +97,8 @@ async def measure_what_if(
     if why is not None:
         return WhatIfReport(target.url, info, None, WhatIfAnswer(None, why))
     # The one rule, as `check` asks it: every candidate's server read first.
-    candidates = relevant_baselines(store, [info])
-    if pin is not None and pin.snapshot_id is not None:
-        candidates = [s for s in store.list() if s.id == pin.snapshot_id]
-    lifetime = await candidate_lifetimes(candidates, target)
-    lookup = lookup_baseline(
-        store, info, check_wanted(), pin=pin, lifetime=lifetime, now=wall(), max_age_s=max_age_s
+    lookup = await find_baseline(
+        store, info, target, pin=pin, tokens=asked_tokens, max_age_s=max_age_s, now=wall()
     )
     if lookup.baseline is not None:
         used = lookup.baseline.protocol
