@@ -28,7 +28,9 @@ def test_another_protocol_is_no_candidate_and_is_named_when_none_applies() -> No
     streams = at_concurrency(baseline(1, at=T0 + 100), 16)
     choice = choose_baseline([streams], SPEC.server, WANTED, lambda _s: VALID)
     assert choice.baseline is None and choice.rule == Rule.NONE_APPLIES
-    assert choice.rejected == Rejected(streams, ("was taken with concurrency 16, the probe uses 1",))
+    assert choice.rejected == Rejected(
+        streams, ("was taken with concurrency 16, the probe uses 1",)
+    )
     assert choice.why_none() == (
         "no baseline applies: #1 (http://10.1.230.174:8000) was taken with concurrency 16, the "
         "probe uses 1"
@@ -50,7 +52,9 @@ def test_valid_before_newer() -> None:
     verdicts = {1: VALID, 2: UNVERIFIED}
     choice = choose_baseline([older, newer], SPEC.server, WANTED, lambda s: verdicts[s.id or 0])
     assert choice.baseline == older
-    assert choice.rejected == Rejected(newer, ("is unverified: the baseline server cannot be read",))
+    assert choice.rejected == Rejected(
+        newer, ("is unverified: the baseline server cannot be read",)
+    )
     verdicts = {1: STALE, 2: UNVERIFIED}
     choice = choose_baseline([older, newer], SPEC.server, WANTED, lambda s: verdicts[s.id or 0])
     assert (choice.baseline, choice.rule) == (newer, Rule.LATEST_UNVERIFIED)
