@@ -472,8 +472,7 @@ def _chosen_text(lookup: BaselineLookup) -> str:
     next: #4 (http://…) was taken with concurrency 16, the probe uses 1"."""
     assert lookup.baseline is not None
     base = lookup.baseline
-    pinned = f" ({lookup.pinned})" if lookup.pinned else ""
-    return f"baseline #{base.id} ({base.url}): {lookup.rule}{pinned}; {lookup.considered_text()}"
+    return f"baseline #{base.id} ({base.url}): {lookup.described()}"
 
 
 def _baseline_tag(baseline: Snapshot) -> str:

@@ -149,6 +149,13 @@ class BaselineChoice:
             return f"no baseline applies{pinned}: {named} is not in the store"
         return f"no baseline applies{pinned}: {named} in the store"
 
+    def described(self) -> str:
+        """ "latest valid of the configuration and protocol; 3 considered; next: #4 (http://…)
+        was taken with concurrency 16, the probe uses 1": which rule picked it, and what else
+        was considered (the `i` screen, `check`)."""
+        pinned = f" ({self.pinned})" if self.pinned else ""
+        return f"{self.rule}{pinned}; {self.considered_text()}"
+
     def considered_text(self) -> str:
         """ "3 considered; #4 (http://…) was taken with concurrency 16, the probe uses 1"."""
         text = f"{self.considered} considered"
