@@ -91,7 +91,7 @@ def register(commands: Any) -> None:
         "--max-tokens",
         type=tokens,
         default=DEFAULT_MAX_TOKENS,
-        help=f"tokens per stream (default {DEFAULT_MAX_TOKENS})"
+        help=f"tokens per stream (default {DEFAULT_MAX_TOKENS})",
     )
     ab.add_argument("--prompt", default=DEFAULT_PROMPT, help="prompt text (default: built in)")
     ab.add_argument(

@@ -59,7 +59,7 @@ def register(commands: Any) -> None:
         type=tokens,
         default=DEFAULT_MAX_TOKENS,
         help=f"tokens per run (default {DEFAULT_MAX_TOKENS}: the dashboard's probe, check's and "
-        "whatif's, so that a baseline benched with it applies on every surface)"
+        "whatif's, so that a baseline benched with it applies on every surface)",
     )
     bench.add_argument("--label", help="a label stored with the snapshot")
     bench.add_argument("--prompt", default=DEFAULT_PROMPT, help="prompt text (default: built in)")
