@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -30,7 +31,7 @@ from specmon.model import (
     Snapshot,
     Telemetry,
 )
-from specmon.probe_prompts import DEFAULT_PROMPT, ProbePrompt, Rotation
+from specmon.probe_prompts import DEFAULT_MAX_TOKENS, DEFAULT_PROMPT, ProbePrompt, Rotation
 from specmon.reports.bench_text import cycle_text
 from specmon.reports.check_report import (
     EXIT_DEGRADED,
@@ -57,10 +58,13 @@ DECODE, ACCEPT = figure("decode tok/s"), figure("accept length")
 SPEEDUP, BREAK_EVEN = figure("speedup"), figure("break-even accept length")
 """The catalogued figures the findings write (`analysis.catalogue`: their digits and units)."""
 
-DEFAULT_CHECK_TOKENS = 200
+DEFAULT_CHECK_TOKENS = DEFAULT_MAX_TOKENS
+"""The probe's size when no baseline sets it: the one default protocol's."""
 CHECK_RULE = SequentialRule()
 """Looks after 3, 5 and 10 probes at 1 − 0.05/3 each (analysis/sequential.py)."""
 
+BaselineFinder = Callable[[ServerInfo], BaselineLookup | Awaitable[BaselineLookup]]
+"""The store's baseline for a server (awaited where the candidates' servers are read first)."""
 ProbeRunner = Callable[[Protocol], Awaitable[Snapshot]]
 """Runs the probe as a one-run snapshot (`snapshot.take_snapshot`)."""
 
@@ -71,7 +75,7 @@ async def run_check(
     *,
     run_probe: ProbeRunner,
     check_lifetime: Callable[[Snapshot], Awaitable[LifetimeCheck]],
-    find_baseline: Callable[[ServerInfo], BaselineLookup] = lambda _info: BaselineLookup(None),
+    find_baseline: BaselineFinder = lambda _info: BaselineLookup(None),
     probe_tokens: int | None = None,
     max_age_s: float = 30 * 60,
     wall: Callable[[], float] = time.time,
@@ -91,7 +95,8 @@ async def run_check(
         url: The target's base URL.
         run_probe: Takes the probe as a one-run snapshot under a protocol.
         check_lifetime: Whether a baseline's server restarted since it was taken.
-        find_baseline: The store's baseline for a server, or the nearest.
+        find_baseline: The store's baseline for a server by the one rule
+            (`session.baselines.lookup_baseline`), or the nearest.
         probe_tokens: The user's probe size; a baseline's protocol wins (said on screen).
         max_age_s: Older baselines are stale.
         wall: Wall clock.
@@ -126,7 +131,13 @@ async def run_check(
         await _check_gpus(gpu, report)
     if info.speculative is not None and report.metrics is not None:
         run_probe = _DraftingWatch(connection, report, clock).around(run_probe)
-    lookup = find_baseline(info) if info.speculative is not None else BaselineLookup(None)
+    lookup = BaselineLookup(None)
+    if info.speculative is not None:
+        found = find_baseline(info)
+        lookup = await found if inspect.isawaitable(found) else found
+        report.choice = lookup
+        if lookup.baseline is not None:
+            report.add("info", _chosen_text(lookup))
     report.ab = find_ab(info) if info.speculative is not None else None
     if report.ab is not None:
         report.add("info", " — ".join(ab_lines(report.ab, wall())))
@@ -454,6 +465,14 @@ def _validity(
     for warning in validity.warnings:
         report.add("info", f"GPUs differ from the baseline's: {warning}")
     return validity
+
+
+def _chosen_text(lookup: BaselineLookup) -> str:
+    """ "baseline #7 (http://…): latest valid of the configuration and protocol; 3 considered;
+    next: #4 (http://…) was taken with concurrency 16, the probe uses 1"."""
+    assert lookup.baseline is not None
+    base = lookup.baseline
+    return f"baseline #{base.id} ({base.url}): {lookup.described()}"
 
 
 def _baseline_tag(baseline: Snapshot) -> str:

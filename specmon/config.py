@@ -17,7 +17,13 @@ import platformdirs
 
 from specmon.errors import TargetError
 from specmon.nesting import TooDeep, loads_toml
-from specmon.probe_prompts import BUILTIN, DEFAULT_SET, ProbePrompt, probe_prompts_setting
+from specmon.probe_prompts import (
+    BUILTIN,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_SET,
+    ProbePrompt,
+    probe_prompts_setting,
+)
 from specmon.target import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT, Target, normalise_url
 
 DEFAULT_HOST = "127.0.0.1"
@@ -77,7 +83,7 @@ class MonitorConfig:
     interval: float = 1.0
     probe: bool = True
     probe_every: float = 10.0
-    probe_tokens: int = 256
+    probe_tokens: int = DEFAULT_MAX_TOKENS
     probe_prompts: tuple[ProbePrompt, ...] = DEFAULT_SET
     """What the probe sends, one category per probe in turn (`--probe-prompts`)."""
     baseline_runs: int = 5
@@ -187,7 +193,10 @@ SETTINGS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "interval": (_number(0.1, 60), "seconds between samples of /metrics (default 1)"),
     "probe": (_bool, "run the streaming probe (default true)"),
     "probe_every": (_number(1, 3600), "seconds between probe requests (default 10)"),
-    "probe_tokens": (_whole(2, 100_000), "tokens per probe and baseline run (default 256)"),
+    "probe_tokens": (
+        _whole(2, 100_000),
+        f"tokens per probe and baseline run (default {DEFAULT_MAX_TOKENS})",
+    ),
     "probe_prompts": (
         probe_prompts_setting,
         f"'{BUILTIN}' (a prompt each of code, chat, math, summarisation, repetitive text) or a "

@@ -17,6 +17,11 @@ from typing import Any
 
 from specmon.model import Protocol
 
+DEFAULT_MAX_TOKENS = 256
+"""Tokens per probe and per baseline run by default, on every surface (the dashboard's probe
+and `b`, `check`, `bench`, `whatif`, `ab`, the demo): one protocol, so that a first baseline
+applies everywhere (docs/design.md §5)."""
+
 DEFAULT_PROMPT = (
     "Write a detailed, step by step explanation of how a CPU executes an instruction, "
     "from fetch to write-back, with an example for each stage."

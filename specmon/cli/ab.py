@@ -42,7 +42,7 @@ from specmon.launch.split import KINDS, Split, command_argv, rules_for, server_k
 from specmon.launch.sweep import Variant, parse_axes, variants
 from specmon.measure.bench import Progress
 from specmon.model import Protocol
-from specmon.probe_prompts import DEFAULT_PROMPT
+from specmon.probe_prompts import DEFAULT_MAX_TOKENS, DEFAULT_PROMPT
 from specmon.reports.bench_text import run_line
 from specmon.storage.saving import save_or_keep
 from specmon.storage.store import Store
@@ -95,7 +95,10 @@ def register(commands: Any) -> None:
     ab.add_argument("--runs", type=positive_int, default=3, help="timed runs per bench (default 3)")
     ab.add_argument("--warmup", type=count, default=1, help="warm-up runs (default 1)")
     ab.add_argument(
-        "--max-tokens", type=tokens, default=256, help="tokens per stream (default 256)"
+        "--max-tokens",
+        type=tokens,
+        default=DEFAULT_MAX_TOKENS,
+        help=f"tokens per stream (default {DEFAULT_MAX_TOKENS})",
     )
     ab.add_argument("--prompt", default=DEFAULT_PROMPT, help="prompt text (default: built in)")
     ab.add_argument(

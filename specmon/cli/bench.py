@@ -28,7 +28,13 @@ from specmon.errors import TargetError
 from specmon.measure.bench import Progress
 from specmon.measure.snapshot import SnapshotKind, take_snapshot
 from specmon.model import Protocol, ServerInfo, Snapshot
-from specmon.probe_prompts import DEFAULT_PROMPT, ProbePrompt, Rotation, prompt_protocol
+from specmon.probe_prompts import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_PROMPT,
+    ProbePrompt,
+    Rotation,
+    prompt_protocol,
+)
 from specmon.reports.bench_text import category_line, run_line, summary_lines, target_line
 from specmon.storage.saving import Outcome, save_or_keep
 from specmon.storage.serialize import SCHEMA, snapshot_to_dict
@@ -55,7 +61,11 @@ def register(commands: Any) -> None:
     bench.add_argument("--runs", type=positive_int, default=5, help="timed runs (default 5)")
     bench.add_argument("--warmup", type=count, default=1, help="warm-up runs (default 1)")
     bench.add_argument(
-        "--max-tokens", type=tokens, default=500, help="tokens per run (default 500)"
+        "--max-tokens",
+        type=tokens,
+        default=DEFAULT_MAX_TOKENS,
+        help=f"tokens per run (default {DEFAULT_MAX_TOKENS}: the dashboard's probe, check's and "
+        "whatif's, so that a baseline benched with it applies on every surface)",
     )
     bench.add_argument("--label", help="a label stored with the snapshot")
     bench.add_argument("--prompt", default=DEFAULT_PROMPT, help="prompt text (default: built in)")

@@ -29,7 +29,7 @@ from specmon.measure.snapshot import SnapshotKind, take_snapshot
 from specmon.model import Protocol, ServerInfo, Snapshot
 from specmon.reports.check_report import CHECK_SCHEMA, EXIT_STORE, EXIT_UNREACHABLE, report_to_dict
 from specmon.session.ab_lookup import lookup_ab
-from specmon.session.baselines import BaselineLookup, check_lifetime, lookup_baseline
+from specmon.session.baselines import BaselineLookup, check_lifetime, find_baseline, pin_of
 from specmon.sources.http import make_client
 from specmon.sources.telemetry import open_telemetry
 from specmon.sources.workers import open_connection
@@ -65,6 +65,13 @@ def register(commands: Any) -> None:
         help="after the verdict, one probe per category of these prompts ('builtin': code, "
         "chat, math, summarisation, repetitive; or a JSONL file as the dashboard's), reported "
         "per category",
+    )
+    check.add_argument(
+        "--baseline",
+        metavar="ID|URL",
+        help="compare with this stored baseline (a snapshot id), or with the newest of this "
+        "baseline server's snapshots that applies, instead of the rule's choice (the latest "
+        "valid baseline of the server's configuration and protocol, any server)",
     )
     check.add_argument(
         "--budget",
@@ -106,8 +113,15 @@ def run(args: argparse.Namespace) -> int:
 async def _check(args: argparse.Namespace, store: Store | None) -> int:
     target = target_of(args)
 
-    def find_baseline(info: ServerInfo) -> BaselineLookup:
-        return lookup_baseline(store, info, None) if store else BaselineLookup(None)
+    pin = pin_of(args.baseline)
+
+    async def find(info: ServerInfo) -> BaselineLookup:
+        if store is None:
+            return BaselineLookup(None, pinned=pin.text() if pin else None)
+        # Every candidate's server is read first: the rule prefers valid baselines to newer.
+        return await find_baseline(
+            store, info, target, pin=pin, tokens=args.probe_tokens, max_age_s=args.max_age
+        )
 
     async def run_probe(protocol: Protocol) -> Snapshot:
         return await take_snapshot(
@@ -129,7 +143,7 @@ async def _check(args: argparse.Namespace, store: Store | None) -> int:
                 target.url,
                 run_probe=run_probe,
                 check_lifetime=lifetime,
-                find_baseline=find_baseline,
+                find_baseline=find,
                 probe_tokens=args.probe_tokens,
                 max_age_s=args.max_age,
                 gpu=telemetry.read,

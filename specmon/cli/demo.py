@@ -19,6 +19,7 @@ from specmon.cli.common import open_store, setting, takes
 from specmon.cli.crash import run_dashboard
 from specmon.cli.monitor import check_theme
 from specmon.config import MonitorConfig, Targets
+from specmon.probe_prompts import DEFAULT_MAX_TOKENS
 from specmon.session.server_session import dashboard_session
 from specmon.storage.store import Store
 from specmon.target import Target
@@ -48,7 +49,7 @@ def register(commands: Any) -> None:
         type=setting("probe_tokens"),
         default=argparse.SUPPRESS,
         metavar="N",
-        help="tokens per probe and baseline run (default 128)",
+        help=f"tokens per probe and baseline run (default {DEFAULT_MAX_TOKENS}, as everywhere)",
     )
     demo.add_argument(
         "--theme", default=argparse.SUPPRESS, help="colour theme (default specmon-dark)"
@@ -60,7 +61,7 @@ def register(commands: Any) -> None:
         help="keep the snapshots in this store (default: a temporary one, gone on exit)",
     )
     demo.set_defaults(run=run, dashboard=True)
-    takes(demo, probe_every=3.0, probe_tokens=128, theme="specmon-dark", db=None)
+    takes(demo, probe_every=3.0, probe_tokens=DEFAULT_MAX_TOKENS, theme="specmon-dark", db=None)
 
 
 TEMPORARY_STORE = "demo store: gone on exit; use --db PATH to keep"

@@ -31,10 +31,10 @@ from specmon.reports.bench_text import run_line, summary_lines, target_line
 from specmon.reports.compare_report import compare_holds, compare_text
 from specmon.reports.snapshot_table import (
     ExportFormat,
+    baseline_candidates,
     comparison_rows,
     export,
     lifetime_for,
-    match_baseline,
 )
 from specmon.safe_text import safe_text
 from specmon.session.baselines import check_lifetimes
@@ -144,6 +144,7 @@ def _snapshots(args: argparse.Namespace, store: Store) -> int:
         return 0
     if args.action == "compare":
         base, spec = store.get(args.base), store.get(args.spec)
+        # The pair given is pinned: judged as the export judges its row (`stored_choice`).
         lifetime = lifetime_for(base, spec, _lifetimes(args, [base]))
         _say(compare_text(base, spec, max_age_s=args.max_age, lifetime=lifetime))
         validity = snapshot_validity(base, spec, max_age_s=args.max_age, lifetime=lifetime)
@@ -154,16 +155,12 @@ def _snapshots(args: argparse.Namespace, store: Store) -> int:
     items = sorted(
         (s for s in every if wanted is None or s.url == wanted), key=lambda s: (s.url, s.created_at)
     )
-    matched = {
-        b.id: b
-        for s in items
-        if s.server.speculative is not None and (b := match_baseline(s, every)) is not None
-    }
     rows = comparison_rows(
         items,
         candidates=every,
         max_age_s=args.max_age,
-        lifetimes=_lifetimes(args, matched.values()),
+        # Every candidate's server, read once: the rule prefers valid baselines to newer ones.
+        lifetimes=_lifetimes(args, baseline_candidates(items, every)),
         prompts=probe_prompts_arg(args.probe_prompts),
     )
     text = export(rows, fmt)

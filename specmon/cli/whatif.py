@@ -23,14 +23,15 @@ from specmon.cli.common import (
     tokens,
 )
 from specmon.model import Protocol
-from specmon.probe_prompts import DEFAULT_PROMPT
+from specmon.probe_prompts import DEFAULT_MAX_TOKENS, DEFAULT_PROMPT
 from specmon.reports.bench_text import target_line
+from specmon.session.baselines import pin_of
 from specmon.storage.store import Store
 from specmon.whatif.measure import WhatIfReport, measure_what_if
 from specmon.whatif.text import LABELS, row, summary, whatif_to_dict
 
 DEFAULT_WHATIF_RUNS = 3
-DEFAULT_WHATIF_TOKENS = 256
+DEFAULT_WHATIF_TOKENS = DEFAULT_MAX_TOKENS
 WHATIF_SCHEMA = 2
 """The `whatif --json` object's version (2: `best_draft_tokens` the advisor's, whole flags)."""
 
@@ -63,6 +64,12 @@ def register(commands: Any) -> None:
         metavar="N",
         help=f"tokens per run when no baseline sets them (default {DEFAULT_WHATIF_TOKENS}); a "
         "baseline's protocol wins, and whatif says so",
+    )
+    whatif.add_argument(
+        "--baseline",
+        metavar="ID|URL",
+        help="predict against this stored baseline (a snapshot id), or the newest of this "
+        "baseline server's snapshots that applies, instead of the rule's choice",
     )
     add_max_age(whatif)
     whatif.add_argument(
@@ -102,6 +109,7 @@ async def _measure(args: argparse.Namespace, store: Store) -> WhatIfReport:
         max_age_s=args.max_age,
         gpu_metrics=args.gpu_metrics,
         say=lambda line: print(line, file=out, flush=True),
+        pin=pin_of(args.baseline),
     )
 
 

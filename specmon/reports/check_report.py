@@ -13,6 +13,7 @@ from typing import Literal
 
 from specmon.analysis.ab_runs import StoredAb
 from specmon.analysis.acceptance import draft_length
+from specmon.analysis.baseline_rule import BaselineChoice
 from specmon.analysis.by_load import band_label, band_of
 from specmon.analysis.catalogue import CATALOGUE, Measured
 from specmon.analysis.comparison import Comparison
@@ -29,11 +30,11 @@ EXIT_STORE = 3
 """The snapshot store could not be read (no such --db, corrupt, locked): nothing was checked."""
 
 Level = Literal["ok", "info", "warn", "fail"]
-CHECK_SCHEMA = 6
+CHECK_SCHEMA = 7
 """The `check --json` object's version (2 added the probes, the interval's level, the looks;
 3 the drafting now; 4 the traffic's accept length beside the probe's, and per-category probes;
 5 the stored A/B of the server's configuration; 6 `ms_per_token`, and `decode_tok_s` without a
-comparison)."""
+comparison; 7 `baseline_choice`: which rule picked the baseline and what else was considered)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +63,8 @@ class CheckReport:
     looks: int = 0
     """How many times the sequential rule judged the speedup."""
     baseline: Snapshot | None = None
+    choice: BaselineChoice | None = None
+    """How the baseline was chosen (`analysis.baseline_rule`); None for a plain server."""
     validity: Validity | None = None
     comparison: Comparison | None = None
     compared: Pooled | None = None
@@ -127,6 +130,7 @@ def report_to_dict(report: CheckReport) -> dict[str, object]:
             "reasons": list(report.validity.reasons) if report.validity else [],
             "unverified": list(report.validity.unverified) if report.validity else [],
         },
+        "baseline_choice": _choice(report.choice),
         **{f.check_key: f.get(measured) for f in CATALOGUE if f.check_key is not None},
         "speedup_level": None if c is None else c.speedup.level,
         "looks": report.looks,
@@ -140,6 +144,27 @@ def report_to_dict(report: CheckReport) -> dict[str, object]:
             name: {"accept_length": p.accept_length, "decode_tok_s": p.decode_tok_s, "runs": p.runs}
             for name, p in report.categories.items()
         },
+    }
+
+
+def _choice(choice: BaselineChoice | None) -> dict[str, object] | None:
+    """The `baseline_choice` object: the rule that picked the baseline (or found none), what the
+    user pinned, how many plain snapshots were considered, and the nearest rejected."""
+    if choice is None:
+        return None
+    rejected = choice.rejected
+    return {
+        "rule": choice.rule,
+        "pinned": choice.pinned,
+        "considered": choice.considered,
+        "rejected": None
+        if rejected is None
+        else {
+            "snapshot_id": rejected.snapshot.id,
+            "url": rejected.snapshot.url,
+            "reasons": list(rejected.reasons),
+        },
+        "why_none": None if choice.baseline is not None else choice.why_none(),
     }
 
 

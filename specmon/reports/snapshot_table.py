@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Literal
 
+from specmon.analysis.baseline_rule import BaselineChoice, Pin, Wanted, choose_baseline
 from specmon.analysis.catalogue import CATALOGUE, Measured
 from specmon.analysis.comparison import Comparison, compare
 from specmon.analysis.pooled import Pooled, pool
@@ -24,7 +25,6 @@ from specmon.analysis.validity import (
     LifetimeState,
     Validity,
     fingerprint,
-    protocol_differences,
     relaunched_for_speculation,
     snapshot_validity,
 )
@@ -88,30 +88,59 @@ def lifetime_for(
     return found.as_of(spec.created_at)
 
 
-NO_BASELINE = "no baseline of its configuration was taken before it"
+def stored_choice(
+    spec: Snapshot,
+    candidates: Sequence[Snapshot],
+    *,
+    max_age_s: float,
+    lifetimes: Mapping[int, LifetimeCheck],
+    pin: Pin | None = None,
+) -> tuple[BaselineChoice, Validity | None]:
+    """The baseline of a stored speculative run by the one rule (`choose_baseline`), and
+    whether it applied when the run was taken (`snapshot_validity`): the `c` screen, `snapshots
+    export` and `snapshots compare` (which pins the pair it is given) alike.
 
+    Candidates are the plain snapshots of any server with the run's configuration and protocol
+    taken before it (a later baseline is another launch, never its baseline); valid ones
+    before newer ones, so it is the one that applied when the run was taken if any did (for
+    `ab`, the run's own round's).
 
-def match_baseline(spec: Snapshot, candidates: Sequence[Snapshot]) -> Snapshot | None:
-    """The baseline of a speculative snapshot: a plain snapshot of any server with the same
-    fingerprint taken before it, the latest with its protocol first, then the latest.
-
-    So it is the one that applied when the run was taken if any did (for `ab`, the run's own
-    round's); else its validity says why none did. None when none was taken before it: a later
-    baseline is another launch, never its baseline.
+    Args:
+        spec: The stored speculative run.
+        candidates: Where baselines are looked for (every stored snapshot, typically).
+        max_age_s: Baselines taken longer than this before the run are stale for it.
+        lifetimes: The baseline servers' lifetime checks by baseline id
+            (`session.baselines.check_lifetimes`); a baseline missing here is unverified.
+        pin: The baseline the user named (`snapshots compare BASE SPEC`).
     """
-    key = fingerprint(spec.server.args)
-    earlier = [
+
+    def judge(base: Snapshot) -> Validity:
+        lifetime = lifetime_for(base, spec, lifetimes)
+        return snapshot_validity(base, spec, max_age_s=max_age_s, lifetime=lifetime)
+
+    wanted = Wanted.of(spec.protocol, side="the run")
+    choice = choose_baseline(
+        candidates, spec.server, wanted, judge, pin=pin, before=spec.created_at
+    )
+    return choice, None if choice.baseline is None else judge(choice.baseline)
+
+
+def baseline_candidates(
+    specs: Sequence[Snapshot], candidates: Sequence[Snapshot]
+) -> list[Snapshot]:
+    """The plain snapshots whose servers' lifetimes bear on the rule's choice for these runs
+    (of one of their configurations, taken before the latest of them): the ones to read."""
+    keys = {fingerprint(s.server.args) for s in specs if s.server.speculative is not None}
+    if not keys:
+        return []
+    last = max(s.created_at for s in specs)
+    return [
         c
         for c in candidates
         if c.server.speculative is None
-        and c.created_at <= spec.created_at
-        and fingerprint(c.server.args) == key
+        and c.created_at <= last
+        and fingerprint(c.server.args) in keys
     ]
-    if not earlier:
-        return None
-    return max(
-        earlier, key=lambda c: (not protocol_differences(c.protocol, spec.protocol), c.created_at)
-    )
 
 
 def comparison_rows(
@@ -124,9 +153,10 @@ def comparison_rows(
 ) -> list[ComparisonRow]:
     """One row per snapshot, in the order given.
 
-    A speculative snapshot is compared with `match_baseline` among `candidates` (by default the
-    snapshots themselves), whatever server it was taken on; validity says whether it applied
-    when the snapshot was taken (`snapshot_validity`), however long ago that was.
+    A speculative snapshot is compared with its baseline by the one rule among `candidates`
+    (by default the snapshots themselves; `stored_choice`), whatever server it was taken on;
+    validity says whether it applied when the snapshot was taken (`snapshot_validity`),
+    however long ago that was.
 
     Args:
         snapshots: The snapshots to tabulate.
@@ -165,16 +195,16 @@ def _paired(
     lifetimes: Mapping[int, LifetimeCheck],
 ) -> ComparisonRow:
     """A speculative row with its baseline's comparison and validity, or why it has none."""
-    base = match_baseline(spec, candidates)
+    choice, validity = stored_choice(spec, candidates, max_age_s=max_age_s, lifetimes=lifetimes)
+    base = choice.baseline
     if base is None:
-        return replace(row, no_baseline=NO_BASELINE)
-    lifetime = lifetime_for(base, spec, lifetimes)
+        return replace(row, no_baseline=choice.why_none())
     return replace(
         row,
         baseline_id=base.id,
         baseline_url=base.url,
         comparison=compare(row.pooled, pool(base.runs)),
-        validity=snapshot_validity(base, spec, max_age_s=max_age_s, lifetime=lifetime),
+        validity=validity,
     )
 
 

@@ -68,6 +68,9 @@ class BaselineState:
         self.max_age_s = max_age_s
         self.snapshot: Snapshot | None = None
         self.origin: BaselineOrigin | None = None
+        self.chosen_by: str | None = None
+        """Which part of the baseline rule picked a stored baseline, and what else was
+        considered (`BaselineChoice.described`); None for one taken now."""
         self.server = ServerTracker("baseline server")
         self.followed: str | None = None
         """The URL `server` follows (the session samples it: `follow`)."""
@@ -85,6 +88,7 @@ class BaselineState:
         """A new baseline: the evidence about the old one's server is dropped, and what is
         known of its server now is taken at once."""
         self.snapshot, self.origin = snapshot, origin
+        self.chosen_by = None
         self._restart = None
         self._observed = NOT_READ_YET if origin == BaselineOrigin.STORE else JUST_TAKEN
         self.waiting = False
@@ -180,6 +184,14 @@ class BaselineState:
             )
         return NOT_SAMPLED
 
+    def known_lifetime(self, snapshot: Snapshot, watched: ServerInfo) -> LifetimeCheck:
+        """What the session knows of a stored baseline's server's lifetime, for the baseline
+        rule's lookup: `lifetime` for the current baseline, `lifetime_for` for another."""
+        current = self.snapshot
+        if current is not None and snapshot.id is not None and snapshot.id == current.id:
+            return self.lifetime(watched)
+        return self.lifetime_for(snapshot, watched)
+
     def _here(self, url: str, watched: ServerInfo | None) -> LifetimeCheck | None:
         """A baseline taken at the watched server's address: not known until a restarted
         server's new info is read, relaunched for speculation by design when it speculates;
@@ -269,4 +281,5 @@ class BaselineState:
             validity=validity,
             progress=progress,
             waiting=self.waiting,
+            chosen_by=self.chosen_by or (self.origin.value if self.origin else None),
         )

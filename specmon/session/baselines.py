@@ -1,31 +1,37 @@
-"""Baseline decisions shared by every surface: where a baseline came from, finding one (or the
-nearest, with what keeps it from applying), and checking its server's lifetime over the network.
+"""Baseline decisions shared by every surface: where a baseline came from, finding one in the
+store by the one rule (`analysis.baseline_rule`: the nearest, with what keeps it from applying,
+when none does), and checking baseline servers' lifetimes over the network.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import replace
 from enum import StrEnum
 
+from specmon.analysis.baseline_rule import BaselineChoice, Pin, Wanted, choose_baseline
 from specmon.analysis.validity import (
+    DEFAULT_MAX_AGE_S,
     LifetimeCheck,
-    Nearest,
+    LifetimeState,
+    Validity,
+    baseline_validity,
     fingerprint,
     lifetime_check,
     lifetime_of,
-    nearest_baseline,
     relaunched_for_speculation,
 )
 from specmon.errors import SourceError, SpecmonError
 from specmon.model import Lifetime, Protocol, ServerInfo, Snapshot
+from specmon.probe_prompts import DEFAULT_MAX_TOKENS, DEFAULT_PROMPT
 from specmon.sources.http import make_client
 from specmon.sources.telemetry import open_telemetry
 from specmon.sources.workers import open_connection
 from specmon.storage.store import Store
-from specmon.target import Target
+from specmon.target import Target, normalise_url
 
 
 class BaselineOrigin(StrEnum):
@@ -42,54 +48,82 @@ class BaselineOrigin(StrEnum):
     speculative flags, then relaunching it with them."""
 
 
-@dataclass(frozen=True, slots=True)
-class BaselineLookup:
-    """The store's answer for a server: a matching baseline, or the nearest one."""
+BaselineLookup = BaselineChoice
+"""The store's answer for a server: `analysis.baseline_rule`'s choice, or the nearest."""
 
-    baseline: Snapshot | None
-    nearest: Nearest | None = None
-    """When none matches: the closest plain snapshot and what differs."""
+NOT_CHECKED = LifetimeCheck(LifetimeState.UNVERIFIED, "the baseline server was not checked")
+"""What is known of a baseline server's lifetime that nobody read."""
 
-    def why_none(self) -> str:
-        """ "no baseline applies: #1 (http://…) was taken with max_tokens 500, the probe uses
-        256", or "no baseline in the store": one line, what every surface says."""
-        if self.nearest is None:
-            return "no baseline in the store"
-        return f"no baseline applies: {_nearest_text(self.nearest)}"
+LifetimeOf = Callable[[Snapshot], LifetimeCheck]
+"""What a surface knows of a stored baseline's server's lifetime (read over the network by
+`candidate_lifetimes`, or sampled by the dashboard)."""
 
 
-def lookup_baseline(store: Store, info: ServerInfo, protocol: Protocol | None) -> BaselineLookup:
-    """The newest baseline of this configuration taken with the probe's protocol, or the
-    nearest: the one lookup of every surface (the dashboard, the fleet, the exporter, `check`,
-    `whatif`).
+def check_wanted(tokens: int | None = None) -> Wanted:
+    """The protocol `check` and `whatif` want of a baseline: one stream, greedy, the built-in
+    prompt; any max tokens, which the probe then follows (one bench each), `tokens` (the
+    user's, else the one default, the dashboard's probe's) first."""
+    return Wanted(DEFAULT_PROMPT, prefer_tokens=tokens or DEFAULT_MAX_TOKENS)
+
+
+def lookup_baseline(
+    store: Store,
+    info: ServerInfo,
+    protocol: Protocol | Wanted | None,
+    *,
+    pin: Pin | None = None,
+    lifetime: LifetimeOf | None = None,
+    now: float | None = None,
+    max_age_s: float = DEFAULT_MAX_AGE_S,
+) -> BaselineLookup:
+    """The store's baseline for a live server by the one rule (`choose_baseline`), or the
+    nearest: the lookup of every live surface (the dashboard, the fleet, the exporter,
+    `--once`, `check`, `whatif`).
 
     Args:
         store: The snapshot store.
         info: The speculative server's info (its configuration apart from speculation).
         protocol: The probe's protocol: a baseline applies only under the same max tokens,
-            temperature and prompt (docs/design.md §5). None where the probe is yet to be sized and
-            takes the baseline's protocol (`check`, `whatif`: one bench each).
+            temperature, prompt and concurrency (docs/design.md §5); a `Wanted` leaves the max
+            tokens open; None is `check_wanted()` (`check`, `whatif`: the probe follows).
+        pin: The baseline the user named (`--baseline-url`, `--baseline ID|URL`).
+        lifetime: What is known of each candidate's server's lifetime; None: nothing
+            (unverified), so the newest applies among equals.
+        now: The wall clock now (the baselines' age); None: `time.time()`.
+        max_age_s: Older baselines are stale.
 
     Raises:
         StoreError: The store could not be read.
     """
-    found = store.latest_baseline(fingerprint(info.args), protocol)
-    if found is not None:
-        return BaselineLookup(found)
-    plain = [s for s in store.list() if s.server.speculative is None]
-    return BaselineLookup(None, nearest_baseline(plain, info, protocol))
+    wanted = Wanted.of(protocol) if isinstance(protocol, Protocol) else protocol or check_wanted()
+    at = time.time() if now is None else now
+    known = lifetime or (lambda _s: NOT_CHECKED)
+    candidates = store.list() if pin is not None and pin.snapshot_id is not None else []
+    candidates = candidates or store.baselines()
+
+    def judge(snapshot: Snapshot) -> Validity:
+        return baseline_validity(
+            snapshot, info, now=at, lifetime=known(snapshot), max_age_s=max_age_s
+        )
+
+    return choose_baseline(candidates, info, wanted, judge, pin=pin)
 
 
-def _nearest_text(nearest: Nearest) -> str:
-    """ "#3 (http://…) differs in flag mem_fraction_static", "#1 (http://…) was taken with
-    max_tokens 500, the probe uses 256"."""
-    parts = []
-    if nearest.differences:
-        parts.append("differs in " + ", ".join(nearest.differences))
-    if nearest.protocol:
-        parts.append("was taken with " + "; ".join(nearest.protocol))
-    what = " and ".join(parts) or "differs in nothing named"
-    return f"#{nearest.snapshot.id} ({nearest.snapshot.url}) {what}"
+def pin_of(named: str | None) -> Pin | None:
+    """`--baseline ID|URL` (or `--baseline-url`) as a pin: digits name a snapshot, anything
+    else a baseline server; None when nothing is named."""
+    if named is None:
+        return None
+    if named.isdigit():
+        return Pin(snapshot_id=int(named))
+    return Pin(url=normalise_url(named))
+
+
+def relevant_baselines(store: Store, infos: Iterable[ServerInfo]) -> list[Snapshot]:
+    """The plain snapshots of these servers' configurations: whose servers' lifetimes bear
+    on the rule's choice for them."""
+    keys = {fingerprint(info.args) for info in infos}
+    return [s for s in store.baselines() if fingerprint(s.server.args) in keys]
 
 
 async def observe_lifetime(target: Target) -> Lifetime:
@@ -164,3 +198,69 @@ async def check_lifetimes(
         else:
             checks[snapshot_id] = lifetime_check(baseline.lifetime, seen)
     return checks
+
+
+async def candidate_lifetimes(baselines: Iterable[Snapshot], server: Target) -> LifetimeOf:
+    """What each candidate's server's lifetime is now, for the rule to prefer valid baselines
+    over newer ones (`check`, `whatif`): every other server read once, at once; one taken at
+    the speculative server's own address was taken before its relaunch with speculation.
+
+    Args:
+        baselines: The candidates (`relevant_baselines`).
+        server: The speculative server (its credentials reach the baseline servers).
+    """
+    others = [b for b in baselines if b.url != server.url]
+    checks = await check_lifetimes(others, server) if others else {}
+
+    def lifetime(snapshot: Snapshot) -> LifetimeCheck:
+        if snapshot.url == server.url:
+            return relaunched_for_speculation()
+        return checks.get(snapshot.id, NOT_CHECKED) if snapshot.id is not None else NOT_CHECKED
+
+    return lifetime
+
+
+LifetimeReader = Callable[[Iterable[Snapshot], Target], Awaitable[LifetimeOf]]
+"""How the candidates' servers are read (`candidate_lifetimes`; tests answer for them)."""
+
+
+async def find_baseline(
+    store: Store,
+    info: ServerInfo,
+    server: Target,
+    *,
+    pin: Pin | None = None,
+    tokens: int | None = None,
+    max_age_s: float = DEFAULT_MAX_AGE_S,
+    now: float | None = None,
+    read: LifetimeReader = candidate_lifetimes,
+) -> BaselineLookup:
+    """`check`'s and `whatif`'s baseline: every candidate's server read first, then the one
+    rule under `check_wanted(tokens)` (any max tokens, `tokens` or the default first).
+
+    Args:
+        store: The snapshot store.
+        info: The speculative server's info.
+        server: The speculative server (its credentials reach the baseline servers).
+        pin: The baseline the user named (`--baseline ID|URL`).
+        tokens: The probe size the user asked for, if any.
+        max_age_s: Older baselines are stale.
+        now: The wall clock now; None: `time.time()`.
+        read: How the candidates' servers are read.
+
+    Raises:
+        StoreError: The store could not be read.
+    """
+    candidates = relevant_baselines(store, [info])
+    if pin is not None and pin.snapshot_id is not None:
+        candidates = [s for s in store.list() if s.id == pin.snapshot_id]
+    lifetime = await read(candidates, server)
+    return lookup_baseline(
+        store,
+        info,
+        check_wanted(tokens),
+        pin=pin,
+        lifetime=lifetime,
+        now=now,
+        max_age_s=max_age_s,
+    )

@@ -18,16 +18,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Any, Self
 
+from specmon.analysis.baseline_rule import Pin
+from specmon.analysis.validity import LifetimeCheck
 from specmon.config import FleetTarget, MonitorConfig, Targets
 from specmon.errors import SpecmonError
 from specmon.measure.snapshot import SnapshotKind, default_protocol
-from specmon.model import Sample, Snapshot
-from specmon.session.baselines import BaselineOrigin, lookup_baseline
+from specmon.model import Protocol, Sample, ServerInfo, Snapshot
+from specmon.session.baselines import (
+    NOT_CHECKED,
+    BaselineLookup,
+    BaselineOrigin,
+    check_lifetimes,
+    lookup_baseline,
+)
 from specmon.session.feed import Feed, LocalFeed, Relauncher, bench_protocol
 from specmon.session.history_writer import HistoryRecorder, start_history
 from specmon.session.live import LiveState
@@ -90,10 +98,12 @@ class ServerSession:
             (`run`, until `close`): the dashboard of the process that samples the server.
         wall: Wall clock.
         """
+        if lookup is None and store is not None:
+            lookup = partial(self._store_lookup, store)
         if recording is not None:
             feed = RecordingFeed(feed, recording, self.recording_stopped)
-            if lookup is None and store is not None:
-                lookup = recorded_lookups(recording, partial(lookup_baseline, store), wall=wall)
+            if lookup is not None and store is not None:
+                lookup = recorded_lookups(recording, lookup, wall=wall)
         self.target = target
         self.config = config
         self.feed = feed
@@ -211,6 +221,34 @@ class ServerSession:
         self.live = self._new_live_state()
         self.store_baseline = StoreBaseline(self.store, self.live, lookup=self._lookup)
         self.follow_baseline_server()
+
+    def _store_lookup(self, store: Store, info: ServerInfo, protocol: Protocol) -> BaselineLookup:
+        """The store's baseline for this server by the one rule (`lookup_baseline`): pinned to
+        the baseline server when one is named, preferring those whose servers the session saw
+        keep their lifetime."""
+        baseline_url = self.target.baseline_url
+        return lookup_baseline(
+            store,
+            info,
+            protocol,
+            pin=Pin(url=baseline_url) if baseline_url else None,
+            lifetime=lambda snapshot: self.live.baseline.known_lifetime(snapshot, info),
+            now=self.wall(),
+            max_age_s=self.config.max_age,
+        )
+
+    async def stored_lifetimes(self, baselines: Sequence[Snapshot]) -> dict[int, LifetimeCheck]:
+        """The lifetimes of stored baselines' servers, for the `c` screen: each server read
+        now, as `snapshots export` reads them, where this session reads its server itself;
+        else (another process's feed, a replay) what the session knows of them."""
+        if isinstance(self.feed, LocalFeed) and not self.replay:
+            return dict(await check_lifetimes(baselines, self.feed.targets.server))
+        info = self.live.server.info
+        return {
+            b.id: self.live.baseline.known_lifetime(b, info) if info else NOT_CHECKED
+            for b in baselines
+            if b.id is not None
+        }
 
     @property
     def url(self) -> str:

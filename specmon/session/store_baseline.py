@@ -80,6 +80,9 @@ class StoreBaseline:
             self.live.no_baseline(wall, lookup.why_none(), say=say)
         elif current is None or found.id != current.id:
             self.live.set_baseline(wall, found, BaselineOrigin.STORE)
+        now = self.live.baseline.snapshot
+        if found is not None and now is not None and now.id == found.id:
+            self.live.baseline.chosen_by = lookup.described()
         return lookup
 
     def _update_categories(self, t: float, wall: float, info: ServerInfo) -> None:

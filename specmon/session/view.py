@@ -215,6 +215,10 @@ class BaselineView:
     why_none: str | None = None
     """Without a baseline: why the store has none that applies, naming the nearest ("no
     baseline applies: #1 (…) was taken with max_tokens 500, the probe uses 256")."""
+    chosen_by: str | None = None
+    """Which rule picked the baseline and what else was considered ("latest valid of the
+    configuration and protocol; 3 considered; next: #4 … is older than #7"), or where one taken
+    now came from: the `i` screen."""
     speculative_flags: str = "--speculative-*"
     """The watched server's speculative launch flags as its backend names them (what a restart
     for the baseline leaves out: vLLM's "--speculative-config")."""

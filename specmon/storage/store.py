@@ -428,6 +428,18 @@ class Store:
             s for row_id, record in rows if (s := self._load_or_skip(row_id, record)) is not None
         ]
 
+    def baselines(self) -> builtins.list[Snapshot]:
+        """Stored snapshots taken with speculation off, newest first: the candidates of the
+        baseline rule (`analysis.baseline_rule`); unreadable rows as `list` skips them."""
+        sql = "SELECT id, record FROM snapshots WHERE speculative = 0"
+        sql += " ORDER BY created_at DESC, id DESC"
+        with self._errors():
+            rows = self._db.execute(sql).fetchall()
+        self.skipped = []
+        return [
+            s for row_id, record in rows if (s := self._load_or_skip(row_id, record)) is not None
+        ]
+
     def latest_baseline(
         self, fingerprint: str, protocol: Protocol | None = None, url: str | None = None
     ) -> Snapshot | None:

@@ -492,6 +492,7 @@ class SpecmonApp(App[None]):
                 known,
                 exports=not self.read_only,
                 prompts=config.probe_prompts,
+                check=self.session.stored_lifetimes,
             )
         )
 

@@ -8,15 +8,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from specmon.analysis.baseline_rule import Pin
 from specmon.analysis.pooled import pool
 from specmon.analysis.validity import Validity, snapshot_validity
 from specmon.measure.snapshot import SnapshotKind, take_snapshot
 from specmon.model import Protocol, ServerInfo, Snapshot
-from specmon.session.baselines import (
-    BaselineLookup,
-    check_lifetime,
-    lookup_baseline,
-)
+from specmon.session.baselines import BaselineLookup, check_lifetime, find_baseline
 from specmon.sources.http import make_client
 from specmon.sources.workers import open_connection
 from specmon.storage.store import Store
@@ -66,6 +63,7 @@ async def measure_what_if(
     gpu_metrics: str | None = None,
     say: Callable[[str], None] = lambda _line: None,
     wall: Callable[[], float] = time.time,
+    pin: Pin | None = None,
 ) -> WhatIfReport:
     """Bench the server at its draft length and predict the others.
 
@@ -83,6 +81,7 @@ async def measure_what_if(
         gpu_metrics: A DCGM-style endpoint for the GPUs.
         say: One-line notes as the bench goes.
         wall: Wall clock.
+        pin: The baseline the user named (`--baseline ID|URL`).
 
     Returns:
         The report; without a bench when the what-if model does not apply to the server.
@@ -97,7 +96,10 @@ async def measure_what_if(
     why = refusal(info)
     if why is not None:
         return WhatIfReport(target.url, info, None, WhatIfAnswer(None, why))
-    lookup = lookup_baseline(store, info, None)
+    # The one rule, as `check` asks it: every candidate's server read first.
+    lookup = await find_baseline(
+        store, info, target, pin=pin, tokens=asked_tokens, max_age_s=max_age_s, now=wall()
+    )
     if lookup.baseline is not None:
         used = lookup.baseline.protocol
         if asked_tokens is not None and asked_tokens != used.max_tokens:

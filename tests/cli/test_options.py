@@ -108,7 +108,9 @@ def test_defaults_when_given_nowhere() -> None:
     assert (check.probe_tokens, check.max_age) == (None, DEFAULT_MAX_AGE_S)
     assert parse_args(["snapshots", "export"]).max_age == DEFAULT_MAX_AGE_S
     demo = parse_args(["demo"])
-    assert (demo.probe_every, demo.probe_tokens, demo.theme) == (3.0, 128, "specmon-dark")
+    # The one default protocol (probe_prompts.DEFAULT_MAX_TOKENS): the demo's baseline is
+    # everyone's.
+    assert (demo.probe_every, demo.probe_tokens, demo.theme) == (3.0, 256, "specmon-dark")
 
 
 def test_given_before_and_after_the_later_wins() -> None:

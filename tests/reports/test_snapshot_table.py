@@ -155,7 +155,7 @@ def test_a_restart_after_the_run_leaves_a_stored_pair_unverified_not_stale() -> 
 def test_speculative_row_without_a_baseline() -> None:
     (row,) = comparison_rows([speculative(2)], max_age_s=MAX_AGE)
     assert (row.baseline_id, row.comparison, row.validity) == (None, None, None)
-    assert row.baseline_note == "no baseline of its configuration was taken before it"
+    assert row.baseline_note == "no baseline in the store"
 
 
 def _rows(spec_at: float = T0 + 600) -> list[ComparisonRow]:
@@ -260,14 +260,18 @@ def test_each_round_is_paired_with_its_own_baseline() -> None:
     assert all(row.validity is not None and row.validity.valid for row in rows[1::2])
 
 
-def test_a_baseline_with_the_runs_protocol_first_then_the_latest() -> None:
+def test_only_a_baseline_of_the_runs_protocol_is_its_baseline() -> None:
     other_protocol = replace(baseline(5, at=T0 + 500), protocol=replace(PROTOCOL, max_tokens=64))
     rows = comparison_rows([speculative(2), baseline(1), other_protocol], max_age_s=MAX_AGE)
     assert rows[0].baseline_id == 1
-    # Only one with another protocol before it: paired, and its validity says why it fails.
+    # Only one with another protocol before it: no baseline, and the nearest is named with the
+    # difference that disqualifies it (the one rule: `analysis.baseline_rule`).
     (row,) = comparison_rows([speculative(2)], candidates=[other_protocol], max_age_s=MAX_AGE)
-    assert row.validity is not None
-    assert row.validity.reasons == ("different protocol: max_tokens",)
+    assert (row.baseline_id, row.validity) == (None, None)
+    assert row.baseline_note == (
+        "no baseline applies: #5 (http://10.1.230.174:8000) was taken with max_tokens 64, "
+        "the run uses 500"
+    )
 
 
 def test_the_age_of_a_stored_pair_is_the_gap_between_its_snapshots() -> None:

@@ -7,7 +7,7 @@ and the highlighted row's verdict and validity are written out in full below the
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import cast
 
@@ -21,8 +21,15 @@ from textual.widgets import DataTable, Static
 from specmon.analysis.catalogue import figure
 from specmon.analysis.validity import LifetimeCheck
 from specmon.errors import SpecmonError
+from specmon.model import Snapshot
 from specmon.probe_prompts import ProbePrompt
-from specmon.reports.snapshot_table import ComparisonRow, ExportFormat, comparison_rows, export
+from specmon.reports.snapshot_table import (
+    ComparisonRow,
+    ExportFormat,
+    baseline_candidates,
+    comparison_rows,
+    export,
+)
 from specmon.storage.private_files import write_private
 from specmon.storage.store import Store
 from specmon.ui.columns import Column, cut, fit
@@ -47,6 +54,8 @@ COLUMNS = (
     Column("validity", "validity", essential=True, preferred=30),
 )
 """Table order. Essential: which snapshot, its decode tok/s, the speedup and whether it holds."""
+LifetimeReader = Callable[[Sequence[Snapshot]], Awaitable[Mapping[int, LifetimeCheck]]]
+"""Reads stored baselines' servers: each one's lifetime check by baseline id."""
 _INDEX = {column.key: i for i, column in enumerate(COLUMNS)}
 DECODE, ACCEPT, CYCLE = figure("decode tok/s"), figure("accept length"), figure("cycle")
 BREAK_EVEN = figure("break-even accept length")
@@ -98,6 +107,7 @@ class ComparisonScreen(ModalScreen[None]):
         *,
         exports: bool = True,
         prompts: Sequence[ProbePrompt] = (),
+        check: LifetimeReader | None = None,
     ) -> None:
         """Args:
         store: Where the snapshots are.
@@ -107,6 +117,9 @@ class ComparisonScreen(ModalScreen[None]):
         lifetimes: The baseline server lifetimes the dashboard knows (by baseline id).
         exports: Whether e, v and j write files (off in a read-only dashboard).
         prompts: The probe's prompts, whose categories the exports name (`--probe-prompts`).
+        check: Reads the candidate baselines' servers (`ServerSession.stored_lifetimes`), as
+            `snapshots export` does: the rows are judged again once they are read, so that the
+            screen and the export say the same of each pair.
         """
         super().__init__()
         self.lifetimes = lifetimes
@@ -116,6 +129,7 @@ class ComparisonScreen(ModalScreen[None]):
         self.wall = wall
         self.exports = exports
         self.prompts = prompts
+        self.check = check
         self.rows: list[ComparisonRow] = []
         self.cells: list[tuple[str, ...]] = []
         """Each row's full texts, one per column of COLUMNS."""
@@ -146,14 +160,7 @@ class ComparisonScreen(ModalScreen[None]):
             self._status(f"store: {exc}")
             return
         snapshots = sorted((s for s in every if s.url in self.urls), key=lambda s: s.created_at)
-        self.rows = comparison_rows(
-            snapshots,
-            candidates=every,
-            max_age_s=self.max_age_s,
-            lifetimes=self.lifetimes,
-            prompts=self.prompts,
-        )
-        self.cells = [_cells(row) for row in self.rows]
+        self._tabulate(snapshots, every, self.lifetimes)
         if not self.rows:
             how = (
                 "b takes a baseline, s a snapshot"
@@ -161,6 +168,40 @@ class ComparisonScreen(ModalScreen[None]):
                 else "read-only: b and s are off in this dashboard"
             )
             self._status(f"no snapshots of this target yet: {how}")
+            return
+        candidates = baseline_candidates(snapshots, every)
+        if self.check is not None and candidates:
+            self.run_worker(
+                self._read_lifetimes(snapshots, every, candidates),
+                group="comparison-lifetimes",
+                exit_on_error=False,
+            )
+
+    def _tabulate(
+        self,
+        snapshots: Sequence[Snapshot],
+        every: Sequence[Snapshot],
+        lifetimes: Mapping[int, LifetimeCheck],
+    ) -> None:
+        """The rows by the one baseline rule (`comparison_rows`), with these lifetimes."""
+        self.rows = comparison_rows(
+            snapshots,
+            candidates=every,
+            max_age_s=self.max_age_s,
+            lifetimes=lifetimes,
+            prompts=self.prompts,
+        )
+        self.cells = [_cells(row) for row in self.rows]
+
+    async def _read_lifetimes(
+        self, snapshots: Sequence[Snapshot], every: Sequence[Snapshot], candidates: list[Snapshot]
+    ) -> None:
+        """Read the candidates' servers, then judge the rows again with what was read."""
+        assert self.check is not None
+        read = await self.check(candidates)
+        self._tabulate(snapshots, every, {**self.lifetimes, **read})
+        self._widths = []  # fill again, whatever the width
+        self._fill()
 
     def on_resize(self) -> None:
         """Choose the columns for the new width."""

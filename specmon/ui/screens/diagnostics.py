@@ -57,6 +57,7 @@ class DiagnosticsScreen(ModalScreen[None]):
                     Text("Why values show —", style="bold"),
                     _pairs(missing) if missing else Text("  nothing is missing"),
                     *_origins(self.view.figure_sources),
+                    *_chosen(self.view),
                     Text(),
                     Text.assemble(
                         ("Every figure now", "bold"),
@@ -73,6 +74,16 @@ def _origins(sources: tuple[tuple[str, str], ...]) -> tuple[Text | Table, ...]:
         return ()
     rows = [(f"{what}:", Text(where)) for what, where in sources]
     return Text(), Text("Where the last probe's acceptance came from", style="bold"), _pairs(rows)
+
+
+def _chosen(view: View) -> tuple[Text | Table, ...]:
+    """The section on how the baseline was chosen: by which rule, and what else was considered
+    (`analysis.baseline_rule`); nothing without a baseline."""
+    base = view.baseline
+    if not base.present or base.chosen_by is None:
+        return ()
+    rows = [(f"#{base.snapshot_id}:", Text(base.chosen_by))]
+    return Text(), Text("How the baseline was chosen", style="bold"), _pairs(rows)
 
 
 def _pairs(rows: list[tuple[str, Text]]) -> Table:
