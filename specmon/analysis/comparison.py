@@ -182,10 +182,14 @@ def side_spread(side: Pooled, prior: SpreadPrior) -> tuple[float, float, bool]:
     """(c, degrees of freedom, whether the prior widened it): one side's run-to-run relative
     spread.
 
-    c_obs = rel_se · √n, the runs' own (none with one run). Pooled with the prior as
-    `prior.weight` runs' worth: c² = (ν₀ · c₀² + (n − 1) · c_obs²) / (ν₀ + n − 1), with
-    ν₀ + n − 1 degrees of freedom; where the runs spread more than the prior, their own c_obs
-    (the prior only ever widens an interval). One run: c₀, ν₀ degrees of freedom.
+    c_obs = rel_se · √n, the runs' own (none with one run). Where the runs spread less than
+    the prior, they are pooled with it as `prior.weight` runs' worth: c² = (ν₀ · c₀² +
+    (n − 1) · c_obs²) / (ν₀ + n − 1), with ν₀ + n − 1 degrees of freedom. Where they spread
+    more, their own c_obs (the prior only ever widens an interval), its degrees of freedom
+    Welch–Satterthwaite's over the prior's part c₀² and the excess c_obs² − c₀² the runs show
+    beyond it: c⁴ / (c₀⁴ / (ν₀ + n − 1) + (c_obs² − c₀²)² / (n − 1)), from ν₀ + n − 1 where they
+    spread as the prior says down to n − 1 where they spread far more (a noisier server than
+    the prior knows: its runs alone can say how much). One run: c₀, ν₀ degrees of freedom.
     """
     n = max(side.runs, 1)
     df = prior.weight + n - 1
@@ -193,10 +197,10 @@ def side_spread(side: Pooled, prior: SpreadPrior) -> tuple[float, float, bool]:
     if side.rel_se is None or n < 2:
         return prior.cv, df, True
     own = side.rel_se * side.rel_se * n
-    pooled = (prior.weight * floor + (n - 1) * own) / df
-    if own >= pooled:
-        return math.sqrt(own), df, False
-    return math.sqrt(pooled), df, True
+    if own > floor:
+        excess = own - floor
+        return math.sqrt(own), own * own / (floor * floor / df + excess * excess / (n - 1)), False
+    return math.sqrt((prior.weight * floor + (n - 1) * own) / df), df, True
 
 
 def _interval(

@@ -115,10 +115,14 @@ def test_the_prior_only_widens_a_sides_spread() -> None:
         assert side.rel_se is not None
         c, df, widened = side_spread(side, SPECULATIVE_SPREAD)
         own = side.rel_se * math.sqrt(side.runs)
-        assert c >= own * (1 - 1e-12) and df == SPECULATIVE_SPREAD.weight + side.runs - 1
+        assert c >= own * (1 - 1e-12)
+        assert side.runs - 1 <= df <= SPECULATIVE_SPREAD.weight + side.runs - 1
         assert widened == (own < SPECULATIVE_SPREAD.cv)
     assert side_spread(steady, SPECULATIVE_SPREAD)[0] < SPECULATIVE_SPREAD.cv
-    assert side_spread(noisy, SPECULATIVE_SPREAD)[2] is False
+    # Runs far noisier than the prior (~11%) are judged on their own, with about their own
+    # degrees of freedom (2), not the prior's 20.
+    c, df, widened = side_spread(noisy, SPECULATIVE_SPREAD)
+    assert not widened and df < 3
 
 
 def test_two_probes_are_not_a_t1_interval() -> None:
