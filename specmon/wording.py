@@ -150,15 +150,27 @@ def _places(gain: Speedup) -> int:
 
 
 def verdict_text(comparison: Comparison) -> str:
-    """ "winning", "LOSING" or "within noise", saying when there was no interval to judge by
-    and when too few rounds of a managed A/B gave it (tentative)."""
+    """ "winning", "LOSING" or "within noise", saying when there was no interval to judge by,
+    when one probe gave it (its spread assumed, `one_probe_note`) and when too few rounds of a
+    managed A/B gave it (tentative)."""
     word = comparison.verdict.value
     text = word.upper() if word == "losing" else word
+    note = one_probe_note(comparison.speedup)
     if comparison.speedup.low is None:
         text += " (one run each: noise unknown)"
+    elif note is not None:
+        text += f" ({note})"
     elif comparison.tentative:
         text += " (tentative)"
     return text
+
+
+def one_probe_note(gain: Speedup) -> str | None:
+    """ "1 probe: spread assumed 3.5%": the interval of a single probe rests on a speculative
+    server's typical run-to-run spread, not on its own (it has none); None otherwise."""
+    if not gain.one_probe or gain.assumed is None:
+        return None
+    return f"1 probe: spread assumed {gain.assumed:.1%}"
 
 
 def validity_mark(validity: Validity | None) -> str | None:

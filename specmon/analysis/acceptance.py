@@ -141,3 +141,24 @@ def draft_length(info: ServerInfo) -> int | None:
     if facts(info.backend).counts_root and spec.num_draft_tokens is not None:
         return spec.num_draft_tokens - 1
     return spec.num_steps
+
+
+def impossible_accept_length(value: float | None, k: int | None) -> str | None:
+    """Why an accept length cannot be true, or None when it can (or nothing bounds it).
+
+    A verify step yields at most its k drafts plus the bonus token, so tokens per step is at
+    most k + 1 (k the configured draft length, `draft_length`: an adaptive server drafts at
+    most that). Above it, steps went uncounted: an adaptive server that stops drafting at high
+    load and does not count its verify steps while off read 8.69 (probe) and 31.4 (server) at
+    k = 3. Such a figure is withheld with this sentence, never clamped to k + 1 (a clamped 4.00
+    would read as every draft accepted).
+    """
+    if value is None or k is None or k < 0:
+        return None
+    bound = k + 1
+    if value <= bound * (1 + 1e-9):
+        return None
+    return (
+        f"{value:.2f} cannot be: at most k + 1 = {bound} tokens per verify step "
+        "(steps went uncounted, as while an adaptive server drafts nothing)"
+    )

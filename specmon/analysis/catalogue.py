@@ -179,7 +179,7 @@ CATALOGUE: tuple[Figure, ...] = (
     Figure(
         "speedup low",
         "ratio",
-        "Low end of the speedup's 95% interval (absent when neither side has two runs).",
+        "Low end of the speedup's 95% interval (one probe: its spread assumed, docs/metrics.md).",
         _compared(lambda c: c.speedup.low),
         3,
         prometheus="specmon_speedup_ratio_low",

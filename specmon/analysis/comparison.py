@@ -52,14 +52,46 @@ spread one degree of freedom."""
 
 
 @dataclass(frozen=True, slots=True)
+class SpreadPrior:
+    """What one run of a kind of server is taken to vary by before its own runs can say: the
+    floor under a side's run-to-run spread (docs/metrics.md, "Comparison figures")."""
+
+    cv: float
+    """Relative standard deviation of one run's decode tok/s (0.035 = 3.5%)."""
+    weight: float
+    """How many runs' worth of spread it counts as, pooled with a side's own runs (its degrees
+    of freedom)."""
+    kind: str
+    """What server it describes: "speculative", "plain"."""
+
+
+SPECULATIVE_SPREAD = SpreadPrior(0.035, 20.0, "speculative")
+"""A speculative server's runs of the protocol vary ~3.5% from one to the next (issue 35's
+measurement; the acceptance of each run's text moves its speed), a plain server's ~0.4%."""
+PLAIN_SPREAD = SpreadPrior(0.004, 20.0, "plain")
+"""A plain server's runs: ~0.4% (issue 35's measurement)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Speedup:
-    """now / base − 1, with its interval at `level` (None when neither side has two timed
-    runs)."""
+    """now / base − 1, with its interval at `level` (None only where no side's spread can be
+    known or assumed: a managed A/B's single round is the runs', which always have one)."""
 
     value: float
     low: float | None
     high: float | None
     level: float = CONFIDENCE
+    now_runs: int = 0
+    """How many runs (probes) the `now` side pools; 0 where not told."""
+    assumed: float | None = None
+    """The speculative side's run-to-run spread taken where its own runs show less or cannot
+    show one (one probe): the prior's cv (`SPECULATIVE_SPREAD`); None where the runs' own
+    spread was used as is."""
+
+    @property
+    def one_probe(self) -> bool:
+        """From a single probe: its spread assumed, never measured."""
+        return self.now_runs == 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,11 +145,11 @@ def speedup(
     """The speedup of `now` over `base`, with its interval at `level`; None when either has no
     decode tok/s.
 
-    From the runs: the delta method on the log ratio, log R ± t · sqrt(s_now² + s_base²), with
-    each side's relative standard error (of its mean) and Welch–Satterthwaite degrees of
-    freedom. A side with a single run varies as one run does, not as a mean: with n runs on the
-    other side, its variance is n · s², the other's s² (a prediction interval: (n + 1) · s²,
-    n − 1 df).
+    From the runs: the delta method on the log ratio, log R ± t · sqrt(c_now² / n_now +
+    c_base² / n_base), c a side's run-to-run relative spread (`side_spread`: its runs' own,
+    never below a prior for its kind of server pooled in, so that one probe, with no spread of
+    its own, still varies as a speculative server's runs do), Welch–Satterthwaite degrees of
+    freedom.
 
     From the rounds (`spread`, two or more): log R ± t(R − 1) · s_d / √R, s_d the standard
     deviation of the rounds' log speedups; each round's runs and launches are in it, and with
@@ -130,26 +162,54 @@ def speedup(
     quantile = (1 + level) / 2
     between = spread.variance if spread is not None else None
     if spread is not None and between is not None:
-        return _interval(ratio, between, t_quantile(quantile, spread.rounds - 1), level)
-    a, b = now.rel_se, base.rel_se
-    if a is None and b is None:
-        return Speedup(ratio - 1, None, None, level)
-    # (variance, degrees of freedom) of each part of the log ratio's variance.
-    parts: list[tuple[float, float]]
-    if a is None or b is None:
-        known, runs = (a, now.runs) if a is not None else (b, base.runs)
-        assert known is not None
-        parts = [((runs + 1) * known * known, float(runs - 1))]
-    else:
-        parts = [(a * a, float(now.runs - 1)), (b * b, float(base.runs - 1))]
+        t = t_quantile(quantile, spread.rounds - 1)
+        return _interval(ratio, between, t, level, now.runs, None)
+    now_cv, now_df, widened = side_spread(now, SPECULATIVE_SPREAD)
+    base_prior = SPECULATIVE_SPREAD if base.accept_length is not None else PLAIN_SPREAD
+    base_cv, base_df, _ = side_spread(base, base_prior)
+    # (variance of the side's mean, degrees of freedom) of each part of the log ratio's.
+    parts = [
+        (now_cv * now_cv / max(now.runs, 1), now_df),
+        (base_cv * base_cv / max(base.runs, 1), base_df),
+    ]
     variance = sum(v for v, _ in parts)
-    return _interval(ratio, variance, t_quantile(quantile, _satterthwaite_df(parts)), level)
+    t = t_quantile(quantile, _satterthwaite_df(parts))
+    assumed = SPECULATIVE_SPREAD.cv if widened else None
+    return _interval(ratio, variance, t, level, now.runs, assumed)
 
 
-def _interval(ratio: float, variance: float, t: float, level: float) -> Speedup:
+def side_spread(side: Pooled, prior: SpreadPrior) -> tuple[float, float, bool]:
+    """(c, degrees of freedom, whether the prior widened it): one side's run-to-run relative
+    spread.
+
+    c_obs = rel_se · √n, the runs' own (none with one run). Where the runs spread less than
+    the prior, they are pooled with it as `prior.weight` runs' worth: c² = (ν₀ · c₀² +
+    (n − 1) · c_obs²) / (ν₀ + n − 1), with ν₀ + n − 1 degrees of freedom. Where they spread
+    more, their own c_obs (the prior only ever widens an interval), its degrees of freedom
+    Welch–Satterthwaite's over the prior's part c₀² and the excess c_obs² − c₀² the runs show
+    beyond it: c⁴ / (c₀⁴ / (ν₀ + n − 1) + (c_obs² − c₀²)² / (n − 1)), from ν₀ + n − 1 where they
+    spread as the prior says down to n − 1 where they spread far more (a noisier server than
+    the prior knows: its runs alone can say how much). One run: c₀, ν₀ degrees of freedom.
+    """
+    n = max(side.runs, 1)
+    df = prior.weight + n - 1
+    floor = prior.cv * prior.cv
+    if side.rel_se is None or n < 2:
+        return prior.cv, df, True
+    own = side.rel_se * side.rel_se * n
+    if own > floor:
+        excess = own - floor
+        return math.sqrt(own), own * own / (floor * floor / df + excess * excess / (n - 1)), False
+    return math.sqrt((prior.weight * floor + (n - 1) * own) / df), df, True
+
+
+def _interval(
+    ratio: float, variance: float, t: float, level: float, runs: int, assumed: float | None
+) -> Speedup:
     """ratio − 1 with the interval ratio · exp(± t · sqrt(variance)) − 1."""
     half = t * math.sqrt(variance)
-    return Speedup(ratio - 1, ratio * math.exp(-half) - 1, ratio * math.exp(half) - 1, level)
+    low, high = ratio * math.exp(-half) - 1, ratio * math.exp(half) - 1
+    return Speedup(ratio - 1, low, high, level, runs, assumed)
 
 
 def _satterthwaite_df(parts: Sequence[tuple[float, float]]) -> float:

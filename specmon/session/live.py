@@ -12,7 +12,7 @@ from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from specmon.analysis.acceptance import draft_length, pooled_positions
+from specmon.analysis.acceptance import draft_length, impossible_accept_length, pooled_positions
 from specmon.analysis.catalogue import CATALOGUE, Measured
 from specmon.analysis.figures import pooled_cycle_percentiles, run_step_cycles
 from specmon.analysis.pooled import Pooled, ms_per_token, pool, pool_groups
@@ -458,6 +458,15 @@ class LiveState:
             missing.append(("accept length", self._speculation_off()))
         elif recent.accept_length is None:
             missing.append(("accept length", "no probe with verify steps yet"))
+        k = draft_length(info) if info is not None else None
+        probe_accept, server_accept = recent.accept_length, window.value if window else None
+        for name, value in (("accept length", probe_accept), ("server accept", server_accept)):
+            if (why := impossible_accept_length(value, k)) is not None:
+                missing.append((name, why))  # withheld, with why (acceptance.py)
+        if impossible_accept_length(probe_accept, k):
+            probe_accept = None
+        if impossible_accept_length(server_accept, k):
+            server_accept = None
         note = _cycle_note(runs[-1]) if runs else None
         if note and spread is None:
             missing.append(("cycle p50/p95", note))
@@ -474,9 +483,9 @@ class LiveState:
         )
         return SpecView(
             enabled=enabled,
-            accept_length=recent.accept_length,
-            server_accept_length=window.value if window and enabled else None,
-            server_accept_source=window.source if window and enabled else None,
+            accept_length=probe_accept,
+            server_accept_length=server_accept if window and enabled else None,
+            server_accept_source=window.source if window and enabled and server_accept else None,
             accept_rate=latest.spec_accept_rate if latest and enabled else None,
             cycle_ms_p50=spread[0] if spread else None,
             cycle_ms_p95=spread[1] if spread else None,

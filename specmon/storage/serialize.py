@@ -168,6 +168,8 @@ def comparison_to_dict(c: Comparison | None) -> dict[str, Any] | None:
             "low": c.speedup.low,
             "high": c.speedup.high,
             "level": c.speedup.level,
+            "probes": c.speedup.now_runs,
+            "spread_assumed": c.speedup.assumed,
         },
         "verdict": c.verdict.value,
         "tentative": c.tentative,

@@ -382,7 +382,9 @@ class SpecmonApp(App[None]):
         panels = self._panels
         if not panels.identity.is_attached:  # quitting: a worker's last message came after
             return
-        flipped = self._verdict_flip(view.spec.verdict)
+        # A first probe's verdict rests on an assumed spread: none is shown as a flip, from or to.
+        settled = view.baseline.current_runs > 1
+        flipped = self._verdict_flip(view.spec.verdict if settled else None)
         if flipped:
             live = self.session.live
             live.log(self.wall(), "warn", flipped)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from statistics import NormalDist
 
 import pytest
 from hypothesis import given
@@ -12,10 +13,13 @@ from hypothesis import strategies as st
 from runs import run
 
 from specmon.analysis.comparison import (
+    PLAIN_SPREAD,
+    SPECULATIVE_SPREAD,
     Verdict,
     break_even,
     compare,
     round_spread,
+    side_spread,
     speedup,
     verdict,
 )
@@ -72,33 +76,80 @@ def test_the_story_is_a_win_against_the_true_baseline() -> None:
     assert stale.margin is not None and stale.margin < 0
 
 
-def test_one_run_takes_the_other_sides_noise() -> None:
-    base = pool([run(t) for t in (60.0, 66.0, 62.0, 64.0, 62.5)])
-    one = pool([run(63.5, 2.0)])
-    gain = speedup(one, base)
+def test_one_probe_varies_as_a_speculative_servers_run() -> None:
+    # Issue 35: one probe against a steady plain baseline printed "+25.52% [+25.50%, +25.53%]
+    # winning": the interval carried the baseline's spread alone. Now the probe's own spread is
+    # a speculative server's typical run-to-run (3.5%), pooled in as ν₀ runs' worth.
+    base = pool([run(300.0) for _ in range(5)])  # a steady plain server: no spread at all
+    gain = speedup(pool([run(376.5, 2.0)]), base)
     assert gain is not None and gain.low is not None and gain.high is not None
-    assert gain.low < 0 < gain.high
-    assert verdict(gain) == Verdict.WITHIN_NOISE
+    assert gain.now_runs == 1 and gain.one_probe and gain.assumed == SPECULATIVE_SPREAD.cv
+    # The steady baseline's five runs (no spread of their own) pooled with the plain prior.
+    base_cv2 = PLAIN_SPREAD.weight * PLAIN_SPREAD.cv**2 / (PLAIN_SPREAD.weight + 4)
+    parts = [(SPECULATIVE_SPREAD.cv**2, 20.0), (base_cv2 / 5, 24.0)]  # (variance, df)
+    df = sum(v for v, _ in parts) ** 2 / sum(v * v / d for v, d in parts)
+    half = t975(df) * math.sqrt(sum(v for v, _ in parts))
+    assert gain.high == pytest.approx(1.255 * math.exp(half) - 1)
+    assert gain.low == pytest.approx(1.255 * math.exp(-half) - 1)
+    assert gain.high - gain.low > 0.15  # not 0.03 points
+    assert verdict(gain) == Verdict.WINNING  # +25% is still clear of ±7%
+    near = speedup(pool([run(309.0, 2.0)]), base)  # +3% from one probe cannot tell
+    assert near is not None and verdict(near) == Verdict.WITHIN_NOISE
+
+
+def test_one_run_each_has_an_interval_from_the_priors() -> None:
+    # One run on either side: each varies as its kind of server's runs (no verdict by sign).
     alone = speedup(pool([run(70.0, 2.0)]), pool([run(62.9)]))
-    assert alone is not None and alone.low is None
-    assert verdict(alone) == Verdict.WINNING
+    assert alone is not None and alone.low is not None and alone.high is not None
+    assert alone.low < alone.value < alone.high
+    # A baseline of one plain run against five probes spread 12%: the probes' own spread.
+    probes = pool([run(t, 2.0) for t in (70.0, 82.0, 61.0, 71.0, 76.5)])
+    mirrored = speedup(probes, pool([run(62.9)]))
+    assert mirrored is not None and mirrored.assumed is None and not mirrored.one_probe
 
 
-def test_one_run_varies_as_one_run_not_as_a_mean() -> None:
-    # A baseline of n runs states the standard error of its mean, s; one run varies by
-    # √n · s, so the log ratio's variance is (n + 1) · s² (it was 2 · s²: too narrow).
-    base = pool([run(t) for t in (60.0, 66.0, 62.0, 64.0, 62.5)])
-    assert base.rel_se is not None and base.decode_tok_s is not None
-    gain = speedup(pool([run(70.0, 2.0)]), base)
-    assert gain is not None and gain.high is not None and gain.low is not None
-    ratio = 70.0 / base.decode_tok_s
-    half = t975(4) * math.sqrt(6) * base.rel_se
-    assert gain.high == pytest.approx(ratio * math.exp(half) - 1)
-    assert gain.low == pytest.approx(ratio * math.exp(-half) - 1)
-    # Either side: a one-run baseline against five runs is the same interval mirrored.
-    mirrored = speedup(base, pool([run(70.0)]))
-    assert mirrored is not None and mirrored.high is not None
-    assert math.log1p(mirrored.high) - math.log1p(mirrored.value) == pytest.approx(half)
+def test_the_prior_only_widens_a_sides_spread() -> None:
+    steady = pool([run(t, 2.0) for t in (100.0, 100.1, 99.9)])
+    noisy = pool([run(t, 2.0) for t in (100.0, 112.0, 90.0)])
+    for side in (steady, noisy):
+        assert side.rel_se is not None
+        c, df, widened = side_spread(side, SPECULATIVE_SPREAD)
+        own = side.rel_se * math.sqrt(side.runs)
+        assert c >= own * (1 - 1e-12)
+        assert side.runs - 1 <= df <= SPECULATIVE_SPREAD.weight + side.runs - 1
+        assert widened == (own < SPECULATIVE_SPREAD.cv)
+    assert side_spread(steady, SPECULATIVE_SPREAD)[0] < SPECULATIVE_SPREAD.cv
+    # Runs far noisier than the prior (~11%) are judged on their own, with about their own
+    # degrees of freedom (2), not the prior's 20.
+    c, df, widened = side_spread(noisy, SPECULATIVE_SPREAD)
+    assert not widened and df < 3
+
+
+def test_two_probes_are_not_a_t1_interval() -> None:
+    # Issue 35: two probes gave "+19.0% [-41.4%, +141.8%]" (t with 1 degree of freedom at
+    # 98.3%); with the prior pooled in, two probes 3.5% apart stay a usable interval.
+    base = pool([run(300.0) for _ in range(5)])
+    two = pool([run(t, 2.0) for t in (352.0, 364.0)])
+    gain = speedup(two, base, level=1 - 0.05 / 3)
+    assert gain is not None and gain.low is not None and gain.high is not None
+    assert gain.high - gain.low < 0.25 and verdict(gain) == Verdict.WINNING
+
+
+@pytest.mark.slow
+@given(
+    base=st.lists(st.floats(20.0, 500.0), min_size=1, max_size=10),
+    probe=st.floats(20.0, 500.0),
+    level=st.sampled_from([0.95, 1 - 0.05 / 3]),
+)
+def test_one_probe_is_never_judged_on_less_than_its_assumed_spread(
+    base: list[float], probe: float, level: float
+) -> None:
+    gain = speedup(pool([run(probe, 2.0)]), pool([run(t) for t in base]), level=level)
+    assert gain is not None and gain.low is not None and gain.high is not None
+    z = NormalDist().inv_cdf((1 + level) / 2)
+    half = (math.log1p(gain.high) - math.log1p(gain.low)) / 2
+    assert half >= z * SPECULATIVE_SPREAD.cv * (1 - 1e-9)
+    assert gain.one_probe and gain.assumed == SPECULATIVE_SPREAD.cv
 
 
 def test_an_interval_at_another_level() -> None:
