@@ -29,11 +29,11 @@ EXIT_STORE = 3
 """The snapshot store could not be read (no such --db, corrupt, locked): nothing was checked."""
 
 Level = Literal["ok", "info", "warn", "fail"]
-CHECK_SCHEMA = 6
+CHECK_SCHEMA = 7
 """The `check --json` object's version (2 added the probes, the interval's level, the looks;
 3 the drafting now; 4 the traffic's accept length beside the probe's, and per-category probes;
 5 the stored A/B of the server's configuration; 6 `ms_per_token`, and `decode_tok_s` without a
-comparison)."""
+comparison; 7 each probe's `conditions` and the baseline's `conditions` differences)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +126,7 @@ def report_to_dict(report: CheckReport) -> dict[str, object]:
             "confirmed": report.validity.confirmed if report.validity else None,
             "reasons": list(report.validity.reasons) if report.validity else [],
             "unverified": list(report.validity.unverified) if report.validity else [],
+            "conditions": list(report.validity.conditions) if report.validity else [],
         },
         **{f.check_key: f.get(measured) for f in CATALOGUE if f.check_key is not None},
         "speedup_level": None if c is None else c.speedup.level,
