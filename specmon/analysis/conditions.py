@@ -33,6 +33,8 @@ class Conditions:
     """Of those, the runs that ran beside other requests."""
     most_others: int | None
     """The most other requests beside any run; None when no run's load is known."""
+    fewest_beside: int | None
+    """The fewest other requests beside a run that ran beside any; None when none did."""
     most_queued: int | None
     lag_known: int
     """Runs whose client lag was measured."""
@@ -65,6 +67,7 @@ def conditions_of(conditions: Iterable[RunConditions | None]) -> Conditions:
         load_known=len(known),
         beside=sum(1 for n in others if n > 0),
         most_others=max(others) if others else None,
+        fewest_beside=min((n for n in others if n > 0), default=None),
         most_queued=max(queued) if queued else None,
         lag_known=len(lags),
         starved=len(starved),
@@ -81,7 +84,8 @@ def load_text(c: Conditions) -> str | None:
         return None
     if c.alone:
         return "alone"
-    text = f"beside {'up to ' if c.beside > 1 else ''}{counted(c.most_others, 'other request')}"
+    up_to = "up to " if c.fewest_beside != c.most_others else ""
+    text = f"beside {up_to}{counted(c.most_others, 'other request')}"
     if c.most_queued:
         text += f" ({c.most_queued} queued)"
     return text
