@@ -140,11 +140,13 @@ def _part(count: int, of: int) -> str:
 
 
 def one_liner(c: Conditions) -> str | None:
-    """The conditions of some runs in a few words, for a detail line: "beside 1 other request;
-    starved of CPU (…)"; None when nothing is known."""
-    parts = [p for p in (load_text(c),) if p is not None]
+    """The conditions of some runs in a few words: "alone", "beside 1 other request (2 of 5
+    runs); specmon's machine starved of CPU (…)"; None when nothing is known."""
+    parts = []
+    if (load := load_text(c)) is not None:
+        parts.append(load + _part(c.beside, c.load_known))
     if (starved := starved_text(c)) is not None:
-        parts.append(f"starved of CPU ({starved})")
+        parts.append(f"specmon's machine starved of CPU{_part(c.starved, c.lag_known)} ({starved})")
     return "; ".join(parts) if parts else None
 
 

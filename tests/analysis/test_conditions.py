@@ -23,6 +23,7 @@ from specmon.analysis.validity import (
     snapshot_validity,
 )
 from specmon.model import Protocol, RunConditions, RunFigures, Snapshot
+from specmon.reports.bench_text import summary_lines
 from specmon.reports.compare_report import compare_holds, compare_text
 from specmon.sources.backends.sglang import parse_server_info
 
@@ -102,6 +103,10 @@ def test_starved_means_a_median_lag_at_the_threshold() -> None:
 def test_one_liner_and_the_events_log() -> None:
     assert one_liner(conditions_of([BESIDE_1])) == "beside 1 other request"
     assert one_liner(conditions_of([UNKNOWN])) is None
+    assert one_liner(conditions_of([ALONE, BESIDE_1])) == "beside 1 other request (1 of 2 runs)"
+    assert one_liner(conditions_of([STARVED])) == (
+        "alone; specmon's machine starved of CPU (its reads ran 6.0 ms late, median; CPU 100% busy)"
+    )
     assert company_change(None, 0) is None
     assert company_change(0, 0) is None
     assert company_change(None, None) is None
@@ -145,3 +150,12 @@ def test_a_stored_pair_alike_stays_valid() -> None:
     validity = snapshot_validity(base, spec, max_age_s=1800, lifetime=SAME)
     assert validity.confirmed and validity.state == ValidityState.VALID
     assert compare_holds(base, spec, validity)
+
+
+def test_the_bench_summary_says_what_its_runs_ran_beside() -> None:
+    base, _ = _pair([ALONE, BESIDE_3, ALONE], [ALONE])
+    assert summary_lines(base)[-1] == (
+        "Conditions: ran beside 3 other requests (2 queued) (1 of 3 runs)"
+    )
+    unknown, _ = _pair([None, None], [None])
+    assert not any(line.startswith("Conditions") for line in summary_lines(unknown))
