@@ -57,7 +57,7 @@ def _no_client_lag_timer(monkeypatch: pytest.MonkeyPatch) -> None:
     """Probes do not time their client's event loop (`sources.conditions.TICK_S`): that is a
     wall-time measurement, and on a shared, busy machine it would flag a starved client in any
     test that expects a clean ✓. The server's load is still read. The tests of the lag timer
-    give their watch a period of their own (tests/sources/test_conditions.py)."""
+    give their watch a period of their own (tests/sources/test_probe_conditions.py)."""
     monkeypatch.setattr(conditions, "TICK_S", None)
 
 
