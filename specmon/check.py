@@ -14,6 +14,7 @@ from specmon.analysis.ab_runs import StoredAb
 from specmon.analysis.acceptance import draft_length
 from specmon.analysis.catalogue import Measured, figure
 from specmon.analysis.comparison import Verdict
+from specmon.analysis.conditions import conditions_of
 from specmon.analysis.drafting import Drafting, drafts_otherwise
 from specmon.analysis.gpus import gpu_verdict
 from specmon.analysis.pooled import Pooled, pool, pool_groups
@@ -454,6 +455,7 @@ def _validity(
         max_age_s=max_age_s,
         protocol=probe.protocol,
         gpu=probe.gpu,
+        conditions=conditions_of(run.conditions for run in probe.runs),
     )
     report.validity = validity
     if not validity.valid:
@@ -464,6 +466,8 @@ def _validity(
         )
     for warning in validity.warnings:
         report.add("info", f"GPUs differ from the baseline's: {warning}")
+    for what in validity.conditions:
+        report.add("warn", f"conditions differ from the baseline's: {what}", EXIT_DEGRADED)
     return validity
 
 

@@ -264,6 +264,35 @@ class ProbeChunk:
 
 
 @dataclass(frozen=True, slots=True)
+class RunConditions:
+    """What went on beside one run (a probe, or one stream of a bench run) while it streamed:
+    the server's load and whether specmon's own machine kept up (`sources.conditions`).
+
+    Two runs compare like for like only under like conditions: a probe beside other requests
+    shares the server's batch, and a client starved of CPU reads its chunks late.
+    """
+
+    others_running: int | None = None
+    """The most requests the server ran beside specmon's own streams at any `/metrics` reading
+    taken while the run streamed (its running gauge minus specmon's streams in flight); None
+    when no reading fell inside the run (metrics off, a run too short)."""
+    queued: int | None = None
+    """The most requests waiting in the server's queue at those readings."""
+    load_readings: int = 0
+    """How many `/metrics` readings fell inside the run."""
+    read_lag_ms: float | None = None
+    """Median lateness of specmon's event-loop timer while the run streamed: how late a chunk
+    that arrived was typically read; None with too few ticks to tell (a short run)."""
+    read_lag_max_ms: float | None = None
+    """The worst lateness of that timer during the run."""
+    host_cpu_pct: float | None = None
+    """specmon's machine's CPU busy share over the run, all CPUs (psutil), 0–100."""
+    host_steal_pct: float | None = None
+    """The CPU time a hypervisor took from specmon's machine over the run (psutil `steal`,
+    Linux), 0–100."""
+
+
+@dataclass(frozen=True, slots=True)
 class ProbeResult:
     """What one streaming probe request observed; figures are derived in analysis."""
 
@@ -293,6 +322,8 @@ class ProbeResult:
     histogram_source: PositionSource = PositionSource.HISTOGRAM
     """Which steps `accepted_histogram` counts: every verify step (SGLang) or the drafting ones
     (vLLM, `PositionSource.DRAFTING_HISTOGRAM`)."""
+    conditions: RunConditions | None = None
+    """The server's load and specmon's machine while it streamed; None when not watched."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,6 +368,9 @@ class RunFigures:
     """Where `position_accept` came from."""
     server_accept_source: AcceptSource | None = None
     """Where `server_accept_length` came from."""
+    conditions: RunConditions | None = None
+    """The conditions it ran under (`ProbeResult.conditions`); None when unknown (records
+    older than conditions, a run nobody watched)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -174,14 +174,18 @@ def one_probe_note(gain: Speedup) -> str | None:
 
 
 def validity_mark(validity: Validity | None) -> str | None:
-    """ "✓", "? unverified: …", "✗ reason; reason", or None when there is no baseline."""
+    """ "✓", "? unverified: …", "? conditions differ: …", "✗ reason; reason", or None when
+    there is no baseline."""
     if validity is None:
         return None
     if not validity.valid:
         return "✗ " + "; ".join(validity.reasons)
+    doubts = []
     if validity.unverified:
-        return "? unverified: " + "; ".join(validity.unverified)
-    return "✓"
+        doubts.append("unverified: " + "; ".join(validity.unverified))
+    if validity.conditions:
+        doubts.append("conditions differ: " + "; ".join(validity.conditions))
+    return "? " + "; ".join(doubts) if doubts else "✓"
 
 
 DRAFTING_OFF = "speculation off at this load"

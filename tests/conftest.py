@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from specmon.sources import conditions
 from specmon.storage.store import Store
 
 # A test run started under `nohup`, or by a shell as `cmd &`, inherits SIGHUP or SIGINT ignored,
@@ -49,6 +50,15 @@ def _own_user_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         for name in ("XDG_DATA_HOME", "XDG_STATE_HOME"):
             patch.setenv(name, str(home / name.lower()))
         yield
+
+
+@pytest.fixture(autouse=True)
+def _no_client_lag_timer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Probes do not time their client's event loop (`sources.conditions.TICK_S`): that is a
+    wall-time measurement, and on a shared, busy machine it would flag a starved client in any
+    test that expects a clean ✓. The server's load is still read. The tests of the lag timer
+    give their watch a period of their own (tests/sources/test_probe_conditions.py)."""
+    monkeypatch.setattr(conditions, "TICK_S", None)
 
 
 @pytest.fixture

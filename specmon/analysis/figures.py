@@ -232,4 +232,5 @@ def run_figures(result: ProbeResult) -> RunFigures:
         position_accept=positions.rates if positions else None,
         position_steps=positions.steps if positions else None,
         position_source=positions.source if positions else None,
+        conditions=result.conditions,
     )

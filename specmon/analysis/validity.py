@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from specmon.analysis.conditions import Conditions, condition_differences, conditions_of
 from specmon.analysis.gpus import gpu_differences
 from specmon.model import GpuState, Lifetime, Protocol, ServerInfo, ServerMetrics, Snapshot
 from specmon.wording import duration
@@ -235,7 +236,8 @@ class ValidityState(StrEnum):
     VALID = "valid"
     """It applies, and every rule could be checked: a clean ✓."""
     UNVERIFIED = "unverified"
-    """It applies as far as is known, but its server's lifetime could not be checked: ?."""
+    """It applies as far as is known, but its server's lifetime could not be checked, or the
+    two sides ran under different conditions (`Validity.conditions`): ?."""
     STALE = "stale"
     """At least one rule fails: ✗ with the reasons."""
 
@@ -250,6 +252,10 @@ class Validity:
     """What could not be checked: it applies as far as is known, but not certainly."""
     warnings: tuple[str, ...] = ()
     """Differences that do not invalidate it but weigh on the comparison (GPU conditions)."""
+    conditions: tuple[str, ...] = ()
+    """How the two sides' conditions differed (`analysis.conditions`): the server's load beside
+    them, a client starved of CPU. It still applies, but the comparison is not like for like:
+    no clean ✓."""
 
     @property
     def valid(self) -> bool:
@@ -258,16 +264,19 @@ class Validity:
 
     @property
     def confirmed(self) -> bool:
-        """Valid, and every rule could be checked: only then is it a clean ✓."""
-        return not self.reasons and not self.unverified
+        """Valid, every rule could be checked and both sides ran under like conditions: only
+        then is it a clean ✓."""
+        return not self.reasons and not self.unverified and not self.conditions
 
     @property
     def state(self) -> ValidityState:
         """Stale when a rule fails (whatever could not be checked), else unverified when
-        something could not be checked, else valid."""
+        something could not be checked or the conditions differed, else valid."""
         if self.reasons:
             return ValidityState.STALE
-        return ValidityState.UNVERIFIED if self.unverified else ValidityState.VALID
+        if self.unverified or self.conditions:
+            return ValidityState.UNVERIFIED
+        return ValidityState.VALID
 
 
 def baseline_validity(
@@ -279,6 +288,7 @@ def baseline_validity(
     max_age_s: float = DEFAULT_MAX_AGE_S,
     protocol: Protocol | None = None,
     gpu: GpuState | None = None,
+    conditions: Conditions | None = None,
 ) -> Validity:
     """Check a baseline against a live server, now (docs/design.md §5).
 
@@ -294,6 +304,8 @@ def baseline_validity(
         max_age_s: Older baselines are stale.
         protocol: The other side's bench protocol, when there is one.
         gpu: The GPU state of the other side, when known.
+        conditions: The conditions the other side's runs ran under (`conditions_of` the
+            probes compared), when known; compared with the baseline's runs'.
     """
     age = now - baseline.created_at
     stale = None
@@ -304,7 +316,7 @@ def baseline_validity(
         )
     elif age > max_age_s:
         stale = f"too old ({duration(age)} > {duration(max_age_s)})"
-    return _validity(baseline, server, stale, lifetime, protocol, gpu)
+    return _validity(baseline, server, stale, lifetime, protocol, gpu, (conditions, "probe"))
 
 
 def snapshot_validity(
@@ -314,7 +326,7 @@ def snapshot_validity(
 
     The pair's age is the gap between the two snapshots, however long ago both were taken; a
     baseline taken after the run never applies to it (by then the run's server was gone, or
-    another launch). The protocol and GPU state are the run's.
+    another launch). The protocol, GPU state and conditions are the run's.
     """
     gap = spec.created_at - base.created_at
     stale = None
@@ -322,7 +334,10 @@ def snapshot_validity(
         stale = f"taken {duration(-gap)} after the run: a baseline applies to the runs after it"
     elif gap > max_age_s:
         stale = f"too old: taken {duration(gap)} before the run (> {duration(max_age_s)})"
-    return _validity(base, spec.server, stale, lifetime, spec.protocol, spec.gpu)
+    run_conditions = conditions_of(run.conditions for run in spec.runs)
+    return _validity(
+        base, spec.server, stale, lifetime, spec.protocol, spec.gpu, (run_conditions, "run")
+    )
 
 
 def _validity(
@@ -332,8 +347,10 @@ def _validity(
     lifetime: LifetimeCheck,
     protocol: Protocol | None,
     gpu: GpuState | None,
+    conditions: tuple[Conditions | None, str],
 ) -> Validity:
-    """Every rule of docs/design.md §5 but the age, which the caller judged (`stale`: why not)."""
+    """Every rule of docs/design.md §5 but the age, which the caller judged (`stale`: why not);
+    `conditions`: the other side's and what to call it ("probe", "run")."""
     reasons: list[str] = []
     if baseline.server.speculative is not None:
         reasons.append("the baseline ran with speculation on")
@@ -353,7 +370,12 @@ def _validity(
         reasons.append(lifetime.detail)
     elif lifetime.state == LifetimeState.UNVERIFIED:
         unverified = (lifetime.detail,)
-    return Validity(tuple(reasons), unverified, tuple(gpu_differences(baseline.gpu, gpu)))
+    differ: tuple[str, ...] = ()
+    other, name = conditions
+    if other is not None:
+        base = conditions_of(run.conditions for run in baseline.runs)
+        differ = tuple(condition_differences(base, other, name))
+    return Validity(tuple(reasons), unverified, tuple(gpu_differences(baseline.gpu, gpu)), differ)
 
 
 def _keys_text(keys: Sequence[str]) -> str:

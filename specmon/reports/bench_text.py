@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from specmon.analysis.catalogue import Measured, figure
+from specmon.analysis.conditions import conditions_of, one_liner
 from specmon.analysis.pooled import pool
 from specmon.analysis.stats import summarize
 from specmon.model import RunFigures, ServerInfo, Snapshot
@@ -71,6 +72,9 @@ def summary_lines(snapshot: Snapshot) -> list[str]:
             f"  {name:<13} {format(s.median, fmt):>8} {unit:<5} "
             f"[{format(s.min, fmt)}–{format(s.max, fmt)}]  {spread}"
         )
+    conditions = one_liner(conditions_of(r.conditions for r in snapshot.runs))
+    if conditions is not None:  # what a comparison with these runs will hold against them
+        lines.append(f"Conditions: ran {conditions}")
     return lines
 
 

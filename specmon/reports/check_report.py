@@ -30,11 +30,12 @@ EXIT_STORE = 3
 """The snapshot store could not be read (no such --db, corrupt, locked): nothing was checked."""
 
 Level = Literal["ok", "info", "warn", "fail"]
-CHECK_SCHEMA = 7
+CHECK_SCHEMA = 8
 """The `check --json` object's version (2 added the probes, the interval's level, the looks;
 3 the drafting now; 4 the traffic's accept length beside the probe's, and per-category probes;
 5 the stored A/B of the server's configuration; 6 `ms_per_token`, and `decode_tok_s` without a
-comparison; 7 `baseline_choice`: which rule picked the baseline and what else was considered)."""
+comparison; 7 `baseline_choice`: which rule picked the baseline and what else was considered;
+8 each probe's `conditions` and the baseline's `conditions` differences)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +130,7 @@ def report_to_dict(report: CheckReport) -> dict[str, object]:
             "confirmed": report.validity.confirmed if report.validity else None,
             "reasons": list(report.validity.reasons) if report.validity else [],
             "unverified": list(report.validity.unverified) if report.validity else [],
+            "conditions": list(report.validity.conditions) if report.validity else [],
         },
         "baseline_choice": _choice(report.choice),
         **{f.check_key: f.get(measured) for f in CATALOGUE if f.check_key is not None},

@@ -30,10 +30,11 @@ def compare_text(
 
     Says loudly when BASE is not a baseline (speculation on) and, line by line prefixed
     "STALE BASELINE:", every reason the baseline does not apply, "UNVERIFIED:" what could not be
-    checked; then, prefixed "GPU WARNING:", every way the GPUs' condition differed between the
-    two (clocks, power limit, throttling, other processes). The speedup, break-even and margin
-    come from one `Comparison` of the pooled runs: "spec / base − 1" of the two decode figures
-    printed above it.
+    checked, "CONDITIONS DIFFER:" how the two ran under other conditions (the server's load, a
+    starved client); then, prefixed "GPU WARNING:", every way the GPUs' condition differed
+    between the two (clocks, power limit, throttling, other processes). The speedup, break-even
+    and margin come from one `Comparison` of the pooled runs: "spec / base − 1" of the two
+    decode figures printed above it.
     """
     lines = [_header("base", base), _header("spec", spec)]
     base_speculative = base.server.speculative is not None
@@ -48,6 +49,7 @@ def compare_text(
         lines.append(f"baseline valid ✓ (taken {duration(gap)} before the run)")
     lines.extend(f"STALE BASELINE: {reason}" for reason in validity.reasons)
     lines.extend(f"UNVERIFIED: {what}" for what in validity.unverified)
+    lines.extend(f"CONDITIONS DIFFER: {what}" for what in validity.conditions)
     lines.extend(f"GPU WARNING: {warning}" for warning in validity.warnings)
     spec_pooled = pool(spec.runs)
     comparison = compare(spec_pooled, pool(base.runs))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from specmon.analysis.comparison import compare
+from specmon.analysis.conditions import Conditions
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.validity import (
     LifetimeCheck,
@@ -209,6 +210,7 @@ class BaselineState:
         watched: ServerInfo | None,
         now: float,
         gpu: Callable[[], GpuState | None] | None = None,
+        conditions: Conditions | None = None,
     ) -> Validity | None:
         """Whether the baseline applies to the watched server: needs its info, not a probe.
 
@@ -217,6 +219,8 @@ class BaselineState:
             now: The wall clock now.
             gpu: The GPUs' state now (`LiveState.gpus_now`), read only when there is a
                 baseline to check it against; None: the GPUs are not compared.
+            conditions: The recent probes' conditions, compared with the baseline's runs';
+                None: no probe yet.
         """
         if self.snapshot is None or watched is None:
             return None
@@ -228,6 +232,7 @@ class BaselineState:
             max_age_s=self.max_age_s,
             protocol=self.protocol,
             gpu=gpu() if gpu is not None else None,
+            conditions=conditions,
         )
 
     def view(

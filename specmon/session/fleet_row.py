@@ -69,8 +69,8 @@ class FleetRow:
     """The View's verdict (`SpecView.verdict`): only against a baseline that applies, as the
     dashboard, `check` and the exporter give one; None against a stale one."""
     baseline: str
-    """"none", "✓", "? unverified" or "✗ stale" (the reasons are in `reason`); "—" on a plain
-    server."""
+    """"none", "✓", "? unverified", "? conditions differ" or "✗ stale" (the reasons are in
+    `reason`); "—" on a plain server."""
     baseline_valid: bool | None
     gpu: str | None
     """The worst GPU in a few words ("8×H200 97% 71°C", "GPU 2 throttled"); None without
@@ -107,7 +107,7 @@ def fleet_row(label: str, view: View) -> FleetRow:
     validity = baseline.validity
     present = baseline.present and speculative is not False
     mark = validity_mark(validity) if present else None
-    short = {"✓": "✓", "?": "? unverified", "✗": "✗ stale"}.get(mark[0]) if mark else None
+    short = {"✓": "✓", "?": mark.partition(":")[0], "✗": "✗ stale"}.get(mark[0]) if mark else None
     probe_failing = view.decode.probe_state.startswith("failing: ")
     rank, reason = _rank(view, probe_failing)
     # The table has no `b`: the server's dashboard does.

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from specmon.analysis.acceptance import draft_length, impossible_accept_length, pooled_positions
 from specmon.analysis.catalogue import CATALOGUE, Measured
+from specmon.analysis.conditions import company_change, conditions_of
 from specmon.analysis.figures import pooled_cycle_percentiles, run_step_cycles
 from specmon.analysis.pooled import Pooled, ms_per_token, pool, pool_groups
 from specmon.analysis.representative import TrafficGap, traffic_gap
@@ -132,6 +133,9 @@ class LiveState:
         self.gpus = GpuTracker()
         self._said_restarted = False
         """The events log said the baseline's server restarted (`_say_if_baseline_restarted`)."""
+        self._beside: int | None = None
+        """The other requests beside the last probe whose load was read (the events log says
+        when it changes: `analysis.conditions.company_change`)."""
         self.why_no_baseline: str | None = None
         """Why the store has no baseline for this server (`no_baseline`); None: not asked."""
         self.zoomed: Zoomed | None = None
@@ -209,6 +213,10 @@ class LiveState:
         self.by_category.setdefault(category, deque(maxlen=RECENT_PROBES)).append(figures)
         self._say_if_gap_changed(wall)
         self._say_if_baseline_lacks_categories(wall)
+        others = figures.conditions.others_running if figures.conditions else None
+        if (company := company_change(self._beside, others)) is not None:
+            self.log(wall, "warn" if others else "info", company)
+        self._beside = others if others is not None else self._beside
         if figures.accept_length is not None:
             self.accept_history.append((t, figures.accept_length))
         while self.accept_history and self.accept_history[0][0] < t - HISTORY_S:
@@ -297,7 +305,10 @@ class LiveState:
         """Build the View of this moment (`stale_after`: seconds before a reading is stale)."""
         missing: list[tuple[str, str]] = []
         recent = self.recent()
-        validity = self.baseline.validity(self.server.info, now_wall, self.gpus_now)
+        conditions = conditions_of(p.figures.conditions for p in self.probes)
+        validity = self.baseline.validity(
+            self.server.info, now_wall, self.gpus_now, conditions if self.probes else None
+        )
         progress = self.bench if self.bench and self.bench.kind == "baseline" else None
         # A plain server and a baseline of its configuration are the same server: no speedup of
         # speculation to show (nor to export, nor to rank in the fleet).

@@ -268,3 +268,39 @@ class HostSource:
         except psutil.Error as exc:
             self._process = None
             raise ServerProcessUnknown(f"port {port}: pid {pid}: {exc}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class CpuTimes:
+    """This machine's cumulative CPU time, all CPUs together (seconds since boot)."""
+
+    busy_s: float
+    """Every state but idle and I/O wait."""
+    steal_s: float | None
+    """Taken by a hypervisor for other guests (Linux); None where psutil has no `steal`."""
+    total_s: float
+
+
+def cpu_times() -> CpuTimes | None:
+    """This machine's CPU times now (one read of /proc/stat on Linux: cheap enough to call on
+    the event loop around a probe); None when psutil cannot read them."""
+    try:
+        times = psutil.cpu_times()
+    except (psutil.Error, OSError):
+        return None
+    total = float(sum(times))
+    idle = float(times.idle) + float(getattr(times, "iowait", 0.0))
+    steal = getattr(times, "steal", None)
+    return CpuTimes(total - idle, None if steal is None else float(steal), total)
+
+
+def cpu_shares(before: CpuTimes | None, after: CpuTimes | None) -> tuple[float | None, ...]:
+    """(busy %, steal %) of the CPU time between two readings; None where unknown."""
+    if before is None or after is None or after.total_s <= before.total_s:
+        return None, None
+    total = after.total_s - before.total_s
+    busy = 100 * (after.busy_s - before.busy_s) / total
+    steal = None
+    if before.steal_s is not None and after.steal_s is not None:
+        steal = 100 * (after.steal_s - before.steal_s) / total
+    return busy, steal

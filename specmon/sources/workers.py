@@ -100,12 +100,14 @@ class RouterConnection(Connection):
         if self.backend is None:
             await self.info()
         assert self.backend is not None  # `info` found it, or raised
-        return await self.backend.probe(
-            self.client,
-            prompt=prompt,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            scrape=self.metrics,
+        return await self.conditions.around(
+            self.backend.probe(
+                self.client,
+                prompt=prompt,
+                max_tokens=max_tokens,
+                temperature=temperature,
+                scrape=self.metrics,
+            )
         )
 
     async def _each(

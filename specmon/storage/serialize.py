@@ -32,6 +32,7 @@ from specmon.model import (
     Lifetime,
     PositionSource,
     Protocol,
+    RunConditions,
     RunFigures,
     ServerInfo,
     Snapshot,
@@ -179,7 +180,30 @@ def comparison_to_dict(c: Comparison | None) -> dict[str, Any] | None:
 
 
 def _run_to_dict(run: RunFigures) -> dict[str, Any]:
-    return {name: getattr(run, name) for name in _RUN_FIELDS}
+    fields = {name: getattr(run, name) for name in _RUN_FIELDS}
+    fields["conditions"] = conditions_to_dict(run.conditions)
+    return fields
+
+
+def conditions_to_dict(conditions: RunConditions | None) -> dict[str, Any] | None:
+    """A run's `RunConditions` as plain data (every field), or None when unknown."""
+    return None if conditions is None else dataclasses.asdict(conditions)
+
+
+def _conditions_from(run: _Reader) -> RunConditions | None:
+    # Records written before conditions were kept have none: unknown, never "alone".
+    conditions = run.added("conditions", run.opt_obj)
+    if conditions is None:
+        return None
+    return RunConditions(
+        others_running=conditions.opt_integer("others_running"),
+        queued=conditions.opt_integer("queued"),
+        load_readings=conditions.integer("load_readings"),
+        read_lag_ms=conditions.opt_number("read_lag_ms"),
+        read_lag_max_ms=conditions.opt_number("read_lag_max_ms"),
+        host_cpu_pct=conditions.opt_number("host_cpu_pct"),
+        host_steal_pct=conditions.opt_number("host_steal_pct"),
+    )
 
 
 def snapshot_to_record(snapshot: Snapshot) -> dict[str, Any]:
@@ -371,6 +395,7 @@ def _run_from(run: _Reader) -> RunFigures:
         position_source=run.opt_enum("position_source", PositionSource),
         # Records written before the source was kept have none.
         server_accept_source=run.opt_enum("server_accept_source", AcceptSource),
+        conditions=_conditions_from(run),
     )
 
 

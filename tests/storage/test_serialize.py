@@ -15,6 +15,7 @@ from specmon.backend_facts import VLLM
 from specmon.model import (
     Lifetime,
     Protocol,
+    RunConditions,
     RunFigures,
     ServerInfo,
     Snapshot,
@@ -178,6 +179,7 @@ def test_dict_has_exactly_the_documented_keys() -> None:
             "position_steps",
             "position_source",
             "server_accept_source",
+            "conditions",
         }
     assert set(data["summary"]) == {
         "decode_tok_s",
@@ -288,6 +290,45 @@ def test_records_from_before_lifetimes_and_pooled_parts_still_read() -> None:
     snapshot = snapshot_from_record(record)
     assert snapshot.lifetime is None
     assert snapshot.runs[0].decode_tokens is None and not snapshot.runs[0].buffered
+
+
+LOADED = RunConditions(
+    others_running=1,
+    queued=0,
+    load_readings=6,
+    read_lag_ms=6.1,
+    read_lag_max_ms=22.0,
+    host_cpu_pct=99.5,
+    host_steal_pct=0.0,
+)
+
+
+def test_conditions_round_trip_and_are_documented_in_the_export() -> None:
+    snapshot = make_snapshot(spec=True)
+    runs = (replace(snapshot.runs[0], conditions=LOADED), *snapshot.runs[1:])
+    snapshot = replace(snapshot, runs=runs)
+    record = json.loads(json.dumps(snapshot_to_record(snapshot)))
+    assert snapshot_from_record(record) == snapshot
+    exported = snapshot_to_dict(snapshot)["runs"]
+    assert exported[0]["conditions"] == dataclasses.asdict(LOADED)
+    assert exported[1]["conditions"] is None  # not watched: unknown, not "alone"
+    assert set(exported[0]["conditions"]) == {f.name for f in dataclasses.fields(RunConditions)}
+
+
+def test_a_record_from_before_conditions_reads_them_as_unknown() -> None:
+    snapshot = make_snapshot(spec=False)
+    snapshot = replace(snapshot, runs=tuple(replace(r, conditions=LOADED) for r in snapshot.runs))
+    record = json.loads(json.dumps(snapshot_to_record(snapshot)))
+    for run in record["runs"]:
+        del run["conditions"]
+    assert all(run.conditions is None for run in snapshot_from_record(record).runs)
+
+
+def test_a_record_with_mistyped_conditions_names_the_field() -> None:
+    record = json.loads(json.dumps(snapshot_to_record(make_snapshot(spec=False))))
+    record["runs"][1]["conditions"] = {**dataclasses.asdict(LOADED), "others_running": "two"}
+    with pytest.raises(RecordError, match=r"runs\[1\]\.conditions\.others_running"):
+        snapshot_from_record(record)
 
 
 def test_record_leaves_the_id_to_the_store() -> None:

@@ -18,6 +18,7 @@ from specmon.model import ProbeResult, ServerInfo, ServerMetrics
 from specmon.safe_text import bearer_secrets, safe_server_info, safe_text
 from specmon.sources.backends import llamacpp, sglang, trtllm, vllm
 from specmon.sources.backends.base import Backend
+from specmon.sources.conditions import ConditionsWatch
 
 __all__ = ["BACKENDS", "RECENT_SCRAPE_S", "Backend", "Connection", "connect"]
 
@@ -90,6 +91,8 @@ class Connection:
         self.clock = clock
         self.backend: Backend | None = None
         self._scrape: tuple[float, ServerMetrics] | None = None  # (when, what) `metrics` read
+        self.conditions = ConditionsWatch(self.metrics)
+        """The server's load and this machine's lag around each probe."""
 
     async def info(self) -> ServerInfo:
         """Server info; detects the backend the first time."""
@@ -128,12 +131,14 @@ class Connection:
         return metrics
 
     async def probe(self, *, prompt: str, max_tokens: int, temperature: float = 0.0) -> ProbeResult:
-        """One streaming probe."""
+        """One streaming probe, with the conditions it ran under."""
         if self.backend is None:
             self.backend, _ = await connect(self.client)
         try:
-            return await self.backend.probe(
-                self.client, prompt=prompt, max_tokens=max_tokens, temperature=temperature
+            return await self.conditions.around(
+                self.backend.probe(
+                    self.client, prompt=prompt, max_tokens=max_tokens, temperature=temperature
+                )
             )
         except SourceError as exc:
             _mask(exc, self.client)

@@ -115,6 +115,8 @@ def _body(view: BaselineView, width: int, height: int) -> str:
         mark = "[bold reverse $stale] ✗ STALE [/]"
     elif validity.unverified:
         mark = "[bold $stale]? unverified[/]"
+    elif validity.conditions:
+        mark = "[bold $stale]? conditions differ[/]"
     else:
         mark = "[bold $good]✓ valid[/]"
     head = f"[$baseline]#{view.snapshot_id}[/] [bold]{decode(view.tok_s)}[/]"
@@ -159,6 +161,7 @@ def _body(view: BaselineView, width: int, height: int) -> str:
         lines.append(f"{label} {DASH}")
     if validity is not None:
         lines.extend(f"[$stale]?[/] {escape(what)}" for what in validity.unverified)
+        lines.extend(f"[$stale]≠[/] {escape(what)}" for what in validity.conditions)
         lines.extend(f"[$stale]⚠[/] {escape(warning)}" for warning in validity.warnings)
     if view.origin:
         lines.append(f"[dim]{escape(view.url or '')} · {escape(view.origin)}[/]")
