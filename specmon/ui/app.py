@@ -116,6 +116,11 @@ class SpecmonApp(App[None]):
         Binding("i", "diagnostics", "why —"),
         Binding("question_mark", "help", "help"),
         Binding("q", "quit", "quit"),
+        # What htop, btop, k9s and nvitop users press: F1 or h for help, F10 or Ctrl-C to quit
+        # (Textual's Ctrl-C only said "press ctrl+q to quit").
+        Binding("h,f1", "help", "help", show=False),
+        Binding("f10", "quit", "quit", show=False),
+        Binding("ctrl+c", "quit", "quit", show=False, priority=True),
     ]
 
     def __init__(
