@@ -394,6 +394,13 @@ class SpecmonApp(App[None]):
             view = replace(view, events=(*view.events, live.events[-1]))
             self.bell()
             panels.baseline.flash()
+        # A server that is down keeps its last figures in view, dimmed and said to be the last
+        # seen: not what it does now (the header says down).
+        down = view.identity.state == "down"
+        if panels.decode.has_class("-down") != down:
+            panels.decode.set_class(down, "-down")
+            panels.baseline.set_class(down, "-down")
+            panels.decode.watch_view(view.decode)
         panels.identity.view = view.identity
         panels.decode.view = view.decode
         panels.decode.bench = view.bench

@@ -571,3 +571,25 @@ async def test_f1_and_h_open_the_help_and_close_it(
         await pilot.press(key)
         await pilot.pause()
         assert len(app.screen_stack) == 1
+
+
+async def test_a_dead_server_s_figures_are_dimmed_and_said_to_be_the_last_seen(
+    make_app: Callable[..., SpecmonApp],
+) -> None:
+    """Issue 38: the big tok/s and the speedup stayed as they were while the header said down."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await healthy()(pilot)
+        decode, baseline = app.query_one("#decode"), app.query_one(BaselinePanel)
+        assert "(probe)" in str(decode.border_title) and not decode.has_class("-down")
+        app.session.sample(
+            sample(9.0, None, None, seq=3, info_error=REFUSED, metrics_error=REFUSED)
+        )
+        await pilot.pause()
+        assert app.session.view().identity.state == "down"
+        assert decode.has_class("-down") and baseline.has_class("-down")
+        assert "(last seen)" in str(decode.border_title)
+        assert decode.query_one("#decode-digits").styles.text_opacity < 1
+        app.session.sample(sample(10.0, server_info(), server_metrics("spec/metrics"), seq=4))
+        await pilot.pause()
+        assert not decode.has_class("-down") and "(probe)" in str(decode.border_title)
