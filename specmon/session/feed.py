@@ -31,6 +31,11 @@ def bench_protocol(config: MonitorConfig) -> BenchProtocol:
     return default_protocol(config.baseline_runs, 1, config.probe_tokens)
 
 
+BENCH_CANCELLED = "cancelled: nothing saved"
+"""What `bench_failed` says of a bench the user cancelled (Esc): said as "cancelled", not as a
+failure."""
+
+
 class Relauncher(Protocol):
     """A server specmon launched (`specmon.launch.relaunch.ManagedServer`, handed in by
     `specmon launch`): its baseline is taken by relaunching it without speculation."""
@@ -289,7 +294,7 @@ class LocalFeed:
         except SpecmonError as exc:
             sink.bench_failed(kind, str(exc))
         except asyncio.CancelledError:
-            sink.bench_failed(kind, "cancelled: nothing saved")
+            sink.bench_failed(kind, BENCH_CANCELLED)
             raise
         else:
             sink.bench_done(saved, kind, origin)

@@ -26,6 +26,7 @@ from specmon.analysis.figures import run_figures
 from specmon.measure.snapshot import SnapshotKind
 from specmon.model import Protocol, Snapshot, Telemetry
 from specmon.probe_prompts import DEFAULT_PROMPT, ProbePrompt
+from specmon.session.feed import BENCH_CANCELLED
 from specmon.session.view import BenchView
 from specmon.ui.app import SpecmonApp
 from specmon.ui.columns import Column, cut, fit
@@ -76,9 +77,12 @@ async def test_snapshot_progress_is_not_a_baseline(make_app: Callable[..., Specm
         decode, baseline = app.query_one(DecodePanel), app.query_one(BaselinePanel)
         assert decode.border_subtitle == "snapshot run 2/5 · ETA 8s · Esc cancels"
         assert not baseline.border_subtitle and not baseline.query(ProgressBar)
-        app.session.bench_failed(SnapshotKind.RUN, "cancelled: nothing saved")
+        app.session.bench_failed(SnapshotKind.RUN, BENCH_CANCELLED)
         await pilot.pause()
         assert not decode.border_subtitle
+        # Issue 38: Esc logged "baseline failed: cancelled"; the user's choice is no failure.
+        last = app.session.live.events[-1]
+        assert (last.level, last.text) == ("info", "snapshot cancelled: nothing saved")
 
 
 def _blank_rows(app: SpecmonApp, widget: Widget) -> tuple[int, int]:
