@@ -150,8 +150,8 @@ def history_text(store: Store, url: str, start: float, end: float) -> list[str]:
             num(v, ".1f" if f in (Figure.DECODE, Figure.PROBE_DECODE, Figure.CYCLE) else ".2f")
             for f, v in zip(COLUMNS, values, strict=True)
         ]
-        first = firsts[row]
-        label = _when(first if first is not None else start + row * step)
+        earliest = firsts[row]
+        label = _when(earliest if earliest is not None else start + row * step)
         lines.append("  ".join([label, *(f"{c:>15}" for c in cells)]))
     if len(lines) == 2:
         lines.append(f"no readings in this span (the history begins {_when(first)})")
