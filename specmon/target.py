@@ -5,6 +5,7 @@ Plain values, below every layer that reads or configures a server (config, sourc
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
@@ -48,8 +49,35 @@ class Target:
         return replace(self, url=url, metrics_urls=self.metrics_urls if url == self.url else ())
 
 
+API_PATHS = (
+    "/v1",
+    "/v1/models",
+    "/v1/completions",
+    "/v1/chat/completions",
+    "/metrics",
+    "/generate",
+    "/health",
+    "/server_info",
+    "/get_server_info",
+    "/get_model_info",
+)
+"""Paths of a server's own API that a pasted address may end with (`http://host:8000/v1`):
+`normalise_url` drops them, as the base address is meant (`api_path` says which was dropped)."""
+
+_MALFORMED_SCHEME = re.compile(r"^(https?)(//|:/(?!/)|:(?![/\d]))", re.IGNORECASE)
+
+
+def api_path(raw: str) -> str | None:
+    """The API path (one of `API_PATHS`) that `normalise_url` drops from `raw`, if any: for
+    a command to say that it did."""
+    text = raw.strip()
+    path = urlsplit(text if "://" in text else "http://" + text).path.rstrip("/")
+    return path if path in API_PATHS else None
+
+
 def normalise_url(raw: str) -> str:
-    """Turn "host:port", "host" or "http(s)://host:port/" into a base URL.
+    """Turn "host:port", "host" or "http(s)://host:port/" into a base URL; a known API path
+    after it ("/v1", "/metrics": `API_PATHS`) is dropped.
 
     Raises:
         TargetError: The text is not a usable http(s) address.
@@ -57,6 +85,14 @@ def normalise_url(raw: str) -> str:
     text = raw.strip()
     if not text:
         raise TargetError("empty server address")
+    malformed = _MALFORMED_SCHEME.match(text)
+    if malformed:
+        scheme = malformed.group(1)
+        meant = f"{scheme.lower()}://{text[len(scheme) :].lstrip(':/')}"
+        raise TargetError(
+            f"{raw!r} looks like a malformed URL (a ':' or '/' missing after {scheme}): "
+            f"did you mean {meant}?"
+        )
     if "://" not in text:
         text = "http://" + text
     try:
@@ -73,7 +109,11 @@ def normalise_url(raw: str) -> str:
         raise TargetError(f"bad port in {raw!r}") from None
     if not parts.hostname:
         raise TargetError(f"no host in {raw!r}")
-    if parts.query or parts.fragment or parts.path not in ("", "/"):
-        raise TargetError(f"give the server's base address, without a path: {raw!r}")
+    path = parts.path.rstrip("/")
+    if parts.query or parts.fragment or (path and path not in API_PATHS):
+        raise TargetError(
+            f"give the server's base address, without a path: {raw!r} "
+            f"(e.g. {parts.scheme}://{parts.netloc})"
+        )
     host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
     return f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")

@@ -144,8 +144,12 @@ def test_the_readme_simulators_by_hand_share_their_configuration() -> None:
     assert len(commands) == 2
     fingerprints = set()
     for flags in commands:
-        with SimThread(config_from_args(flags.split())) as sim:
+        config = config_from_args(flags.split())
+        # Issue 38: without --enable-metrics (off, as on SGLang) `check` said metrics are off.
+        assert config.enable_metrics, flags
+        with SimThread(config) as sim:
             body = httpx.get(f"{sim.url}/server_info", timeout=10).json()
+            assert httpx.get(f"{sim.url}/metrics", timeout=10).status_code == 200
         fingerprints.add(fingerprint(parse_server_info(body).args))
     assert len(fingerprints) == 1
 

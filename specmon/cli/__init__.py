@@ -31,6 +31,7 @@ from specmon.cli import (
     whatif,
 )
 from specmon.cli.common import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, apply_shared
+from specmon.cli.parsing import Parser, addresses_as_urls, note_api_paths
 from specmon.cli.stopping import stopped_by_signals
 from specmon.config import DEFAULT_HOST, DEFAULT_PORT
 from specmon.errors import SpecmonError, TargetError
@@ -61,7 +62,7 @@ _PORTS = ", ".join(
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="specmon",
         description=f"Live monitor for speculative-decoding LLM servers ({_KINDS}). Without a "
         "command, opens the live dashboard on the server "
@@ -73,10 +74,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"specmon {__version__}")
     top_level = monitor.add_arguments(parser)
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", prog="specmon")
     for command in COMMANDS:
         command.register(commands)
     parser.set_defaults(top_level=top_level)
+    # Set after the commands' parsers took their prog from the default one. The command is
+    # optional: without one (or with a server's address first) it is the dashboard.
+    parser.usage = "specmon [options] [URL | COMMAND ...]"
     return parser
 
 
@@ -86,6 +90,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     Exits with status 2 and the usage on bad arguments (argparse's way).
     """
     parser = build_parser()
+    argv = addresses_as_urls(parser, list(sys.argv[1:] if argv is None else argv))
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # said by the command's parser, with its usage (argparse's own: the top level's)
         command_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
@@ -94,6 +99,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         args.dashboard = True
     else:
         apply_shared(parser, args.top_level, args)
+    note_api_paths(args)
     return args
 
 

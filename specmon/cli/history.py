@@ -13,13 +13,13 @@ import re
 import time
 from typing import Any
 
-from specmon.analysis.drift import JUDGED, LABELS, drifts
+from specmon.analysis.drift import JUDGED, LABELS, MIN_SPAN_S, drifts, since_last_change
 from specmon.cli.common import add_db, open_store
-from specmon.history import Figure, Reading
+from specmon.history import Figure, Mark, Reading
 from specmon.storage import history_store
 from specmon.storage.store import Store, StoreMissing, default_db_path
 from specmon.target import normalise_url
-from specmon.wording import num
+from specmon.wording import duration, num
 
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 JSON_SCHEMA = 1
@@ -135,6 +135,9 @@ def history_text(store: Store, url: str, start: float, end: float) -> list[str]:
     count = max(1, round((end - start) / step))
     start = end - count * step
     columns = [history_store.columns(store, url, f, start, end, count) for f in COLUMNS]
+    # Each row from its first reading: the range's cut (`from 06:04` over readings of 07:01 to
+    # 07:04) said a time nothing was recorded at.
+    firsts = history_store.column_starts(store, url, start, end, count)
     lines = [
         f"History of {url} from {_when(start)} to {_when(end)}, means per {_span(step)}",
         "  ".join(["from            ", *(f"{h:>15}" for h in HEADINGS)]),
@@ -147,22 +150,35 @@ def history_text(store: Store, url: str, start: float, end: float) -> list[str]:
             num(v, ".1f" if f in (Figure.DECODE, Figure.PROBE_DECODE, Figure.CYCLE) else ".2f")
             for f, v in zip(COLUMNS, values, strict=True)
         ]
-        lines.append("  ".join([_when(start + row * step), *(f"{c:>15}" for c in cells)]))
+        earliest = firsts[row]
+        label = _when(earliest if earliest is not None else start + row * step)
+        lines.append("  ".join([label, *(f"{c:>15}" for c in cells)]))
     if len(lines) == 2:
         lines.append(f"no readings in this span (the history begins {_when(first)})")
     marks = history_store.marks(store, url, start, end)
     lines += [f"{_when(m.at)}  {m.kind.value}: {m.text}" for m in marks]
     series = {f: history_store.minute_readings(store, url, f, start, end) for f in JUDGED}
     found = drifts(series, marks)
-    lines += [d.text() for d in found] or [_no_drift(series)]
+    lines += [d.text() for d in found] or [_no_drift(series, marks)]
     return lines
 
 
-def _no_drift(series: dict[Figure, list[Reading]]) -> str:
+def _no_drift(series: dict[Figure, list[Reading]], marks: list[Mark]) -> str:
     judged = [LABELS[f] for f, rs in series.items() if rs]
     if not judged:
         return "no drift: no acceptance or probe figures to judge"
+    # What `drift` judges: the readings since the last change, over MIN_SPAN_S at least.
+    spans = [_span_of(since_last_change(rs, marks)) for rs in series.values() if rs]
+    if max(spans) < MIN_SPAN_S:
+        return (
+            f"too little history to judge drift: {duration(max(spans))} of this server "
+            f"lifetime recorded, {duration(MIN_SPAN_S)} or more needed"
+        )
     return f"no drift in {', '.join(judged)} (judged over 2 h or more of one server lifetime)"
+
+
+def _span_of(readings: list[Reading]) -> float:
+    return readings[-1].at + readings[-1].span - readings[0].at if readings else 0.0
 
 
 def _when(at: float) -> str:

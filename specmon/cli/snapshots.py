@@ -122,8 +122,11 @@ def _snapshots(args: argparse.Namespace, store: Store) -> int:
         items = store.list(normalise_url(args.only_url) if args.only_url else None)
         if not items:
             print(f"No snapshots in {store.path}")
+        else:
+            width = max(len(s.url) for s in items)
+            print(LIST_HEADER.format(url="server", width=width))
         for s in items:
-            _say(snapshot_row(s))
+            _say(snapshot_row(s, width))
         for message in store.skipped:
             print(f"specmon: warning: {message}", file=sys.stderr)
         return 0
@@ -152,8 +155,8 @@ def _snapshots(args: argparse.Namespace, store: Store) -> int:
     fmt = export_format(args.format, args.output)
     every = store.list()
     wanted = normalise_url(args.only_url) if args.only_url else None
-    items = sorted(
-        (s for s in every if wanted is None or s.url == wanted), key=lambda s: (s.url, s.created_at)
+    items = sorted(  # oldest first, as taken (by server it read 2, 3, 1)
+        (s for s in every if wanted is None or s.url == wanted), key=lambda s: (s.created_at, s.id)
     )
     rows = comparison_rows(
         items,
@@ -216,10 +219,17 @@ def _lifetimes(
     return asyncio.run(check_lifetimes(chosen, target_of(args, chosen[0].url)))
 
 
-def snapshot_row(s: Snapshot) -> str:
-    """One line of `snapshots list`."""
+LIST_HEADER = (
+    f"{'id':>5}  {'taken':<16}  {{url:<{{width}}}}  {'speculation':<28} {'decode':>12}  runs"
+)
+"""The header of `snapshots list`: `.format(url="server", width=…)`, the widest address."""
+
+
+def snapshot_row(s: Snapshot, url_width: int = 0) -> str:
+    """One line of `snapshots list`, its address padded to `url_width`."""
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.created_at))
     tok_s = f"{num(pool(s.runs).decode_tok_s)} tok/s"
     spec = s.server.speculative.describe() if s.server.speculative else "baseline"
     label = f"  {s.label}" if s.label else ""
-    return f"{s.id:>5}  {when}  {s.url}  {spec:<28} {tok_s:>12}  {len(s.runs)} runs{label}"
+    url = f"{s.url:<{url_width}}"
+    return f"{s.id:>5}  {when}  {url}  {spec:<28} {tok_s:>12}  {len(s.runs)} runs{label}"

@@ -242,8 +242,8 @@ def listen(bind: str, port: int) -> socket.socket:
     """A socket listening on `bind`:`port`.
 
     Raises:
-        TargetError: The address is not one of this machine's, or the port is taken or
-            privileged.
+        TargetError: `--bind` is not an address of this machine (a bad argument: exit 2).
+        SpecmonError: The port is taken or privileged (exit 1, as for `exporter` and `agent`).
     """
     try:
         infos = socket.getaddrinfo(bind, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
@@ -254,13 +254,13 @@ def listen(bind: str, port: int) -> socket.socket:
         return socket.create_server(address, family=family, backlog=64)
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
-            raise TargetError(
+            raise SpecmonError(
                 f"port {port} on {bind} is taken by another program: choose another with --web-port"
             ) from None
         if exc.errno == errno.EADDRNOTAVAIL:
             raise TargetError(f"--bind {bind}: not an address of this machine") from None
         if exc.errno == errno.EACCES:
-            raise TargetError(
+            raise SpecmonError(
                 f"port {port} needs privileges: choose one above 1023 with --web-port"
             ) from None
-        raise TargetError(f"cannot listen on {bind}:{port}: {exc.strerror}") from None
+        raise SpecmonError(f"cannot listen on {bind}:{port}: {exc.strerror}") from None

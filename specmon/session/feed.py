@@ -34,6 +34,11 @@ def bench_protocol(config: MonitorConfig) -> BenchProtocol:
     return default_protocol(config.baseline_runs, 1, config.probe_tokens)
 
 
+BENCH_CANCELLED = "cancelled: nothing saved"
+"""What `bench_failed` says of a bench the user cancelled (Esc): said as "cancelled", not as a
+failure."""
+
+
 class Relauncher(Protocol):
     """A server specmon launched (`specmon.launch.relaunch.ManagedServer`, handed in by
     `specmon launch`): its baseline is taken by relaunching it without speculation."""
@@ -291,7 +296,7 @@ class LocalFeed:
             return
         except asyncio.CancelledError:
             self._bench_on_server = False
-            sink.bench_failed(kind, "cancelled: nothing saved")
+            sink.bench_failed(kind, BENCH_CANCELLED)
             raise
         # Off the event loop, so that the keys answer meanwhile: another process's lock is
         # waited for (Esc: the way out), and a result the store cannot take is kept in a file

@@ -36,7 +36,7 @@ from specmon.session.baselines import (
     check_lifetimes,
     lookup_baseline,
 )
-from specmon.session.feed import Feed, LocalFeed, Relauncher, bench_protocol
+from specmon.session.feed import BENCH_CANCELLED, Feed, LocalFeed, Relauncher, bench_protocol
 from specmon.session.history_writer import HistoryRecorder, start_history
 from specmon.session.live import LiveState
 from specmon.session.recorder import RecordingFeed, recorded_lookups
@@ -388,6 +388,9 @@ class ServerSession:
         """A bench failed: nothing was saved."""
         self._bench_ended()
         self.live.bench = None
+        if error == BENCH_CANCELLED:  # Esc: the user's choice, not a failure
+            self.log(self.wall(), "info", f"{kind.value} {error}")
+            return
         self.log(self.wall(), "error", f"{kind.value} failed: {error}")
 
     def bench_note(self, wall: float, note: str) -> None:

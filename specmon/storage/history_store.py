@@ -137,6 +137,24 @@ def columns(
     return values
 
 
+def column_starts(
+    store: Store, target: str, start: float, end: float, count: int
+) -> list[float | None]:
+    """The range cut into `count` columns as `columns` cuts it, each its first reading's time,
+    of any figure (None: none in it): what a column is labelled by, not the range's cut."""
+    step = (end - start) / count
+    rows = store.read(
+        "SELECT CAST((at - :start) / :step AS INTEGER) AS col, MIN(at) FROM history"
+        " WHERE target = :target AND at >= :start AND at < :end GROUP BY col",
+        {"start": start, "step": step, "end": end, "target": target},
+    )
+    firsts: list[float | None] = [None] * count
+    for col, at in rows:
+        i = min(int(col), count - 1)
+        firsts[i] = at if firsts[i] is None else min(at, firsts[i])
+    return firsts
+
+
 def marks(store: Store, target: str, start: float, end: float) -> list[Mark]:
     """The marks from `start` to `end`, oldest first."""
     rows = store.read(

@@ -116,6 +116,11 @@ class SpecmonApp(App[None]):
         Binding("i", "diagnostics", "why —"),
         Binding("question_mark", "help", "help"),
         Binding("q", "quit", "quit"),
+        # What htop, btop, k9s and nvitop users press: F1 or h for help, F10 or Ctrl-C to quit
+        # (Textual's Ctrl-C only said "press ctrl+q to quit").
+        Binding("h,f1", "help", "help", show=False),
+        Binding("f10", "quit", "quit", show=False),
+        Binding("ctrl+c", "quit", "quit", show=False, priority=True),
     ]
 
     def __init__(
@@ -391,6 +396,13 @@ class SpecmonApp(App[None]):
             view = replace(view, events=(*view.events, live.events[-1]))
             self.bell()
             panels.baseline.flash()
+        # A server that is down keeps its last figures in view, dimmed and said to be the last
+        # seen: not what it does now (the header says down).
+        down = view.identity.state == "down"
+        if panels.decode.has_class("-down") != down:
+            panels.decode.set_class(down, "-down")
+            panels.baseline.set_class(down, "-down")
+            panels.decode.watch_view(view.decode)
         panels.identity.view = view.identity
         panels.decode.view = view.decode
         panels.decode.bench = view.bench

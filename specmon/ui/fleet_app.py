@@ -25,7 +25,7 @@ from specmon.session.server_session import ServerSession
 from specmon.session.view import View
 from specmon.ui.app import SpecmonApp
 from specmon.ui.messages import FleetRowsReady
-from specmon.ui.screens.fleet import FleetScreen
+from specmon.ui.screens.fleet import FleetScreen, TableChoice
 from specmon.ui.screens.help import FLEET_KEYS
 
 DASHBOARD_ACTIONS = frozenset(
@@ -54,6 +54,8 @@ class FleetApp(SpecmonApp):
         """
         self.fleet = fleet
         super().__init__(fleet.sessions[0], config=config, start_workers=start_workers, wall=wall)
+        self._table_choice = TableChoice()
+        """The table's order, filter and last server opened, kept across visits."""
         self._rows: dict[str, FleetRow] = {}
         """Each server's row, from its latest View."""
         for session in fleet.sessions:
@@ -77,7 +79,9 @@ class FleetApp(SpecmonApp):
 
     def on_mount(self) -> None:
         """The fleet table on top of the dashboard."""
-        self.push_screen(FleetScreen(len(self.fleet.sessions)), self._open)
+        self.push_screen(
+            FleetScreen(len(self.fleet.sessions), choice=self._table_choice), self._open
+        )
         self.call_after_refresh(self.show_rows)
 
     def _start_workers(self) -> None:
@@ -109,7 +113,8 @@ class FleetApp(SpecmonApp):
         if self.session.live.baseline.waiting or self.bench_running():
             super().action_cancel_bench()
             return
-        self.push_screen(FleetScreen(len(self.fleet.sessions), frozen=self.frozen), self._open)
+        table = FleetScreen(len(self.fleet.sessions), frozen=self.frozen, choice=self._table_choice)
+        self.push_screen(table, self._open)
         self.show_rows()
 
     def action_freeze(self) -> None:

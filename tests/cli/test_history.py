@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from specmon.cli import main
+from specmon.cli.history import history_text
 from specmon.history import Figure, Mark, MarkKind, Point
 from specmon.storage import history_store
 from specmon.storage.store import Store
@@ -102,4 +103,24 @@ def test_a_bad_since_is_one_line(since: str, capsys: pytest.CaptureFixture[str])
     assert (
         f"argument --since: not a span: {since!r} (a number and s, m, h or d: 30m, 24h, 7d)\n"
         in err
+    )
+
+
+def test_three_minutes_are_labelled_from_their_first_reading_and_too_little_to_judge(
+    tmp_path: Path,
+) -> None:
+    """Issue 38: readings of 07:01–07:04 showed as `from 06:04` (the 24 h window's cut) and
+    `no drift … (judged over 2 h or more)` after 3 minutes."""
+    now = 1_796_450_640.0  # a minute's start, so the labels below do not depend on seconds
+    first = now - 180
+    points = [Point(URL, None, first + s, f, 2.1) for s in range(0, 181, 10)
+              for f in (Figure.ACCEPT, Figure.DECODE)]  # fmt: skip
+    with Store(tmp_path / "db") as store:
+        history_store.append(store, points, [])
+        lines = history_text(store, URL, now - 86400, now + 1)
+    rows = [line for line in lines[2:] if line[:2] == "20"]
+    assert [row[:16] for row in rows] == [time.strftime("%Y-%m-%d %H:%M", time.localtime(first))]
+    assert lines[-1] == (
+        "too little history to judge drift: 3 min of this server lifetime recorded, "
+        "2.0 h or more needed"
     )

@@ -162,7 +162,9 @@ def test_db_before_the_command_is_the_store_used(
     capsys.readouterr()
     for argv in (["--db", str(db), "snapshots", "list"], ["snapshots", "list", "--db", str(db)]):
         assert main(argv) == 0
-        assert len(capsys.readouterr().out.splitlines()) == 1  # the one bench above
+        header, *rows = capsys.readouterr().out.splitlines()
+        assert header.split() == ["id", "taken", "server", "speculation", "decode", "runs"]
+        assert len(rows) == 1  # the one bench above
 
 
 def test_launch_passes_the_dashboard_settings_on(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -226,8 +228,80 @@ def test_an_unknown_option_is_refused_with_its_command_usage(
         parse_args(argv)
     assert exited.value.code == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"usage: {prog} [-h]")
-    assert err.endswith(f"\n{prog}: error: unrecognized arguments: --bogus\n")
+    # Two lines: a short usage (argparse's block of every option was a screenful) and the error.
+    usage, error = err.splitlines()
+    assert usage.startswith(f"usage: {prog} [options]") and usage.endswith(f"(see {prog} --help)")
+    assert error in (
+        f"{prog}: error: unrecognized arguments: --bogus",
+        f"{prog}: error: unrecognized option --bogus",  # before any command
+    )
+
+
+def test_the_short_usage_shows_what_is_not_an_option(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv, usage in (
+        (["bench"], "usage: specmon bench [options] URL  (see specmon bench --help)"),
+        (["chekc"], "usage: specmon [options] [URL | COMMAND ...]  (see specmon --help)"),
+    ):
+        with pytest.raises(SystemExit):
+            parse_args(argv)
+        assert capsys.readouterr().err.splitlines()[0] == usage
+
+
+def test_help_shows_the_command_as_optional(capsys: pytest.CaptureFixture[str]) -> None:
+    """`COMMAND ...` read as required: without one, specmon opens the dashboard."""
+    with pytest.raises(SystemExit):
+        parse_args(["--help"])
+    assert capsys.readouterr().out.startswith("usage: specmon [options] [URL | COMMAND ...]\n")
+
+
+@pytest.mark.parametrize(
+    ("argv", "urls"),
+    [
+        (["127.0.0.1:47311"], ["127.0.0.1:47311"]),
+        (["--theme", "specmon-light", "http://gpu-box:8000"], ["http://gpu-box:8000"]),
+        (["gpu-a:8000", "gpu-b:8000"], ["gpu-a:8000", "gpu-b:8000"]),  # the fleet, as --url twice
+        (["localhost", "--interval", "2"], ["localhost"]),
+    ],
+)
+def test_an_address_where_a_command_would_be_is_the_dashboard_s_url(
+    argv: list[str], urls: list[str]
+) -> None:
+    args = parse_args(argv)
+    assert args.command is None and args.dashboard and args.url == urls
+
+
+def test_an_option_value_that_looks_like_an_address_stays_the_option_s() -> None:
+    args = parse_args(["--baseline-url", "gpu-b:8000", "gpu-a:8000"])
+    assert (args.baseline_url, args.url) == ("gpu-b:8000", ["gpu-a:8000"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--budget", "5", "check", "u"], "--budget is an option of `specmon check`: give it after "
+         "the command (specmon check … --budget …)"),
+        (["--runs=3", "bench", "u"], "--runs is an option of `specmon bench`, `specmon whatif`, "
+         "`specmon ab`: give"),
+        (["--bogus", "5", "check", "u"], "unrecognized option --bogus"),
+    ],
+)  # fmt: skip
+def test_a_command_s_option_before_the_command_says_where_it_goes(
+    argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It was `invalid choice: '5'`: the option's value taken for the command."""
+    with pytest.raises(SystemExit) as exited:
+        parse_args(argv)
+    assert exited.value.code == 2
+    assert f"specmon: error: {said}" in capsys.readouterr().err
+
+
+def test_a_pasted_api_path_is_dropped_with_a_note(capsys: pytest.CaptureFixture[str]) -> None:
+    args = parse_args(["check", "http://gpu-box:8000/v1"])
+    assert capsys.readouterr().err == (
+        "specmon: note: http://gpu-box:8000/v1 is taken as http://gpu-box:8000: the server's "
+        "base address (/v1 is one of its API paths)\n"
+    )
+    assert args.server == "http://gpu-box:8000/v1"  # normalised where it is read (target_of)
 
 
 @pytest.mark.parametrize(

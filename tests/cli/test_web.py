@@ -308,7 +308,7 @@ def test_a_taken_port_is_one_line(
         code = main(
             ["web", "--url", sim.url, "--db", str(tmp_path / "db"), "--web-port", str(port)]
         )
-    assert code == 2
+    assert code == 1  # as `exporter` and `agent` say a taken port (docs/usage.md, exit codes)
     assert capsys.readouterr().err == (
         f"specmon: error: port {port} on 127.0.0.1 is taken by another program: choose another "
         "with --web-port\n"

@@ -417,3 +417,22 @@ def test_the_real_h200_ab_store_pairs_each_round_with_its_own_baseline() -> None
     four_streams = [rows[i].comparison for i in (5, 11)]
     assert [pct(c.speedup.value, signed=True) for c in four_streams if c] == ["+65.7%", "+159.4%"]
     assert all(rows[i].validity is not None and rows[i].validity.confirmed for i in pairs)
+
+
+def test_snapshots_export_and_list_go_oldest_first_with_a_header(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 38: `export` ordered by server (rows 2, 3, 1) and `list` had no header."""
+    db = str(tmp_path / "s.db")
+    other = replace(baseline(2, at=T0 + 60), url="http://gpu-box-2.cluster:8000")
+    with Store(db) as store:
+        store.save_all(
+            [replace(s, id=None) for s in (baseline(1), other, speculative(3, at=T0 + 600))]
+        )
+    assert main(["snapshots", "export", "--format", "json", "--offline", "--db", db]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert [row["id"] for row in rows] == [1, 2, 3]
+    assert main(["snapshots", "list", "--db", db]) == 0
+    header, *lines = capsys.readouterr().out.splitlines()
+    assert header.split() == ["id", "taken", "server", "speculation", "decode", "runs"]
+    assert len(lines) == 3 and len({line.index(" baseline") for line in lines[1:]}) == 1

@@ -20,6 +20,12 @@ from specmon.target import ApiKey, Target, normalise_url
         ("http://host:30000/", "http://host:30000"),
         ("https://gpu-box", "https://gpu-box"),
         ("[::1]:8000", "http://[::1]:8000"),
+        # A pasted API path is the server's base address meant (the CLI says it dropped it).
+        ("http://host:8000/v1", "http://host:8000"),
+        ("host:8000/v1/", "http://host:8000"),
+        ("https://host/v1/chat/completions", "https://host"),
+        ("host:30000/metrics", "http://host:30000"),
+        ("host:30000/generate", "http://host:30000"),
     ],
 )
 def test_normalise_url(raw: str, url: str) -> None:
@@ -32,7 +38,11 @@ def test_normalise_url(raw: str, url: str) -> None:
         ("", "empty"),
         ("ftp://h", "scheme"),
         ("h:99999", "port"),
-        ("http://h/v1", "path"),
+        ("http://h/api/x", "without a path: 'http://h/api/x' \\(e.g. http://h\\)"),
+        ("http://h:1/v1?x=1", "path"),
+        ("http//h:8000", "malformed URL .* did you mean http://h:8000\\?"),
+        ("https:/h", "malformed URL .* did you mean https://h\\?"),
+        ("http:h:80", "malformed URL"),
         ("http://:80", "no host"),
         ("[", "not an address"),
         ("http://[::1:80", "not an address"),

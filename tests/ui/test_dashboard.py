@@ -337,7 +337,7 @@ async def test_a_click_on_the_keys_line_runs_the_key(make_app: Callable[..., Spe
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         keys = str(app.query_one("#keys", Static).content)
-        assert keys.startswith(" b baseline  s  c compare  w what-if  p  f  z  d  /  t ")
+        assert keys.startswith(" b baseline  s snapshot  c compare  w what-if  p probe ")
         await pilot.click("#keys", offset=(keys.index(" p ") + 1, 0))
         assert app.session.live.probe_paused
         await pilot.click("#keys", offset=(keys.index(" ? ") + 1, 0))
@@ -352,16 +352,17 @@ async def test_a_click_on_the_keys_line_runs_the_key(make_app: Callable[..., Spe
             " b baseline  s snapshot  c compare  w what-if  p probe  f freeze  z zoom  d dump  "
             "/ filter  t theme  i why —  ? help  q quit ",
         ),
-        (80, " b baseline  s  c compare  w what-if  p  f  z  d  /  t  i why —  ? help  q quit "),
-        (60, " b baseline  s  c  w  p  f  z  d  /  t  i  ? help  q quit "),
-        (40, " b  s  c  w  p  f  z  d  /  t  i  ?  q "),
+        (80, " b baseline  s snapshot  c compare  w what-if  p probe  i why —  ? help  q quit "),
+        (60, " b baseline  c compare  w what-if  i why —  ? help  q quit "),
+        (40, " b baseline  w what-if  ? help  q quit "),
     ],
 )
-async def test_the_keys_line_lists_every_key_and_fits(
+async def test_the_keys_line_fits_with_a_word_for_every_key_it_lists(
     width: int, keys: str, make_app: Callable[..., SpecmonApp]
 ) -> None:
-    """Issue 25: at 60 columns `? help` and `q quit` were cut and `w` was never listed; now a
-    narrow line drops the words of the lesser keys (help names them), never a key."""
+    """Issue 25: at 60 columns `? help` and `q quit` were cut and `w` was never listed; issue 38:
+    at 80 the line then read `s  c compare  w what-if  p  f  z  d  /  t`, seven bare keys. A
+    narrow line lists the most useful keys, each with its word; `? help` lists them all."""
     app = make_app()
     async with app.run_test(size=(120, 24)) as pilot:
         await pilot.resize_terminal(width, 24)  # the words follow a live resize
@@ -379,7 +380,7 @@ async def test_read_only_turns_off_and_says_so_every_key_that_benches_or_writes(
     async with app.run_test(size=(80, 24)) as pilot:
         keys = str(app.query_one("#keys", Static).content)
         assert keys == (
-            " c compare  w what-if  f freeze  z  /  t  i why —  ? help  q quit  read-only "
+            " c compare  w what-if  f freeze  / filter  i why —  ? help  q quit  read-only "
         )
         await pilot.press("b", "s", "p")
         await pilot.pause()
@@ -545,3 +546,52 @@ async def test_every_dialog_says_how_to_close_it_at_60x15(
         assert app.screen is not app.screen_stack[0]
         text = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
         assert "Esc" in text, text
+
+
+@pytest.mark.parametrize("key", ["ctrl+c", "f10", "q"])
+async def test_the_keys_htop_users_press_quit(
+    key: str, make_app: Callable[..., SpecmonApp]
+) -> None:
+    """Issue 38: Ctrl-C showed Textual's "press ctrl+q to quit"; htop, btop, k9s and nvitop
+    quit on it (and on F10)."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press(key)
+        await pilot.pause()
+        assert app.return_code == 0 and not app._notifications
+
+
+@pytest.mark.parametrize("key", ["f1", "h", "question_mark"])
+async def test_f1_and_h_open_the_help_and_close_it(
+    key: str, make_app: Callable[..., SpecmonApp]
+) -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press(key)
+        await pilot.pause()
+        assert app.screen.__class__.__name__ == "HelpScreen"
+        await pilot.press(key)
+        await pilot.pause()
+        assert len(app.screen_stack) == 1
+
+
+async def test_a_dead_server_s_figures_are_dimmed_and_said_to_be_the_last_seen(
+    make_app: Callable[..., SpecmonApp],
+) -> None:
+    """Issue 38: the big tok/s and the speedup stayed as they were while the header said down."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await healthy()(pilot)
+        decode, baseline = app.query_one("#decode"), app.query_one(BaselinePanel)
+        assert "(probe)" in str(decode.border_title) and not decode.has_class("-down")
+        app.session.sample(
+            sample(9.0, None, None, seq=3, info_error=REFUSED, metrics_error=REFUSED)
+        )
+        await pilot.pause()
+        assert app.session.view().identity.state == "down"
+        assert decode.has_class("-down") and baseline.has_class("-down")
+        assert "(last seen)" in str(decode.border_title)
+        assert decode.query_one("#decode-digits").styles.text_opacity < 1
+        app.session.sample(sample(10.0, server_info(), server_metrics("spec/metrics"), seq=4))
+        await pilot.pause()
+        assert not decode.has_class("-down") and "(probe)" in str(decode.border_title)

@@ -459,3 +459,31 @@ async def test_a_bug_in_a_session_crashes_the_fleet_as_it_does_the_dashboard() -
     with pytest.raises(RuntimeError, match="a bug"):
         async with app.run_test() as pilot:
             await until(pilot, lambda: app.return_code is not None)
+
+
+async def test_the_table_keeps_its_order_and_filter_across_a_visit_and_lists_its_keys() -> None:
+    """Issue 38: the sort chosen with `o` was back to worst first after a server's dashboard;
+    the keys line said "Esc: back" (Esc does nothing on the table) and left out ?, w, f, d, t."""
+    app = _app(8)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _shown(8)(pilot)
+        table = app.screen
+        assert isinstance(table, FleetScreen)
+        keys = str(table.query_one("#fleet-keys", Static).content)
+        assert "Esc" not in keys and "? help" in keys and "w what-if" in keys
+        await pilot.press("o", "o")  # by tok/s
+        order = table.order
+        assert order != "worst first"
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        opened = app.session.url
+        await pilot.press("escape")
+        await pilot.pause()
+        again = app.screen
+        assert isinstance(again, FleetScreen) and again is not table
+        assert again.order == order and order in str(again.query_one("#fleet-title").render())
+        assert again.highlighted() == opened  # the cursor on the server just visited
+        await pilot.resize_terminal(40, 15)
+        await pilot.pause()
+        keys = str(again.query_one("#fleet-keys", Static).content)
+        assert keys == "Enter open · w what-if · ? help · q quit"

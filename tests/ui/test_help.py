@@ -19,7 +19,8 @@ from specmon.ui.screens.help import COMPARISON_KEYS, FLEET_KEYS, KEYS
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 # How the help writes them.
-SHOWN = {"question_mark": "?", "escape": "Esc", "enter": "Enter", "slash": "/"}
+SHOWN = {"question_mark": "?", "escape": "Esc", "enter": "Enter", "slash": "/", "f1": "F1",
+         "f10": "F10", "ctrl+c": "Ctrl-C"}  # fmt: skip
 
 
 def _keys(bindings: list[BindingType]) -> set[str]:

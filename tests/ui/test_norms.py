@@ -16,7 +16,7 @@ from textual.widgets import Static
 
 from specmon.analysis.comparison import Verdict
 from specmon.ui.app import SpecmonApp
-from specmon.ui.screens.fleet import FROZEN_KEYS, KEYS, FleetScreen
+from specmon.ui.screens.fleet import FleetScreen, keys_line
 from specmon.ui.widgets.baseline_panel import BaselinePanel
 from specmon.ui.widgets.events_log import EventsLog
 from specmon.ui.widgets.server_panel import ServerPanel
@@ -113,14 +113,14 @@ async def test_freeze_holds_the_fleet_table_too() -> None:
         assert isinstance(table, FleetScreen)
         before = table.rows
         await pilot.press("f")
-        assert str(table.query_one("#fleet-keys", Static).content) == FROZEN_KEYS
+        assert str(table.query_one("#fleet-keys", Static).content) == keys_line(80, frozen=True)
         second = app.fleet.sessions[1]  # not reached until now
         second.sample(sample(3.0, server_info(), server_metrics("spec/metrics")))
         await pilot.pause()
         assert table.rows is before
         await pilot.press("f")
         await pilot.pause()
-        assert str(table.query_one("#fleet-keys", Static).content) == KEYS
+        assert str(table.query_one("#fleet-keys", Static).content) == keys_line(80)
         states = {row.url: row.state for row in table.rows}
         assert (
             states[second.url] == "live"

@@ -9,6 +9,8 @@ they fit. The highlighted row's reason and GPUs are written out in full below th
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -21,6 +23,7 @@ from specmon.session.fleet_order import ORDERS, next_order, ordered
 from specmon.session.fleet_row import FleetRow
 from specmon.session.live import RECENT_PROBES
 from specmon.ui.columns import Column, cut, cut_middle, fit
+from specmon.ui.fitting import left_out
 from specmon.ui.format import DASH, escape
 from specmon.ui.messages import FleetRowsReady
 from specmon.ui.screens.filter_prompt import FilterPrompt
@@ -54,8 +57,37 @@ DECODE, ACCEPT, CYCLE = figure("decode tok/s"), figure("accept length"), figure(
 SPEEDUP = figure("speedup")
 """The catalogue's figures (`analysis.catalogue`), in columns headed by them."""
 
-KEYS = "Enter: open, Esc: back · o: sort · /: filter · q: quit"  # both fit 60 columns
-FROZEN_KEYS = "FROZEN: f resumes · Enter: open · o: sort · /: filter"
+KEYS = (("Enter", "open"), ("o", "sort"), ("/", "filter"), ("w", "what-if"), ("f", "freeze"),
+        ("d", "dump"), ("t", "theme"), ("?", "help"), ("q", "quit"))  # fmt: skip
+"""The table's keys line, in its order (Esc does nothing on the table: not listed)."""
+HIDDEN_FIRST = ("t", "d", "f", "/", "o", "w", "Enter", "q", "?")
+"""Which keys the line leaves to `?` first when the width is short."""
+FROZEN = "FROZEN: f resumes"
+
+
+def keys_line(width: int, *, frozen: bool = False) -> str:
+    """`Enter open · o sort · … · ? help · q quit`, as many keys as fit `width` (`?` lists
+    them all); frozen, it starts with FROZEN (and `f` is said there)."""
+    keys = [(key, word) for key, word in KEYS if not (frozen and key == "f")]
+    head = [FROZEN] if frozen else []
+
+    def text(hidden: frozenset[str]) -> str:
+        return " · ".join(head + [f"{key} {word}" for key, word in keys if key not in hidden])
+
+    return text(left_out(HIDDEN_FIRST, lambda hidden: len(text(hidden)) <= width))
+
+
+@dataclass
+class TableChoice:
+    """What the user chose on the table, kept while a server's dashboard is shown: the table
+    comes back as it was left (its order was reset to worst first)."""
+
+    order: str = ORDERS[0][0]
+    """`o`: the rows' order (`fleet_order.ORDERS`)."""
+    filter: str = ""
+    """`/`: only the servers whose name or address holds it."""
+    opened: str | None = None
+    """The server last opened: the cursor is back on it."""
 
 
 def _cells(row: FleetRow) -> tuple[str, ...]:
@@ -103,18 +135,19 @@ class FleetScreen(Screen[str]):
         Binding("slash", "filter", "filter"),
     ]
 
-    def __init__(self, count: int, *, frozen: bool = False) -> None:
+    def __init__(
+        self, count: int, *, frozen: bool = False, choice: TableChoice | None = None
+    ) -> None:
         """Args:
         count: How many servers the fleet has (for the title before the first rows).
         frozen: The dashboard is frozen (`f`): the keys line says so.
+        choice: The order, filter and server chosen on the table before (the app's, kept
+            while a server's dashboard is shown).
         """
         super().__init__()
         self.count = count
         self.frozen = frozen
-        self.order = ORDERS[0][0]
-        """`o`: the rows' order (`fleet_order.ORDERS`)."""
-        self.filter = ""
-        """`/`: only the servers whose name or address holds it."""
+        self.choice = choice if choice is not None else TableChoice()
         self.all_rows: tuple[FleetRow, ...] = ()
         """Every server's row, as the app brought them."""
         self.rows: tuple[FleetRow, ...] = ()
@@ -130,11 +163,30 @@ class FleetScreen(Screen[str]):
         yield Static(self._heading(), id="fleet-title")
         yield DataTable(id="fleet-table", zebra_stripes=True, cursor_type="row")
         yield Static(id="fleet-row")
-        yield Static(FROZEN_KEYS if self.frozen else KEYS, id="fleet-keys")
+        yield Static(id="fleet-keys")
+
+    def on_mount(self) -> None:
+        """The keys line, for the width it has."""
+        self.call_after_refresh(self._write_keys)
+
+    @property
+    def order(self) -> str:
+        """`o`: the rows' order (`fleet_order.ORDERS`)."""
+        return self.choice.order
+
+    @property
+    def filter(self) -> str:
+        """`/`: only the servers whose name or address holds it."""
+        return self.choice.filter
 
     def show_frozen(self, frozen: bool) -> None:
         """Say on the keys line whether the table is frozen (`f`)."""
-        self.query_one("#fleet-keys", Static).update(FROZEN_KEYS if frozen else KEYS)
+        self.frozen = frozen
+        self._write_keys()
+
+    def _write_keys(self) -> None:
+        keys = self.query_one("#fleet-keys", Static)
+        quiet.show(keys, escape(keys_line(keys.size.width or 80, frozen=self.frozen)))
 
     def _heading(self) -> str:
         """How many servers, in which order, under which filter; the window of the figures."""
@@ -160,7 +212,7 @@ class FleetScreen(Screen[str]):
 
     def action_order(self) -> None:
         """o: the next order (worst first, server, tok/s, speedup, accept, cycle)."""
-        self.order = next_order(self.order)
+        self.choice.order = next_order(self.order)
         self._arrange()
 
     def action_filter(self) -> None:
@@ -168,7 +220,7 @@ class FleetScreen(Screen[str]):
 
         def apply(text: str | None) -> None:
             if text is not None:
-                self.filter = text
+                self.choice.filter = text
                 self._arrange()
 
         self.app.push_screen(
@@ -176,8 +228,9 @@ class FleetScreen(Screen[str]):
         )
 
     def on_resize(self) -> None:
-        """Choose the columns for the new width."""
+        """Choose the columns and the keys listed for the new width."""
         self.call_after_refresh(self._fill)
+        self.call_after_refresh(self._write_keys)
 
     def _fill(self) -> None:
         """The essential columns always, the others while they fit; the cursor stays on its
@@ -208,7 +261,7 @@ class FleetScreen(Screen[str]):
                     if text != old:
                         table.update_cell(url, COLUMNS[i].key, Text(*text))
         else:
-            highlighted = self.highlighted()
+            highlighted = self.highlighted() or self.choice.opened
             if widths != before_widths:
                 table.clear(columns=True)
                 for i, width in shown:
@@ -246,4 +299,5 @@ class FleetScreen(Screen[str]):
         """Enter: that server's dashboard."""
         url = self.highlighted()
         if url is not None:
+            self.choice.opened = url
             self.dismiss(url)

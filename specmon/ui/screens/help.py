@@ -48,8 +48,8 @@ KEYS = (
     ("t", "next theme, named in the events log: specmon-dark, specmon-high-contrast, "
      "specmon-light, then Textual's textual-dark, textual-light, nord, gruvbox"),
     ("i", 'sources, their age and last error, why a value shows "—", where acceptance came from'),
-    ("?", "this help"),
-    ("q", "quit"),
+    ("?, h, F1", "this help"),
+    ("q, F10, Ctrl-C", "quit"),
 )  # fmt: skip
 FLEET_KEYS = (
     ("↑, ↓", "choose a server"),
@@ -63,8 +63,8 @@ FLEET_KEYS = (
     ("f", "freeze the table (sampling goes on); f again shows the present"),
     ("d", "dump the screen as SVG and text into the dumps folder"),
     ("t", "next theme"),
-    ("?", "this help"),
-    ("q", "quit"),
+    ("?, h, F1", "this help"),
+    ("q, F10, Ctrl-C", "quit"),
 )  # fmt: skip
 """The fleet table's keys: the single-server ones (b, s, c, p, i) act in a server's dashboard."""
 COMPARISON_KEYS = (
@@ -142,7 +142,7 @@ def metrics_page() -> RenderableType:
 class HelpScreen(ModalScreen[None]):
     """Keys and metric definitions."""
 
-    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close")]
+    BINDINGS = [Binding("escape,question_mark,q,h,f1", "dismiss", "Close")]
 
     def __init__(self, keys: tuple[tuple[str, str], ...] = KEYS_AND_COMPARISON) -> None:
         """Args:

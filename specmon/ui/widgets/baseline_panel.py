@@ -125,11 +125,22 @@ def _body(view: BaselineView, width: int, height: int) -> str:
     span = width - 18 - len(pooled)
     # A short panel (60x15) or a narrow one (60x24) keeps the validity and the speedup (or why
     # it is stale) in view: no spread, no bars, no interval, a line each.
-    roomy = height >= SHORT_BELOW and span >= BAR_AT_LEAST
+    comparison = view.comparison
+    written = SPEEDUP.written(Measured(comparison=comparison)) if comparison else None
+    verdict = verdict_text(comparison) if comparison else ""
+    # The bars take two lines: with a speedup line that wraps, five lines would cut its verdict.
+    wraps = len(f"speedup {written} {verdict}") > width
+    roomy = height >= SHORT_BELOW + wraps and span >= BAR_AT_LEAST
+    stale = validity is not None and not validity.valid
+    dot = " ·" if stale else " · "  # the STALE mark's reverse video starts with its own space
     if roomy:
-        lines = [f"{head} {escape(spread)}", f"{view.runs} runs · {age(view.age_s)} old · {mark}"]
+        lines = [f"{head} {escape(spread)}", f"{view.runs} runs · {age(view.age_s)} old{dot}{mark}"]
     else:
-        lines = [f"{head} · {view.runs} runs", f"{age(view.age_s)} old · {mark}"]
+        # The speedup and its verdict first (`_headline`), then the validity, then the rest:
+        # a panel of two lines (12 rows) or of 15 columns (40) keeps the headline in view.
+        # (After the STALE badge's own trailing space, no " · ".)
+        lines = [f"{mark}{'' if stale else ' · '}{age(view.age_s)} old"]
+        lines.append(f"{head} · {view.runs} runs")
     if view.tok_s is not None and view.current_tok_s is not None and roomy:
         top = max(view.tok_s, view.current_tok_s)
         base, now = (decode(tok_s, unit=False) for tok_s in (view.tok_s, view.current_tok_s))
@@ -138,27 +149,32 @@ def _body(view: BaselineView, width: int, height: int) -> str:
             f"[$primary]now  {bar(view.current_tok_s, top, span):<{span}}[/] "
             f"{now:>6} [dim]{pooled}[/]"
         )
-    comparison = view.comparison
     gain = DASH
     if comparison is not None:
         # The catalogue's speedup text; a short or narrow panel keeps the value alone (its
         # interval's decimals), not the interval: a line each, cut, not wrapped.
-        text = (
-            SPEEDUP.written(Measured(comparison=comparison))
-            if roomy
-            else speedup_text(comparison.speedup, interval=False)
-        )
+        text = written if roomy else speedup_text(comparison.speedup, interval=False)
         gain = escape(text or DASH)
     # Without the bars, "now" leads the line: the speedup is the ratio of the two numbers shown.
     label = "speedup" if roomy else f"now {decode(view.current_tok_s, unit=False)}"
     if validity is not None and not validity.valid:
         reasons = [f"[$stale]✗ {escape(reason)}[/]" for reason in validity.reasons]
-        lines.extend([f"{label} [dim strike]{gain}[/]", *reasons] if roomy else reasons)
+        if roomy:
+            lines.extend([f"{label} [dim strike]{gain}[/]", *reasons])
+        else:
+            lines[1:1] = reasons
     elif comparison is not None:
         style = {Verdict.WINNING: "$good", Verdict.LOSING: "$bad"}.get(comparison.verdict, "")
-        lines.append(f"{label} [bold {style}]{gain}[/] {escape(verdict_text(comparison))}")
-    else:
+        if roomy:
+            lines.append(f"{label} [bold {style}]{gain}[/] {escape(verdict)}")
+        else:
+            # Short, its lines are cut (not wrapped): the headline is fitted to the width.
+            fit = width if height < SHORT_BELOW else None
+            lines[:0] = _headline(label, gain, f"bold {style}", verdict, fit)
+    elif roomy:
         lines.append(f"{label} {DASH}")
+    else:
+        lines.insert(0, f"{label} {DASH}")
     if validity is not None:
         lines.extend(f"[$stale]?[/] {escape(what)}" for what in validity.unverified)
         lines.extend(f"[$stale]≠[/] {escape(what)}" for what in validity.conditions)
@@ -166,3 +182,16 @@ def _body(view: BaselineView, width: int, height: int) -> str:
     if view.origin:
         lines.append(f"[dim]{escape(view.url or '')} · {escape(view.origin)}[/]")
     return "\n".join(lines)
+
+
+def _headline(label: str, gain: str, style: str, verdict: str, width: int | None) -> list[str]:
+    """The speedup and its verdict in `width` cells (None: any, the lines wrap): `now 824.4
+    +165.8% winning` on one line, without "now …" where that does not fit, and the verdict on a
+    line of its own where the two still do not (`gain` is escaped, `label` and `verdict` plain)."""
+    figure = f"[{style}]{gain}[/]"
+    shown = len(gain.replace("\\[", "["))
+    if width is None or len(label) + shown + len(verdict) + 2 <= width:
+        return [f"{label} {figure} {escape(verdict)}"]
+    if shown + len(verdict) + 1 <= width:
+        return [f"{figure} {escape(verdict)}"]
+    return [figure, escape(verdict)]

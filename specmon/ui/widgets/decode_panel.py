@@ -44,8 +44,10 @@ class DecodePanel(Vertical):
         decode = DECODE.value_text(view.decode_tok_s, unit=False)
         if digits.value != decode:
             digits.update(decode)
-        # The title carries the figure too: small terminals hide the big digits.
-        quiet.title(self, f"Decode [bold]{decode}[/] {DECODE.unit} (probe)")
+        # The title carries the figure too: small terminals hide the big digits. The server
+        # down (`-down`, set by the app), it is the last seen, dimmed (specmon.tcss).
+        when = "(last seen)" if self.has_class("-down") else "(probe)"  # its age: the status
+        quiet.title(self, f"Decode [bold]{decode}[/] {DECODE.unit} {when}")
         quiet.show(
             self.query_one("#decode-detail", Static),
             f"{MS_PER_TOKEN.value_text(view.ms_per_token)} · TTFT {num(view.ttft_ms, '.0f', 'ms')}",

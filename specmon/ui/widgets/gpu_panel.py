@@ -33,6 +33,8 @@ class GpuPanel(Static):
         if view is None:
             return
         quiet.subtitle(self, escape(view.source or ""))
+        # A tiny screen (specmon.tcss) gives the row of "no NVML here" to the panels.
+        self.set_class(view.unavailable is not None, "-unavailable")
         if view.unavailable is not None:
             quiet.show(self, f"[$stale]GPUs:[/] [dim]{escape(view.unavailable)}[/]")
             return

@@ -11,12 +11,13 @@ from textual.widgets import Static
 
 from specmon.ui.fitting import left_out
 
-# Whose word goes first when the line is too narrow for every key's (thirteen take 122 columns): the
-# key stays, and `? help` says what it does. Help and quit keep theirs the longest; a replay's
-# own keys (`specmon replay`) longer than the dashboard's.
-WORDLESS_FIRST = ("next_theme", "zoom", "filter_events", "dump", "freeze", "toggle_probe",
-                  "diagnostics", "snapshot", "compare", "whatif", "baseline", "faster",
-                  "seek_back", "pause_replay", "help", "quit")  # fmt: skip
+# Which keys go first when the line is too narrow for every key with its word (thirteen take 122
+# columns): a key shown always has its word (a bare `s  f  z  d` said nothing), and `? help` lists
+# every key. Help and quit stay the longest; a replay's own keys (`specmon replay`) longer than
+# the dashboard's.
+HIDDEN_FIRST = ("next_theme", "zoom", "filter_events", "dump", "freeze", "toggle_probe",
+                "diagnostics", "snapshot", "compare", "whatif", "baseline", "faster",
+                "seek_back", "pause_replay", "help", "quit")  # fmt: skip
 
 
 class Key(NamedTuple):
@@ -26,31 +27,32 @@ class Key(NamedTuple):
     word: str
     action: str
 
-    def width(self, worded: bool) -> int:
-        """Cells taken: ` k ` and, worded, `word `."""
-        return len(self.key) + 2 + (len(self.word) + 1 if worded else 0)
+    def width(self) -> int:
+        """Cells taken: ` k word `."""
+        return len(self.key) + 2 + len(self.word) + 1
 
 
-def worded(keys: Sequence[Key], width: int) -> frozenset[str]:
-    """The actions whose word fits beside its key in `width` cells (all while it is unknown)."""
+def shown(keys: Sequence[Key], width: int) -> frozenset[str]:
+    """The actions whose key and word fit in `width` cells (all while it is unknown)."""
 
-    def fits(wordless: frozenset[str]) -> bool:
-        return not width or sum(key.width(key.action not in wordless) for key in keys) <= width
+    def fits(hidden: frozenset[str]) -> bool:
+        return not width or sum(key.width() for key in keys if key.action not in hidden) <= width
 
-    return frozenset(key.action for key in keys) - left_out(WORDLESS_FIRST, fits)
+    return frozenset(key.action for key in keys) - left_out(HIDDEN_FIRST, fits)
 
 
 class KeysLine(Static):
-    """` b baseline  s snapshot …`; a click on a key runs its action.
+    """` b baseline  s snapshot …  ? help  q quit`, as many keys as fit; a click on a key runs
+    its action.
 
     Textual's `Footer` made a widget of each key, rebuilt them at every screen change (`i`, `?`,
     `c` and back: 20–50 ms of restyling and a second repaint of the whole dashboard after each)
-    and leaked the old ones (Textualize/textual#6666). The dashboard's keys never change; which
-    of them have their word beside them depends on the width.
+    and leaked the old ones (Textualize/textual#6666). The dashboard's keys never change; how
+    many of them are listed depends on the width.
     """
 
     _keys: tuple[Key, ...] = ()
-    _worded: frozenset[str] | None = None
+    _shown: frozenset[str] | None = None
 
     def __init__(
         self, *, left_out: frozenset[str] = frozenset(), note: str = "", id: str | None = None
@@ -79,28 +81,27 @@ class KeysLine(Static):
     def set_note(self, note: str) -> None:
         """Say `note` after the keys from now on (the dashboard frozen, or no longer)."""
         self.note = note
-        self._worded = None
+        self._shown = None
         self._write()
 
     def on_resize(self) -> None:
-        """Words in or out as the width allows."""
+        """Keys in or out as the width allows."""
         self._write()
 
     def _write(self) -> None:
-        """The keys in the footer's colours (not as underlined links), worded as they fit."""
+        """The keys in the footer's colours (not as underlined links), as many as fit."""
         note = f" {self.note} " if self.note else ""
-        words = worded(self._keys, max(self.size.width - len(note), 1) if self.size.width else 0)
-        if words == self._worded:
+        keys = shown(self._keys, max(self.size.width - len(note), 1) if self.size.width else 0)
+        if keys == self._shown:
             return
-        self._worded = words
-        parts = []
-        for key in self._keys:
-            word = f"[$footer-description-foreground]{escape(key.word)} [/]"
-            parts.append(
-                f"[@click=app.{key.action}]"
-                f"[b $footer-key-foreground on $footer-key-background] {escape(key.key)} [/]"
-                f"{word if key.action in words else ''}[/]"
-            )
+        self._shown = keys
+        parts = [
+            f"[@click=app.{key.action}]"
+            f"[b $footer-key-foreground on $footer-key-background] {escape(key.key)} [/]"
+            f"[$footer-description-foreground]{escape(key.word)} [/][/]"
+            for key in self._keys
+            if key.action in keys
+        ]
         if note:
             parts.append(f"[b $warning]{escape(note)}[/]")
         self.update(Content.from_markup("".join(parts)))
