@@ -57,7 +57,7 @@ def bodies() -> dict[str, str]:
 
 def one(body: bytes) -> tuple[float, float, str]:
     """Wall and CPU seconds to read `body` as a scrape is read, and what came of it."""
-    cache_clear = getattr(metrics_module, "_metrics").cache_clear
+    cache_clear = metrics_module._metrics.cache_clear
     cache_clear()
     wall, cpu = time.perf_counter(), time.process_time()
     try:
@@ -79,7 +79,7 @@ def main() -> None:
         walls, cpus, outcome = [], [], ""
         for r in range(args.rounds):
             body = text.replace(
-                "sglang:generation_tokens_total{", f"sglang:generation_tokens_total{{r=\"{r}\",", 1
+                "sglang:generation_tokens_total{", f'sglang:generation_tokens_total{{r="{r}",', 1
             )
             wall, cpu, outcome = one(body.encode())
             walls.append(wall)
