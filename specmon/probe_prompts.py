@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from specmon.model import Protocol
+from specmon.nesting import TooDeep, loads_json
 
 DEFAULT_MAX_TOKENS = 256
 """Tokens per probe and per baseline run by default, on every surface (the dashboard's probe
@@ -159,9 +160,11 @@ _FIELDS = ("category", "prompt", "temperature", "max_tokens")
 
 def _prompt_line(where: str, line: str) -> ProbePrompt:
     try:
-        entry = json.loads(line)
+        entry = loads_json(line)
     except json.JSONDecodeError as exc:
         raise ProbePromptsError(f"{where}: not JSON ({exc.msg})") from None
+    except TooDeep as exc:
+        raise ProbePromptsError(f"{where}: not JSON ({exc})") from None
     if not isinstance(entry, dict):
         raise ProbePromptsError(f"{where}: not a JSON object")
     unknown = sorted(set(entry) - set(_FIELDS))

@@ -45,6 +45,7 @@ def test_a_file_gives_each_line_its_category_and_options(tmp_path: Path) -> None
     ("line", "error"),
     [
         ("not json", "prompts.jsonl:2: not JSON"),
+        ("[" * 5000 + "]" * 5000, "prompts.jsonl:2: not JSON .nested more than 64 levels deep"),
         ("[1, 2]", "prompts.jsonl:2: not a JSON object"),
         ('{"prompt": "x"}', "prompts.jsonl:2: category: a non-empty string is required"),
         ('{"category": "", "prompt": "x"}', "prompts.jsonl:2: category: a non-empty string"),

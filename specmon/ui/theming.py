@@ -12,6 +12,8 @@ from typing import Any
 from textual.color import Color, ColorParseError
 from textual.theme import BUILTIN_THEMES, Theme
 
+from specmon.nesting import TooDeep, loads_toml
+
 # App colours, as theme variables. A theme may set them in [variables]; otherwise they follow
 # the theme's own semantic colours, so Textual's built-in themes work too.
 APP_VARIABLES = {"good": "success", "bad": "error", "stale": "warning", "baseline": "accent"}
@@ -38,8 +40,8 @@ def parse_theme(name: str, text: str) -> Theme:
         ThemeError: Not TOML, a missing `primary`, an unknown key, or a colour that does not parse.
     """
     try:
-        data: dict[str, Any] = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        data: dict[str, Any] = loads_toml(text)
+    except (tomllib.TOMLDecodeError, TooDeep) as exc:
         raise ThemeError(f"{name}: not valid TOML ({exc})") from None
     unknown = set(data) - {"name", "dark", "variables", *_COLOR_KEYS}
     if unknown:

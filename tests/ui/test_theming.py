@@ -36,6 +36,7 @@ def test_every_shipped_theme_loads_and_parses() -> None:
     ("text", "message"),
     [
         ("primary = ", "not valid TOML"),
+        ("a = " + "[" * 2000 + "]" * 2000, "not valid TOML .nested more than 64"),
         ('secondary = "#fff"', "`primary` is required"),
         ('primary = "#fff"\nprimry = "#000"', "unknown key"),
         ('primary = "not-a-colour"', "is not a colour"),
