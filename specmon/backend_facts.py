@@ -57,6 +57,10 @@ class BackendFacts:
     details_off: str | None = None
     """How it would send per-request acceptance details, said when a probe got none."""
     no_op_flags: tuple[NoOpFlag, ...] = field(default=())
+    itl_per_step: bool = False
+    """Whether its inter-token latency histogram observes once per engine step (vLLM: a draft+verify
+    cycle, whatever tokens it yields) rather than per token (SGLang splits a step's interval over
+    its tokens): the Server panel then says "ITL/step"."""
     shows_speculation_late: bool = False
     """Whether its speculation (its draft length included) shows only once a request has
     finished: off turning on, with the same args, is then the same launch, not a restart."""
@@ -115,6 +119,7 @@ VLLM = BackendFacts(
     draft_flag=_vllm_draft_flag,
     speculative_flags="--speculative-config",
     off_flag="--speculative-config (remove it)",
+    itl_per_step=True,
     length_name="num_speculative_tokens",
     # A Dynamic SD range (`num_speculative_tokens_per_batch_size: [[lo, hi, K], …]`).
     adaptive_setting=lambda start, end, k: (

@@ -597,6 +597,8 @@ class LiveState:
             running_stale=idle and running is not None and running > 0,
             rate_span_s=RATE_SPAN_S,
             latency_span_s=MEAN_SPAN_S,
+            itl_per_step=self.server.info is not None
+            and facts(self.server.info.backend).itl_per_step,
             workers=latest.workers if latest else (),
         )
 

@@ -264,6 +264,8 @@ class ServerView:
     rate_span_s: float = 10.0
     latency_span_s: float = 60.0
     """TTFT and ITL are the means of the requests observed over this span."""
+    itl_per_step: bool = False
+    """The ITL is per engine step, not per token (`BackendFacts.itl_per_step`)."""
     workers: tuple[WorkerStatus, ...] = ()
     """Behind a router (`--metrics-url`): every worker at the latest scrape, whose figures
     these sum; empty for a server read directly."""

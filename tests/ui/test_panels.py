@@ -23,16 +23,18 @@ from textual.widgets import DataTable, ProgressBar, Static
 
 from specmon.analysis.catalogue import CATALOGUE
 from specmon.analysis.figures import run_figures
+from specmon.backend_facts import facts
 from specmon.measure.snapshot import SnapshotKind
 from specmon.model import Protocol, Snapshot, Telemetry
 from specmon.probe_prompts import DEFAULT_PROMPT, ProbePrompt
 from specmon.session.feed import BENCH_CANCELLED
-from specmon.session.view import BenchView
+from specmon.session.view import BenchView, ServerView
 from specmon.ui.app import SpecmonApp
 from specmon.ui.columns import Column, cut, fit
 from specmon.ui.fitting import left_out
 from specmon.ui.screens.comparison import ComparisonScreen
 from specmon.ui.screens.diagnostics import DiagnosticsScreen
+from specmon.ui.widgets import server_panel
 from specmon.ui.widgets.baseline_panel import BaselinePanel
 from specmon.ui.widgets.decode_panel import DecodePanel
 from specmon.ui.widgets.history_spark import HistorySpark, bar_rows, spark_cells
@@ -482,3 +484,18 @@ async def test_diagnostics_list_every_figure_of_the_catalogue(
         assert len(app.screen.view.figures) == len(CATALOGUE)
         for figure in CATALOGUE:
             assert f"{figure.key}:" in figures, figure.key
+
+
+@pytest.mark.parametrize(
+    ("backend", "label"), [("sglang", "ITL 13.6 ms"), ("vllm", "ITL/step 27.6 ms")]
+)
+def test_the_itl_says_per_step_where_the_server_observes_it_per_step(
+    backend: str, label: str
+) -> None:
+    """vLLM's inter-token histogram observes once per engine step (a draft+verify cycle),
+    SGLang's once per token: only vLLM's reads per step (issue 38)."""
+    per_step = facts(backend).itl_per_step
+    itl = 27.6 if per_step else 13.6
+    view = ServerView(1.0, 0.0, 0.1, 70.0, "counter", 40.0, itl, "ok", itl_per_step=per_step)
+    assert any(line.startswith(label) for line in server_panel._lines(view))
+    assert label in server_panel._compact(view)[2]

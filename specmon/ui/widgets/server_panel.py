@@ -56,7 +56,7 @@ def _compact(view: ServerView) -> list[str]:
     return [
         f"{_running(view)} · queued {num(view.queued, '.0f')} · KV {pct(view.kv_usage)}",
         f"server {_throughput(view)} [dim](all reqs, {duration(view.rate_span_s)})[/]",
-        f"TTFT {num(view.ttft_ms, '.0f', 'ms')} · ITL/step {num(view.itl_ms, '.1f', 'ms')}",
+        f"TTFT {num(view.ttft_ms, '.0f', 'ms')} · {_itl(view)} {num(view.itl_ms, '.1f', 'ms')}",
     ]
 
 
@@ -69,7 +69,12 @@ def _lines(view: ServerView) -> list[str]:
         f"throughput {_throughput(view)} "
         f"[dim](server, all requests, last {duration(view.rate_span_s)})[/]",
         f"TTFT {num(view.ttft_ms, '.0f', 'ms')} {latency}",
-        # Per engine step (a draft+verify cycle), not per token: beside Decode's ms/token, a
-        # speculative server's ITL reads twice as slow (docs/metrics.md, latency histograms).
-        f"ITL/step {num(view.itl_ms, '.1f', 'ms')} {latency}",
+        f"{_itl(view)} {num(view.itl_ms, '.1f', 'ms')} {latency}",
     ]
+
+
+def _itl(view: ServerView) -> str:
+    """vLLM's ITL is per engine step (a draft+verify cycle), not per token: beside Decode's
+    ms/token, a speculative server's ITL reads twice as slow (docs/metrics.md, latency
+    histograms); SGLang's is per token."""
+    return "ITL/step" if view.itl_per_step else "ITL"
