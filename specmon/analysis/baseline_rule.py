@@ -137,17 +137,17 @@ class BaselineChoice:
 
     def why_none(self) -> str:
         """ "no baseline applies: #1 (http://…) was taken with max_tokens 500, the probe uses
-        256", or "no baseline in the store": one line, what every surface says."""
-        pinned = f" ({self.pinned})" if self.pinned else ""
+        256", "no snapshot of http://… (--baseline-url) in the store" or "no baseline in the
+        store": one line, what every surface says (a pin named once: its flag, not its value
+        again)."""
+        flag, _, what = (self.pinned or "").partition(" ")
         if self.rejected is not None:
-            return f"no baseline applies{pinned}: {self.rejected.text()}"
-        if self.pinned is None:
+            return f"no baseline applies{f' ({flag})' if flag else ''}: {self.rejected.text()}"
+        if not flag:
             return "no baseline in the store"
-        flag, _, what = self.pinned.partition(" ")
-        named = f"snapshot #{what}" if flag == "--baseline" else f"no snapshot of {what}"
         if flag == "--baseline":
-            return f"no baseline applies{pinned}: {named} is not in the store"
-        return f"no baseline applies{pinned}: {named} in the store"
+            return f"snapshot #{what} ({flag}) is not in the store"
+        return f"no snapshot of {what} ({flag}) in the store"
 
     def described(self) -> str:
         """ "latest valid of the configuration and protocol; 3 considered; next: #4 (http://…)

@@ -14,6 +14,7 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
+from specmon.safe_text import safe_text
 from specmon.session.server_session import ServerSession
 
 RETRY_FIRST_S = 1.0
@@ -117,7 +118,10 @@ class Fleet:
 
 
 def failure_text(exc: BaseException, retry_in: float) -> str:
-    """The events log's line for a session stopped by `exc`: one line, what and when next."""
-    detail = " ".join(str(exc).split())[:200]
+    """The events log's line for a session stopped by `exc`: one line, what and when next (the
+    error itself, not the task group that carried it)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    detail = safe_text(" ".join(str(exc).split()), limit=200)  # it may quote a server's bytes
     what = type(exc).__name__ + (f": {detail}" if detail else "")
     return f"stopped by an internal error ({what}); starting again in {retry_in:g} s"

@@ -7,8 +7,6 @@ Textual 6.12, forced in beside specmon, drew nothing and spun at 100% CPU, deaf 
 
 from __future__ import annotations
 
-import textual
-
 from specmon.errors import SpecmonError
 
 OLDEST_TEXTUAL = (8, 2)
@@ -18,6 +16,16 @@ A newer one runs with every tuning stood down (`tuning.install`)."""
 
 class UnsupportedTextual(SpecmonError):
     """The Textual installed is older than the dashboard was written for."""
+
+
+def textual_version() -> str | None:
+    """The installed Textual's version; None where there is none (the tunings that need only
+    the standard library, such as `tuning.gc_deferral`, run on such a Python)."""
+    try:
+        import textual
+    except ImportError:
+        return None
+    return str(textual.__version__)
 
 
 def textual_release(version: str) -> tuple[int, int]:
@@ -45,4 +53,6 @@ def _pinned() -> str:
     return CHECKED_AGAINST
 
 
-check_textual(textual.__version__)
+_installed = textual_version()
+if _installed is not None:
+    check_textual(_installed)

@@ -77,6 +77,8 @@ class TabProcess(AppService):
         self.closing = False
         """Set once the tab is being closed: what its process says from then on is dropped."""
         self.stderr = bytearray()
+        self.relay: asyncio.Task[None] | None = None
+        """The task relaying the process's frames to the browser (`run`), from `start`."""
 
     @property
     def process(self) -> Process | None:
@@ -96,6 +98,11 @@ class TabProcess(AppService):
         assert process.stdin is not None
         self._stdin = process.stdin
         return process
+
+    async def start(self, width: int, height: int) -> None:
+        """Start the tab's process at this size and relay its frames."""
+        await self._open_app_process(width, height)
+        self.relay = asyncio.create_task(self.run())
 
     async def _close_browser(self) -> None:
         """The dashboard quit: close its websocket (the browser shows it ended)."""
@@ -168,11 +175,11 @@ class TabProcess(AppService):
                 break
             kill_group(process, sent)
         await process.wait()
-        if self._task is not None:  # its pipes end with the process (or with its group)
-            done, _ = await asyncio.wait([self._task], timeout=TERM_GRACE_S)
+        if self.relay is not None:  # its pipes end with the process (or with its group)
+            done, _ = await asyncio.wait([self.relay], timeout=TERM_GRACE_S)
             if not done:
-                self._task.cancel()
-            self._task = None
+                self.relay.cancel()
+            self.relay = None
 
 
 async def _ended(process: Process, seconds: float) -> bool:

@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from real_helpers import counted_bench, run_json, warm_up
 
+from specmon.probe_prompts import DEFAULT_MAX_TOKENS
+
 pytestmark = pytest.mark.realserver
 
 RUNS, TOKENS = 5, 256
@@ -94,5 +96,5 @@ def test_check_reads_vllm(vllm_url: str, empty_db: str, capsys: pytest.CaptureFi
     texts = [f["text"] for f in body["findings"]]
     assert any(t.startswith("metrics: on (") and "vLLM series names" in t for t in texts)
     probe = body["probe"]
-    assert probe["completion_tokens"] == 200
+    assert probe["completion_tokens"] == DEFAULT_MAX_TOKENS  # the one default every surface probes
     assert probe["accept_length"] > 1 and probe["cycle_source"] == "counters"

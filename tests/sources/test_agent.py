@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from specmon.agent import Agent, render_metrics
 from specmon.cli import main
 from specmon.model import GpuDevice, GpuProcess, HostStats, ProcessStats, Telemetry
+from specmon.safe_text import safe_optional
 from specmon.sources.dcgm import DcgmSource, telemetry_from_text
 from specmon.sources.host import HostSource
 from specmon.sources.nvml import NvmlSource
@@ -102,7 +103,9 @@ def test_any_device_round_trips(
         clock_event_mask=mask,
     )
     t = Telemetry("nvml", "NVML on this machine", gpus=(device,))
-    assert telemetry_from_text(render_metrics(t).decode(), URL).gpus == (device,)
+    # A name is the agent's text, shown as safe_text shows it: a control character as its escape.
+    shown = replace(device, name=safe_optional(device.name))
+    assert telemetry_from_text(render_metrics(t).decode(), URL).gpus == (shown,)
 
 
 @pytest.fixture

@@ -517,8 +517,8 @@ async def test_no_baseline_applies_names_the_nearest_and_a_later_one_is_found(
         app.session.sample(sample(1.0, server_info(), None))
         await pilot.pause()
         why = (
-            f"no baseline applies: #{first} ({plain.url}) was taken with max_tokens 500, the "
-            "probe uses 256"
+            f"no baseline applies (--baseline-url): #{first} ({plain.url}) was taken with "
+            "max_tokens 500, the probe uses 256"
         )
         assert app.session.live.baseline.snapshot is None
         assert app.query_one(BaselinePanel).view.why_none == why

@@ -444,9 +444,10 @@ async def test_b_in_a_fleet_names_the_config_file_and_the_backends_flags() -> No
         assert "minus --speculative-config." in text and "--speculative-*" not in text
 
 
-async def test_a_bug_in_a_session_crashes_the_fleet_as_it_does_the_dashboard() -> None:
-    """An exception a session raises ends the app with that exception (the crash report), not
-    with a worker stopped and a table frozen in silence."""
+async def test_a_bug_in_one_session_stops_no_other_and_is_said_in_its_events_log() -> None:
+    """An exception one session raises restarts that session alone (`Fleet._supervise`): the
+    table runs on, the failure is counted and its events log says what stopped it (issue 36: one
+    hostile reply took the whole fleet down)."""
     config = MonitorConfig(url="http://127.0.0.1:9", interval=0.1, probe=False)
     targets = (FleetTarget("http://127.0.0.1:9"), FleetTarget("http://127.0.0.1:10"))
     fleet = Fleet([ServerSession.of_target(t, Target(t.url), config, None) for t in targets])
@@ -454,11 +455,16 @@ async def test_a_bug_in_a_session_crashes_the_fleet_as_it_does_the_dashboard() -
     def crash(_: object) -> None:
         raise RuntimeError("a bug")
 
-    fleet.sessions[1].live.on_sample = crash  # type: ignore[method-assign]
+    broken = fleet.sessions[1]
+    broken.live.on_sample = crash  # type: ignore[method-assign]
     app = FleetApp(replace(config, fleet=targets), fleet)
-    with pytest.raises(RuntimeError, match="a bug"):
-        async with app.run_test() as pilot:
-            await until(pilot, lambda: app.return_code is not None)
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: fleet.failures.get(broken.url, 0) >= 1)
+        await pilot.pause()
+        assert app.return_code is None and isinstance(app.screen, FleetScreen)
+        said = [event.text for event in broken.live.events]
+        assert any("stopped by an internal error (RuntimeError: a bug)" in t for t in said), said
+        assert fleet.failures.get(fleet.sessions[0].url, 0) == 0
 
 
 async def test_the_table_keeps_its_order_and_filter_across_a_visit_and_lists_its_keys() -> None:

@@ -21,7 +21,7 @@ import os
 from collections.abc import Mapping
 from types import ModuleType
 
-import textual
+from specmon.ui import textual_version
 
 CHECKED_AGAINST = "8.2.8"
 """The Textual release every tuning was checked against (pyproject.toml pins it)."""
@@ -58,17 +58,18 @@ def install(environ: Mapping[str, str] = os.environ) -> list[str]:
     events log (one for each tuning that stood down)."""
     global _notes
     if _notes is None:
-        _notes = _install(environ, textual.__version__)
+        _notes = _install(environ, textual_version())
     return list(_notes)
 
 
-def _install(environ: Mapping[str, str], version: str) -> list[str]:
+def _install(environ: Mapping[str, str], version: str | None) -> list[str]:
     if environ.get(STOCK_ENV, "") not in ("", "0"):
         return [f"stock Textual ({STOCK_ENV}={environ[STOCK_ENV]}): no tuning installed"]
-    if version != CHECKED_AGAINST:
+    if version is not None and version != CHECKED_AGAINST:
         # A check of names and signatures cannot see a private field whose meaning changed:
         # outside the release they were written for, every tuning stands down.
         return [f"Textual {version}, not {CHECKED_AGAINST}: no tuning installed"]
+    # No Textual at all (a bare interpreter): the check of each tuning that needs it fails.
     notes = []
     for name in TUNINGS:
         try:
