@@ -37,7 +37,7 @@ def test_a_tab_shows_live_numbers_and_b_takes_the_baseline(
     # A live figure of these probes (its accuracy is tested in tests/ui/test_live_servers.py;
     # here the window it covers and the server's record differ by a probe or two).
     assert abs(decode / spec_truth - 1) < 0.15
-    tab.wait_for(r"no snapshot of http\S+ in the store")  # the --baseline-url server's
+    tab.wait_for(r"no snapshot of http\S+ \(--baseline-url\) in the store")
     tab.press("b")
     shown = tab.wait_for(BASELINE)
     tab.wait_for(r"speedup [+-]\d+\.\d% \[")
