@@ -307,15 +307,22 @@ def _record(row: ComparisonRow) -> dict[str, object]:
     return {column: record[column] for column in EXPORT_COLUMNS}
 
 
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""How a spreadsheet recognises a formula in a cell it opens (OWASP's "CSV injection")."""
+
+
 def _csv_value(value: object) -> str:
-    """Empty when missing, true/false, reasons joined by "; ", numbers as Python writes them."""
+    """Empty when missing, true/false, reasons joined by "; ", numbers as Python writes them;
+    a text (a label, a model, a reason) that a spreadsheet would run as a formula starts with
+    "'" instead, so that it opens as the text it is."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, list):
-        return "; ".join(map(str, value))
-    return str(value)
+    if isinstance(value, int | float):
+        return str(value)
+    text = "; ".join(map(str, value)) if isinstance(value, list) else str(value)
+    return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
 
 def export(rows: Sequence[ComparisonRow], fmt: ExportFormat) -> str:

@@ -213,6 +213,19 @@ def test_csv_export_is_numbers_and_booleans() -> None:
     assert stale["baseline_reasons"] == "too old: taken 2.0 h before the run (> 30 min)"
 
 
+def test_csv_text_a_spreadsheet_would_run_opens_as_text() -> None:
+    """A label (or any text a server supplied) starting with =, +, -, @ opens in a spreadsheet
+    as that text, not as a formula; numbers, negative ones too, stay numbers."""
+    rows = comparison_rows(
+        [speculative(2, at=T0 + 600, label='=HYPERLINK("http://x","y")'), baseline(1)],
+        max_age_s=MAX_AGE,
+    )
+    (spec, _) = list(csv.DictReader(io.StringIO(export(rows, "csv"))))
+    assert spec["label"] == '\'=HYPERLINK("http://x","y")'
+    assert float(spec["speedup_ratio"]) == pytest.approx(0.207, abs=5e-4)
+    assert json.loads(export(rows, "json"))["rows"][0]["label"] == '=HYPERLINK("http://x","y")'
+
+
 def test_json_export() -> None:
     document = json.loads(export(_rows(spec_at=T0 + 7200), "json"))
     assert document["schema"] == 4
