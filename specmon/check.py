@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from specmon.analysis.ab_runs import StoredAb
-from specmon.analysis.acceptance import draft_length
+from specmon.analysis.acceptance import draft_length, impossible_accept_length
 from specmon.analysis.catalogue import Measured, figure
 from specmon.analysis.comparison import Verdict
 from specmon.analysis.conditions import conditions_of
@@ -164,7 +164,8 @@ async def run_check(
     if info.speculative is None:
         return report
     if figures.accept_length is None:
-        report.add("warn", "speculation is on but the probe saw no verify steps", EXIT_DEGRADED)
+        if not any("accept length withheld" in f.text for f in report.findings):
+            report.add("warn", "speculation is on but the probe saw no verify steps", EXIT_DEGRADED)
         return report
     if baseline is None:
         report.add(
@@ -224,6 +225,9 @@ def _traffic_gap(report: CheckReport) -> TrafficGap | None:
     if report.metrics is None or report.metrics_after is None:
         return None
     traffic = server_accept_length(report.metrics, report.metrics_after)
+    k = None if report.server is None else draft_length(report.server)
+    if traffic is not None and impossible_accept_length(traffic.value, k) is not None:
+        return None  # steps went uncounted: no gap is judged against a figure that cannot be
     return traffic_gap(pool(report.probes), traffic)
 
 
@@ -264,14 +268,24 @@ def _category_cell(name: str, pooled: Measured) -> str:
 async def _probe(
     run_probe: ProbeRunner, protocol: Protocol, report: CheckReport
 ) -> Snapshot | None:
-    """One probe as a one-run snapshot; None, with the failure reported, when it fails."""
+    """One probe as a one-run snapshot; None, with the failure reported, when it fails. An
+    accept length no verify step can give (above k + 1) is withheld, said, as on the dashboard."""
     try:
-        return await run_probe(protocol)
+        snapshot = await run_probe(protocol)
     except AuthFailed as exc:
         report.add("fail", f"probe refused: {exc}", EXIT_UNREACHABLE)
+        return None
     except (SourceError, BenchInvalid) as exc:
         report.add("fail", f"probe failed: {exc}", EXIT_DEGRADED)
-    return None
+        return None
+    k = draft_length(snapshot.server)
+    runs = []
+    for run in snapshot.runs:
+        if (why := impossible_accept_length(run.accept_length, k)) is not None:
+            report.add("warn", f"probe accept length withheld: {why}", EXIT_DEGRADED)
+            run = replace(run, accept_length=None)
+        runs.append(run)
+    return replace(snapshot, runs=tuple(runs))
 
 
 @dataclass(slots=True)
