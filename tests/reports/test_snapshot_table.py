@@ -199,6 +199,7 @@ def test_csv_export_is_numbers_and_booleans() -> None:
     assert (spec["interval_level"], spec["verdict"]) == ("0.95", "winning")
     assert (spec["baseline_valid"], spec["baseline_confirmed"]) == ("true", "true")
     assert spec["baseline_reasons"] == spec["baseline_unverified"] == spec["no_baseline"] == ""
+    assert spec["baseline_conditions"] == ""  # both ran alone
     assert (spec["created"], spec["label"], spec["baseline_id"]) == (
         "2025-06-15T15:16:40Z",
         "tuned | v2",
@@ -228,7 +229,7 @@ def test_csv_text_a_spreadsheet_would_run_opens_as_text() -> None:
 
 def test_json_export() -> None:
     document = json.loads(export(_rows(spec_at=T0 + 7200), "json"))
-    assert document["schema"] == 4
+    assert document["schema"] == 5
     spec, base = document["rows"]
     assert (spec["id"], spec["url"], spec["created_at"]) == (2, URL, T0 + 7200)
     assert spec["speculative"] is True
@@ -246,7 +247,7 @@ def test_json_export() -> None:
 
 
 def test_export_of_no_rows() -> None:
-    assert json.loads(export([], "json")) == {"schema": 4, "rows": []}
+    assert json.loads(export([], "json")) == {"schema": 5, "rows": []}
     assert export([], "csv").count("\n") == 1
     assert export([], "md").count("\n") == 2
 
@@ -404,7 +405,7 @@ def test_the_output_suffix_says_the_format_and_a_mismatch_is_refused(
     records = list(csv.DictReader(io.StringIO((tmp_path / "exp.csv").read_text())))
     assert [r["id"] for r in records] == ["1", "2"]
     assert main([*export_, "-o", str(tmp_path / "EXP.JSON")]) == 0
-    assert json.loads((tmp_path / "EXP.JSON").read_text())["schema"] == 4
+    assert json.loads((tmp_path / "EXP.JSON").read_text())["schema"] == 5
     assert main([*export_, "--format", "csv", "-o", str(tmp_path / "exp.txt")]) == 0
     assert (tmp_path / "exp.txt").read_text().startswith("id,url,created,")
     capsys.readouterr()
