@@ -21,7 +21,12 @@ from specmon.analysis.pooled import Pooled, pool, pool_groups
 from specmon.analysis.rates import server_accept_length
 from specmon.analysis.representative import GAP_SHARE, TrafficGap, traffic_gap
 from specmon.analysis.sequential import DEFAULT_BUDGET_S, Look, SequentialRule
-from specmon.analysis.validity import LifetimeCheck, Validity, baseline_validity
+from specmon.analysis.validity import (
+    LifetimeCheck,
+    Validity,
+    baseline_validity,
+    rejudged_conditions,
+)
 from specmon.backend_facts import display_name
 from specmon.errors import AuthFailed, MetricsDisabled, SourceError
 from specmon.measure.bench import BenchInvalid
@@ -186,6 +191,7 @@ async def run_check(
             probe = replace(
                 probe, runs=report.probes, protocol=replace(probe.protocol, runs=len(report.probes))
             )
+            validity = _conditions_over_every_probe(report, baseline, validity)
             _judge(report, baseline, validity, look, budget_s, rule)
     if not await _say_traffic(run_probe, protocol, report):
         return report
@@ -194,6 +200,8 @@ async def run_check(
     _advise(report, probe, earlier())
     return report
 
+
+CONDITIONS_DIFFER = "conditions differ from the baseline's: "
 
 TRAFFIC_PROBES = 3
 """Probes enough to judge the gap to the traffic by their spread (one has none)."""
@@ -481,8 +489,25 @@ def _validity(
     for warning in validity.warnings:
         report.add("info", f"GPUs differ from the baseline's: {warning}")
     for what in validity.conditions:
-        report.add("warn", f"conditions differ from the baseline's: {what}", EXIT_DEGRADED)
+        report.add("warn", f"{CONDITIONS_DIFFER}{what}", EXIT_DEGRADED)
     return validity
+
+
+def _conditions_over_every_probe(
+    report: CheckReport, baseline: Snapshot, validity: Validity
+) -> Validity:
+    """The conditions judged again over every probe the verdict rests on, not the first alone
+    (the load may change while check probes): the first probe's lines give way to these."""
+    later = rejudged_conditions(
+        validity, baseline, conditions_of(run.conditions for run in report.probes)
+    )
+    if later.conditions != validity.conditions:
+        said = {f"{CONDITIONS_DIFFER}{what}" for what in validity.conditions}
+        report.findings = [f for f in report.findings if f.text not in said]
+        for what in later.conditions:
+            report.add("warn", f"{CONDITIONS_DIFFER}{what}", EXIT_DEGRADED)
+    report.validity = later
+    return later
 
 
 def _chosen_text(lookup: BaselineLookup) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
@@ -370,12 +370,22 @@ def _validity(
         reasons.append(lifetime.detail)
     elif lifetime.state == LifetimeState.UNVERIFIED:
         unverified = (lifetime.detail,)
-    differ: tuple[str, ...] = ()
     other, name = conditions
-    if other is not None:
-        base = conditions_of(run.conditions for run in baseline.runs)
-        differ = tuple(condition_differences(base, other, name))
+    differ = () if other is None else _differences(baseline, other, name)
     return Validity(tuple(reasons), unverified, tuple(gpu_differences(baseline.gpu, gpu)), differ)
+
+
+def rejudged_conditions(
+    validity: Validity, baseline: Snapshot, conditions: Conditions, name: str = "probe"
+) -> Validity:
+    """`validity` with the conditions judged again, over more of the other side's runs (the
+    probes `check` takes after its first): the rest of it stands."""
+    return replace(validity, conditions=_differences(baseline, conditions, name))
+
+
+def _differences(baseline: Snapshot, other: Conditions, name: str) -> tuple[str, ...]:
+    base = conditions_of(run.conditions for run in baseline.runs)
+    return tuple(condition_differences(base, other, name))
 
 
 def _keys_text(keys: Sequence[str]) -> str:
