@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from specmon.analysis.ab_runs import StoredAb
-from specmon.analysis.acceptance import draft_length
+from specmon.analysis.acceptance import draft_length, impossible_accept_length
 from specmon.analysis.catalogue import Measured, figure
 from specmon.analysis.comparison import Verdict
 from specmon.analysis.conditions import conditions_of
@@ -21,7 +21,12 @@ from specmon.analysis.pooled import Pooled, pool, pool_groups
 from specmon.analysis.rates import server_accept_length
 from specmon.analysis.representative import GAP_SHARE, TrafficGap, traffic_gap
 from specmon.analysis.sequential import DEFAULT_BUDGET_S, Look, SequentialRule
-from specmon.analysis.validity import LifetimeCheck, Validity, baseline_validity
+from specmon.analysis.validity import (
+    LifetimeCheck,
+    Validity,
+    baseline_validity,
+    rejudged_conditions,
+)
 from specmon.backend_facts import display_name
 from specmon.errors import AuthFailed, MetricsDisabled, SourceError
 from specmon.measure.bench import BenchInvalid
@@ -164,7 +169,8 @@ async def run_check(
     if info.speculative is None:
         return report
     if figures.accept_length is None:
-        report.add("warn", "speculation is on but the probe saw no verify steps", EXIT_DEGRADED)
+        if not any("accept length withheld" in f.text for f in report.findings):
+            report.add("warn", "speculation is on but the probe saw no verify steps", EXIT_DEGRADED)
         return report
     if baseline is None:
         report.add(
@@ -185,6 +191,7 @@ async def run_check(
             probe = replace(
                 probe, runs=report.probes, protocol=replace(probe.protocol, runs=len(report.probes))
             )
+            validity = _conditions_over_every_probe(report, baseline, validity)
             _judge(report, baseline, validity, look, budget_s, rule)
     if not await _say_traffic(run_probe, protocol, report):
         return report
@@ -193,6 +200,8 @@ async def run_check(
     _advise(report, probe, earlier())
     return report
 
+
+CONDITIONS_DIFFER = "conditions differ from the baseline's: "
 
 TRAFFIC_PROBES = 3
 """Probes enough to judge the gap to the traffic by their spread (one has none)."""
@@ -224,6 +233,9 @@ def _traffic_gap(report: CheckReport) -> TrafficGap | None:
     if report.metrics is None or report.metrics_after is None:
         return None
     traffic = server_accept_length(report.metrics, report.metrics_after)
+    k = None if report.server is None else draft_length(report.server)
+    if traffic is not None and impossible_accept_length(traffic.value, k) is not None:
+        return None  # steps went uncounted: no gap is judged against a figure that cannot be
     return traffic_gap(pool(report.probes), traffic)
 
 
@@ -264,14 +276,24 @@ def _category_cell(name: str, pooled: Measured) -> str:
 async def _probe(
     run_probe: ProbeRunner, protocol: Protocol, report: CheckReport
 ) -> Snapshot | None:
-    """One probe as a one-run snapshot; None, with the failure reported, when it fails."""
+    """One probe as a one-run snapshot; None, with the failure reported, when it fails. An
+    accept length no verify step can give (above k + 1) is withheld, said, as on the dashboard."""
     try:
-        return await run_probe(protocol)
+        snapshot = await run_probe(protocol)
     except AuthFailed as exc:
         report.add("fail", f"probe refused: {exc}", EXIT_UNREACHABLE)
+        return None
     except (SourceError, BenchInvalid) as exc:
         report.add("fail", f"probe failed: {exc}", EXIT_DEGRADED)
-    return None
+        return None
+    k = draft_length(snapshot.server)
+    runs = []
+    for run in snapshot.runs:
+        if (why := impossible_accept_length(run.accept_length, k)) is not None:
+            report.add("warn", f"probe accept length withheld: {why}", EXIT_DEGRADED)
+            run = replace(run, accept_length=None)
+        runs.append(run)
+    return replace(snapshot, runs=tuple(runs))
 
 
 @dataclass(slots=True)
@@ -467,8 +489,25 @@ def _validity(
     for warning in validity.warnings:
         report.add("info", f"GPUs differ from the baseline's: {warning}")
     for what in validity.conditions:
-        report.add("warn", f"conditions differ from the baseline's: {what}", EXIT_DEGRADED)
+        report.add("warn", f"{CONDITIONS_DIFFER}{what}", EXIT_DEGRADED)
     return validity
+
+
+def _conditions_over_every_probe(
+    report: CheckReport, baseline: Snapshot, validity: Validity
+) -> Validity:
+    """The conditions judged again over every probe the verdict rests on, not the first alone
+    (the load may change while check probes): the first probe's lines give way to these."""
+    later = rejudged_conditions(
+        validity, baseline, conditions_of(run.conditions for run in report.probes)
+    )
+    if later.conditions != validity.conditions:
+        said = {f"{CONDITIONS_DIFFER}{what}" for what in validity.conditions}
+        report.findings = [f for f in report.findings if f.text not in said]
+        for what in later.conditions:
+            report.add("warn", f"{CONDITIONS_DIFFER}{what}", EXIT_DEGRADED)
+    report.validity = later
+    return later
 
 
 def _chosen_text(lookup: BaselineLookup) -> str:

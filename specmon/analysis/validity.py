@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
@@ -370,55 +370,23 @@ def _validity(
         reasons.append(lifetime.detail)
     elif lifetime.state == LifetimeState.UNVERIFIED:
         unverified = (lifetime.detail,)
-    differ: tuple[str, ...] = ()
     other, name = conditions
-    if other is not None:
-        base = conditions_of(run.conditions for run in baseline.runs)
-        differ = tuple(condition_differences(base, other, name))
+    differ = () if other is None else _differences(baseline, other, name)
     return Validity(tuple(reasons), unverified, tuple(gpu_differences(baseline.gpu, gpu)), differ)
+
+
+def rejudged_conditions(
+    validity: Validity, baseline: Snapshot, conditions: Conditions, name: str = "probe"
+) -> Validity:
+    """`validity` with the conditions judged again, over more of the other side's runs (the
+    probes `check` takes after its first): the rest of it stands."""
+    return replace(validity, conditions=_differences(baseline, conditions, name))
+
+
+def _differences(baseline: Snapshot, other: Conditions, name: str) -> tuple[str, ...]:
+    base = conditions_of(run.conditions for run in baseline.runs)
+    return tuple(condition_differences(base, other, name))
 
 
 def _keys_text(keys: Sequence[str]) -> str:
     return ", ".join(keys[:6]) + (f" and {len(keys) - 6} more" if len(keys) > 6 else "")
-
-
-@dataclass(frozen=True, slots=True)
-class Nearest:
-    """The baseline closest to applying when none does, and what keeps it from applying."""
-
-    snapshot: Snapshot
-    differences: tuple[str, ...]
-    """Of its configuration: "model …", "flag …"."""
-    protocol: tuple[str, ...] = ()
-    """Of its protocol, with both values: "max_tokens 500, the probe uses 256"."""
-
-
-def nearest_baseline(
-    candidates: Sequence[Snapshot], server: ServerInfo, protocol: Protocol | None = None
-) -> Nearest | None:
-    """Among plain snapshots, the one with the fewest differences from `server` and the probe's
-    `protocol` (newest first among equals): its differing flags, model and protocol, named."""
-    best: tuple[int, float, Nearest] | None = None
-    for snapshot in candidates:
-        if snapshot.server.speculative is not None:
-            continue
-        differences = [f"flag {key}" for key in differing_keys(snapshot.server.args, server.args)]
-        if snapshot.server.model != server.model:
-            differences.insert(0, f"model {snapshot.server.model}")
-        protocols = []
-        if protocol is not None:
-            protocols = [
-                _protocol_difference(name, snapshot.protocol, protocol)
-                for name in protocol_differences(snapshot.protocol, protocol)
-            ]
-        rank = (len(differences) + len(protocols), -snapshot.created_at)
-        if best is None or rank < best[:2]:
-            best = (*rank, Nearest(snapshot, tuple(differences), tuple(protocols)))
-    return None if best is None else best[2]
-
-
-def _protocol_difference(name: str, theirs: Protocol, probe: Protocol) -> str:
-    """ "max_tokens 500, the probe uses 256" ("another prompt than the probe's" for the text)."""
-    if name == "prompt":
-        return "another prompt than the probe's"
-    return f"{name} {getattr(theirs, name):g}, the probe uses {getattr(probe, name):g}"

@@ -10,7 +10,9 @@ from typing import Any
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S
 from specmon.cli import stopping
 from specmon.cli.agent import add_gpu_metrics
+from specmon.cli.bench import report_unsaved
 from specmon.cli.common import (
+    EXIT_INTERRUPTED,
     add_connection,
     add_db,
     add_max_age,
@@ -94,6 +96,11 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report_to_dict(report), indent=2))
     else:
         print("\n".join(report_lines(report)))
+    saving = report.saving
+    if saving is not None and not saving.saved:
+        return report_unsaved(saving)  # where the bench is kept, and how to import it
+    if saving is not None and saving.interrupted:
+        return EXIT_INTERRUPTED
     return 0 if report.answer.result is not None else 1
 
 
@@ -117,8 +124,10 @@ def report_lines(report: WhatIfReport) -> list[str]:
     """The human output: the server, the baseline, the table and the summary."""
     info = report.server
     line = f"{report.url}: {target_line(info)}"
-    if report.snapshot is not None:
+    if report.snapshot is not None and report.snapshot.id is not None:
         line += f" (measured now, saved as snapshot #{report.snapshot.id})"
+    elif report.snapshot is not None:
+        line += " (measured now, not saved)"
     lines = [line]
     if report.baseline is not None:
         note = f"; {report.baseline_note}" if report.baseline_note else ""

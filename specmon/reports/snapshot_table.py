@@ -208,10 +208,10 @@ def _paired(
     )
 
 
-EXPORT_SCHEMA = 4
-"""The JSON export's version: 4 adds `ms_per_token` (CSV: its last column); 3 each row's
-`category`; 2 wrapped the rows in {"schema", "rows"} and named every figure as the CSV does (1
-was a bare list with a nested speedup)."""
+EXPORT_SCHEMA = 5
+"""The JSON export's version: 5 adds `baseline_conditions` (CSV: its last column); 4
+`ms_per_token`; 3 each row's `category`; 2 wrapped the rows in {"schema", "rows"} and named
+every figure as the CSV does (1 was a bare list with a nested speedup)."""
 
 _MD_ORDER = ("id", "url", "created", "label", "category", "config", "decode tok/s", "min", "max",
              "accept", "cycle ms", "baseline", "baseline tok/s", "speedup", "verdict", "break-even",
@@ -268,9 +268,14 @@ _COLUMNS = ("id", "url", "created", "created_at", "label", "category", "config",
             "baseline_unverified", "no_baseline")  # fmt: skip
 """The CSV/JSON columns before the catalogue, in their order (docs/usage.md)."""
 _EXPORTED = {f.export_key: f for f in CATALOGUE if f.export_key is not None}
-EXPORT_COLUMNS = (*_COLUMNS, *(key for key in _EXPORTED if key not in _COLUMNS))
-"""The CSV/JSON columns, in order: a figure added to the catalogue since joins at the end, so
-no column moves."""
+EXPORT_COLUMNS = (
+    *_COLUMNS,
+    *(key for key in _EXPORTED if key not in _COLUMNS),
+    "baseline_conditions",  # schema 5: after every earlier column, which keep their places
+)
+"""The CSV/JSON columns, in order. Append only, so that a script reading by position keeps
+working: schema 5's `baseline_conditions` is last (a catalogue figure added later must be placed
+after it, not by the comprehension above)."""
 
 
 def _record(row: ComparisonRow) -> dict[str, object]:
@@ -301,21 +306,29 @@ def _record(row: ComparisonRow) -> dict[str, object]:
         "baseline_confirmed": None if validity is None else validity.confirmed,
         "baseline_reasons": None if validity is None else list(validity.reasons),
         "baseline_unverified": None if validity is None else list(validity.unverified),
+        "baseline_conditions": None if validity is None else list(validity.conditions),
         "no_baseline": row.no_baseline,
         **{key: figure.get(measured) for key, figure in _EXPORTED.items()},
     }
     return {column: record[column] for column in EXPORT_COLUMNS}
 
 
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""How a spreadsheet recognises a formula in a cell it opens (OWASP's "CSV injection")."""
+
+
 def _csv_value(value: object) -> str:
-    """Empty when missing, true/false, reasons joined by "; ", numbers as Python writes them."""
+    """Empty when missing, true/false, reasons joined by "; ", numbers as Python writes them;
+    a text (a label, a model, a reason) that a spreadsheet would run as a formula starts with
+    "'" instead, so that it opens as the text it is."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, list):
-        return "; ".join(map(str, value))
-    return str(value)
+    if isinstance(value, int | float):
+        return str(value)
+    text = "; ".join(map(str, value)) if isinstance(value, list) else str(value)
+    return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
 
 def export(rows: Sequence[ComparisonRow], fmt: ExportFormat) -> str:

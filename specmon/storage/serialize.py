@@ -41,6 +41,7 @@ from specmon.model import (
     StepsSource,
 )
 from specmon.safe_text import safe_optional, safe_server_info, safe_text
+from specmon.sources.secrets import mask_args
 
 E = TypeVar("E", bound=StrEnum)
 T = TypeVar("T")
@@ -364,7 +365,16 @@ def snapshot_from_record(record: Mapping[str, Any]) -> Snapshot:
         gpu=_gpu_from(top),
         lifetime=_lifetime_from(top),
     )
-    return dataclasses.replace(snapshot, server=safe_server_info(snapshot.server))
+    return dataclasses.replace(snapshot, server=stored_server_info(snapshot.server))
+
+
+def stored_server_info(info: ServerInfo) -> ServerInfo:
+    """A server's info as read back from a store or a recording: its text made safe
+    (`safe_server_info`) and its credentials masked (`mask_args`), for a record written before
+    specmon did either (an SGLang `api_key` was stored as the server echoed it)."""
+    info = safe_server_info(info)
+    masked = mask_args(info.args)
+    return info if masked == info.args else dataclasses.replace(info, args=masked)
 
 
 def _run_from(run: _Reader) -> RunFigures:

@@ -19,8 +19,12 @@ from enum import Enum
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from specmon.model import Reading, ServerInfo, ServerMetrics, Snapshot, Telemetry
-from specmon.safe_text import safe_server_info
-from specmon.storage.serialize import RecordError, snapshot_from_record, snapshot_to_record
+from specmon.storage.serialize import (
+    RecordError,
+    snapshot_from_record,
+    snapshot_to_record,
+    stored_server_info,
+)
 
 T = TypeVar("T")
 
@@ -148,7 +152,7 @@ def _reading(data: Any, where: str) -> Reading:
         raise RecordError(f"{where}.type: unknown reading type {tag!r}")
     value = _read(kind, value, f"{where}.value")
     if isinstance(value, ServerInfo):  # a crafted recording's, or an old one's: made safe text
-        value = safe_server_info(value)
+        value = stored_server_info(value)
     return dataclasses.replace(reading, value=value)
 
 

@@ -16,7 +16,9 @@ from specmon.model import Protocol, ServerInfo, Snapshot
 from specmon.session.baselines import BaselineLookup, check_lifetime, find_baseline
 from specmon.sources.http import make_client
 from specmon.sources.workers import open_connection
+from specmon.storage.saving import Outcome, save_or_keep
 from specmon.storage.store import Store
+from specmon.storage.unsaved import Unsaved
 from specmon.target import Target
 from specmon.whatif.inputs import WhatIfAnswer, predict, refusal
 
@@ -36,6 +38,9 @@ class WhatIfReport:
     baseline_note: str | None = None
     """Why no baseline is used (none stored, or stale: the reasons), or what could not be
     verified of the one used; None when a baseline applies without doubt."""
+    saving: Outcome | None = None
+    """What became of the bench: saved (its id), or kept in a file when the store did not take
+    it (`storage.saving.save_or_keep`); None without a bench."""
 
 
 def baseline_for(
@@ -131,5 +136,10 @@ async def measure_what_if(
     earlier = [s for s in store.list() if s.server.speculative is not None]
     base = pool(baseline.runs) if baseline is not None else None
     answer = predict(snapshot.server, snapshot.protocol, snapshot.runs, base, earlier)
-    snapshot = replace(snapshot, id=store.save(snapshot))
-    return WhatIfReport(target.url, snapshot.server, snapshot, answer, baseline, validity, note)
+    # A lock is waited for (Ctrl-C: the way out); a bench the store cannot take is kept in a file.
+    saving = await save_or_keep(store, Unsaved((snapshot,)), say=say)
+    if saving.ids is not None:
+        snapshot = replace(snapshot, id=saving.ids[0])
+    return WhatIfReport(
+        target.url, snapshot.server, snapshot, answer, baseline, validity, note, saving
+    )

@@ -3,6 +3,8 @@ ran under another load, or with a starved client, than its baseline."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -25,6 +27,7 @@ from specmon.analysis.validity import (
 from specmon.model import Protocol, RunConditions, RunFigures, Snapshot
 from specmon.reports.bench_text import summary_lines
 from specmon.reports.compare_report import compare_holds, compare_text
+from specmon.reports.snapshot_table import comparison_rows, export
 from specmon.sources.backends.sglang import parse_server_info
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "sglang-0.5.17"
@@ -143,6 +146,16 @@ def test_a_stored_pair_under_other_loads_is_not_a_clean_tick_anywhere() -> None:
     assert f"CONDITIONS DIFFER: {said}" in text
     assert "baseline valid ✓" not in text
     assert not compare_holds(base, spec, validity)
+
+
+def test_the_export_names_what_differed_in_its_own_column() -> None:
+    base, spec = _pair([ALONE] * 3, [BESIDE_1] * 3)
+    rows = comparison_rows([spec, base], max_age_s=1800, lifetimes={base.id or 0: SAME})
+    said = "the run ran beside 1 other request; the baseline ran alone"
+    (first, _) = json.loads(export(rows, "json"))["rows"]
+    assert first["baseline_conditions"] == [said]
+    (first_csv, _) = csv.DictReader(io.StringIO(export(rows, "csv")))
+    assert first_csv["baseline_conditions"] == said
 
 
 def test_a_stored_pair_alike_stays_valid() -> None:

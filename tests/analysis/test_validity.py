@@ -21,7 +21,6 @@ from specmon.analysis.validity import (
     fingerprint,
     lifetime_check,
     lifetime_of,
-    nearest_baseline,
 )
 from specmon.model import Lifetime, Protocol, RunFigures, Snapshot
 from specmon.sources.backends.sglang import parse_server_info
@@ -126,16 +125,6 @@ def test_lifetime_evidence() -> None:
     assert unreachable.state == LifetimeState.UNVERIFIED
     assert "connection refused" in unreachable.detail
     assert lifetime_check(None, Lifetime("a")).state == LifetimeState.UNVERIFIED
-
-
-def test_nearest_baseline_names_what_differs() -> None:
-    spec = _snapshot("spec/server_info")
-    close = _snapshot("plain/server_info", mem_fraction_static=0.5)
-    far = _snapshot("plain/server_info", mem_fraction_static=0.5, tp_size=2)
-    nearest = nearest_baseline([far, close, spec], spec.server, PROTOCOL)
-    assert nearest is not None and nearest.snapshot is close
-    assert nearest.differences == ("flag mem_fraction_static",)
-    assert nearest_baseline([spec], spec.server) is None
 
 
 _arg_names = st.sampled_from(

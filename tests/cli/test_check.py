@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 from collections.abc import Iterator
@@ -291,3 +292,56 @@ async def test_a_baseline_too_noisy_to_decide_is_named_with_what_to_do() -> None
         "— within noise after 10 probes in 5.0 s, the cap; most of the interval is the "
         "baseline's own noise (3 runs, ±14.3% standard error): bench it again with more --runs"
     )
+
+
+class _ThenBeside(_Probes):
+    """The first probe alone, every later one beside another client's long generation."""
+
+    def __init__(self, url: str, each_s: float) -> None:
+        super().__init__(url, each_s)
+        self.other: asyncio.Task[None] | None = None
+        self.started = asyncio.Event()
+
+    async def __call__(self, protocol: Protocol) -> Snapshot:
+        if self.taken == 1 and self.other is None:
+            self.other = asyncio.ensure_future(self._generate())
+            await self.started.wait()
+        return await super().__call__(protocol)
+
+    async def _generate(self) -> None:
+        body = {
+            "text": "another client's prompt",
+            "sampling_params": {"max_new_tokens": 100_000, "ignore_eos": True},
+            "stream": True,
+        }
+        async with (
+            httpx.AsyncClient(base_url=self.url, timeout=30) as client,
+            client.stream("POST", "/generate", json=body) as answer,
+        ):
+            async for _ in answer.aiter_lines():
+                self.started.set()
+
+
+@pytest.mark.slow
+async def test_conditions_are_judged_over_every_probe_not_the_first_alone() -> None:
+    """The load changed after check's first probe: the verdict's probes did not all run as the
+    baseline did, and check says so (it judged the first probe's conditions only)."""
+    # Steps slow enough that a probe streams past the first load reading, and the running count
+    # published at every step.
+    gauges = {"decode_log_interval": 1}
+    spec_config = replace(FAST, plain_step_ms=20.0, cycle_ms=40.0, extra_args=gauges)
+    plain_config = replace(PLAIN, plain_step_ms=20.0, cycle_ms=40.0, extra_args=gauges)
+    async with SimServer(spec_config) as spec, SimServer(plain_config) as plain:
+        probes = _ThenBeside(spec.url, each_s=12.0)  # two probes in the 30 s budget
+        try:
+            report = await _sequential_check(probes, spec.url, plain.url)
+        finally:
+            if probes.other is not None:
+                probes.other.cancel()
+                await asyncio.gather(probes.other, return_exceptions=True)
+    assert len(report.probes) == 2
+    assert report.validity is not None and report.validity.conditions, report.findings
+    said = [f.text for f in report.findings if f.text.startswith("conditions differ")]
+    assert said == [f"conditions differ from the baseline's: {report.validity.conditions[0]}"]
+    assert "beside 1 other request" in said[0]
+    assert report.exit_code == EXIT_DEGRADED

@@ -12,11 +12,16 @@ from __future__ import annotations
 import json
 from contextlib import ExitStack
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from specmon.cli import main
 from specmon.sim import SimConfig, SimThread
+from specmon.storage import saving
+from specmon.storage.store import Store
+from specmon.storage.unsaved import pending, read_unsaved
+from tests.storage.test_saving import locked
 
 RATES = (0.82, 0.64, 0.5, 0.38)  # a_i: the share of steps accepting draft position i
 BASE_MS = 2.0
@@ -209,3 +214,22 @@ def test_a_baseline_protocol_set_over_max_tokens_is_said(
         said
     )
     assert "set aside" not in unasked  # not given: the baseline's protocol without a word
+
+
+def test_a_bench_the_store_cannot_take_is_kept_not_lost(
+    db: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """whatif saves its bench as `bench` does (`save_or_keep`): a store another process keeps
+    locked past the wait leaves the bench in a file to import, said, exit 1; it was dropped."""
+    Store(Path(db)).close()  # made, then locked by another process
+    monkeypatch.setattr(saving, "DEFAULT_PATIENCE_S", 0.2)
+    monkeypatch.setattr(saving, "ATTEMPT_S", 0.05)
+    with SimThread(_config(2, 4.0)) as sim, locked(Path(db)):
+        code = main(["whatif", sim.url, "--runs", "2", "--warmup", "0", "--max-tokens", "64",
+                     "--db", db])  # fmt: skip
+    out = capsys.readouterr()
+    assert code == 1, out.err
+    assert "(measured now, not saved)" in out.out
+    assert "stayed locked by another process" in out.err and "snapshots import" in out.err
+    (kept,) = pending()
+    assert read_unsaved(kept).snapshots[0].server.speculative is not None

@@ -199,6 +199,7 @@ def test_csv_export_is_numbers_and_booleans() -> None:
     assert (spec["interval_level"], spec["verdict"]) == ("0.95", "winning")
     assert (spec["baseline_valid"], spec["baseline_confirmed"]) == ("true", "true")
     assert spec["baseline_reasons"] == spec["baseline_unverified"] == spec["no_baseline"] == ""
+    assert spec["baseline_conditions"] == ""  # both ran alone
     assert (spec["created"], spec["label"], spec["baseline_id"]) == (
         "2025-06-15T15:16:40Z",
         "tuned | v2",
@@ -213,9 +214,22 @@ def test_csv_export_is_numbers_and_booleans() -> None:
     assert stale["baseline_reasons"] == "too old: taken 2.0 h before the run (> 30 min)"
 
 
+def test_csv_text_a_spreadsheet_would_run_opens_as_text() -> None:
+    """A label (or any text a server supplied) starting with =, +, -, @ opens in a spreadsheet
+    as that text, not as a formula; numbers, negative ones too, stay numbers."""
+    rows = comparison_rows(
+        [speculative(2, at=T0 + 600, label='=HYPERLINK("http://x","y")'), baseline(1)],
+        max_age_s=MAX_AGE,
+    )
+    (spec, _) = list(csv.DictReader(io.StringIO(export(rows, "csv"))))
+    assert spec["label"] == '\'=HYPERLINK("http://x","y")'
+    assert float(spec["speedup_ratio"]) == pytest.approx(0.207, abs=5e-4)
+    assert json.loads(export(rows, "json"))["rows"][0]["label"] == '=HYPERLINK("http://x","y")'
+
+
 def test_json_export() -> None:
     document = json.loads(export(_rows(spec_at=T0 + 7200), "json"))
-    assert document["schema"] == 4
+    assert document["schema"] == 5
     spec, base = document["rows"]
     assert (spec["id"], spec["url"], spec["created_at"]) == (2, URL, T0 + 7200)
     assert spec["speculative"] is True
@@ -233,7 +247,7 @@ def test_json_export() -> None:
 
 
 def test_export_of_no_rows() -> None:
-    assert json.loads(export([], "json")) == {"schema": 4, "rows": []}
+    assert json.loads(export([], "json")) == {"schema": 5, "rows": []}
     assert export([], "csv").count("\n") == 1
     assert export([], "md").count("\n") == 2
 
@@ -391,7 +405,7 @@ def test_the_output_suffix_says_the_format_and_a_mismatch_is_refused(
     records = list(csv.DictReader(io.StringIO((tmp_path / "exp.csv").read_text())))
     assert [r["id"] for r in records] == ["1", "2"]
     assert main([*export_, "-o", str(tmp_path / "EXP.JSON")]) == 0
-    assert json.loads((tmp_path / "EXP.JSON").read_text())["schema"] == 4
+    assert json.loads((tmp_path / "EXP.JSON").read_text())["schema"] == 5
     assert main([*export_, "--format", "csv", "-o", str(tmp_path / "exp.txt")]) == 0
     assert (tmp_path / "exp.txt").read_text().startswith("id,url,created,")
     capsys.readouterr()

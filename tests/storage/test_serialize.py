@@ -38,7 +38,7 @@ ARGS = {
     "mem_fraction_static": 0.8,
     "port": 30000,
     "random_seed": 7,
-    "api_key": "********",
+    "api_key": "***",  # as specmon stores it: masked (`sources.secrets.mask_args`)
 }
 SPEC_ARGS = {
     **ARGS,
@@ -290,6 +290,19 @@ def test_records_from_before_lifetimes_and_pooled_parts_still_read() -> None:
     snapshot = snapshot_from_record(record)
     assert snapshot.lifetime is None
     assert snapshot.runs[0].decode_tokens is None and not snapshot.runs[0].buffered
+
+
+def test_a_key_stored_in_clear_by_an_older_specmon_reads_back_masked() -> None:
+    """A record written before server args were masked holds SGLang's `api_key` as the server
+    echoed it: read back, it shows as the mask, on every surface that reads the store."""
+    record = json.loads(json.dumps(snapshot_to_record(make_snapshot(spec=True))))
+    record["server"]["args"]["api_key"] = "sk-live-0123456789"
+    record["server"]["args"]["launch"] = (
+        "python -m sglang.launch_server --api-key sk-live-0123456789"
+    )
+    read = snapshot_from_record(record)
+    assert read.server.args["api_key"] == "***"
+    assert "sk-live" not in json.dumps(read.server.args)
 
 
 LOADED = RunConditions(

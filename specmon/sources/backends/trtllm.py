@@ -57,7 +57,7 @@ from specmon.sources.drafts import (
     spec_from_positions,
     stream_between_scrapes,
 )
-from specmon.sources.metrics import fetch_text, parse_scrape, wanted_text
+from specmon.sources.metrics import fetch_text, parse_scrape, wanted_off_loop, wanted_text
 from specmon.sources.probe import ChunkUpdate
 from specmon.sources.secrets import mask_args
 
@@ -190,7 +190,7 @@ async def fetch_metrics(client: httpx.AsyncClient) -> ServerMetrics:
         "launch with return_perf_metrics: true in --extra_llm_api_options",
         path=METRICS_PATH,
     )
-    return metrics_from_text(text)
+    return _metrics(await wanted_off_loop(text, PREFIXES, WANTED))
 
 
 _MODELS: weakref.WeakKeyDictionary[httpx.AsyncClient, str] = weakref.WeakKeyDictionary()

@@ -61,7 +61,7 @@ from specmon.sources.drafts import (
     stream_between_scrapes,
 )
 from specmon.sources.http import get, json_int, parse_json
-from specmon.sources.metrics import fetch_text, parse_scrape, wanted_text
+from specmon.sources.metrics import fetch_text, parse_scrape, wanted_off_loop, wanted_text
 from specmon.sources.probe import ChunkUpdate, histogram_of
 from specmon.sources.secrets import mask_args
 
@@ -269,7 +269,7 @@ async def fetch_metrics(client: httpx.AsyncClient) -> ServerMetrics:
         SourceError: Typed (unreachable, auth, malformed …).
     """
     text = await fetch_text(client, "vLLM always serves them: is a proxy in between?")
-    return metrics_from_text(text)
+    return _metrics(await wanted_off_loop(text, (*PREFIXES, PROCESS), WANTED))
 
 
 def parse_chunk(data: str) -> ChunkUpdate:
