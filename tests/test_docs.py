@@ -189,6 +189,27 @@ def test_the_code_map_names_every_module_and_only_those() -> None:
     assert "specmon/session/server_session.py" in mapped  # the parser still reads the map
 
 
+def test_the_layout_table_names_every_package_and_root_module() -> None:
+    """docs/development.md's "Layout and layers" table has a row for every package and
+    module at the root of specmon/, and names nothing that is not there (a row's bare names,
+    `config.py`, are beside its first path's)."""
+    text = _text(ROOT / "docs" / "development.md")
+    named = set()
+    for row in re.findall(r"^\| (`specmon/[^|]*)\|", text, flags=re.MULTILINE):
+        first, *rest = re.findall(r"`([\w/.]+)`", row)
+        parts = first.removeprefix("specmon/").split("/")
+        named.add(parts[0] + ("/" if len(parts) > 1 else ""))
+        if len(parts) == 1:  # a root module: the bare names beside it are root modules too
+            named.update(name for name in rest if name.endswith(".py") and "/" not in name)
+    root = {
+        p.name + "/" if p.is_dir() else p.name
+        for p in (ROOT / "specmon").iterdir()
+        if (p / "__init__.py").exists() or p.suffix == ".py"
+    } - {"__init__.py", "__main__.py"}
+    assert root <= named, f"not in the layout table: {sorted(root - named)}"
+    assert named <= root, f"in the layout table, not in specmon/: {sorted(named - root)}"
+
+
 def test_lint_messages_point_at_docs_in_the_repository() -> None:
     """ruff's banned-api messages cite the layering rule by its heading in development.md."""
     text = _text(ROOT / "pyproject.toml")
