@@ -109,6 +109,23 @@ def test_no_pointers_to_notes_outside_the_repository() -> None:
     assert not cited, cited
 
 
+TRACKER = re.compile(r"\b[Ii]ssues? \d+\b")
+"""`issue 36`: specmon's own issue tracker, which a clone does not have (another project's is
+cited by its name and number: "vLLM issue #49548")."""
+
+
+def test_no_pointers_to_the_issue_tracker() -> None:
+    """The code and the documents say the reason, not the issue it came from; left out: the
+    tests, and docs/performance.md's diary of measurements, which name the issue each was for."""
+    cited = [
+        f"{path.relative_to(ROOT)}: {found}"
+        for path in CITING
+        if path.relative_to(ROOT).parts[0] != "tests" and path.name != "performance.md"
+        for found in TRACKER.findall(_text(path))
+    ]
+    assert not cited, cited
+
+
 CITED_TEST = re.compile(r"\btests/[\w/.*-]*\w(?:::\w+)?")
 BARE_TEST = re.compile(r"`(test_\w+\.py)")
 
