@@ -36,7 +36,7 @@ from specmon.whatif.prediction import what_if
 BASE_TOK_S = 300.0
 TOKENS = 200
 PLAIN_SIGMA = 0.004
-"""A plain server's runs vary ~0.4% from one to the next (issue 35's measurement)."""
+"""A plain server's runs vary ~0.4% from one to the next (`analysis.comparison.PLAIN_SPREAD`)."""
 SPECULATIVE_SIGMA = 0.035
 """A speculative server's ~3.5% (the acceptance of each run's text moves its speed)."""
 
@@ -248,7 +248,7 @@ def simulate(cases: int, seed: int, speedup: float) -> list[Row]:
     plain, spec = PLAIN_SIGMA, SPECULATIVE_SIGMA
     settings = [
         # One, two and three probes against a steady (zero-spread) baseline: the probe's own
-        # spread is all there is (issue 35's "+25.52% [+25.50%, +25.53%]").
+        # spread is all there is (before the priors it printed "+25.52% [+25.50%, +25.53%]").
         lambda rng: fixed_check(rng, cases, 5, 1, speedup, 0.0, spec),
         lambda rng: fixed_check(rng, cases, 5, 2, speedup, 0.0, spec),
         lambda rng: fixed_check(rng, cases, 5, 3, speedup, 0.0, spec),

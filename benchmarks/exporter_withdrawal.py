@@ -1,4 +1,4 @@
-"""How soon `specmon exporter` stops serving what no longer holds (issue 24 §4), against the
+"""How soon `specmon exporter` stops serving what no longer holds, against the
 simulator: a speculative server and its plain twin as baseline server, the exporter with
 `--take-baselines` at the given cadences. Once the speedup and a valid baseline are served, the
 baseline server is stopped (seconds until `specmon_baseline_state{state="unverified"}` is 1),

@@ -1,4 +1,4 @@
-"""How long one scrape of a 10 MB `/metrics` takes to read into `ServerMetrics` (issue 36).
+"""How long one scrape of a 10 MB `/metrics` takes to read into `ServerMetrics`.
 
 A hostile or broken server can serve a `/metrics` of megabytes (a runaway label, a leaked
 per-request series); the largest body read is `http.MAX_BODY_BYTES` (16 MiB). Three 10 MB

@@ -150,8 +150,8 @@ class ServerMetrics:
     spec_accept_length: float | None = None
     spec_accept_rate: float | None = None
     spec_num_steps: float | None = None
-    """SGLang's `spec_num_steps` gauge (#25940): the last decode batch's active steps, which an
-    adaptive server changes at run time (0: that batch drafted nothing)."""
+    """SGLang's `spec_num_steps` gauge (its pull request #25940): the last decode batch's active
+    steps, which an adaptive server changes at run time (0: that batch drafted nothing)."""
     spec_num_draft_tokens: float | None = None
     """SGLang's `spec_num_draft_tokens` gauge: the last batch's tokens per verify (drafts + 1)."""
     num_running_reqs: float | None = None

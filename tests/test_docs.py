@@ -109,6 +109,23 @@ def test_no_pointers_to_notes_outside_the_repository() -> None:
     assert not cited, cited
 
 
+TRACKER = re.compile(r"\b[Ii]ssues? \d+\b")
+"""`issue 36`: specmon's own issue tracker, which a clone does not have (another project's is
+cited by its name and number: "vLLM issue #49548")."""
+
+
+def test_no_pointers_to_the_issue_tracker() -> None:
+    """The code and the documents say the reason, not the issue it came from; left out: the
+    tests, and docs/performance.md's diary of measurements, which name the issue each was for."""
+    cited = [
+        f"{path.relative_to(ROOT)}: {found}"
+        for path in CITING
+        if path.relative_to(ROOT).parts[0] != "tests" and path.name != "performance.md"
+        for found in TRACKER.findall(_text(path))
+    ]
+    assert not cited, cited
+
+
 CITED_TEST = re.compile(r"\btests/[\w/.*-]*\w(?:::\w+)?")
 BARE_TEST = re.compile(r"`(test_\w+\.py)")
 
@@ -127,6 +144,87 @@ def test_cited_tests_exist(doc: Path) -> None:
             assert re.search(rf"def {name}\b", _text(found[0])), f"{doc.name}: {cited}"
     for name in BARE_TEST.findall(text):
         assert any((ROOT / "tests").rglob(name)), f"{doc.name}: {name} does not exist"
+
+
+CODE_PATH = re.compile(r"(?<![\w/.<-])((?:[A-Za-z_][\w.-]*/)+[\w-]+\.(?:py|sh|toml|tcss))\b")
+OURS = {p.name for p in (*ROOT.iterdir(), *(ROOT / "specmon").iterdir()) if p.is_dir()}
+"""The folders a cited path of ours starts from: the repository's and the package's (a path
+under another project's tree, `vllm/v1/metrics/stats.py`, starts elsewhere)."""
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_cited_code_paths_exist(doc: Path) -> None:
+    """A file of ours a document cites (`specmon/session/live.py`, `session/window.py`,
+    `benchmarks/soak.py`) exists: reliability.md cited analysis/window.py and analysis/live.py
+    after they had moved to session/."""
+    for cited in CODE_PATH.findall(_text(doc)):
+        if cited.split("/")[0] in OURS:
+            assert (ROOT / cited).exists() or (ROOT / "specmon" / cited).exists(), (
+                f"{doc.name}: {cited} does not exist"
+            )
+
+
+def _code_map() -> tuple[set[str], set[str]]:
+    """The modules and the packages docs/design.md §3 names under specmon/, as paths: its
+    block is a tree, two spaces a level, each line's names (`x.py`, `x/`, comma-separated)
+    before a gap of two spaces or more."""
+    section = _text(ROOT / "docs" / "design.md").split("## 3. Where code lives", 1)[1]
+    block = section.split("\n## ", 1)[0]
+    modules: set[str] = set()
+    packages: set[str] = set()
+    parents: list[str] = []
+    for line in block.splitlines():
+        if not line.startswith("    ") or not line.strip():
+            continue
+        depth = (len(line) - len(line.lstrip(" ")) - 4) // 2
+        del parents[depth:]
+        names = re.split(r" {2,}", line.strip(), maxsplit=1)[0].split(", ")
+        paths = ["/".join([*parents, name]) for name in names]
+        if len(names) == 1 and names[0].endswith("/"):
+            parents.append(names[0].removesuffix("/"))
+        for path in paths:
+            if path.startswith("specmon/"):
+                (packages if path.endswith("/") else modules).add(path.removesuffix("/"))
+    return modules, packages
+
+
+def test_the_code_map_names_every_module_and_only_those() -> None:
+    """docs/design.md §3 names every module and package under specmon/, and nothing that is
+    not there: the map had lost `backend_facts.py`, most of TensorRT-LLM and half of
+    `analysis/` and `session/`."""
+    mapped, mapped_packages = _code_map()
+    files = {
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "specmon").rglob("*.py")
+        if "__pycache__" not in p.parts
+    }
+    packages = {str(p.parent.relative_to(ROOT)) for p in (ROOT / "specmon").rglob("__init__.py")}
+    unmapped = sorted(f for f in files - mapped if not f.endswith("/__init__.py"))
+    assert not unmapped, f"modules missing from docs/design.md §3: {unmapped}"
+    assert not mapped - files, f"docs/design.md §3 names modules not in the tree: {mapped - files}"
+    assert mapped_packages == packages, mapped_packages ^ packages
+    assert "specmon/session/server_session.py" in mapped  # the parser still reads the map
+
+
+def test_the_layout_table_names_every_package_and_root_module() -> None:
+    """docs/development.md's "Layout and layers" table has a row for every package and
+    module at the root of specmon/, and names nothing that is not there (a row's bare names,
+    `config.py`, are beside its first path's)."""
+    text = _text(ROOT / "docs" / "development.md")
+    named = set()
+    for row in re.findall(r"^\| (`specmon/[^|]*)\|", text, flags=re.MULTILINE):
+        first, *rest = re.findall(r"`([\w/.]+)`", row)
+        parts = first.removeprefix("specmon/").split("/")
+        named.add(parts[0] + ("/" if len(parts) > 1 else ""))
+        if len(parts) == 1:  # a root module: the bare names beside it are root modules too
+            named.update(name for name in rest if name.endswith(".py") and "/" not in name)
+    root = {
+        p.name + "/" if p.is_dir() else p.name
+        for p in (ROOT / "specmon").iterdir()
+        if (p / "__init__.py").exists() or p.suffix == ".py"
+    } - {"__init__.py", "__main__.py"}
+    assert root <= named, f"not in the layout table: {sorted(root - named)}"
+    assert named <= root, f"in the layout table, not in specmon/: {sorted(named - root)}"
 
 
 def test_lint_messages_point_at_docs_in_the_repository() -> None:

@@ -66,10 +66,11 @@ class SpreadPrior:
 
 
 SPECULATIVE_SPREAD = SpreadPrior(0.035, 20.0, "speculative")
-"""A speculative server's runs of the protocol vary ~3.5% from one to the next (issue 35's
-measurement; the acceptance of each run's text moves its speed), a plain server's ~0.4%."""
+"""A speculative server's runs of the protocol vary ~3.5% from one to the next (as seen on real
+servers: the acceptance of each run's text moves its speed), a plain server's ~0.4%."""
 PLAIN_SPREAD = SpreadPrior(0.004, 20.0, "plain")
-"""A plain server's runs: ~0.4% (issue 35's measurement)."""
+"""A plain server's runs: ~0.4% (docs/compatibility.md: a plain SGLang's runs on an H200 were
+within ±0.4%)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,7 +44,7 @@ def decode_verify_steps(result: ProbeResult) -> float | None:
     (a coalesced stream, llama.cpp holding back half a UTF-8 character), the steps behind those
     extra tokens are in V but not in the decode time from the first chunk: they are removed in
     proportion. vLLM's fallback count, the chunks after the first, never counted them: it is
-    V_decode as it stands (removing them again was the double subtraction of issue 10).
+    V_decode as it stands (removing them from it again subtracted those steps twice).
     """
     v = result.verify_ct
     if v is None or not result.chunks:

@@ -13,5 +13,5 @@ One package, in the order its parts build on each other (each may import those a
 
 Its command is `specmon.cli.whatif` and its screen `specmon.ui.screens.whatif`, beside every
 other command and screen (only `specmon.ui` imports Textual). It reads `analysis`, `session`,
-`measure`, `sources` and `storage`; nothing under them imports it (tests/test_layers.py).
+`measure`, `sources` and `storage`; nothing under them imports it (the layers, .importlinter).
 """
