@@ -62,16 +62,21 @@ def cpu_s(process: psutil.Process) -> float:
     return total
 
 
+def fleet_toml(path: Path, urls: list[str]) -> Path:
+    """The fleet's config file: every server at 1 Hz, a probe every 10 s, its simulated GPUs."""
+    path.write_text(
+        "interval = 1\nprobe_every = 10\n"
+        + "".join(f'[[targets]]\nurl = "{u}"\ngpu_metrics = "{u}/gpu-metrics"\n' for u in urls)
+    )
+    return path
+
+
 def one_round(
     urls: list[str], tmp: Path, seconds: float, round_: int, tree: tuple[str, str] | None
 ) -> dict[str, float]:
     """Run the exporter and the dashboards side by side once, from this checkout or `tree`
     ((label, path) of another); CPU s/min and peak RSS of each."""
-    toml = tmp / "fleet.toml"
-    toml.write_text(
-        "interval = 1\nprobe_every = 10\n"
-        + "".join(f'[[targets]]\nurl = "{u}"\ngpu_metrics = "{u}/gpu-metrics"\n' for u in urls)
-    )
+    toml = fleet_toml(tmp / "fleet.toml", urls)
     # -P: `-m` would put the current directory ahead of PYTHONPATH (as overhead.py does).
     specmon = [sys.executable, "-P", "-m", "specmon"] if tree else [sys.executable, "-m", "specmon"]
     env = {**os.environ, "PYTHONPATH": tree[1]} if tree else None
