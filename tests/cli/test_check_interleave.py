@@ -79,7 +79,8 @@ def test_interleaved_check_at_a_true_25_percent_says_winning_and_names_its_desig
     assert body["schema"] == 9
     assert any(line.startswith("· design: interleaved — " + plain.url) for line in lines)
     verdict = next(line for line in lines if "— winning after" in line)
-    assert re.match(rf"✓ interleaved with {plain.url} \(\d+ pairs\); baseline #1's server ", verdict)
+    head = rf"✓ interleaved with {plain.url} \(\d+ pairs\); baseline #1's server "
+    assert re.match(head, verdict), verdict
     assert "(98.3% interval)" in verdict and "— winning after" in verdict
 
 
