@@ -319,7 +319,11 @@ def _say_design(
             "process) and this server probed alternately, each pair judged",
         )
     elif interleave:  # asked for and not possible: said as a warning
-        report.add("warn", f"design: stored baseline #{baseline.id}, not interleaved: {why_not}")
+        report.add(
+            "warn",
+            f"design: stored baseline #{baseline.id}, not interleaved: {why_not}",
+            EXIT_DEGRADED,
+        )
     else:
         report.add("info", f"design: stored baseline #{baseline.id}, not interleaved: {why_not}")
 
