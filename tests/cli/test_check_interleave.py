@@ -13,7 +13,7 @@ import pytest
 
 from specmon.analysis.comparison import Verdict
 from specmon.analysis.sequential import SequentialRule
-from specmon.analysis.validity import LifetimeCheck, LifetimeState
+from specmon.analysis.validity import LifetimeCheck, LifetimeState, relaunched_for_speculation
 from specmon.check import run_check
 from specmon.cli import main
 from specmon.measure.snapshot import SnapshotKind, take_snapshot
@@ -172,3 +172,50 @@ async def test_a_drift_shared_by_both_servers_fools_the_stored_baseline_not_the_
     assert abs(paired.comparison.speedup.value) < 0.05
     assert paired.design is not None and paired.design.interleaved
     assert paired.design.pairs == len(paired.baseline_probes) == len(paired.probes) == 10
+
+
+async def _relaunched_check(interleave: bool | None) -> CheckReport:
+    """A check whose baseline was taken on the checked address before the relaunch."""
+    async with SimServer(_spec(0.25)) as spec, SimServer(_plain()) as plain:
+        protocol = Protocol(3, 0, 40, 0.0, DEFAULT_PROMPT)
+        baseline = await take_snapshot(Target(plain.url), protocol, kind=SnapshotKind.BASELINE)
+        probed: list[str] = []
+
+        async def relaunched(_baseline: Snapshot) -> LifetimeCheck:
+            return relaunched_for_speculation()
+
+        async def probe_baseline(url: str, protocol: Protocol) -> Snapshot:
+            probed.append(url)
+            return await take_snapshot(Target(url), protocol, kind=SnapshotKind.RUN)
+
+        async with httpx.AsyncClient(base_url=spec.url, timeout=10.0) as client:
+            report = await run_check(
+                Connection(client),
+                spec.url,
+                run_probe=lambda p: take_snapshot(Target(spec.url), p, kind=SnapshotKind.RUN),
+                check_lifetime=relaunched,
+                find_baseline=lambda _info: BaselineLookup(replace(baseline, id=4)),
+                probe_baseline=probe_baseline,
+                interleave=interleave,
+            )
+        assert probed == []  # no second server: never probed
+        return report
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("interleave", "level"), [(None, "info"), (True, "warn")])
+async def test_a_baseline_taken_on_this_address_is_never_interleaved(
+    interleave: bool | None, level: str
+) -> None:
+    report = await _relaunched_check(interleave)
+    assert report.design is not None and not report.design.interleaved
+    said = [f for f in report.findings if f.text.startswith("design: ")]
+    assert [(f.level, f.text) for f in said] == [
+        (
+            level,
+            "design: stored baseline #4, not interleaved: the baseline was taken on this address "
+            "before the relaunch with speculation: no second server to probe",
+        )
+    ]
+    assert (report.exit_code == EXIT_DEGRADED) == (interleave is True)
+    assert report.findings[-1].text.startswith("vs baseline #4 (")
