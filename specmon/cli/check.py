@@ -86,7 +86,7 @@ def register(commands: Any) -> None:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="against a valid baseline whose server answers and is the process that was "
-        "benched, probe that server and this one alternately (A B A B …) and judge the pairs, "
+        "benched, probe that server and this one alternately (A B B A …) and judge the pairs, "
         "so that a change of load on either machine meanwhile shifts both alike: the default "
         "where possible, else check says why and uses the stored baseline's runs (a warning "
         "with --interleave); --no-interleave: always the stored baseline's runs",
