@@ -17,6 +17,7 @@ from specmon.analysis.comparison import Verdict
 from specmon.analysis.conditions import conditions_of
 from specmon.analysis.drafting import Drafting, drafts_otherwise
 from specmon.analysis.gpus import gpu_verdict
+from specmon.analysis.paired import why_not_interleaved
 from specmon.analysis.pooled import Pooled, pool, pool_groups
 from specmon.analysis.rates import server_accept_length
 from specmon.analysis.representative import GAP_SHARE, TrafficGap, traffic_gap
@@ -29,6 +30,7 @@ from specmon.analysis.validity import (
 )
 from specmon.backend_facts import display_name
 from specmon.errors import AuthFailed, MetricsDisabled, SourceError
+from specmon.interleaved import Interleaving
 from specmon.measure.bench import BenchInvalid
 from specmon.model import (
     Protocol,
@@ -43,6 +45,7 @@ from specmon.reports.check_report import (
     EXIT_DEGRADED,
     EXIT_UNREACHABLE,
     CheckReport,
+    Design,
     Finding,
 )
 from specmon.session.baselines import BaselineLookup
@@ -73,6 +76,8 @@ BaselineFinder = Callable[[ServerInfo], BaselineLookup | Awaitable[BaselineLooku
 """The store's baseline for a server (awaited where the candidates' servers are read first)."""
 ProbeRunner = Callable[[Protocol], Awaitable[Snapshot]]
 """Runs the probe as a one-run snapshot (`snapshot.take_snapshot`)."""
+BaselineProber = Callable[[str, Protocol], Awaitable[Snapshot]]
+"""Runs one probe of the baseline server at a URL, for interleaved probing."""
 
 
 async def run_check(
@@ -92,6 +97,8 @@ async def run_check(
     rule: SequentialRule = CHECK_RULE,
     prompts: Sequence[ProbePrompt] = (),
     find_ab: Callable[[ServerInfo], StoredAb | None] = lambda _info: None,
+    probe_baseline: BaselineProber | None = None,
+    interleave: bool | None = None,
 ) -> CheckReport:
     """Check one server: reachable, auth, version, metrics, speculation, a probe, the baseline.
 
@@ -117,6 +124,11 @@ async def run_check(
         prompts: `--probe-prompts`: one more probe per category, after the verdict's probes,
             reported per category (`pool_groups`); none without.
         find_ab: The store's latest A/B of a server's configuration (`session.ab_lookup`).
+        probe_baseline: Probes the baseline server at its URL: against a valid baseline whose
+            server is the process it measured, the two servers are probed alternately and the
+            pairs judged (`specmon.interleaved`); None: the stored baseline's runs only.
+        interleave: None: interleave where possible, else say why not and use the stored
+            baseline; True: the same, the fallback a warning; False: never interleave.
     """
     report = CheckReport(url)
     try:
@@ -179,19 +191,29 @@ async def run_check(
             "speculative flags to get speedup and break-even",
         )
     else:
+        lifetime = await check_lifetime(baseline)
+        why_not = _why_not_interleaved(interleave, probe_baseline, lifetime)
         validity = _validity(
-            report, probe, baseline, await check_lifetime(baseline), max_age_s, wall()
+            report, probe, baseline, lifetime, max_age_s, wall(), paired=why_not is None
         )
         if validity.valid:
-            base = pool(baseline.runs)
-            sequence = _Probing(run_probe, protocol, base, rule, budget_s, clock, started)
-            look = await sequence.until_decided(report, probe)
+            _say_design(report, baseline, why_not, interleave)
+            if why_not is None:
+                assert probe_baseline is not None
+                look = await _interleave(
+                    report, run_probe, probe_baseline, protocol, rule, budget_s, clock, started
+                )
+            else:
+                base = pool(baseline.runs)
+                sequence = _Probing(run_probe, protocol, base, rule, budget_s, clock, started)
+                look = await sequence.until_decided(report, probe)
             if look is None:
                 return report
             probe = replace(
                 probe, runs=report.probes, protocol=replace(probe.protocol, runs=len(report.probes))
             )
-            validity = _conditions_over_every_probe(report, baseline, validity)
+            if why_not is not None:  # interleaved, both sides ran alike: not weighed (above)
+                validity = _conditions_over_every_probe(report, baseline, validity)
             _judge(report, baseline, validity, look, budget_s, rule)
     if not await _say_traffic(run_probe, protocol, report):
         return report
@@ -274,26 +296,96 @@ def _category_cell(name: str, pooled: Measured) -> str:
 
 
 async def _probe(
-    run_probe: ProbeRunner, protocol: Protocol, report: CheckReport
+    run_probe: ProbeRunner, protocol: Protocol, report: CheckReport, name: str = "probe"
 ) -> Snapshot | None:
     """One probe as a one-run snapshot; None, with the failure reported, when it fails. An
     accept length no verify step can give (above k + 1) is withheld, said, as on the dashboard."""
     try:
         snapshot = await run_probe(protocol)
     except AuthFailed as exc:
-        report.add("fail", f"probe refused: {exc}", EXIT_UNREACHABLE)
+        report.add("fail", f"{name} refused: {exc}", EXIT_UNREACHABLE)
         return None
     except (SourceError, BenchInvalid) as exc:
-        report.add("fail", f"probe failed: {exc}", EXIT_DEGRADED)
+        report.add("fail", f"{name} failed: {exc}", EXIT_DEGRADED)
         return None
     k = draft_length(snapshot.server)
     runs = []
     for run in snapshot.runs:
         if (why := impossible_accept_length(run.accept_length, k)) is not None:
-            report.add("warn", f"probe accept length withheld: {why}", EXIT_DEGRADED)
+            report.add("warn", f"{name} accept length withheld: {why}", EXIT_DEGRADED)
             run = replace(run, accept_length=None)
         runs.append(run)
     return replace(snapshot, runs=tuple(runs))
+
+
+def _why_not_interleaved(
+    interleave: bool | None, probe_baseline: BaselineProber | None, lifetime: LifetimeCheck
+) -> str | None:
+    """Why the stored baseline's runs are used instead of probing its server alternately; None
+    when it is probed alternately."""
+    if interleave is False:
+        return "--no-interleave"
+    if probe_baseline is None:
+        return "no way to probe the baseline server here"
+    return why_not_interleaved(lifetime)
+
+
+def _say_design(
+    report: CheckReport, baseline: Snapshot, why_not: str | None, interleave: bool | None
+) -> None:
+    """One line: which design the verdict will come from, and why not interleaved."""
+    report.design = Design(why_not is None, baseline.id, baseline.url, 0, why_not)
+    if why_not is None:
+        report.add(
+            "info",
+            f"design: interleaved — {baseline.url} (baseline #{baseline.id}'s server, the same "
+            "process) and this server probed alternately, each pair judged",
+        )
+    elif interleave:  # asked for and not possible: said as a warning
+        report.add(
+            "warn",
+            f"design: stored baseline #{baseline.id}, not interleaved: {why_not}",
+            EXIT_DEGRADED,
+        )
+    else:
+        report.add("info", f"design: stored baseline #{baseline.id}, not interleaved: {why_not}")
+
+
+async def _interleave(
+    report: CheckReport,
+    run_probe: ProbeRunner,
+    probe_baseline: BaselineProber,
+    protocol: Protocol,
+    rule: SequentialRule,
+    budget_s: float,
+    clock: Callable[[], float],
+    started: float,
+) -> Look | None:
+    """Probe the baseline server and this one alternately from the first probe until the rule
+    stops on the pairs; the last look, or None when a probe failed (said)."""
+    assert report.design is not None and report.probe is not None
+    url = report.design.url
+
+    async def base(protocol: Protocol) -> Snapshot:
+        return await probe_baseline(url, protocol)
+
+    interleaving = Interleaving(
+        probe_now=lambda: _probe(run_probe, protocol, report),
+        probe_base=lambda: _probe(base, protocol, report, "baseline server probe"),
+        rule=rule,
+        budget_s=budget_s,
+        clock=clock,
+        started=started,
+    )
+    found = await interleaving.until_decided(report.probe)
+    if found is None:
+        return None
+    report.looks = found.looks
+    report.verdict_after_s = clock() - started
+    report.probes = tuple(p.now for p in found.pairs)
+    report.baseline_probes = tuple(p.base for p in found.pairs)
+    report.design = replace(report.design, pairs=len(found.pairs))
+    return found.look
 
 
 @dataclass(slots=True)
@@ -388,7 +480,8 @@ def _advise(report: CheckReport, probe: Snapshot, earlier: Sequence[Snapshot]) -
     there is no baseline), which stays the last line; they never change the exit code."""
     info = probe.server
     valid = report.baseline is not None and report.comparison is not None
-    base = pool(report.baseline.runs) if valid and report.baseline else None
+    base_runs = report.baseline_probes or (report.baseline.runs if report.baseline else ())
+    base = pool(base_runs) if valid and base_runs else None
     whatif = predict(info, probe.protocol, probe.runs, base, earlier).result
     drafting = report.drafting
     differs = bool(report.switches) or (
@@ -465,8 +558,13 @@ def _validity(
     lifetime: LifetimeCheck,
     max_age_s: float,
     now: float,
+    *,
+    paired: bool = False,
 ) -> Validity:
-    """Whether the baseline applies to the probe; a stale one is said here (no speedup)."""
+    """Whether the baseline applies to the probe; a stale one is said here (no speedup).
+
+    `paired`: the baseline server will be probed alternately if the baseline applies; then the
+    conditions the stored runs ran under do not weigh on the verdict (said, not a warning)."""
     report.baseline = baseline
     # A live check: the baseline's age is counted to now.
     validity = baseline_validity(
@@ -489,7 +587,14 @@ def _validity(
     for warning in validity.warnings:
         report.add("info", f"GPUs differ from the baseline's: {warning}")
     for what in validity.conditions:
-        report.add("warn", f"{CONDITIONS_DIFFER}{what}", EXIT_DEGRADED)
+        if paired and validity.valid:
+            report.add(
+                "info",
+                f"conditions differ from the stored baseline's: {what} — not weighed: both "
+                "servers are probed now, alternately",
+            )
+        else:
+            report.add("warn", f"{CONDITIONS_DIFFER}{what}", EXIT_DEGRADED)
     return validity
 
 
@@ -532,27 +637,37 @@ def _judge(
     budget_s: float,
     rule: SequentialRule,
 ) -> None:
-    """The speedup line: never a clean ✓ unless the baseline is confirmed to apply."""
-    tag = _baseline_tag(baseline)
+    """The speedup line: never a clean ✓ unless the baseline is confirmed to apply; it names
+    the design that gave it (the stored baseline, or its server probed alternately)."""
+    design = report.design
+    paired = design is not None and design.interleaved
     comparison = look.comparison
     report.comparison = comparison
     report.compared = pool(report.probes) if comparison is not None else None
+    if paired and design is not None:
+        at = f"{comparison.base_tok_s:.1f} {DECODE.unit}" if comparison else "no decode figure"
+        tag = f"{design.text}; baseline #{baseline.id}'s server at {at}"
+        head, unit = tag, "pair"
+    else:
+        tag = _baseline_tag(baseline)
+        head, unit = f"vs {tag}", "probe"
     if comparison is None:
-        report.add("warn", f"vs {tag}: no decode speed to compare", EXIT_DEGRADED)
+        report.add("warn", f"{head}: no decode speed to compare", EXIT_DEGRADED)
         return
     measured = Measured(report.compared, comparison)
     text = (
-        f"vs {tag}: now {DECODE.shown(measured)}, speedup {SPEEDUP.shown(measured)} "
+        f"{head}: now {DECODE.shown(measured)}, speedup {SPEEDUP.shown(measured)} "
         f"({comparison.speedup.level:.1%} interval)"
     )
     accept, break_even = ACCEPT.written(measured), BREAK_EVEN.written(measured)
     if accept is not None and break_even is not None:
         text += f", accept {accept} vs break-even {break_even}"
     took = report.verdict_after_s or 0.0
-    probes = f"{counted(look.probes, 'probe')} in {took:.1f} s"
+    probes = f"{counted(look.probes, unit)} in {took:.1f} s"
     if comparison.verdict == Verdict.WITHIN_NOISE:
         probes += ", the cap" if look.probes >= rule.max_probes else f", the {budget_s:g} s budget"
-        probes += _noisy_baseline(pool(baseline.runs), pool(report.probes))
+        if not paired:
+            probes += _noisy_baseline(pool(baseline.runs), pool(report.probes))
     text += f" — {verdict_text(comparison)} after {probes}"
     if validity.unverified:
         unverified = "; ".join(validity.unverified)

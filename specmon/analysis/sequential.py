@@ -11,7 +11,7 @@ winning or losing in at most α of checks (benchmarks/coverage.py measures it: d
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from specmon.analysis.comparison import CONFIDENCE, Comparison, Verdict, compare
@@ -56,13 +56,26 @@ class SequentialRule:
         self, runs: Sequence[RunFigures], base: Pooled, elapsed_s: float, budget_s: float
     ) -> Look:
         """After `runs` (every probe so far) took `elapsed_s`: look if this is a look, and say
-        whether to stop. Another probe is taken only if, at the mean time per probe so far, it
-        would end within `budget_s`."""
-        n = len(runs)
+        whether to stop (`judge`), the probes against the stored baseline `base`."""
+        return self.judge(
+            len(runs), lambda level: compare(pool(runs), base, level=level), elapsed_s, budget_s
+        )
+
+    def judge(
+        self,
+        n: int,
+        comparison_at: Callable[[float], Comparison | None],
+        elapsed_s: float,
+        budget_s: float,
+    ) -> Look:
+        """After `n` probes (or interleaved pairs: analysis/paired.py) took `elapsed_s`: look
+        if this is a look, reading `comparison_at` the look's level, and say whether to stop.
+        Another probe is taken only if, at the mean time per probe so far, it would end within
+        `budget_s`."""
         out_of_time = elapsed_s * (n + 1) / n > budget_s if n else False
         last = n >= self.max_probes or out_of_time
         if n not in self.looks and not last:
             return Look(n, None, False)
-        comparison = compare(pool(runs), base, level=self.level)
+        comparison = comparison_at(self.level)
         decided = comparison is None or comparison.verdict != Verdict.WITHIN_NOISE
         return Look(n, comparison, decided or last)

@@ -81,6 +81,16 @@ def register(commands: Any) -> None:
         help="against a valid baseline, probe until the speedup's interval excludes 0, for at "
         f"most this long and {CHECK_RULE.max_probes} probes (default {DEFAULT_BUDGET_S:g})",
     )
+    check.add_argument(
+        "--interleave",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="against a valid baseline whose server answers and is the process that was "
+        "benched, probe that server and this one alternately (A B B A …) and judge the pairs, "
+        "so that a change of load on either machine meanwhile shifts both alike: the default "
+        "where possible, else check says why and uses the stored baseline's runs (a warning "
+        "with --interleave); --no-interleave: always the stored baseline's runs",
+    )
     add_max_age(check)
     check.add_argument(
         "--json", action="store_true", help=f"print one JSON object (schema {CHECK_SCHEMA})"
@@ -132,6 +142,15 @@ async def _check(args: argparse.Namespace, store: Store | None) -> int:
             again=lambda line: print(f"specmon: {line}", file=sys.stderr, flush=True),
         )
 
+    async def probe_baseline(url: str, protocol: Protocol) -> Snapshot:
+        return await take_snapshot(
+            target.at(url),
+            protocol,
+            kind=SnapshotKind.RUN,
+            gpu_metrics=args.gpu_metrics,
+            again=lambda line: print(f"specmon: {url}: {line}", file=sys.stderr, flush=True),
+        )
+
     async def lifetime(baseline: Snapshot) -> LifetimeCheck:
         return await check_lifetime(baseline, target, speculative=True)
 
@@ -153,6 +172,8 @@ async def _check(args: argparse.Namespace, store: Store | None) -> int:
                 find_ab=lambda info: (
                     lookup_ab(store, info, max_age_s=args.max_age) if store else None
                 ),
+                probe_baseline=probe_baseline,
+                interleave=args.interleave,
             )
     finally:
         await telemetry.aclose()

@@ -24,18 +24,20 @@ from specmon.analysis.validity import Validity
 from specmon.model import RunFigures, ServerInfo, ServerMetrics, Snapshot
 from specmon.storage.serialize import comparison_to_dict, crossover_to_dict
 from specmon.whatif.advice import Advice
+from specmon.wording import counted
 
 EXIT_HEALTHY, EXIT_DEGRADED, EXIT_UNREACHABLE = 0, 1, 2
 EXIT_STORE = 3
 """The snapshot store could not be read (no such --db, corrupt, locked): nothing was checked."""
 
 Level = Literal["ok", "info", "warn", "fail"]
-CHECK_SCHEMA = 8
+CHECK_SCHEMA = 9
 """The `check --json` object's version (2 added the probes, the interval's level, the looks;
 3 the drafting now; 4 the traffic's accept length beside the probe's, and per-category probes;
 5 the stored A/B of the server's configuration; 6 `ms_per_token`, and `decode_tok_s` without a
 comparison; 7 `baseline_choice`: which rule picked the baseline and what else was considered;
-8 each probe's `conditions` and the baseline's `conditions` differences)."""
+8 each probe's `conditions` and the baseline's `conditions` differences; 9 `design`: the stored
+baseline or the baseline server probed alternately, and `baseline_probes`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +46,28 @@ class Finding:
 
     level: Level
     text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Design:
+    """Which design gave the speedup: the stored baseline's runs, or the baseline server probed
+    alternately with the live one (`specmon.interleaved`, `analysis.paired`)."""
+
+    interleaved: bool
+    baseline_id: int | None
+    url: str
+    """The baseline's server (probed alternately when `interleaved`)."""
+    pairs: int = 0
+    """Pairs judged (interleaved)."""
+    why_not_interleaved: str | None = None
+    """Why the stored baseline was used instead (None when interleaved)."""
+
+    @property
+    def text(self) -> str:
+        """ "interleaved with http://… (5 pairs)" or "stored baseline #7"."""
+        if self.interleaved:
+            return f"interleaved with {self.url} ({counted(self.pairs, 'pair')})"
+        return f"stored baseline #{self.baseline_id}"
 
 
 @dataclass(slots=True)
@@ -81,9 +105,13 @@ class CheckReport:
     traffic: TrafficGap | None = None
     """The probes' accept length beside the server's over all requests meanwhile."""
     categories: dict[str, Pooled] = field(default_factory=dict)
+    """One probe per category of `--probe-prompts`, pooled per category (empty without)."""
     ab: StoredAb | None = None
     """The store's latest A/B of this configuration (`session.ab_lookup`)."""
-    """One probe per category of `--probe-prompts`, pooled per category (empty without)."""
+    design: Design | None = None
+    """Which design gave the speedup; None without a comparison attempted."""
+    baseline_probes: tuple[RunFigures, ...] = ()
+    """The baseline server's probes, one per pair (interleaved only)."""
 
     def add(self, level: Level, text: str, exit_code: int = EXIT_HEALTHY) -> None:
         """Record a finding and raise the exit code to at least `exit_code`."""
@@ -138,6 +166,8 @@ def report_to_dict(report: CheckReport) -> dict[str, object]:
         "looks": report.looks,
         "verdict_after_s": report.verdict_after_s,
         "verdict": None if c is None else c.verdict.value,
+        "design": _design(report.design),
+        "baseline_probes": [asdict(run) for run in report.baseline_probes],
         "advice": [asdict(a) for a in report.advice],
         "drafting": _drafting(report),
         "traffic": _traffic(report.traffic),
@@ -146,6 +176,21 @@ def report_to_dict(report: CheckReport) -> dict[str, object]:
             name: {"accept_length": p.accept_length, "decode_tok_s": p.decode_tok_s, "runs": p.runs}
             for name, p in report.categories.items()
         },
+    }
+
+
+def _design(design: Design | None) -> dict[str, object] | None:
+    """The `design` object: "stored" or "interleaved", its words, the baseline and its server,
+    the pairs, and why the stored baseline was used instead of interleaving."""
+    if design is None:
+        return None
+    return {
+        "kind": "interleaved" if design.interleaved else "stored",
+        "text": design.text,
+        "baseline_id": design.baseline_id,
+        "url": design.url,
+        "pairs": design.pairs,
+        "why_not_interleaved": design.why_not_interleaved,
     }
 
 

@@ -15,6 +15,7 @@ import ssl
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 from aiohttp import web
 
@@ -22,6 +23,7 @@ from specmon.agent import CONTENT_TYPE as AGENT_CONTENT_TYPE
 from specmon.agent import render_metrics
 from specmon.sim import llamacpp, serverinfo, trtllm, vllm
 from specmon.sim.config import Flavor, SimConfig
+from specmon.sim.decode import DecodeModel
 from specmon.sim.engine import Engine, EngineHooks, SimRequest
 from specmon.sim.faults import Faults, intercept, rewrite_metrics, trickle
 from specmon.sim.gpus import simulated_telemetry
@@ -196,6 +198,19 @@ class SimServer:
             await state.engine.stop()
         if runner is not None:
             await runner.cleanup()
+
+    def pace(self, factor: float) -> None:
+        """From the next step on, every decode step and cycle takes `factor` times its configured
+        time (a slower machine, a drift over a run); 1 restores the configuration's pace. A
+        restart restores it too."""
+        if self._state is None:
+            raise RuntimeError("the simulator is not running")
+        model = DecodeModel.from_config(self.config)
+        self._state.engine.model = replace(
+            model,
+            plain_step_ms=model.plain_step_ms * factor,
+            cycle_ms=model.cycle_ms * factor,
+        )
 
     async def restart(self, config: SimConfig | None = None) -> None:
         """Stop and start again on the same port: counters at 0, new startup time and seed.

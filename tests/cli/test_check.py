@@ -122,9 +122,12 @@ def test_json_and_baseline_verdict(
     with SimThread(PLAIN) as plain:
         assert main(["bench", plain.url, "--runs", "3", "--max-tokens", "80", "--db", db]) == 0
         capsys.readouterr()
-        code = main(["check", sim.url, "--db", db, "--json", "--probe-tokens", "40"])
+        argv = ["check", sim.url, "--db", db, "--json", "--probe-tokens", "40", "--no-interleave"]
+        code = main(argv)
         body = json.loads(capsys.readouterr().out)
     assert code == 0, body["findings"]
+    assert body["design"]["kind"] == "stored" and body["baseline_probes"] == []
+    assert body["design"]["why_not_interleaved"] == "--no-interleave"
     assert body["status"] == "healthy"
     assert body["baseline"]["confirmed"] is True
     assert body["probe"]["completion_tokens"] == 80  # the baseline's protocol was reused
@@ -135,7 +138,7 @@ def test_json_and_baseline_verdict(
     now, base = body["decode_tok_s"], body["baseline"]["decode_tok_s"]
     assert body["speedup"] == pytest.approx(now / base - 1, rel=1e-9)
     # Probed until the interval excluded 0 (or the budget or cap ended it), judged at looks.
-    assert body["schema"] == 8
+    assert body["schema"] == 9
     assert body["probes"][0] == body["probe"] and 3 <= len(body["probes"]) <= 10
     assert 1 <= body["looks"] <= 3 and body["verdict_after_s"] > 0
     assert body["speedup_level"] == pytest.approx(1 - 0.05 / 3)

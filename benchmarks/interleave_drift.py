@@ -1,0 +1,160 @@
+"""Interleaved `check` against the stored-baseline design when the client machine's load changes
+between the baseline's bench and the check (issue 35, item 5), against the simulator.
+
+Two loopback simulators (`specmon.sim`, real HTTP servers in this process) run side by side: a
+plain one at `--step-ms` per token and a speculative one whose decode speed is the plain one's
+times 1 + speedup. Each trial benches a fresh baseline of the plain server into a fresh store
+(`specmon bench --runs 5`) on a quiet machine, then starts a CPU hog (one busy-loop process per
+core) and runs `specmon check --json` twice against the speculative server, through the CLI as
+a user would: once by default (interleaved: the baseline server is up and the process benched)
+and once with `--no-interleave` (the stored baseline's runs); the hog is stopped after the
+trial. The verdicts, intervals, `verdict_after_s` and whether the check said the conditions
+differ are read from the JSON.
+
+    python benchmarks/interleave_drift.py --trials 12                 # 0% and +25%
+    python benchmarks/interleave_drift.py --trials 5 --speedups 0.25 --hogs 0
+
+Prints a Markdown table for docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+from specmon.cli import main as specmon
+from specmon.sim import SimConfig, SimThread
+
+ACCEPT = 2.0
+HOG = "while True: pass"
+
+
+def _quiet(argv: list[str]) -> tuple[int, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = specmon(argv)
+    return code, out.getvalue()
+
+
+@contextlib.contextmanager
+def _hog(count: int) -> Iterator[None]:
+    """`count` busy-loop processes while the block runs."""
+    hogs = [subprocess.Popen([sys.executable, "-c", HOG]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+
+
+def _read(body: dict[str, object]) -> dict[str, object]:
+    findings = [str(f["text"]) for f in body["findings"]]  # type: ignore[attr-defined,index]
+    design = body["design"] or {}
+    return {
+        "verdict": body["verdict"],
+        "speedup": body["speedup"],
+        "low": body["speedup_low"],
+        "high": body["speedup_high"],
+        "level": body["speedup_level"],
+        "after_s": body["verdict_after_s"],
+        "design": design.get("kind"),  # type: ignore[attr-defined]
+        "pairs": design.get("pairs"),  # type: ignore[attr-defined]
+        "conditions_differ": any("conditions differ" in f for f in findings),
+    }
+
+
+def trials(
+    speedup: float, count: int, step_ms: float, tokens: int, hogs: int
+) -> list[dict[str, object]]:
+    """`count` trials: a quiet bench, then (`hogs` busy loops on) an interleaved and a
+    stored-design check."""
+    spec = SimConfig(
+        plain_step_ms=step_ms,
+        cycle_ms=ACCEPT * step_ms / (1 + speedup),
+        accept_length=ACCEPT,
+        ttft_ms=10.0,
+        seed=7,
+    )
+    plain = replace(spec, speculative_algorithm=None)
+    found = []
+    with SimThread(spec) as fast, SimThread(plain) as base, tempfile.TemporaryDirectory() as tmp:
+        for i in range(count):
+            db = str(Path(tmp) / f"trial-{i}.db")
+            bench = ["bench", base.url, "--runs", "5", "--max-tokens", str(tokens), "--db", db]
+            code, _ = _quiet(bench)
+            assert code == 0, "the baseline bench failed"
+            with _hog(hogs):
+                _, paired = _quiet(["check", fast.url, "--db", db, "--json"])
+                _, stored = _quiet(["check", fast.url, "--db", db, "--json", "--no-interleave"])
+            found.append(
+                {"interleaved": _read(json.loads(paired)), "stored": _read(json.loads(stored))}
+            )
+    return found
+
+
+def summary(speedup: float, found: list[dict[str, object]]) -> list[str]:
+    rows = []
+    for design in ("interleaved", "stored"):
+        runs = [t[design] for t in found]  # type: ignore[index]
+        verdicts = [str(r["verdict"]) for r in runs]  # type: ignore[index]
+        called = sum(v in ("winning", "losing") for v in verdicts)
+        times = [float(r["after_s"]) for r in runs if r["after_s"] is not None]  # type: ignore[index]
+        in_30 = sum(1 for t in times if t <= 30)
+        differ = sum(bool(r["conditions_differ"]) for r in runs)  # type: ignore[index]
+        kinds = sorted({str(r["design"]) for r in runs})  # type: ignore[index]
+        level = max(float(r["level"] or 0) for r in runs)  # type: ignore[index]
+        speedups = [float(r["speedup"]) for r in runs if r["speedup"] is not None]  # type: ignore[index]
+        rows.append(
+            f"| {speedup:+.0%} | {design} ({'/'.join(kinds)}) | {len(runs)} | "
+            f"{verdicts.count('winning')} | {verdicts.count('within noise')} | "
+            f"{verdicts.count('losing')} | {called / len(runs):.0%} (α {1 - level:.1%}/look) | "
+            f"{statistics.median(speedups):+.1%} | {differ} | "
+            f"{in_30 / len(runs):.0%} | {statistics.median(times):.1f} s "
+            f"[{min(times):.1f}–{max(times):.1f}] |"
+        )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trials", type=int, default=12, help="trials per speedup (12)")
+    parser.add_argument("--speedups", default="0,0.25", help="true speedups (0,0.25)")
+    parser.add_argument("--step-ms", type=float, default=2.0, help="plain ms per token (2)")
+    parser.add_argument("--tokens", type=int, default=100, help="tokens per probe (100)")
+    parser.add_argument(
+        "--hogs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="busy-loop processes during the checks (default: one per core; 0: none)",
+    )
+    parser.add_argument("--out", help="write every trial's figures here as JSON")
+    args = parser.parse_args()
+    rows, every = [], {}
+    for speedup in (float(s) for s in args.speedups.split(",")):
+        found = trials(speedup, args.trials, args.step_ms, args.tokens, args.hogs)
+        every[f"{speedup:+.2f}"] = found
+        rows.extend(summary(speedup, found))
+    print(
+        "| true speedup | design | trials | winning | within noise | losing | called | "
+        "median speedup | said conditions differ | verdict within 30 s | "
+        "time to verdict, median [range] |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("\n".join(rows))
+    if args.out:
+        Path(args.out).write_text(json.dumps(every, indent=2))
+
+
+if __name__ == "__main__":
+    main()
