@@ -1,4 +1,4 @@
-"""How many servers one `specmon exporter` watches at 1 Hz within a CPU budget (issue 39).
+"""How many servers one `specmon exporter` watches at 1 Hz within a CPU budget.
 
 One exporter over N simulated servers (8 simulated GPUs each, as benchmarks/fleet_overhead.py
 runs them: the same helper process of simulators, the same config file: `/metrics` and the GPUs

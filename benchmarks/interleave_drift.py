@@ -1,5 +1,5 @@
 """Interleaved `check` against the stored-baseline design when the client machine's load changes
-between the baseline's bench and the check (issue 35, item 5), against the simulator.
+between the baseline's bench and the check, against the simulator.
 
 Two loopback simulators (`specmon.sim`, real HTTP servers in this process) run side by side: a
 plain one at `--step-ms` per token and a speculative one whose decode speed is the plain one's
