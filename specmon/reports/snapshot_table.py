@@ -268,14 +268,16 @@ _COLUMNS = ("id", "url", "created", "created_at", "label", "category", "config",
             "baseline_unverified", "no_baseline")  # fmt: skip
 """The CSV/JSON columns before the catalogue, in their order (docs/usage.md)."""
 _EXPORTED = {f.export_key: f for f in CATALOGUE if f.export_key is not None}
+_ADDED = ("ms_per_token", "baseline_conditions")
+"""The columns added since schema 3, in the order they were added (schema 4, 5)."""
 EXPORT_COLUMNS = (
     *_COLUMNS,
-    *(key for key in _EXPORTED if key not in _COLUMNS),
-    "baseline_conditions",  # schema 5: after every earlier column, which keep their places
+    *_ADDED,
+    *(key for key in _EXPORTED if key not in (*_COLUMNS, *_ADDED)),
 )
-"""The CSV/JSON columns, in order. Append only, so that a script reading by position keeps
-working: schema 5's `baseline_conditions` is last (a catalogue figure added later must be placed
-after it, not by the comprehension above)."""
+"""The CSV/JSON columns, in order, append only (a script reading by position keeps working): a
+new column, a catalogue figure's too, goes last in `_ADDED` (a figure left out of it joins at
+the end, until a later column is added there)."""
 
 
 def _record(row: ComparisonRow) -> dict[str, object]:
