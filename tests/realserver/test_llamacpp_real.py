@@ -9,6 +9,7 @@ acceptance length 1 + Δaccepted/Δdrafts is what the bench measures per step, w
 
 from __future__ import annotations
 
+import math
 import os
 import statistics
 from pathlib import Path
@@ -77,12 +78,19 @@ def test_bench_agrees_with_llamacpp_counters(
 def test_check_against_a_real_baseline(
     llamacpp_url: str, llamacpp_plain_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # A slot that has served a request names its speculation's types and the series per draft
+    # position come: the server's full description (fresh, it reads "draft", no length).
+    warm_up(capsys, llamacpp_url, tmp_path)
     db = tmp_path / "s.db"
     plain = bench(capsys, llamacpp_plain_url, db, runs=3, tokens=200)
     assert plain["target"]["speculative"] is None
     assert plain["summary"]["accept_length"] is None
     base_tok_s = plain["pooled"]["decode_tok_s"]  # the one statistic every surface compares
-    code, body = run_json(capsys, "check", llamacpp_url, "--db", str(db), "--read-timeout", "60")
+    # The stored design: the baseline's runs as benched (the interleaved one is tested below).
+    code, body = run_json(
+        capsys, "check", llamacpp_url, "--db", str(db), "--read-timeout", "60", "--no-interleave"
+    )
+    assert body["design"]["kind"] == "stored"
     baseline = body["baseline"]
     # The plain server runs here: its process start time confirms its lifetime.
     assert baseline is not None and baseline["confirmed"], body["findings"]
@@ -150,3 +158,21 @@ def _run(fields: dict[str, Any]) -> RunFigures:
             "cycle_basis": basis and CycleBasis(basis),
         }
     )
+
+
+def test_check_interleaves_with_a_real_baseline_server(
+    llamacpp_url: str, llamacpp_plain_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The plain server benched is the same process still: check probes it and the speculative
+    one alternately, and says so; the pairs' figures are the two servers' own."""
+    db = tmp_path / "s.db"
+    bench(capsys, llamacpp_plain_url, db, runs=3, tokens=200)
+    code, body = run_json(capsys, "check", llamacpp_url, "--db", str(db), "--read-timeout", "60")
+    design = body["design"]
+    assert design["kind"] == "interleaved" and design["url"] == llamacpp_plain_url, design
+    assert design["pairs"] >= 1 and len(body["baseline_probes"]) == design["pairs"]
+    assert len(body["probes"]) >= design["pairs"]
+    assert all(run["completion_tokens"] == 200 for run in body["baseline_probes"])
+    assert all(run["accept_length"] is None for run in body["baseline_probes"])  # the plain one
+    assert body["speedup"] is not None and math.isfinite(body["speedup"])
+    assert code == (1 if body["verdict"] == "losing" else 0), body["findings"]
