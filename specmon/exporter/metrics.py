@@ -162,7 +162,7 @@ class Families:
         if up:
             for worker in view.server.workers:
                 self.workers.add_metric([url, worker.url], 1.0 if worker.up else 0.0)
-        server = session.live.server.info
+        server = session.server_info
         if server is not None:
             spec = server.speculative
             values = (
@@ -196,7 +196,7 @@ class Families:
         # comparison besides only while the baseline applies.
         applies = current and baseline.present and baseline.applies
         measured = Measured(
-            pooled=session.live.recent() if current else None,
+            pooled=session.recent() if current else None,
             comparison=baseline.comparison if applies else None,
         )
         for name, figure in EXPORTED:

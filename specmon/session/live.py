@@ -40,6 +40,7 @@ from specmon.session.gpu_tracker import GpuTracker, unavailable
 from specmon.session.history_zoom import COLUMNS, LIVE, Zoomed
 from specmon.session.tracker import Change, ServerTracker
 from specmon.session.view import (
+    RECENT_PROBES,
     BaselineView,
     BenchView,
     CategoryView,
@@ -70,7 +71,6 @@ from specmon.wording import (
 RATE_SPAN_S = 10.0  # server figures are averaged over about this long
 MEAN_SPAN_S = 6 * RATE_SPAN_S  # accept length, TTFT, ITL: means over enough requests
 HISTORY_STEP_S = 5.0  # the sparkline's points: means over 5 s (each rate already spans 10 s)
-RECENT_PROBES = 5  # the probe runs pooled into "now"
 MAX_EVENTS = 200
 
 

@@ -23,12 +23,15 @@ from dataclasses import replace
 from functools import partial
 from typing import Any, Self
 
+from specmon.analysis.ab_runs import StoredAb
 from specmon.analysis.baseline_rule import Pin
+from specmon.analysis.pooled import Pooled
 from specmon.analysis.validity import LifetimeCheck
 from specmon.config import FleetTarget, MonitorConfig, Targets
 from specmon.errors import SpecmonError
 from specmon.measure.snapshot import SnapshotKind, default_protocol
 from specmon.model import Protocol, Sample, ServerInfo, Snapshot
+from specmon.session.ab_lookup import lookup_ab
 from specmon.session.baselines import (
     NOT_CHECKED,
     BaselineLookup,
@@ -38,13 +41,16 @@ from specmon.session.baselines import (
 )
 from specmon.session.feed import BENCH_CANCELLED, Feed, LocalFeed, Relauncher, bench_protocol
 from specmon.session.history_writer import HistoryRecorder, start_history
+from specmon.session.history_zoom import Zoomed, ZoomLevel
 from specmon.session.live import LiveState
 from specmon.session.recorder import RecordingFeed, recorded_lookups
 from specmon.session.recording import RecordingWriter
 from specmon.session.store_baseline import Lookup, StoreBaseline
+from specmon.session.verdict_watch import VerdictWatch
 from specmon.session.view import BenchView, Level, View
 from specmon.session.watch import ProbeOutcome, Watch
-from specmon.storage.store import Store
+from specmon.session.zoom_reader import read_zoom
+from specmon.storage.store import Store, StoreError
 from specmon.target import Target
 
 RETAKE_AFTER_S = 300.0
@@ -140,6 +146,9 @@ class ServerSession:
         """Baseline servers a baseline bench runs on now, shared by a fleet's sessions (`Fleet`
         sets it): several targets may share one baseline server."""
         self._benching_url: str | None = None
+        self._verdicts = VerdictWatch()
+        self.verdict_changes = 0
+        """How many times the verdict changed (`view`): a screen rings at each new one."""
 
     @classmethod
     def of_target(
@@ -220,6 +229,7 @@ class ServerSession:
         back)."""
         self.live = self._new_live_state()
         self.store_baseline = StoreBaseline(self.store, self.live, lookup=self._lookup)
+        self._verdicts = VerdictWatch()
         self.follow_baseline_server()
 
     def _store_lookup(self, store: Store, info: ServerInfo, protocol: Protocol) -> BaselineLookup:
@@ -285,18 +295,105 @@ class ServerSession:
             self.history.writer.close()
 
     def view(self) -> View:
-        """The server's View now."""
-        return self.live.view(self.wall(), stale_after(self.config))
+        """The server's View now; a verdict that changed since the last View is said in the
+        events log (`VerdictWatch`, counted in `verdict_changes`)."""
+        view = self.live.view(self.wall(), stale_after(self.config))
+        changed = self._verdicts.see(view)
+        if changed is None:
+            return view
+        self.live.log(self.wall(), "warn", changed)
+        self.verdict_changes += 1
+        return replace(view, events=(*view.events, self.live.events[-1]))
 
     def emit(self) -> None:
         """Hand the View to whoever shows this server (`on_view`)."""
         if self.on_view is not None:
             self.on_view(self.view())
 
-    def log(self, wall: float, level: Level, text: str) -> None:
-        """Say a line in the events log, and show it."""
+    def log(self, wall: float, level: Level, text: str, *, show: bool = True) -> None:
+        """Say a line in the events log, and show it (not with `show` off: the caller shows
+        the View itself, or none is shown yet)."""
         self.live.log(wall, level, text)
-        self.emit()
+        if show:
+            self.emit()
+
+    # What a surface reads of the session, beside its View.
+
+    @property
+    def server_info(self) -> ServerInfo | None:
+        """What the server said of itself, once it answered."""
+        return self.live.server.info
+
+    @property
+    def bench_running(self) -> bool:
+        """Whether a bench is in progress (under `specmon web`, maybe another tab's)."""
+        return self.live.bench is not None
+
+    @property
+    def probe_is_paused(self) -> bool:
+        """Whether the probe is paused (`p`, here or in another tab sharing the feed)."""
+        return self.live.probe_paused
+
+    @property
+    def waiting_for_plain_server(self) -> bool:
+        """Whether a baseline waits for the server to come back without speculation."""
+        return self.live.baseline.waiting
+
+    @property
+    def keeps_snapshots(self) -> bool:
+        """Whether the session has a snapshot store (baselines saved, history to zoom into)."""
+        return self.store is not None
+
+    def recent(self) -> Pooled:
+        """The recent probes pooled: "now" in the comparison (the exporter serves it)."""
+        return self.live.recent()
+
+    def known_lifetimes(self) -> dict[int, LifetimeCheck]:
+        """The lifetime of the baseline's server as the session saw it, by the baseline's id
+        (the `c` screen's rows before the stored baselines' servers are read)."""
+        baseline = self.live.baseline.snapshot
+        if baseline is None or baseline.id is None:
+            return {}
+        return {baseline.id: self.live.baseline.lifetime(self.live.server.info)}
+
+    def stored_snapshots(self) -> list[Snapshot]:
+        """Every snapshot in the store (the `c` screen's rows and their baselines); none
+        without a store.
+
+        Raises:
+            StoreError: The store could not be read.
+        """
+        return self.store.list() if self.store is not None else []
+
+    def what_if_inputs(self, wall: float) -> tuple[list[Snapshot], StoredAb | None]:
+        """What the `w` screen reads from the store beside the session's state: the earlier
+        snapshots and the latest A/B of this configuration (`lookup_ab`); a store that cannot
+        be read is said in the events log (at `wall`) and read as holding none."""
+        info = self.live.server.info
+        if self.store is None:
+            return [], None
+        try:
+            earlier = self.store.list()
+            ab = lookup_ab(self.store, info, max_age_s=self.config.max_age) if info else None
+        except SpecmonError as exc:
+            self.log(wall, "warn", f"what-if without earlier snapshots: {exc}", show=False)
+            return [], None
+        return earlier, ab
+
+    async def read_zoom(self, level: ZoomLevel, now: float) -> Zoomed:
+        """Read `level`'s span of the server's lasting history from the store, on a thread of
+        its own (with its own connection), off the event loop.
+
+        Raises:
+            StoreError: The store cannot be read (or there is none).
+        """
+        if self.store is None:
+            raise StoreError("no snapshot store: no history to zoom into")
+        return await asyncio.to_thread(read_zoom, self.store.path, self.url, level, now)
+
+    def show_zoomed(self, zoomed: Zoomed | None) -> None:
+        """Show a span of the lasting history in the sparklines, or (None) the live minutes."""
+        self.live.zoomed = zoomed
 
     # The feed's sink.
 

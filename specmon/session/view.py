@@ -17,6 +17,9 @@ from specmon.analysis.validity import Validity, ValidityState
 from specmon.model import WorkerStatus
 from specmon.wording import DASH
 
+RECENT_PROBES = 5
+"""The probe runs pooled into "now" (the panels', the fleet table's, the exporter's)."""
+
 Level = Literal["info", "warn", "error"]
 StateName = Literal["live", "stale", "down", "connecting"]
 

@@ -17,7 +17,7 @@ import asyncio
 import io
 import signal
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -29,17 +29,13 @@ from textual.css.query import NoMatches
 from textual.driver import Driver
 from textual.theme import Theme
 
-from specmon.analysis.comparison import Verdict
 from specmon.backend_facts import facts
 from specmon.config import MonitorConfig, default_dumps_path
 from specmon.errors import SpecmonError
 from specmon.measure.snapshot import SnapshotKind
-from specmon.session.ab_lookup import lookup_ab
 from specmon.session.history_zoom import LIVE, ZoomLevel, next_level
-from specmon.session.live import LiveState
 from specmon.session.server_session import ServerSession
 from specmon.session.view import View
-from specmon.session.zoom_reader import read_zoom
 from specmon.ui import tuning
 from specmon.ui.dump import dump_screen
 from specmon.ui.messages import (
@@ -68,7 +64,7 @@ from specmon.ui.widgets.identity_bar import IdentityBar
 from specmon.ui.widgets.keys_line import KeysLine
 from specmon.ui.widgets.server_panel import ServerPanel
 from specmon.ui.widgets.spec_panel import SpecPanel
-from specmon.whatif.live import live_what_if
+from specmon.whatif.live import session_what_if
 
 COMPACT_BELOW = 30  # rows: no big digits, one GPU line
 TINY_BELOW = 20  # rows: the events log to its newest line, so the panels keep three lines each
@@ -157,7 +153,6 @@ class SpecmonApp(App[None]):
             self._css = ThemeCachedStylesheet(variables=self.get_css_variables())
             self.stylesheet = self._css
         self.config = config if config is not None else session.config
-        self.store = session.store
         self.start_workers = start_workers
         self.wall = wall if wall is not None else session.wall
         self.read_only = read_only
@@ -175,8 +170,9 @@ class SpecmonApp(App[None]):
         self.zoom = LIVE
         """`z`: the span the sparklines show."""
         self._zoom_read_at = 0.0
-        self._shown_verdict: Verdict | None = None
-        """The verdict last shown (`show_view`): another one rings the bell."""
+        self._verdicts_shown: tuple[ServerSession, int] = (session, session.verdict_changes)
+        """The session shown and how many verdict changes it had (`show_view`): a new one
+        rings the bell."""
         # Chosen before the stylesheet is first parsed: on mount it would be parsed and applied
         # again (~40 ms of the first frame).
         for theme in load_themes():
@@ -186,7 +182,9 @@ class SpecmonApp(App[None]):
         if self.config.theme in self.available_themes:
             self.theme = self.config.theme
         else:
-            self.session.live.log(self.wall(), "warn", f"unknown theme {self.config.theme!r}")
+            self.session.log(
+                self.wall(), "warn", f"unknown theme {self.config.theme!r}", show=False
+            )
 
     def compose(self) -> ComposeResult:
         """Identity line, four panels, the events log, the keys."""
@@ -277,21 +275,19 @@ class SpecmonApp(App[None]):
 
     def say_at_start(self) -> None:
         """The events log's first lines: what is watched, and how."""
-        live = self.session.live
-        live.log(self.wall(), "info", f"watching {self.session.url}")
+        session = self.session
+        session.log(self.wall(), "info", f"watching {session.url}", show=False)
         for note in self.tuning_notes:
-            live.log(self.wall(), "warn", note)
+            session.log(self.wall(), "warn", note, show=False)
         if self.config.insecure:
-            live.log(self.wall(), "warn", "TLS verification is off (--insecure)")
-        if self.store is None:
-            live.log(self.wall(), "warn", "no snapshot store: baselines are not saved")
-        recording = self.session.recording
+            session.log(self.wall(), "warn", "TLS verification is off (--insecure)", show=False)
+        if not session.keeps_snapshots:
+            said = "no snapshot store: baselines are not saved"
+            session.log(self.wall(), "warn", said, show=False)
+        recording = session.recording
         if recording is not None:
-            live.log(
-                self.wall(),
-                "info",
-                f"recording to {recording.path}: specmon replay {recording.path} shows it again",
-            )
+            said = f"recording to {recording.path}: specmon replay {recording.path} shows it again"
+            session.log(self.wall(), "info", said, show=False)
 
     def on_unmount(self) -> None:
         """The garbage collector as it was (tests run many apps)."""
@@ -343,7 +339,7 @@ class SpecmonApp(App[None]):
 
     def bench_running(self) -> bool:
         """Whether a bench is in progress (here or, under `specmon web`, from another tab)."""
-        return self.session.live.bench is not None
+        return self.session.bench_running
 
     # Handlers: the only code that touches widgets.
 
@@ -369,8 +365,9 @@ class SpecmonApp(App[None]):
         self.show_view(self.session.view())
 
     def show_view(self, view: View) -> None:
-        """Hand each widget its part of the View; a verdict that flipped since the last one
-        shown rings the bell, flashes the Baseline panel and is said in the events log."""
+        """Hand each widget its part of the View; a verdict that changed since the last View
+        shown (the session says it in the events log) rings the bell and flashes the Baseline
+        panel."""
         if self._panels is None:  # found once: looking them up every tick was a DOM walk each
             try:
                 self._panels = _Panels(
@@ -387,13 +384,10 @@ class SpecmonApp(App[None]):
         panels = self._panels
         if not panels.identity.is_attached:  # quitting: a worker's last message came after
             return
-        # A first probe's verdict rests on an assumed spread: none is shown as a flip, from or to.
-        settled = view.baseline.current_runs > 1
-        flipped = self._verdict_flip(view.spec.verdict if settled else None)
-        if flipped:
-            live = self.session.live
-            live.log(self.wall(), "warn", flipped)
-            view = replace(view, events=(*view.events, live.events[-1]))
+        shown, changes = self._verdicts_shown
+        now = (self.session, self.session.verdict_changes)
+        self._verdicts_shown = now
+        if shown is now[0] and now[1] > changes:  # not another server's (a fleet's)
             self.bell()
             panels.baseline.flash()
         # A server that is down keeps its last figures in view, dimmed and said to be the last
@@ -413,17 +407,6 @@ class SpecmonApp(App[None]):
         panels.events.events = view.events
         self._last_view = view
 
-    def _verdict_flip(self, verdict: Verdict | None) -> str | None:
-        """What changed when the verdict is another of winning / losing / within noise than the
-        last one shown (a gap without one, a stale baseline's, does not count), else None."""
-        before = self._shown_verdict
-        if verdict is None:
-            return None
-        self._shown_verdict = verdict
-        if before is None or before == verdict:
-            return None
-        return f"verdict: {before.value} → {verdict.value}"
-
     # Actions (keys).
 
     def _refuse_read_only(self, key: str, does: str = "benches or saves") -> bool:
@@ -442,7 +425,7 @@ class SpecmonApp(App[None]):
             self.notify("a bench is already running (Esc cancels it)", severity="warning")
             return
         session = self.session
-        origin, info = session.baseline_origin(), session.live.server.info
+        origin, info = session.baseline_origin(), session.server_info
         if origin is not None:
             session.take_baseline(origin)
         elif info is None:
@@ -491,19 +474,16 @@ class SpecmonApp(App[None]):
 
     def action_compare(self) -> None:
         """c: every snapshot of this target, compared with its matched baseline."""
-        config, live = self.session.config, self.session.live
+        session = self.session
+        config = session.config
         urls = [config.url] + ([config.baseline_url] if config.baseline_url else [])
-        baseline = live.baseline.snapshot
-        known = {}
-        if baseline is not None and baseline.id is not None:
-            known[baseline.id] = live.baseline.lifetime(live.server.info)
         self.push_screen(
             ComparisonScreen(
-                self.store,
+                session.stored_snapshots if session.keeps_snapshots else None,
                 urls,
                 config.max_age,
                 self.wall,
-                known,
+                session.known_lifetimes(),
                 exports=not self.read_only,
                 prompts=config.probe_prompts,
                 check=self.session.stored_lifetimes,
@@ -512,62 +492,54 @@ class SpecmonApp(App[None]):
 
     def action_whatif(self) -> None:
         """w: the recent probes at other draft lengths, and the advisor's findings."""
-        self._open_what_if(self.session.live)
+        self._open_what_if(self.session)
 
-    def _open_what_if(self, live: LiveState) -> None:
-        """The what-if screen of one server's state."""
-        info, ab = live.server.info, None
-        try:
-            earlier = self.store.list() if self.store is not None else []
-            if self.store is not None and info is not None:
-                ab = lookup_ab(self.store, info, max_age_s=self.config.max_age)
-        except SpecmonError as exc:
-            live.log(self.wall(), "warn", f"what-if without earlier snapshots: {exc}")
-            earlier = []
-        self.push_screen(WhatIfScreen(live_what_if(live, self.wall(), earlier, ab)))
+    def _open_what_if(self, session: ServerSession) -> None:
+        """The what-if screen of one server's session."""
+        self.push_screen(WhatIfScreen(session_what_if(session, self.wall())))
 
     def action_toggle_probe(self) -> None:
         """p: pause or resume the probe."""
         if self._refuse_read_only("p", "pauses the probe every viewer shares"):
             return
-        self.session.pause_probe(not self.session.live.probe_paused)
+        self.session.pause_probe(not self.session.probe_is_paused)
         self.refresh_view()
 
     def action_freeze(self) -> None:
         """f: freeze the screen (sampling and probing go on), or show the present again."""
-        live = self.session.live
+        session = self.session
         if self.frozen:
             self.frozen = False
-            live.log(self.wall(), "info", "screen resumed")
+            session.log(self.wall(), "info", "screen resumed", show=False)
             self.refresh_view()
         else:
-            live.log(self.wall(), "info", "screen frozen: sampling goes on; f resumes")
+            said = "screen frozen: sampling goes on; f resumes"
+            session.log(self.wall(), "info", said, show=False)
             self.refresh_view()  # the frame it keeps says so
             self.frozen = True
         self.screen_stack[0].query_one(KeysLine).set_note(self._keys_note())
 
     def action_zoom(self) -> None:
         """z: the sparklines' span, 5 min → 1 h → 24 h → all → 5 min (the store's history)."""
-        live = self.session.live
-        if self.store is None:
-            live.log(self.wall(), "warn", "no store: no history to zoom into")
+        session = self.session
+        if not session.keeps_snapshots:
+            session.log(self.wall(), "warn", "no store: no history to zoom into", show=False)
             self.refresh_view()
             return
         self.zoom = next_level(self.zoom)
-        live.log(self.wall(), "info", f"sparklines: {self.zoom.label} (z)")
+        session.log(self.wall(), "info", f"sparklines: {self.zoom.label} (z)", show=False)
         if self.zoom == LIVE:
-            live.zoomed = None
+            session.show_zoomed(None)
             self.refresh_view()
         else:
             self._read_zoom(self.zoom)
 
-    @work(group="zoom", exclusive=True, thread=True, exit_on_error=False)
-    def _read_zoom(self, level: ZoomLevel) -> None:
-        """Read the span from the store, off the event loop (its own connection)."""
-        assert self.store is not None  # `action_zoom` zooms only with one
+    @work(group="zoom", exclusive=True, exit_on_error=False)
+    async def _read_zoom(self, level: ZoomLevel) -> None:
+        """Have the session read the span from the store (on a thread of its own)."""
         self._zoom_read_at = now = self.wall()
         try:
-            zoomed = read_zoom(self.store.path, self.session.url, level, now)
+            zoomed = await self.session.read_zoom(level, now)
         except SpecmonError as exc:
             self.post_message(HistoryNote(now, "error", f"history: {exc}"))
         else:
@@ -576,7 +548,7 @@ class SpecmonApp(App[None]):
     @on(ZoomRead)
     def _on_zoom_read(self, message: ZoomRead) -> None:
         if message.zoomed.level == self.zoom:  # not one `z` left behind
-            self.session.live.zoomed = message.zoomed
+            self.session.show_zoomed(message.zoomed)
             self.refresh_view()
 
     def action_filter_events(self) -> None:
@@ -604,11 +576,11 @@ class SpecmonApp(App[None]):
             svg, text = dump_screen(self, folder, self.wall())
         except OSError as exc:
             said = f"screen dump failed: {folder}: {exc.strerror or exc}"
-            self.session.live.log(self.wall(), "error", said)
+            self.session.log(self.wall(), "error", said, show=False)
         else:
             also = f"and {text.name}" if text else "no text dump on this Textual"
             said = f"screen dumped: {svg} ({also})"
-            self.session.live.log(self.wall(), "info", said)
+            self.session.log(self.wall(), "info", said, show=False)
         if self.frozen:  # the log is not redrawn: said on top of the frozen frame
             self.notify(said)
         self.refresh_view()
@@ -679,7 +651,7 @@ class SpecmonApp(App[None]):
         self.theme = names[(current + 1) % len(names)]
         # Said in the events log, which the theme's own repaint draws: a toast would be a
         # second frame after it (Textual mounts it later), 25-40 ms more at 160x50.
-        self.session.live.log(self.wall(), "info", f"theme: {self.theme}")
+        self.session.log(self.wall(), "info", f"theme: {self.theme}", show=False)
         self.refresh_view()
 
     def action_help(self) -> None:

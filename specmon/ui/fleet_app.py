@@ -75,7 +75,6 @@ class FleetApp(SpecmonApp):
         if session is not self.session:
             self.session = session
             self._last_view = None
-            self._shown_verdict = None  # another server's verdict is no flip of this one's
 
     def on_mount(self) -> None:
         """The fleet table on top of the dashboard."""
@@ -110,7 +109,7 @@ class FleetApp(SpecmonApp):
 
     def action_cancel_bench(self) -> None:
         """Esc: cancel a bench or stop waiting, as on a lone server; else back to the table."""
-        if self.session.live.baseline.waiting or self.bench_running():
+        if self.session.waiting_for_plain_server or self.bench_running():
             super().action_cancel_bench()
             return
         table = FleetScreen(len(self.fleet.sessions), frozen=self.frozen, choice=self._table_choice)
@@ -129,7 +128,7 @@ class FleetApp(SpecmonApp):
         if isinstance(self.screen, FleetScreen):
             session = self.fleet.get(self.screen.highlighted() or "")
             if session is not None:
-                self._open_what_if(session.live)
+                self._open_what_if(session)
             return
         super().action_whatif()
 

@@ -88,20 +88,18 @@ class ReplayApp(SpecmonApp):
     def say_at_start(self) -> None:
         """What is replayed, from when: nothing is sent to the server."""
         recorded = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.replay.started_at))
-        live = self.session.live
-        live.log(
-            self.wall(),
-            "info",
+        session = self.session
+        said = (
             f"replay of {self.config.url} recorded {recorded} "
-            f"(specmon {self.replay.recording.header.specmon}): nothing is sent to it",
+            f"(specmon {self.replay.recording.header.specmon}): nothing is sent to it"
         )
+        session.log(self.wall(), "info", said, show=False)
         for note in self.tuning_notes:
-            live.log(self.wall(), "warn", note)
+            session.log(self.wall(), "warn", note, show=False)
 
     def _rewind(self) -> None:
         """Drop the state built so far: the seek rebuilds it from the first input."""
         self.session.rewind()
-        self._shown_verdict = None
         self.say_at_start()
 
     def _show_position(self) -> None:

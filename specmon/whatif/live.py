@@ -14,6 +14,7 @@ from specmon.analysis.comparison import compare
 from specmon.analysis.pooled import pool
 from specmon.model import ServerInfo, Snapshot
 from specmon.session.live import LiveState
+from specmon.session.server_session import ServerSession
 from specmon.whatif.advice import Advice, advise
 from specmon.whatif.by_band import BandWhatIf, band_what_if
 from specmon.whatif.inputs import WhatIfAnswer, predict
@@ -92,3 +93,15 @@ def live_what_if(
     positions, ab_levels = pooled_positions(runs), ab.levels if ab is not None else ()
     per_band = tuple(band_what_if(info, band, positions, ab_levels) for band in bands)
     return WhatIfView(info, answer, tuple(advice), note, bands, ab, now_wall, per_band)
+
+
+def session_what_if(session: ServerSession, now_wall: float) -> WhatIfView:
+    """The `w` screen of one server's session: its state, with the earlier snapshots and the
+    A/B the session reads from its store (`ServerSession.what_if_inputs`).
+
+    Args:
+        session: The server's session.
+        now_wall: The wall clock now (the baseline's age; a store error's time in the log).
+    """
+    earlier, ab = session.what_if_inputs(now_wall)
+    return live_what_if(session.live, now_wall, earlier, ab)

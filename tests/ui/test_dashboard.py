@@ -510,10 +510,10 @@ async def test_no_baseline_applies_names_the_nearest_and_a_later_one_is_found(
     later is found a minute on (it was looked up once only)."""
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
-        assert app.store is not None
+        assert app.session.store is not None
         plain = await baseline_snapshot(NOW - 60)
         long = replace(plain, protocol=replace(plain.protocol, max_tokens=500), id=None)
-        first = app.store.save(long)
+        first = app.session.store.save(long)
         app.session.sample(sample(1.0, server_info(), None))
         await pilot.pause()
         why = (
@@ -524,7 +524,7 @@ async def test_no_baseline_applies_names_the_nearest_and_a_later_one_is_found(
         assert app.query_one(BaselinePanel).view.why_none == why
         body = app.query_one(BaselinePanel).query_one("#baseline-body").render()
         assert why in " ".join(str(body).split())
-        found = app.store.save(replace(plain, id=None))
+        found = app.session.store.save(replace(plain, id=None))
         app.session.sample(sample(1.0 + STORE_LOOKUP_EVERY_S, server_info(), None, seq=2))
         await pilot.pause()
         baseline = app.session.live.baseline.snapshot

@@ -28,7 +28,6 @@ from specmon.measure.snapshot import SnapshotKind
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.fleet import Fleet
 from specmon.session.fleet_row import Rank
-from specmon.session.live import LiveState
 from specmon.session.server_session import ServerSession
 from specmon.session.watch import ProbeOutcome
 from specmon.sim import SimConfig, SimThread
@@ -393,12 +392,12 @@ async def test_w_and_help_on_the_table_act_on_it(monkeypatch: pytest.MonkeyPatch
     highlighted; `?` listed the single-server keys. Now `w` is the highlighted server's and `?`
     lists the table's keys."""
     app = _app(8)
-    asked: list[LiveState] = []
+    asked: list[ServerSession] = []
     real = fleet_app_module.SpecmonApp._open_what_if
 
-    def spy(self: FleetApp, live: LiveState) -> None:
-        asked.append(live)
-        real(self, live)
+    def spy(self: FleetApp, session: ServerSession) -> None:
+        asked.append(session)
+        real(self, session)
 
     monkeypatch.setattr(fleet_app_module.SpecmonApp, "_open_what_if", spy)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -407,18 +406,18 @@ async def test_w_and_help_on_the_table_act_on_it(monkeypatch: pytest.MonkeyPatch
         assert isinstance(screen, FleetScreen)
         await pilot.press("down", "down", "down", "down", "enter")  # visit one server
         await pilot.pause()
-        visited = app.session.live
+        visited = app.session
         await pilot.press("escape")
         await pilot.pause()
         table = app.screen
         assert isinstance(table, FleetScreen)
         await pilot.press("down")
         highlighted = app.fleet.get(table.highlighted() or "")
-        assert highlighted is not None and highlighted.live is not visited
+        assert highlighted is not None and highlighted is not visited
         await pilot.press("w")
         await pilot.pause()
         assert isinstance(app.screen, WhatIfScreen)
-        assert asked == [highlighted.live]
+        assert asked == [highlighted]
         await pilot.press("escape")
         await pilot.press("question_mark")
         await pilot.pause()

@@ -131,18 +131,24 @@ async def test_freeze_holds_the_fleet_table_too() -> None:
 async def test_a_flipped_verdict_rings_and_flashes_once(
     make_app: Callable[..., SpecmonApp], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Hand-pushed Views: the bell rings when the verdict turns into another of winning / losing
-    / within noise, not at every View that keeps it, nor over a gap without one."""
+    """The session's state gives verdicts by hand: the session says in its events log when the
+    verdict turns into another of winning / losing / within noise (not at every View that keeps
+    it, nor over a gap without one), and the dashboard rings at each change it shows."""
     app = make_app()
     rings: list[None] = []
     monkeypatch.setattr(app, "bell", lambda: rings.append(None))
     async with app.run_test(size=(80, 24)) as pilot:
         await healthy()(pilot)
         panel = app.query_one(BaselinePanel)
-        now = app.session.live.view(app.wall(), stale_after=3.0)
+        live = app.session.live
+        now = live.view(app.wall(), stale_after=3.0)
+        assert now.baseline.current_runs > 1  # settled: a first probe's verdict is no change
 
         def push(verdict: Verdict | None) -> None:
-            app.show_view(replace(now, spec=replace(now.spec, verdict=verdict)))
+            with_events = replace(now, events=tuple(live.events))
+            shown = replace(with_events, spec=replace(now.spec, verdict=verdict))
+            monkeypatch.setattr(live, "view", lambda *_: shown)
+            app.refresh_view()
 
         rung = []
         for verdict in (

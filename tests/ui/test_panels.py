@@ -199,15 +199,15 @@ async def test_a_growing_sparkline_repaints_without_a_new_layout(
 
 async def _store_snapshots(app: SpecmonApp) -> None:
     """A baseline (stale: too old) and a labelled speculative run against it."""
-    assert app.store is not None
-    app.store.save(replace(await baseline_snapshot(NOW - 45 * 60), id=None))
+    assert app.session.store is not None
+    app.session.store.save(replace(await baseline_snapshot(NOW - 45 * 60), id=None))
     runs = tuple(
         [run_figures(await replay_probe(f"spec/generate_stream_{i}.json")) for i in range(3)]
     )
     spec = Snapshot(
         NOW - 60, URL, "eagle try 2", server_info(), Protocol(3, 1, 256, 0.0, DEFAULT_PROMPT), runs
     )
-    app.store.save(spec)
+    app.session.store.save(spec)
 
 
 @pytest.mark.parametrize("size", [(60, 15), (80, 24), (160, 50)], ids=str)

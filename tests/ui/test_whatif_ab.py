@@ -20,10 +20,11 @@ async def test_w_shows_the_stored_ab_of_this_configuration(
 ) -> None:
     app = make_app()
     async with app.run_test(size=(160, 50)) as pilot:
-        assert app.store is not None
+        assert app.session.store is not None
         plain = replace(await baseline_snapshot(NOW - 3600), id=None)
         spec = replace(plain, server=server_info(), created_at=NOW - 3540)
-        ids = app.store.save_ab([AbRun(1, Side.BASELINE, plain), AbRun(1, Side.SPECULATIVE, spec)])
+        store = app.session.store
+        ids = store.save_ab([AbRun(1, Side.BASELINE, plain), AbRun(1, Side.SPECULATIVE, spec)])
         await healthy()(pilot)
         await pilot.press("w")
         screen = app.screen

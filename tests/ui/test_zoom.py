@@ -17,12 +17,12 @@ from tests.ui.test_dashboard import push_server
 def _a_day_of_history(app: SpecmonApp) -> None:
     """A reading a minute for 30 hours: tok/s 100 + the hours ago, accept length 2.5; a restart
     3 hours ago."""
-    assert app.store is not None
+    assert app.session.store is not None
     minutes = range(1, 30 * 60)
     points = [Point(URL, None, NOW - 60 * m, Figure.DECODE, 100.0 + m / 60) for m in minutes]
     points += [Point(URL, None, NOW - 60 * m, Figure.ACCEPT, 2.5) for m in minutes]
     restart = Mark(URL, NOW - 3 * 3600, MarkKind.RESTART, "server restarted")
-    history_store.append(app.store, points, [restart])
+    history_store.append(app.session.store, points, [restart])
 
 
 async def test_z_cycles_the_span_from_the_store_and_back_to_the_live_minutes(
@@ -63,7 +63,7 @@ async def test_z_cycles_the_span_from_the_store_and_back_to_the_live_minutes(
 
 async def test_z_without_a_store_says_so(make_app: Callable[..., SpecmonApp]) -> None:
     app = make_app()
-    app.store = None
+    app.session.store = None
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("z")
         await pilot.pause()

@@ -31,7 +31,6 @@ from specmon.reports.snapshot_table import (
     export,
 )
 from specmon.storage.private_files import write_private
-from specmon.storage.store import Store
 from specmon.ui.columns import Column, cut, fit
 from specmon.ui.format import DASH, escape
 from specmon.ui.widgets import quiet
@@ -56,6 +55,8 @@ COLUMNS = (
 """Table order. Essential: which snapshot, its decode tok/s, the speedup and whether it holds."""
 LifetimeReader = Callable[[Sequence[Snapshot]], Awaitable[Mapping[int, LifetimeCheck]]]
 """Reads stored baselines' servers: each one's lifetime check by baseline id."""
+SnapshotReader = Callable[[], Sequence[Snapshot]]
+"""Reads every stored snapshot (raising `SpecmonError` when the store cannot be read)."""
 _INDEX = {column.key: i for i, column in enumerate(COLUMNS)}
 DECODE, ACCEPT, CYCLE = figure("decode tok/s"), figure("accept length"), figure("cycle")
 BREAK_EVEN = figure("break-even accept length")
@@ -99,7 +100,7 @@ class ComparisonScreen(ModalScreen[None]):
 
     def __init__(
         self,
-        store: Store | None,
+        snapshots: SnapshotReader | None,
         urls: list[str],
         max_age_s: float,
         wall: Callable[[], float],
@@ -110,7 +111,8 @@ class ComparisonScreen(ModalScreen[None]):
         check: LifetimeReader | None = None,
     ) -> None:
         """Args:
-        store: Where the snapshots are.
+        snapshots: Reads every stored snapshot (`ServerSession.stored_snapshots`); None: there
+            is no snapshot store.
         urls: Whose snapshots are rows (baselines are matched across every server).
         max_age_s: Older baselines are stale.
         wall: Wall clock.
@@ -123,7 +125,7 @@ class ComparisonScreen(ModalScreen[None]):
         """
         super().__init__()
         self.lifetimes = lifetimes
-        self.store = store
+        self.snapshots = snapshots
         self.urls = urls
         self.max_age_s = max_age_s
         self.wall = wall
@@ -151,11 +153,11 @@ class ComparisonScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         """Load the snapshots; the table is filled once its width is known."""
-        if self.store is None:
+        if self.snapshots is None:
             self._status("no snapshot store")
             return
         try:
-            every = self.store.list()
+            every = self.snapshots()
         except SpecmonError as exc:
             self._status(f"store: {exc}")
             return

@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Static
 from specmon.analysis.catalogue import figure
 from specmon.session.fleet_order import ORDERS, next_order, ordered
 from specmon.session.fleet_row import FleetRow
-from specmon.session.live import RECENT_PROBES
+from specmon.session.view import RECENT_PROBES
 from specmon.ui.columns import Column, cut, cut_middle, fit
 from specmon.ui.fitting import left_out
 from specmon.ui.format import DASH, escape
