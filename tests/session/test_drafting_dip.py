@@ -1,6 +1,7 @@
 """Issue 35's done-means on switches: the simulator in adaptive mode with a short dip to k = 0
 (the batch crosses its bucket for a moment), read by two sessions scraping at their own
-intervals and phases (the dashboard's and the exporter's): the same switch count on both, on
+intervals and phases (the dashboard's and the exporter's) and `check` probing beside the dip:
+the same switch count on all, on
 the fleet row's events and on the exporter, and no accept length above k + 1 in any band.
 
 The clock of each scrape is the event loop's (the server's and the reader's time); the test
@@ -17,6 +18,7 @@ from types import MappingProxyType
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from watching import check_json
 
 from specmon.config import FleetTarget, MonitorConfig
 from specmon.exporter.metrics import ExportedTarget, render
@@ -103,10 +105,12 @@ async def test_a_short_dip_is_no_switch_on_any_surface_and_a_held_one_is_one() -
         try:
             one = asyncio.create_task(streams(client, 1, 4000))  # k 3 throughout
             await until(lambda: all(r.tracker.level == 3 for r in readers), "k 3 seen")
-            await streams(client, 10, 300)  # the dip: well under a second of 10 running
+            # The dip (well under a second of 10 running), while `check` probes beside it.
+            body, _ = await asyncio.gather(check_json(sim.url, 64), streams(client, 10, 300))
             await until(lambda: all(r.tracker._seen == 3 for r in readers), "back at k 3")
             assert [r.tracker.switches for r in readers] == [0, 0]
             assert readers[0].tracker.transients >= 1  # the dip was there, told as transient
+            assert body["drafting"]["switches"] == []  # `check` agrees: no switch
             held = asyncio.create_task(streams(client, 10, 8000))  # off for longer than HOLD_S
             await until(lambda: all(r.tracker.level == 0 for r in readers), "off held")
             held.cancel()
