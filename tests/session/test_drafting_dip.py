@@ -1,8 +1,8 @@
 """Issue 35's done-means on switches: the simulator in adaptive mode with a short dip to k = 0
 (the batch crosses its bucket for a moment), read by two sessions scraping at their own
 intervals and phases (the dashboard's and the exporter's) and `check` probing beside the dip:
-the same switch count on all, on
-the fleet row's events and on the exporter, and no accept length above k + 1 in any band.
+the same switch count on all (in the View the fleet row reads, and in the exporter's counter),
+and no accept length above k + 1 in any band.
 
 The clock of each scrape is the event loop's (the server's and the reader's time); the test
 waits for conditions (the readers' settings), never asserts a duration.
