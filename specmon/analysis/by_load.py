@@ -62,6 +62,9 @@ class LoadInterval:
     """Tokens of the drafting steps, bonus included (the accept length's numerator)."""
     accept_steps: float
     """The drafting steps they came from (its denominator)."""
+    transition: bool = False
+    """It spans a change of the server's setting (`session.drafting`): half one setting and
+    half the other, at a load between two bands; left out of every band."""
 
 
 def load_interval(
@@ -112,10 +115,13 @@ class LoadBand:
 
 
 def by_load(intervals: Iterable[LoadInterval]) -> tuple[LoadBand, ...]:
-    """The bands the intervals fall in, lightest load first (idle intervals left out)."""
+    """The bands the intervals fall in, lightest load first (idle intervals and those spanning a
+    change of setting left out)."""
     groups: dict[int, list[LoadInterval]] = defaultdict(list)
     for interval in intervals:
         start = band_of(interval.running)
+        if interval.transition:
+            continue
         if start is not None:
             groups[start].append(interval)
     return tuple(_band(start, groups[start]) for start in sorted(groups))

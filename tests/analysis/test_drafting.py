@@ -9,7 +9,7 @@ import pytest
 from specmon.analysis.by_load import band_label, band_of, by_load, load_interval
 from specmon.analysis.drafting import Drafting, draft_level, draft_steps, drafting
 from specmon.model import Histogram, ServerInfo, ServerMetrics, SpecConfig
-from specmon.session.drafting import DraftingTracker
+from specmon.session.drafting import HOLD_S, DraftingTracker
 from specmon.whatif.text import advisor_flags
 
 
@@ -75,7 +75,7 @@ def test_llamacpp_has_a_length_but_no_duty_cycle() -> None:
     assert not figures.off
 
 
-def test_a_switch_must_hold_two_intervals() -> None:
+def test_a_switch_must_be_seen_for_hold_s() -> None:
     tracker = DraftingTracker(300)
     total = [0.0, 0.0, 0.0]
 
@@ -89,18 +89,54 @@ def test_a_switch_must_hold_two_intervals() -> None:
     assert scrape(0, 0, 3, 0) is None  # the start of the window
     assert scrape(1, 100, 3, 100) is None  # the first setting: where the server is
     assert tracker.level == 3
-    assert scrape(2, 0, 3, 100) is None  # one interval off: maybe mid-switch
-    assert scrape(3, 100, 3, 100) is None  # back: no switch
-    assert scrape(4, 0, 3, 100) is None
-    assert scrape(5, 0, 3, 100) == "drafting k 3 → off (speculation off at this load)"
-    assert scrape(6, 100, 1, 100) is None
-    assert scrape(7, 100, 1, 100) == "drafting off → k 1"
+    assert scrape(2, 0, 3, 100) is None  # off, seen once: maybe a dip
+    assert scrape(3, 100, 3, 100) is None  # back: a transient, no switch
+    assert (tracker.switches, tracker.transients) == (0, 1)
+    for t in range(4, 4 + int(HOLD_S)):
+        assert scrape(t, 0, 3, 100) is None  # off, seen for less than HOLD_S
+    assert scrape(4 + HOLD_S, 0, 3, 100) == "drafting k 3 → off (speculation off at this load)"
+    t = 5 + HOLD_S
+    assert scrape(t, 100, 1, 100) is None
+    assert scrape(t + HOLD_S, 100, 1, 100) == "drafting off → k 1"
     assert tracker.switches == 2
-    figures = tracker.now(7, 2.0)  # the intervals ending at 6 and 7
+    # "Now" is the intervals since the change, without the one spanning it.
+    figures = tracker.now(t + HOLD_S, 60.0)
     assert figures is not None and figures.draft_length == 1.0 and figures.duty_cycle == 1.0
-    assert tracker.history(7.5, 1.0) == (3.0, 0.0, 3.0, 0.0, 0.0, 1.0)  # 7: not complete
     tracker.reset()
     assert tracker.level is None and tracker.switches == 0 and tracker.now(8, 10) is None
+
+
+def _setting(t: float) -> int:
+    """A server's true setting: k 3, a 1 s dip to k 0 at 20 s, k 1 from 40 s on."""
+    if 20.0 <= t < 21.0:
+        return 0
+    return 1 if t >= 40.0 else 3
+
+
+def _counters_at(t: float) -> ServerMetrics:
+    """vLLM's counters at `t` for `_setting`: 100 decode steps a second, a draft of each step
+    at k > 0 (integrated over 10 ms slices)."""
+    drafts = tokens = 0.0
+    for i in range(int(t * 100)):
+        k = _setting(i / 100)
+        drafts += 1 if k else 0
+        tokens += k
+    return vllm(drafts, tokens, int(t * 100))
+
+
+@pytest.mark.parametrize(("every", "phase"), [(1.0, 0.0), (1.0, 0.5), (0.7, 0.3), (3.0, 1.9)])
+def test_the_switch_count_does_not_depend_on_the_readers_phase(every: float, phase: float) -> None:
+    """Each surface scrapes at its own interval and phase; the 1 s dip is no switch for any of
+    them, and the change to k 1 is one switch for each."""
+    tracker = DraftingTracker(300)
+    t = phase
+    while t < 60.0:
+        tracker.add(t, _counters_at(t))
+        t += every
+    assert tracker.switches == 1 and tracker.level == 1
+    # The interval spanning a change is never in "now": it is the held setting's figures.
+    figures = tracker.now(t, 10.0)
+    assert figures is not None and figures.draft_length == 1.0 and figures.duty_cycle == 1.0
 
 
 def test_figures_by_load_band() -> None:
@@ -135,6 +171,9 @@ def test_figures_by_load_band() -> None:
     # The interval into the heavy load: running 1 → 20, band 8-15 by its mean (10.5).
     assert (twenty.start, twenty.off, twenty.duty_cycle) == (8, True, 0.0)
     assert twenty.tok_s == 500.0 and twenty.per_request_tok_s == pytest.approx(500 / 10.5)
+    # Marked as spanning a change of setting, the interval into the heavy load is in no band.
+    marked = [i if i is None or i.running < 2 else replace(i, transition=True) for i in intervals]
+    assert [b.start for b in by_load(i for i in marked if i is not None)] == [1]
 
 
 def _info(backend: str, **args: object) -> ServerInfo:
