@@ -112,3 +112,18 @@ def test_pyproject_registers_every_built_in_by_its_name() -> None:
 
 def test_built_ins_have_distinct_priorities() -> None:
     assert len({plugin.priority for plugin in BUILT_IN}) == len(BUILT_IN)
+
+
+def test_a_record_of_a_backend_not_installed_here_reads_without_its_facts() -> None:
+    """A replay or stored snapshot written with a plug-in this machine lacks: k is its steps,
+    no no-op flag is claimed, no late speculation is assumed (`find`, not `facts`)."""
+    from specmon.analysis.acceptance import draft_length
+    from specmon.model import ServerInfo, SpecConfig
+    from specmon.session.tracker import _revealed
+    from specmon.whatif.advice import _no_op_flags
+
+    spec = SpecConfig("EAGLE", num_steps=3, eagle_topk=1, num_draft_tokens=4)
+    info = ServerInfo("gone", "1", "m", 1, 1, 1, spec, 1, False, None, True, {})
+    assert draft_length(info) == 3
+    assert _no_op_flags(info) == []
+    assert _revealed(info, info) is False
