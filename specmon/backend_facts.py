@@ -2,17 +2,21 @@
 port, the launch flags that set its draft length or turn speculation off, and what its draft
 length k counts.
 
-How to read one (its requests and parsers) is `sources/backends/<name>.py`, which every layer
-above the sources cannot import; so a new kind of server is that module, one entry in `FACTS`
-and one in `sources.backends.BACKENDS`. Nothing outside those, and the simulator, checks a
-backend's name (`tests/test_backend_names.py`).
+Which kinds there are is the `specmon.backends` entry-point group: each names a `BackendPlugin`
+(its facts, its detection priority, the module that reads it), the built-ins (`BUILT_IN`) too, so
+a new kind of server is a package of its own (docs/development.md, "Adding a backend"). Nothing
+outside this module, the readers and the simulator checks a backend's name
+(`tests/test_backend_names.py`).
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -161,17 +165,106 @@ TRTLLM = BackendFacts(
     "runs alone",
 )
 
-FACTS = {facts.name: facts for facts in (SGLANG, VLLM, LLAMACPP, TRTLLM)}
-"""Every kind of server specmon reads, by `ServerInfo.backend`."""
+
+@dataclass(frozen=True, slots=True)
+class BackendPlugin:
+    """What an entry point of the `specmon.backends` group names: one kind of server.
+
+    The built-ins are declared the same way (`BUILT_IN`, registered in pyproject.toml).
+    """
+
+    facts: BackendFacts
+    """What it is, as data every layer reads."""
+    priority: int
+    """Detection order: the lowest is asked first (ties by name). A backend whose probe of a
+    server would claim another kind's goes after it."""
+    source: str
+    """The module that reads it (imported only when a server is detected): its
+    `fetch_server_info` (raises `NotThisServer` on any other kind), `fetch_metrics` and
+    `run_probe` (`sources.backends.base`'s `InfoFn`, metrics reader and `ProbeFn`)."""
+
+    @property
+    def name(self) -> str:
+        return self.facts.name
+
+
+_SOURCES = "specmon.sources.backends."
+BUILT_IN = (
+    # SGLang's server-info routes first; TensorRT-LLM's `/version` with a model card owned by
+    # `tensorrt_llm` before vLLM's `/version` (its `/version` is vLLM's shape); llama.cpp's
+    # `/props` last (none of the others has one). Gaps leave room for plug-ins.
+    SGLANG_PLUGIN := BackendPlugin(SGLANG, 100, f"{_SOURCES}sglang"),
+    TRTLLM_PLUGIN := BackendPlugin(TRTLLM, 200, f"{_SOURCES}trtllm"),
+    VLLM_PLUGIN := BackendPlugin(VLLM, 300, f"{_SOURCES}vllm"),
+    LLAMACPP_PLUGIN := BackendPlugin(LLAMACPP, 400, f"{_SOURCES}llamacpp"),
+)
+"""The built-ins, found even where specmon is not installed (a source tree on `sys.path` has no
+entry points); pyproject.toml registers each of them under the same name."""
+
+FACTS = {plugin.name: plugin.facts for plugin in BUILT_IN}
+"""The built-in kinds of server by `ServerInfo.backend` (`known()` adds the plug-ins)."""
+
+GROUP = "specmon.backends"
+_log = logging.getLogger(__name__)
+
+
+@functools.cache
+def plugins() -> tuple[BackendPlugin, ...]:
+    """Every backend, in detection order: the built-ins merged by name with the entry points of
+    `specmon.backends` (loaded once). A plug-in that fails to load, is not a `BackendPlugin` or
+    takes a name already taken is reported in one line (the `specmon.backend_facts` log) and
+    skipped."""
+    found = {plugin.name: plugin for plugin in BUILT_IN}
+    for point in sorted(entry_points(group=GROUP), key=lambda p: (p.name, p.value)):
+        try:
+            plugin = point.load()
+        except Exception as exc:  # a plug-in's own import: any error is its, never specmon's
+            _log.warning("backend plug-in %s (%s) not loaded: %s", point.name, point.value, exc)
+            continue
+        if not isinstance(plugin, BackendPlugin) or plugin.name != point.name:
+            _log.warning(
+                "backend plug-in %s (%s) skipped: not a BackendPlugin named %s",
+                point.name,
+                point.value,
+                point.name,
+            )
+        elif found.get(plugin.name, plugin) is not plugin:
+            _log.warning(
+                "backend plug-in %s (%s) skipped: the name is taken", point.name, point.value
+            )
+        else:
+            found[plugin.name] = plugin
+    return tuple(sorted(found.values(), key=lambda p: (p.priority, p.name)))
+
+
+def known() -> dict[str, BackendFacts]:
+    """Every kind of server specmon reads now, by name, built-ins and plug-ins."""
+    return {plugin.name: plugin.facts for plugin in plugins()}
+
+
+def find(backend: str) -> BackendFacts | None:
+    """The facts of a backend by name; None for one not installed here (a record written by
+    another version, or with a plug-in this machine lacks)."""
+    return known().get(backend)
 
 
 def facts(backend: str) -> BackendFacts:
-    """The facts of a backend by name; a name specmon does not know (a record written by another
-    version) reads as SGLang's, the kind whose flags specmon's own simulator takes."""
-    return FACTS.get(backend, SGLANG)
+    """The facts of a backend by name.
+
+    Raises:
+        UnknownBackend: No backend of that name is installed (`find` for a record's name).
+    """
+    found = find(backend)
+    if found is None:
+        from specmon.errors import UnknownBackend  # errors stand on the model, which needs this
+
+        raise UnknownBackend(
+            f"backend {backend!r} is not installed here (known: {', '.join(known())})"
+        )
+    return found
 
 
 def display_name(backend: str) -> str:
     """ "SGLang", "vLLM" …: how every surface names a backend (an unknown one by its name)."""
-    known = FACTS.get(backend)
-    return known.display if known is not None else backend
+    found = find(backend)
+    return found.display if found is not None else backend

@@ -18,6 +18,10 @@ class SpecmonError(Exception):
         super().__init__(*(safe_text(arg) if isinstance(arg, str) else arg for arg in args))
 
 
+class UnknownBackend(SpecmonError):
+    """A backend's name that no installed backend has (`backend_facts.facts`)."""
+
+
 class TargetError(SpecmonError):
     """A target URL or option that cannot be used (bad scheme, unreadable key file …)."""
 

@@ -83,8 +83,8 @@ def test_the_check_finds_each_kind_of_check() -> None:
 
 
 def test_every_backend_has_its_module_and_facts() -> None:
-    from specmon.sources.backends import BACKENDS
+    from specmon.sources.backends import backends
 
-    assert {b.facts.name: b.facts for b in BACKENDS} == FACTS
-    for backend in BACKENDS:
+    assert {b.facts.name: b.facts for b in backends()} == FACTS
+    for backend in backends():
         assert (ROOT / "sources" / "backends" / f"{backend.name}.py").is_file()

@@ -20,7 +20,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from specmon.backend_facts import facts
+from specmon.backend_facts import find
 from specmon.model import PositionSource, ProbeChunk, RunFigures, ServerInfo
 
 
@@ -138,7 +138,8 @@ def draft_length(info: ServerInfo) -> int | None:
     spec = info.speculative
     if spec is None:
         return None
-    if facts(info.backend).counts_root and spec.num_draft_tokens is not None:
+    kind = find(info.backend)  # a record's backend may not be installed here: its num_steps
+    if kind is not None and kind.counts_root and spec.num_draft_tokens is not None:
         return spec.num_draft_tokens - 1
     return spec.num_steps
 

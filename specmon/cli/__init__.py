@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 
 from specmon import __version__
-from specmon.backend_facts import FACTS
+from specmon.backend_facts import known
 from specmon.cli import (
     ab,
     agent,
@@ -54,9 +54,9 @@ COMMANDS = (
 )
 
 
-_KINDS = ", ".join(f.display for f in FACTS.values())
+_KINDS = ", ".join(f.display for f in known().values())
 _PORTS = ", ".join(
-    f"{f.display}'s {f.default_port}" for f in FACTS.values() if f.default_port != DEFAULT_PORT
+    f"{f.display}'s {f.default_port}" for f in known().values() if f.default_port != DEFAULT_PORT
 )
 
 

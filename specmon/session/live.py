@@ -19,7 +19,7 @@ from specmon.analysis.figures import pooled_cycle_percentiles, run_step_cycles
 from specmon.analysis.pooled import Pooled, ms_per_token, pool, pool_groups
 from specmon.analysis.representative import TrafficGap, traffic_gap
 from specmon.analysis.validity import LifetimeState
-from specmon.backend_facts import facts
+from specmon.backend_facts import find
 from specmon.model import (
     CycleBasis,
     GpuState,
@@ -316,10 +316,10 @@ class LiveState:
         baseline = self.baseline.view(
             now_wall, recent, validity, progress, self.why_no_baseline, plain=plain
         )
-        if self.server.info is not None:
-            baseline = replace(
-                baseline, speculative_flags=facts(self.server.info.backend).speculative_flags
-            )
+        # A replay's backend may not be installed here (`find`: None): no flags to name.
+        kind = find(self.server.info.backend) if self.server.info is not None else None
+        if kind is not None:
+            baseline = replace(baseline, speculative_flags=kind.speculative_flags)
         if not baseline.present:
             why = self.why_no_baseline or "no baseline yet"
             missing.append(("speedup", f"{why} — {TAKE_BASELINE}"))
@@ -448,7 +448,8 @@ class LiveState:
         """Why no speculation shows: it is off, or on a server that shows it only once a
         request has finished (TensorRT-LLM), none has yet."""
         info, latest = self.server.info, self.server.window.latest
-        late = info is not None and facts(info.backend).shows_speculation_late
+        kind = find(info.backend) if info is not None else None
+        late = kind is not None and kind.shows_speculation_late
         finished = latest is not None and bool(latest.num_requests_total)
         return SPECULATION_NOT_SHOWN if late and not finished else SPECULATION_OFF
 
@@ -597,8 +598,11 @@ class LiveState:
             running_stale=idle and running is not None and running > 0,
             rate_span_s=RATE_SPAN_S,
             latency_span_s=MEAN_SPAN_S,
-            itl_per_step=self.server.info is not None
-            and facts(self.server.info.backend).itl_per_step,
+            itl_per_step=bool(
+                self.server.info is not None
+                and (kind := find(self.server.info.backend)) is not None
+                and kind.itl_per_step
+            ),
             workers=latest.workers if latest else (),
         )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from specmon.analysis.validity import differing_keys
-from specmon.backend_facts import facts
+from specmon.backend_facts import find
 from specmon.model import Sample, ServerInfo, ServerMetrics, SourceName
 from specmon.session.drafting import DraftingTracker
 from specmon.session.view import Level
@@ -184,7 +184,9 @@ def _revealed(old: ServerInfo, new: ServerInfo) -> bool:
     with the same args, off becoming on, or its draft length appearing or growing (a relaunch
     resets its counters, which is a restart of its own)."""
     before, after = old.speculative, new.speculative
-    if not facts(new.backend).shows_speculation_late or old.args != new.args or after is None:
+    kind = find(new.backend)  # a replay's backend may not be installed here
+    late = kind is not None and kind.shows_speculation_late
+    if not late or old.args != new.args or after is None:
         return False
     if before is None:
         return True

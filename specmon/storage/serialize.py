@@ -24,7 +24,7 @@ from specmon.analysis.load import Crossover
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.stats import summarize
 from specmon.analysis.validity import fingerprint
-from specmon.backend_facts import facts
+from specmon.backend_facts import find
 from specmon.model import (
     AcceptSource,
     CycleBasis,
@@ -341,7 +341,7 @@ def snapshot_from_record(record: Mapping[str, Any]) -> Snapshot:
                 # Records from before the name was kept: the backend's own name (vLLM's was
                 # the only one then).
                 length_name=spec.added("length_name", spec.opt_string)
-                or facts(server.string("backend")).length_name,
+                or _length_name(server.string("backend")),
             ),
             stream_interval=server.opt_integer("stream_interval"),
             cuda_graph_disabled=server.opt_bool("cuda_graph_disabled"),
@@ -366,6 +366,13 @@ def snapshot_from_record(record: Mapping[str, Any]) -> Snapshot:
         lifetime=_lifetime_from(top),
     )
     return dataclasses.replace(snapshot, server=stored_server_info(snapshot.server))
+
+
+def _length_name(backend: str) -> str | None:
+    """A backend's own name for k; None for one not installed here (its record keeps its
+    steps and draft tokens, which need no name)."""
+    found = find(backend)
+    return found.length_name if found is not None else None
 
 
 def stored_server_info(info: ServerInfo) -> ServerInfo:

@@ -15,7 +15,7 @@ from specmon.analysis.comparison import Comparison, Verdict
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.representative import TrafficGap
 from specmon.analysis.validity import fingerprint, protocol_differences
-from specmon.backend_facts import facts
+from specmon.backend_facts import find
 from specmon.model import Protocol, ServerInfo, Snapshot
 from specmon.whatif.inputs import is_tree
 from specmon.whatif.prediction import WhatIf
@@ -86,7 +86,8 @@ def _version(text: str | None) -> tuple[int, ...] | None:
 def _no_op_flags(info: ServerInfo) -> list[Advice]:
     version = _version(info.version)
     found = []
-    for flag in facts(info.backend).no_op_flags:
+    kind = find(info.backend)  # a record's backend may not be installed here: none known
+    for flag in kind.no_op_flags if kind is not None else ():
         value = info.args.get(flag.arg)
         since = _version(flag.since)
         if value in (None, flag.default) or version is None:

@@ -1,32 +1,63 @@
 """Backends: how to read one kind of server. Detection picks the one that answers.
 
-Each backend is a module here, `<name>.py`, whose `BACKEND` holds its facts
-(`specmon.backend_facts`) and three async functions over the target's client. Bench, check and
-the dashboard only ever talk to a `Backend`, so a new server kind is one module here, its entry
-in `BACKENDS` and its facts' entry in `backend_facts.FACTS`.
+Each backend is a `BackendPlugin` of the `specmon.backends` entry points
+(`backend_facts.plugins()`, the built-ins included): its facts, its priority and its reading
+module (the built-ins' are here, `<name>.py`), whose three async functions over the target's
+client make its `Backend`. Bench, check and the dashboard only ever talk to a `Backend`, so a new
+server kind is a package of its own (docs/development.md, "Adding a backend").
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
+import logging
 import time
 from collections.abc import Callable
 
 import httpx
 
+from specmon.backend_facts import BackendPlugin, plugins
 from specmon.errors import NotThisServer, SourceError
 from specmon.model import ProbeResult, ServerInfo, ServerMetrics
 from specmon.safe_text import bearer_secrets, safe_server_info, safe_text
-from specmon.sources.backends import llamacpp, sglang, trtllm, vllm
 from specmon.sources.backends.base import Backend
 from specmon.sources.conditions import ConditionsWatch
 
-__all__ = ["BACKENDS", "RECENT_SCRAPE_S", "Backend", "Connection", "connect"]
+__all__ = ["RECENT_SCRAPE_S", "Backend", "Connection", "backends", "connect"]
 
-BACKENDS = (sglang.BACKEND, trtllm.BACKEND, vllm.BACKEND, llamacpp.BACKEND)
-"""Tried in order: SGLang's server-info routes; TensorRT-LLM's `/version` with a model card owned
-by `tensorrt_llm` (its `/server_info` is not SGLang's answer, and its `/version` is vLLM's shape,
-so it goes before vLLM); vLLM's `/version` (no SGLang has one); then llama.cpp's `/props` (none
-of the others has one)."""
+_log = logging.getLogger(__name__)
+_FUNCTIONS = ("fetch_server_info", "fetch_metrics", "run_probe")
+
+
+@functools.cache
+def backends() -> tuple[Backend, ...]:
+    """Every backend, in detection order (`backend_facts.plugins()`: by priority), each reading
+    module imported once. One that fails to import or lacks a function is reported in one line
+    (the `specmon.sources.backends` log) and skipped."""
+    found = []
+    for plugin in plugins():
+        backend = _load(plugin)
+        if backend is not None:
+            found.append(backend)
+    return tuple(found)
+
+
+def _load(plugin: BackendPlugin) -> Backend | None:
+    try:
+        module = importlib.import_module(plugin.source)
+    except Exception as exc:  # a plug-in's own import: any error is its, never specmon's
+        _log.warning("backend %s not loaded: %s: %s", plugin.name, plugin.source, exc)
+        return None
+    functions = [getattr(module, name, None) for name in _FUNCTIONS]
+    missing = [name for name, f in zip(_FUNCTIONS, functions, strict=True) if not callable(f)]
+    if missing:
+        _log.warning(
+            "backend %s skipped: %s has no %s", plugin.name, plugin.source, ", ".join(missing)
+        )
+        return None
+    info, metrics, probe = functions
+    return Backend(plugin.facts, info, metrics, probe)  # type: ignore[arg-type]
 
 
 async def connect(client: httpx.AsyncClient) -> tuple[Backend, ServerInfo]:
@@ -36,7 +67,7 @@ async def connect(client: httpx.AsyncClient) -> tuple[Backend, ServerInfo]:
         NotThisServer: No backend recognised the server.
         SourceError: Any other failure (unreachable, auth …), typed, from the first backend.
     """
-    for backend in BACKENDS:
+    for backend in backends():
         try:
             return backend, _safe(await backend.server_info(client), client)
         except NotThisServer:
@@ -44,7 +75,7 @@ async def connect(client: httpx.AsyncClient) -> tuple[Backend, ServerInfo]:
         except SourceError as exc:
             _mask(exc, client)
             raise
-    known = ", ".join(b.facts.display for b in BACKENDS)
+    known = ", ".join(b.facts.display for b in backends())
     raise NotThisServer(f"{client.base_url}: not a server specmon knows ({known})")
 
 

@@ -27,7 +27,6 @@ from specmon.backend_facts import LLAMACPP
 from specmon.errors import HttpStatus, MalformedResponse, NotLlamaCpp
 from specmon.model import ProbeResult, ServerInfo, ServerMetrics, SpecConfig, StepsSource
 from specmon.probe_prompts import DEFAULT_PROMPT
-from specmon.sources.backends.base import Backend
 from specmon.sources.drafts import metrics_or_none, per_position, scraper, stream_between_scrapes
 from specmon.sources.http import get, json_int, parse_json
 from specmon.sources.metrics import fetch_text, parse_scrape
@@ -246,6 +245,3 @@ async def run_probe(
         chunks_are_steps=False,
         scrapes=probe.scrapes,
     )
-
-
-BACKEND = Backend(LLAMACPP, fetch_server_info, fetch_metrics, run_probe)

@@ -15,10 +15,12 @@ import httpx
 from specmon.backend_facts import SGLANG
 from specmon.errors import HttpStatus, MalformedResponse, NotSGLang
 from specmon.model import ServerInfo, ServerMetrics, SpecConfig
-from specmon.sources.backends.base import Backend
 from specmon.sources.http import get, json_float, json_int, parse_json
-from specmon.sources.metrics import fetch_metrics
-from specmon.sources.probe import run_probe
+
+# Its reader's three functions (`backend_facts.BackendPlugin.source`): the `sglang:` metrics of
+# `sources.metrics`, which every version's names go through, and the OpenAI streaming probe.
+from specmon.sources.metrics import fetch_metrics as fetch_metrics
+from specmon.sources.probe import run_probe as run_probe
 from specmon.sources.secrets import mask_args
 
 # Keys of the answer that describe the running state, not the configuration.
@@ -127,8 +129,3 @@ def parse_server_info(body: Mapping[str, Any], route: str = "/server_info") -> S
         avg_spec_accept_length=sum(accepts) / len(accepts) if accepts else None,
         info_route=route,
     )
-
-
-BACKEND = Backend(SGLANG, fetch_server_info, fetch_metrics, run_probe)
-"""SGLang: its server-info routes, its `sglang:` metrics (`sources.metrics`, which every
-version's names go through) and the OpenAI streaming probe (`sources.probe`)."""

@@ -42,7 +42,6 @@ from specmon.backend_facts import TRTLLM
 from specmon.errors import HttpStatus, MalformedResponse, NotThisServer
 from specmon.model import ProbeResult, ServerInfo, ServerMetrics, StepsSource
 from specmon.probe_prompts import DEFAULT_PROMPT
-from specmon.sources.backends.base import Backend
 from specmon.sources.backends.openai_compat import (
     COMPLETIONS,
     completion_chunk,
@@ -275,6 +274,3 @@ async def run_probe(
         steps_source=StepsSource.CHUNKS,
         scrapes=probe.scrapes,
     )
-
-
-BACKEND = Backend(TRTLLM, fetch_server_info, fetch_metrics, run_probe)

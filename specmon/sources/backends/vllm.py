@@ -45,7 +45,6 @@ from specmon.model import (
     StepsSource,
 )
 from specmon.probe_prompts import DEFAULT_PROMPT
-from specmon.sources.backends.base import Backend
 from specmon.sources.backends.openai_compat import (
     COMPLETIONS,
     completion_chunk,
@@ -345,6 +344,3 @@ async def run_probe(
         accepted_histogram=result.accepted_histogram,
         histogram_source=PositionSource.DRAFTING_HISTOGRAM,
     )
-
-
-BACKEND = Backend(VLLM, fetch_server_info, fetch_metrics, run_probe)
