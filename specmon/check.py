@@ -158,7 +158,7 @@ async def run_check(
             report.add("info", _chosen_text(lookup))
     report.ab = find_ab(info) if info.speculative is not None else None
     if report.ab is not None:
-        report.add("info", " — ".join(ab_lines(report.ab, wall())))
+        report.add("info", " — ".join(ab_lines(report.ab, wall(), url)))
     baseline = lookup.baseline
     tokens, prompt = probe_tokens or DEFAULT_CHECK_TOKENS, DEFAULT_PROMPT
     if baseline is not None:

@@ -91,6 +91,9 @@ class StoredAb:
     """When its last bench was taken (wall clock)."""
     levels: tuple[Level, ...]
     crossover: Crossover
+    url: str = ""
+    """The server it ran on: the store finds an A/B by configuration, which another server
+    may share."""
 
 
 def stored_ab(
@@ -103,4 +106,5 @@ def stored_ab(
         return None
     (_, found_levels, cross), *_ = found
     ended = max(run.snapshot.created_at for run in runs)
-    return StoredAb(runs[0].snapshot.id, ended, tuple(found_levels), cross)
+    first = runs[0].snapshot
+    return StoredAb(first.id, ended, tuple(found_levels), cross, first.url)
