@@ -47,6 +47,7 @@ from specmon.reports.check_report import (
     CheckReport,
     Design,
     Finding,
+    Level,
 )
 from specmon.session.baselines import BaselineLookup
 from specmon.session.drafting import DraftingTracker
@@ -249,8 +250,8 @@ async def _say_traffic(run_probe: ProbeRunner, protocol: Protocol, report: Check
         gap = _traffic_gap(report)
     if gap is not None:
         report.traffic = gap
-        level = "warn" if gap.named else "info" if gap.only_probes else "ok"
-        report.add(level, f"traffic: {gap.sentence}")
+        said: Level = "warn" if gap.named else "info" if gap.only_probes else "ok"
+        report.add(said, f"traffic: {gap.sentence}")
     return True
 
 

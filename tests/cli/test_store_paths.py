@@ -105,3 +105,21 @@ def test_check_on_a_corrupt_store_is_its_own_error(
     assert capsys.readouterr().err == (
         f"specmon: error: {db} is not a specmon store (corrupted?): move it away or pass --db\n"
     )
+
+
+@pytest.mark.parametrize("once", [False, True])
+def test_the_dashboard_refuses_a_corrupt_store_as_check_does(
+    once: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It opened with "no snapshot store: baselines are not saved"; now it stops before
+    Textual starts (and before a --record file is made), with check's message and code."""
+    db = tmp_path / "db"
+    db.write_bytes(b"this is not SQLite\n" * 100)
+    record = tmp_path / "session.jsonl"
+    argv = ["--url", CLOSED, "--db", str(db)]
+    argv += ["--once", "--json"] if once else ["--record", str(record)]
+    assert main(argv) == EXIT_STORE
+    assert capsys.readouterr().err == (
+        f"specmon: error: {db} is not a specmon store (corrupted?): move it away or pass --db\n"
+    )
+    assert not record.exists()

@@ -86,7 +86,9 @@ def margin_text(margin: float, verdict: Verdict | None) -> str:
     """ "+0.38 above" (break-even, beside it): the margin in its own words (the verdict is the
     speedup's, from its interval); coloured only where that verdict agrees with its sign."""
     where = "above" if margin > 0 else "below" if margin < 0 else "at"
-    agrees = {Verdict.WINNING: margin > 0, Verdict.LOSING: margin < 0}.get(verdict, False)
+    agrees = (verdict == Verdict.WINNING and margin > 0) or (
+        verdict == Verdict.LOSING and margin < 0
+    )
     style = ("$good" if margin > 0 else "$bad") if agrees else ""
     return f"[bold {style}]{MARGIN.format(margin)} {where}[/]"
 
