@@ -20,7 +20,7 @@ from specmon.analysis.gpus import gpu_verdict
 from specmon.analysis.paired import why_not_interleaved
 from specmon.analysis.pooled import Pooled, pool, pool_groups
 from specmon.analysis.rates import server_accept_length
-from specmon.analysis.representative import GAP_SHARE, TrafficGap, traffic_gap
+from specmon.analysis.representative import GAP_SHARE, TrafficGap, only_probes, traffic_gap
 from specmon.analysis.sequential import DEFAULT_BUDGET_S, Look, SequentialRule
 from specmon.analysis.validity import (
     LifetimeCheck,
@@ -47,6 +47,7 @@ from specmon.reports.check_report import (
     CheckReport,
     Design,
     Finding,
+    Level,
 )
 from specmon.session.baselines import BaselineLookup
 from specmon.session.drafting import DraftingTracker
@@ -158,7 +159,7 @@ async def run_check(
             report.add("info", _chosen_text(lookup))
     report.ab = find_ab(info) if info.speculative is not None else None
     if report.ab is not None:
-        report.add("info", " — ".join(ab_lines(report.ab, wall())))
+        report.add("info", " — ".join(ab_lines(report.ab, wall(), url)))
     baseline = lookup.baseline
     tokens, prompt = probe_tokens or DEFAULT_CHECK_TOKENS, DEFAULT_PROMPT
     if baseline is not None:
@@ -238,6 +239,8 @@ async def _say_traffic(run_probe: ProbeRunner, protocol: Protocol, report: Check
     """
     gap = _traffic_gap(report)
     while gap is not None and gap.probe_rel_se is None and abs(gap.share) > GAP_SHARE:
+        if gap.only_probes:
+            break  # the probes' own figure: no gap to judge
         if len(report.probes) >= TRAFFIC_PROBES:
             break
         probe = await _probe(run_probe, protocol, report)
@@ -247,7 +250,8 @@ async def _say_traffic(run_probe: ProbeRunner, protocol: Protocol, report: Check
         gap = _traffic_gap(report)
     if gap is not None:
         report.traffic = gap
-        report.add("warn" if gap.named else "ok", f"traffic: {gap.sentence}")
+        said: Level = "warn" if gap.named else "info" if gap.only_probes else "ok"
+        report.add(said, f"traffic: {gap.sentence}")
     return True
 
 
@@ -258,7 +262,8 @@ def _traffic_gap(report: CheckReport) -> TrafficGap | None:
     k = None if report.server is None else draft_length(report.server)
     if traffic is not None and impossible_accept_length(traffic.value, k) is not None:
         return None  # steps went uncounted: no gap is judged against a figure that cannot be
-    return traffic_gap(pool(report.probes), traffic)
+    alone = only_probes(report.metrics, report.metrics_after, report.probes)
+    return traffic_gap(pool(report.probes), traffic, probes_alone=alone)
 
 
 async def _by_category(

@@ -56,6 +56,25 @@ def allowed_hosts(bind: str, added: list[str]) -> frozenset[str]:
     return frozenset(names)
 
 
+def reachable_hosts(bind: str) -> list[str]:
+    """Where another machine reaches a server bound to `bind`, best first: bound to every
+    interface, this machine's addresses (IPv4 first; IPv6 too when bound to `::`; neither
+    loopback nor link-local) and then its name; else `bind` itself."""
+    if bind not in _EVERY_INTERFACE:
+        return [bind]
+    families = {socket.AF_INET} | ({socket.AF_INET6} if bind != "0.0.0.0" else set())
+    found: list[str] = []
+    for addresses in psutil.net_if_addrs().values():
+        for address in addresses:
+            if address.family not in families:
+                continue
+            ip = ipaddress.ip_address(address.address.split("%", 1)[0])
+            if not (ip.is_loopback or ip.is_link_local) and str(ip) not in found:
+                found.append(str(ip))
+    found.sort(key=lambda text: ":" in text)  # IPv4 first, in the order the system lists them
+    return [*found, socket.gethostname()]
+
+
 def is_loopback(bind: str) -> bool:
     """Whether only this machine can reach an address."""
     if bind == "localhost":

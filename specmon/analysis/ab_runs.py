@@ -91,6 +91,9 @@ class StoredAb:
     """When its last bench was taken (wall clock)."""
     levels: tuple[Level, ...]
     crossover: Crossover
+    url: str = ""
+    """The server it ran on: the store finds an A/B by configuration, which another server
+    may share."""
 
 
 def stored_ab(
@@ -99,8 +102,9 @@ def stored_ab(
     """The levels and crossover of the benches taken with the server's configuration
     (`of_configuration`), judged as `ab` judged them; None when the A/B ran none of them."""
     found = judged(of_configuration(runs, speculative), max_age_s=max_age_s)
-    if not found or not runs or runs[0].snapshot.id is None:
+    first = runs[0].snapshot if runs else None
+    if not found or first is None or first.id is None:
         return None
     (_, found_levels, cross), *_ = found
     ended = max(run.snapshot.created_at for run in runs)
-    return StoredAb(runs[0].snapshot.id, ended, tuple(found_levels), cross)
+    return StoredAb(first.id, ended, tuple(found_levels), cross, first.url)

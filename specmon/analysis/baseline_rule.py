@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from specmon.analysis.validity import Validity, differing_keys
+from specmon.analysis.validity import Validity, another_backend, differing_keys
 from specmon.model import Protocol, ServerInfo, Snapshot
 
 
@@ -240,8 +240,11 @@ def _disqualified(
     found = []
     if snapshot.server.model != server.model:
         found.append(f"differs in model {snapshot.server.model}")
-    keys = differing_keys(snapshot.server.args, server.args)
-    if keys:
+    backend = another_backend(snapshot.server, server)
+    keys = [] if backend else differing_keys(snapshot.server.args, server.args)
+    if backend:
+        found.append(f"is from {backend}")
+    elif keys:
         found.append("differs in " + ", ".join(f"flag {key}" for key in keys))
     protocol = wanted.differences(snapshot.protocol)
     if protocol:

@@ -8,10 +8,12 @@ representative of the traffic, and what the traffic gets is the figure to judge 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from specmon.analysis.pooled import Pooled
-from specmon.analysis.rates import WindowAccept
+from specmon.analysis.rates import WindowAccept, counter_delta
+from specmon.model import RunFigures, ServerMetrics
 
 GAP_SHARE = 0.10
 """A gap larger than this share of the traffic's accept length may be named: five pooled probes
@@ -36,6 +38,9 @@ class TrafficGap:
     """Where the traffic's figure came from (`WindowAccept.source`)."""
     probe_rel_se: float | None
     """The probe's relative standard error (None with one probe: no gap is named)."""
+    only_probes: bool = False
+    """The server finished no request in the window but the probes (`only_probes`): its figure
+    is theirs, with no other traffic to compare them with."""
 
     @property
     def share(self) -> float:
@@ -46,13 +51,18 @@ class TrafficGap:
     def named(self) -> bool:
         """Whether the gap is beyond noise (`GAP_SHARE`, `NOISE_SES`): the probe is not
         representative."""
-        if self.probe_rel_se is None:
+        if self.probe_rel_se is None or self.only_probes:
             return False
         return abs(self.share) > max(GAP_SHARE, NOISE_SES * self.probe_rel_se)
 
     @property
     def sentence(self) -> str:
         """The finding in words, for the events log, `check` and the advisor."""
+        if self.only_probes:
+            return (
+                f"the server accepts {self.traffic:.2f} over specmon's probes alone: "
+                "it finished no other request, so there is no traffic to compare the probe with"
+            )
         if self.named:
             verdict = "the probe is not representative"
         elif self.probe_rel_se is None:
@@ -62,11 +72,29 @@ class TrafficGap:
         return f"your traffic accepts {self.traffic:.2f}, the probe {self.probe:.2f}: {verdict}"
 
 
-def traffic_gap(probe: Pooled, traffic: WindowAccept | None) -> TrafficGap | None:
+def traffic_gap(
+    probe: Pooled, traffic: WindowAccept | None, *, probes_alone: bool = False
+) -> TrafficGap | None:
     """The probe's pooled runs beside the traffic, or None when either accept length is missing
-    or the server's is not a count over the window (`COUNTED_SOURCES`)."""
+    or the server's is not a count over the window (`COUNTED_SOURCES`). `probes_alone`: the
+    window held no request but the probes (`only_probes`)."""
     if probe.accept_length is None or traffic is None or traffic.source not in COUNTED_SOURCES:
         return None
     if traffic.value <= 0:
         return None
-    return TrafficGap(probe.accept_length, traffic.value, traffic.source, probe.accept_rel_se)
+    return TrafficGap(
+        probe.accept_length, traffic.value, traffic.source, probe.accept_rel_se, probes_alone
+    )
+
+
+def only_probes(before: ServerMetrics, after: ServerMetrics, probes: Sequence[RunFigures]) -> bool:
+    """Whether the server finished nothing between two scrapes but these probes: no more
+    requests than they were, or (without a request counter) no more tokens than they generated.
+    False when neither counter is read, or after a restart."""
+    requests = counter_delta(before.num_requests_total, after.num_requests_total)
+    if requests is not None:
+        return not requests.reset and requests.value <= len(probes)
+    tokens = counter_delta(before.generation_tokens_total, after.generation_tokens_total)
+    if tokens is not None:
+        return not tokens.reset and tokens.value <= sum(run.completion_tokens for run in probes)
+    return False

@@ -14,6 +14,7 @@ from typing import Any
 
 from specmon.analysis.conditions import Conditions, condition_differences, conditions_of
 from specmon.analysis.gpus import gpu_differences
+from specmon.backend_facts import display_name
 from specmon.model import GpuState, Lifetime, Protocol, ServerInfo, ServerMetrics, Snapshot
 from specmon.wording import duration
 
@@ -73,6 +74,16 @@ def fingerprint(args: Mapping[str, Any]) -> str:
     """A short stable hash of `config_args`: equal for a baseline and its speculative runs."""
     text = json.dumps(config_args(args), sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def another_backend(baseline: ServerInfo, server: ServerInfo) -> str | None:
+    """ "another backend (SGLang baseline, vLLM server)" when the two are different backends,
+    else None: one reason, said instead of their flags (two backends share few flag names, so
+    every one would differ)."""
+    if baseline.backend == server.backend:
+        return None
+    names = f"{display_name(baseline.backend)} baseline, {display_name(server.backend)} server"
+    return f"another backend ({names})"
 
 
 def differing_keys(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
@@ -356,8 +367,11 @@ def _validity(
         reasons.append("the baseline ran with speculation on")
     if baseline.server.model != server.model:
         reasons.append(f"different model ({baseline.server.model} vs {server.model})")
-    keys = differing_keys(baseline.server.args, server.args)
-    if keys:
+    backend = another_backend(baseline.server, server)
+    keys = [] if backend else differing_keys(baseline.server.args, server.args)
+    if backend:
+        reasons.append(backend)
+    elif keys:
         reasons.append(f"flags differ: {_keys_text(keys)}")
     if protocol is not None:
         differences = protocol_differences(baseline.protocol, protocol)

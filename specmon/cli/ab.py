@@ -123,7 +123,7 @@ def register(commands: Any) -> None:
         "(as `specmon launch`): b relaunches it without speculation for the baseline",
     )
     launch.add_server_command(ab)
-    add_db(ab)
+    add_db(ab, config=False)  # its --config is the dashboard's, below
     add_connection(ab)
     dashboard = monitor.add_settings(ab, "live dashboard, with --watch (before or after `ab`)")
     takes(ab, **{action.dest: None for action in dashboard})

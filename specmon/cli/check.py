@@ -22,6 +22,7 @@ from specmon.cli.common import (
     probe_prompts_arg,
     seconds,
     setting,
+    store_setting,
     takes,
     target_of,
 )
@@ -110,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         store: Store | None = open_store(args, create=False)
     except StoreMissing:
-        if args.db:
+        if store_setting(args):
             raise
         store = None  # nothing saved on this machine yet: no baseline to look up
     try:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S
-from specmon.config import SETTINGS
+from specmon.config import SETTINGS, load_config
 from specmon.errors import TargetError
 from specmon.probe_prompts import ProbePrompt, probe_prompts_setting
 from specmon.sources.http import DEFAULT_API_KEY_ENV, load_api_key, make_client
@@ -226,15 +226,24 @@ def add_max_age(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_db(parser: argparse.ArgumentParser) -> None:
-    """The --db option of a command (the top-level one is the dashboard's)."""
+def add_db(parser: argparse.ArgumentParser, *, config: bool = True) -> None:
+    """The --db option of a command (the top-level one is the dashboard's), and with `config`
+    --config: the store it opens is the one the dashboard's settings name (`store_setting`)."""
     parser.add_argument(
         "--db",
         metavar="PATH",
         default=argparse.SUPPRESS,
-        help=f"snapshot store (default {default_db_path()})",
+        help=f"snapshot store (default: SPECMON_DB, the config file's db, {default_db_path()})",
     )
     takes(parser, db=None)
+    if config:
+        parser.add_argument(
+            "--config",
+            metavar="PATH",
+            default=argparse.SUPPRESS,
+            help="TOML settings file, for its db (default: the user's config file if present)",
+        )
+        takes(parser, config=None)
 
 
 def add_metrics_url(parser: argparse.ArgumentParser) -> None:
@@ -288,8 +297,20 @@ def _workers(urls: list[str]) -> tuple[str, ...]:
     return workers
 
 
+def store_setting(args: argparse.Namespace) -> str | None:
+    """The store the user named, as the dashboard reads it: --db, else SPECMON_DB, else the
+    config file's `db` (--config, or the user's config file); None: the default store.
+
+    Raises:
+        TargetError: The config file or the environment holds a bad setting.
+    """
+    if getattr(args, "db", None):
+        return str(args.db)
+    return load_config({}, config_path=getattr(args, "config", None)).db
+
+
 def open_store(args: argparse.Namespace, *, create: bool = True) -> Store:
-    """The store at --db, or the default one.
+    """The store the user named (`store_setting`), or the default one.
 
     Args:
         args: The command line.
@@ -299,5 +320,7 @@ def open_store(args: argparse.Namespace, *, create: bool = True) -> Store:
     Raises:
         StoreMissing: `create` is false and there is no store there.
         StoreError: It cannot be opened (see `Store`).
+        TargetError: The config file or the environment holds a bad setting.
     """
-    return Store(Path(args.db).expanduser() if args.db else default_db_path(), create=create)
+    db = store_setting(args)
+    return Store(Path(db).expanduser() if db else default_db_path(), create=create)

@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from specmon.analysis.drift import JUDGED, LABELS, MIN_SPAN_S, drifts, since_last_change
-from specmon.cli.common import add_db, open_store
+from specmon.cli.common import add_db, open_store, store_setting
 from specmon.history import Figure, Mark, Reading
 from specmon.storage import history_store
 from specmon.storage.store import Store, StoreMissing, default_db_path
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace, *, now: float | None = None) -> int:
     try:
         store = open_store(args, create=False)
     except StoreMissing:
-        if args.db:
+        if store_setting(args):
             raise
         print(f"No history: nothing recorded yet ({default_db_path()} does not exist)")
         return 0

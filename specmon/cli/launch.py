@@ -44,7 +44,7 @@ def register(commands: Any) -> None:
     )
     add_launch_options(launch)
     add_server_command(launch)
-    add_db(launch)
+    add_db(launch, config=False)  # its --config is the dashboard's, below
     # The dashboard's: unset here, so that the environment and the config file can set them.
     settings = monitor.add_settings(
         launch, "live dashboard (before or after `launch`; also SPECMON_* or the config file)"

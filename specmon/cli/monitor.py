@@ -22,10 +22,11 @@ from specmon.config import (
     load_config,
 )
 from specmon.errors import SpecmonError, TargetError
+from specmon.reports.check_report import EXIT_STORE
 from specmon.session.recording import DEFAULT_MAX_BYTES, Header
 from specmon.session.server_session import ServerSession, dashboard_session
 from specmon.sources.http import load_api_key
-from specmon.storage.store import Store, default_db_path
+from specmon.storage.store import Store, StoreCorrupt, StoreTooNew, default_db_path
 from specmon.target import Target
 
 
@@ -213,7 +214,10 @@ def run(args: argparse.Namespace) -> int:
         raise TargetError("--record records the dashboard; --once prints one frame, give one")
     if args.once:
         config = config_from_args(args)  # no theme: nothing is drawn
-        store = open_store_or_warn(config.db)
+        try:
+            store = open_store_or_warn(config.db, refuse_unreadable=True)
+        except (StoreCorrupt, StoreTooNew) as exc:
+            return _refused(exc)
         try:
             timeout = args.once_timeout or once.DEFAULT_ONCE_TIMEOUT_S
             return once.run(config, targets_of(config).server, store, timeout)
@@ -229,6 +233,10 @@ def run(args: argparse.Namespace) -> int:
             "record each with specmon record"
         )
     targets = targets_of(config)
+    try:  # before the recording is made and Textual starts
+        store = open_store_or_warn(config.db, refuse_unreadable=True)
+    except (StoreCorrupt, StoreTooNew) as exc:
+        return _refused(exc)
     recording = None
     if args.record:
         header = Header.of(config, time.time())
@@ -237,7 +245,6 @@ def run(args: argparse.Namespace) -> int:
         recording = new_recording(
             Path(args.record).expanduser(), header, force=getattr(args, "force", False)
         )
-    store = open_store_or_warn(config.db)
     try:
         if config.fleet:
             from specmon.session.fleet import Fleet
@@ -274,10 +281,23 @@ def targets_of(config: MonitorConfig) -> Targets:
     )
 
 
-def open_store_or_warn(db: str | None) -> Store | None:
-    """The store, or None with a warning: the dashboard runs without one (nothing is saved)."""
+def _refused(exc: StoreCorrupt | StoreTooNew) -> int:
+    """A store named that is not one specmon can read: said as `check` says it, its exit code."""
+    print(f"specmon: error: {exc}", file=sys.stderr)
+    return EXIT_STORE
+
+
+def open_store_or_warn(db: str | None, *, refuse_unreadable: bool = False) -> Store | None:
+    """The store, or None with a warning: the dashboard runs without one (nothing is saved).
+
+    Raises:
+        StoreCorrupt, StoreTooNew: With `refuse_unreadable`, the file is not a store this
+            specmon reads (the dashboard refuses it, as `check` does, rather than run without).
+    """
     try:
         return Store(Path(db).expanduser() if db else default_db_path())
     except SpecmonError as exc:
+        if refuse_unreadable and isinstance(exc, StoreCorrupt | StoreTooNew):
+            raise
         print(f"specmon: warning: snapshots cannot be saved: {exc}", file=sys.stderr)
         return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
             f"--start {duration(args.start)} is past the end of {args.file} "
             f"({duration(recording.duration)} recorded)"
         )
+    if recording.cut_note is not None:  # said before the screen opens, and left there after
+        print(f"specmon: warning: {args.file}: {recording.cut_note}", file=sys.stderr)
     from specmon.ui.replay_app import ReplayApp  # Textual loads only for the dashboard
 
     config = recording.header.config(monitor.dashboard_config(args))

@@ -22,6 +22,7 @@ from specmon.cli.common import (
     open_store,
     positive_int,
     probe_prompts_arg,
+    store_setting,
     takes,
     target_of,
 )
@@ -109,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         store = open_store(args, create=False)
     except StoreMissing:
-        if args.db or args.action != "list":
+        if store_setting(args) or args.action != "list":
             raise
         print(f"No snapshots: none saved yet ({default_db_path()} does not exist)")
         return 0

@@ -31,7 +31,7 @@ from specmon.session.feed import LocalFeed
 from specmon.session.hub import Hub
 from specmon.sources.http import load_secret
 from specmon.target import ApiKey
-from specmon.web_hosts import allowed_hosts, allowed_name, is_loopback
+from specmon.web_hosts import allowed_hosts, allowed_name, is_loopback, reachable_hosts
 
 DEFAULT_BIND = "127.0.0.1"
 DEFAULT_WEB_PORT = 8765
@@ -133,12 +133,17 @@ def run(args: argparse.Namespace) -> int:
     targets = monitor.targets_of(config)
     token = _token(args)
     listening = listen(args.bind, args.web_port)
-    host = f"[{args.bind}]" if ":" in args.bind else args.bind
-    address = f"http://{host}:{listening.getsockname()[1]}/"
+    query = ""
     if token is not None:
         shown = token.value if token.origin == NEW_TOKEN else f"… (the token in {token.origin})"
-        address += f"?token={shown}"
-    print(f"specmon web: serving the dashboard of {config.url} on {address}", flush=True)
+        query = f"?token={shown}"
+    # Bound to every interface: the machine's addresses and name, not 0.0.0.0 (no browser's).
+    first, *others = (
+        f"http://{f'[{host}]' if ':' in host else host}:{listening.getsockname()[1]}/"
+        for host in reachable_hosts(args.bind)
+    )
+    also = f" (also {', '.join(others)})" if others else ""
+    print(f"specmon web: serving the dashboard of {config.url} on {first}{query}{also}", flush=True)
     read_only = args.readonly if args.readonly is not None else not is_loopback(args.bind)
     print("specmon web: every tab shares one sampler and probe; Ctrl-C stops", flush=True)
     if read_only:

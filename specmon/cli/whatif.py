@@ -20,6 +20,7 @@ from specmon.cli.common import (
     count,
     open_store,
     positive_int,
+    store_setting,
     takes,
     target_of,
     tokens,
@@ -90,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     # It reads the store's baselines before it saves its bench: a --db that names no store is
     # a mistyped path (whose baselines would be none, silently), while the default store is
     # made on first use, as by `bench`.
-    with open_store(args, create=not args.db) as store:
+    with open_store(args, create=not store_setting(args)) as store:
         report = stopping.run(_measure(args, store))
     if args.json:
         print(json.dumps(report_to_dict(report), indent=2))

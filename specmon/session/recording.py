@@ -211,6 +211,16 @@ class Recording:
     """Why the recording stopped early (its `end` line), or None."""
     truncated: bool
     """The last line was cut short (the recorder was killed mid-write): left out."""
+    cut_at: int | None = None
+    """With `truncated`: the byte at which the cut line starts."""
+
+    @property
+    def cut_note(self) -> str | None:
+        """ "the recording ends mid-line at byte N: the last record is cut", or None."""
+        if not self.truncated:
+            return None
+        at = f" at byte {self.cut_at}" if self.cut_at is not None else ""
+        return f"the recording ends mid-line{at}: the last record is cut"
 
     @property
     def duration(self) -> float:
@@ -254,11 +264,11 @@ def _read(path: Path, file: IO[str]) -> Recording:
         raise RecordingError(f"{path}: line 1: {exc}") from None
     entries: list[Entry] = []
     last: dict[tuple[str, str], Reading] = {}
-    ended, truncated = None, False
-    for number, line, complete in lines:
+    ended, truncated, cut_at = None, False, None
+    for number, line, complete, offset in lines:
         data = _json(line)
         if data is None and not complete:
-            truncated = True
+            truncated, cut_at = True, offset
             break
         try:
             entry = _entry(data, last)
@@ -268,7 +278,7 @@ def _read(path: Path, file: IO[str]) -> Recording:
             ended = str(entry.args[0]) if entry.args else "ended"
             break
         entries.append(entry)
-    return Recording(header, tuple(entries), ended, truncated)
+    return Recording(header, tuple(entries), ended, truncated, cut_at)
 
 
 MAX_TIME = 1e11
@@ -297,11 +307,14 @@ def _checked(header: Header) -> Header:
     return header
 
 
-def _lines(file: IO[str]) -> Iterator[tuple[int, str, bool]]:
-    """(line number, text, whether it ended with a newline); the header is line 1."""
+def _lines(file: IO[str]) -> Iterator[tuple[int, str, bool, int]]:
+    """(line number, text, whether it ended with a newline, the byte it starts at); the header
+    is line 1."""
+    offset = 0
     for number, line in enumerate(file, start=1):
         if line.strip():
-            yield number, line, line.endswith("\n")
+            yield number, line, line.endswith("\n"), offset
+        offset += len(line.encode("utf-8"))
 
 
 def _json(line: str) -> Any:

@@ -24,6 +24,7 @@ from specmon.sim.config import (
     BACKENDS,
     DEFAULT_DRAFT_MODEL,
     LLAMACPP_BUILD,
+    LLAMACPP_SPECULATIVE_TYPE,
     PER_REQUEST_SPEC_LEVELS,
     SUPPORTED_VERSIONS,
     TRTLLM_VERSION,
@@ -229,11 +230,21 @@ def _scheduling_args(a: argparse.Namespace, *, speculative: bool) -> dict[str, o
     return args
 
 
+def speculation_said(config: SimConfig) -> str:
+    """The speculation the start-up line names, as the server itself names it (llama.cpp: its
+    draft type, which specmon shows), or "off"."""
+    if not config.speculative_algorithm:
+        return "off"
+    if config.backend == "llamacpp":
+        return LLAMACPP_SPECULATIVE_TYPE
+    return config.speculative_algorithm
+
+
 async def serve(config: SimConfig) -> None:
     """Start the server, print its URL, and run until cancelled."""
     server = SimServer(config)
     await server.start()
-    spec = config.speculative_algorithm or "off"
+    spec = speculation_said(config)
     kind = {
         "vllm": f"vLLM {VLLM_VERSION}",
         "llamacpp": f"llama.cpp {LLAMACPP_BUILD}",

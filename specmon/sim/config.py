@@ -21,6 +21,9 @@ SUPPORTED_VERSIONS = ("0.4.6", "0.5.4", "0.5.17", "0.5.23")
 BACKENDS = ("sglang", "vllm", "llamacpp", "trtllm")
 VLLM_VERSION = "0.32.0"
 LLAMACPP_BUILD = "b1-0c1e570"
+LLAMACPP_SPECULATIVE_TYPE = "draft-simple"
+"""What a speculating llama.cpp names its speculation (a slot's `speculative.types`): it drafts
+with a draft model, whatever `--speculative-algorithm` said."""
 TRTLLM_VERSION = "1.4.0"
 
 # An EAGLE-3 draft repository for Llama 3.3 70B as published on the Hugging Face hub.

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from specmon.sim.config import LLAMACPP_BUILD, SimConfig
+from specmon.sim.config import LLAMACPP_BUILD, LLAMACPP_SPECULATIVE_TYPE, SimConfig
 from specmon.sim.decode import count_prompt_tokens, token_text
 from specmon.sim.engine import Engine, SimRequest, StepOut
 from specmon.sim.metrics import CONTENT_TYPE_TEXT
@@ -221,7 +221,7 @@ def add_routes(app: web.Application, state: SimState, metrics: LlamaCppMetrics) 
         )
 
     def _params(used: bool) -> dict[str, Any]:
-        types = "none,draft-simple" if used and cfg.speculative else "none"
+        types = f"none,{LLAMACPP_SPECULATIVE_TYPE}" if used and cfg.speculative else "none"
         return {"temperature": 0.8, "n_predict": -1, "speculative.types": types}
 
     async def slots(_: web.Request) -> web.StreamResponse:

@@ -23,6 +23,7 @@ import contextlib
 import hashlib
 import hmac
 import html
+import re
 import secrets
 import socket
 from typing import Any
@@ -216,10 +217,18 @@ class DashboardServer(Server):
             "config": {"static": {"url": f"{host}/static/"}},
             "application": {"name": self.title},
         }
-        return aiohttp_jinja2.render_template("app_index.html", request, context)
+        page = aiohttp_jinja2.render_string("app_index.html", request, context)
+        # Its stylesheet from fonts.googleapis.com fails on an air-gapped cluster: the terminal
+        # falls back to the machine's own monospace fonts (textual.js names Monaco, Courier New).
+        page = EXTERNAL_STYLESHEET.sub("", page)
+        return web.Response(text=page, content_type="text/html")
 
     async def on_startup(self, app: web.Application) -> None:
         """Quiet: `specmon web` has said where it listens (textual-serve prints a banner)."""
+
+
+EXTERNAL_STYLESHEET = re.compile(r"<link\s[^>]*href=\"https?://[^>]*>\s*", re.IGNORECASE)
+"""A `<link>` that loads from the internet (textual-serve's page loads Roboto Mono so)."""
 
 
 def _refused(reason: str, status: int) -> web.Response:

@@ -201,14 +201,16 @@ def _ab_gain(lv: Level) -> str:
     return f"{pct(c.speedup.value, signed=True, places=0)} {_GAIN_WORD[c.verdict]}"
 
 
-def ab_lines(ab: StoredAb | None, now_wall: float | None) -> list[str]:
+def ab_lines(ab: StoredAb | None, now_wall: float | None, url: str | None = None) -> list[str]:
     """The stored A/B of this configuration: its speedup at each load measured, then where
-    speculation stops paying (`crossover_line`, as `ab` says it)."""
+    speculation stops paying (`crossover_line`, as `ab` says it). `url`: the server shown; an
+    A/B of another server (of the same configuration) is named with its own URL."""
     if ab is None:
         return ["ab: none stored for this configuration (specmon ab measures each load)"]
+    where = f" on {ab.url}" if url is not None and ab.url and ab.url != url else ""
     ago = f", {age(now_wall - ab.ended_at)} ago" if now_wall is not None else ""
     each = ", ".join(f"{_ab_gain(lv)} at {streams(lv.concurrency)}" for lv in ab.levels)
-    return [f"ab #{ab.ab_id}{ago}: {each}", crossover_line(ab.crossover)]
+    return [f"ab #{ab.ab_id}{where}{ago}: {each}", crossover_line(ab.crossover)]
 
 
 def adaptive_setting(info: ServerInfo, k: int, running: float | None) -> str:

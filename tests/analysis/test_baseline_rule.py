@@ -109,6 +109,13 @@ def test_other_flags_and_later_baselines_are_no_candidates() -> None:
     )
 
 
+def test_a_baseline_of_another_backend_is_named_by_its_backend_not_its_flags() -> None:
+    other = replace(SPEC.server, backend="vllm", args={"max_num_seqs": 256})
+    choice = choose_baseline([baseline(1)], other, WANTED, lambda _s: VALID)
+    assert choice.baseline is None and choice.rejected is not None
+    assert choice.rejected.reasons == ("is from another backend (SGLang baseline, vLLM server)",)
+
+
 def test_any_max_tokens_prefers_the_default_size() -> None:
     """`check`: a baseline of the dashboard's size first, so both choose the same one."""
     ours = replace(baseline(1), protocol=replace(PROTOCOL, max_tokens=256))

@@ -7,7 +7,8 @@ from runs import run
 
 from specmon.analysis.pooled import pool, pool_groups
 from specmon.analysis.rates import WindowAccept
-from specmon.analysis.representative import traffic_gap
+from specmon.analysis.representative import only_probes, traffic_gap
+from specmon.model import ServerMetrics
 
 
 @pytest.mark.parametrize(
@@ -49,3 +50,40 @@ def test_each_group_is_pooled_as_the_whole_is() -> None:
     assert list(groups) == ["code", "chat"]
     assert groups["code"] == pool(code)
     assert groups["chat"].accept_length == pytest.approx(1.95)
+
+
+def test_probes_alone_are_no_traffic_to_compare_with() -> None:
+    # `check` on an idle server said "your traffic accepts 2.07, the probe 2.07: the probe is
+    # representative" of the probe's own requests.
+    probes = [run(100.0, 2.07)] * 3
+    gap = traffic_gap(pool(probes), WindowAccept(2.07, "counters"), probes_alone=True)
+    assert gap is not None and not gap.named
+    assert "representative" not in gap.sentence
+    assert "no traffic to compare the probe with" in gap.sentence
+    far = traffic_gap(pool(probes), WindowAccept(3.5, "counters"), probes_alone=True)
+    assert far is not None and not far.named  # a gap to the probes' own figure names nothing
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "alone"),
+    [
+        (ServerMetrics(num_requests_total=10), ServerMetrics(num_requests_total=13), True),
+        (ServerMetrics(num_requests_total=10), ServerMetrics(num_requests_total=14), False),
+        (ServerMetrics(num_requests_total=10), ServerMetrics(num_requests_total=2), False),
+        (
+            ServerMetrics(generation_tokens_total=0),
+            ServerMetrics(generation_tokens_total=1500),
+            True,
+        ),
+        (
+            ServerMetrics(generation_tokens_total=0),
+            ServerMetrics(generation_tokens_total=1501),
+            False,
+        ),
+        (ServerMetrics(), ServerMetrics(), False),  # nothing counted: traffic is not ruled out
+    ],
+)
+def test_only_probes_counts_requests_then_tokens(
+    before: ServerMetrics, after: ServerMetrics, alone: bool
+) -> None:
+    assert only_probes(before, after, [run(100.0, 2.0)] * 3) is alone  # 3 x 500 tokens

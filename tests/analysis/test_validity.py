@@ -54,6 +54,16 @@ def test_real_spec_and_plain_share_a_fingerprint() -> None:
     assert _validity(plain, spec, 1060.0).confirmed
 
 
+def test_another_backend_is_one_reason_not_every_flag() -> None:
+    # A vLLM server shares few flag names with an SGLang baseline: every one of them would
+    # "differ"; the one reason is the backend.
+    plain = _snapshot("plain/server_info")
+    spec = _snapshot("spec/server_info")
+    other = replace(spec.server, backend="vllm", args={"max_num_seqs": 256, "seed": 0})
+    validity = baseline_validity(plain, other, now=1060.0, lifetime=SAME)
+    assert validity.reasons == ("another backend (SGLang baseline, vLLM server)",)
+
+
 def test_real_restart_keeps_the_fingerprint() -> None:
     before = _snapshot("plain/server_info")
     after = _snapshot("plain_server_info_after_restart.json")

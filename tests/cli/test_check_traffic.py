@@ -109,6 +109,25 @@ async def test_check_names_the_gap_only_when_the_traffic_accepts_otherwise(
 
 
 @pytest.mark.slow
+async def test_check_on_an_idle_server_says_there_is_no_traffic_to_compare() -> None:
+    # The server's figure over the window is the probe's own: "the probe is representative"
+    # of itself said nothing.
+    server = SimServer(CONFIG)
+    await server.start()
+    try:
+        async with httpx.AsyncClient(base_url=server.url, timeout=10) as c:
+            await run_probe(c, prompt=CHAT, max_tokens=50)  # counters exist, as on a used server
+        report = await _check(server.url)
+    finally:
+        await server.stop()
+    assert report.traffic is not None and report.traffic.only_probes
+    line = next(f for f in report.findings if f.text.startswith("traffic: "))
+    assert line.level == "info", line
+    assert "no traffic to compare the probe with" in line.text
+    assert "representative" not in line.text
+
+
+@pytest.mark.slow
 def test_probe_prompts_add_one_probe_per_category(
     capsys: pytest.CaptureFixture[str], empty_db: str
 ) -> None:

@@ -121,7 +121,7 @@ def test_given_before_and_after_the_later_wins() -> None:
 @pytest.mark.parametrize(
     ("argv", "refused", "command"),
     [
-        (["--config", "specmon.toml", "bench", "gpu-box:8000"], "--config", "bench"),
+        (["--config", "specmon.toml", "agent"], "--config", "agent"),  # bench takes it: its db
         (["--url", "gpu-box:8000", "check", "gpu-box:8001"], "--url", "check"),
         (["--port", "9500", "agent"], "--port", "agent"),  # the LLM server's, not the agent's
         (["--max-age", "60", "snapshots", "list"], "--max-age", "snapshots list"),

@@ -35,6 +35,36 @@ def test_a_mistyped_db_is_named_and_nothing_is_created(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("name", READERS)
+@pytest.mark.parametrize("how", ["SPECMON_DB", "config file", "--config"])
+def test_every_reader_opens_the_store_the_settings_name(
+    name: str,
+    how: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # `db =` in the config file and SPECMON_DB reached the dashboard but not `snapshots`,
+    # `check` or `whatif` (`check --config` was refused): baselines ended up in two stores.
+    argv, code = READERS[name]
+    db = tmp_path / "named" / "x.db"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("SPECMON_DB", raising=False)
+    toml = tmp_path / "config" / "specmon" / "config.toml"
+    toml.parent.mkdir(parents=True)
+    extra: list[str] = []
+    if how == "SPECMON_DB":
+        monkeypatch.setenv("SPECMON_DB", str(db))
+    else:
+        if how == "--config":
+            toml = tmp_path / "elsewhere.toml"
+            extra = ["--config", str(toml)]
+        toml.write_text(f'db = "{db}"\n')
+    assert main([*argv, *extra]) == code
+    err = capsys.readouterr().err
+    assert err.startswith(f"specmon: error: no snapshot store at {db} (no such folder)"), err
+
+
 @pytest.fixture
 def data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Where the default store would be made: nothing saved on this machine yet."""
@@ -75,3 +105,21 @@ def test_check_on_a_corrupt_store_is_its_own_error(
     assert capsys.readouterr().err == (
         f"specmon: error: {db} is not a specmon store (corrupted?): move it away or pass --db\n"
     )
+
+
+@pytest.mark.parametrize("once", [False, True])
+def test_the_dashboard_refuses_a_corrupt_store_as_check_does(
+    once: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It opened with "no snapshot store: baselines are not saved"; now it stops before
+    Textual starts (and before a --record file is made), with check's message and code."""
+    db = tmp_path / "db"
+    db.write_bytes(b"this is not SQLite\n" * 100)
+    record = tmp_path / "session.jsonl"
+    argv = ["--url", CLOSED, "--db", str(db)]
+    argv += ["--once", "--json"] if once else ["--record", str(record)]
+    assert main(argv) == EXIT_STORE
+    assert capsys.readouterr().err == (
+        f"specmon: error: {db} is not a specmon store (corrupted?): move it away or pass --db\n"
+    )
+    assert not record.exists()

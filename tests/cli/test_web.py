@@ -20,6 +20,7 @@ import pytest
 from specmon.cli import main
 from specmon.sim import SimConfig, SimThread
 from specmon.ui.web_server import cookie_name
+from specmon.web_hosts import reachable_hosts
 
 TOKEN = "web-token-7f3a9c"
 
@@ -97,11 +98,18 @@ def test_bound_elsewhere_it_makes_a_token_and_prints_it(sim: SimThread, tmp_path
         address,
         line,
     ):
-        token = line.rsplit("?token=", 1)[1]
+        token = line.rsplit("?token=", 1)[1].split()[0]
         assert len(token) >= 24
+        # It printed http://0.0.0.0:…, which no browser elsewhere opens: the machine's own.
+        assert "0.0.0.0" not in line
+        assert address == f"http://{reachable_hosts('0.0.0.0')[0]}:{address.rsplit(':', 1)[1]}"
         with httpx.Client(base_url=address) as client:
             assert client.get("/").status_code == 401
-            assert client.get(f"/?token={token}", follow_redirects=True).status_code == 200
+            page = client.get(f"/?token={token}", follow_redirects=True)
+            assert page.status_code == 200
+            # Nothing from the internet (an air-gapped cluster): its fonts are the machine's.
+            assert "fonts.googleapis.com" not in page.text
+            assert "https://" not in page.text
 
 
 @pytest.mark.slow

@@ -113,6 +113,11 @@ async def test_the_w_screen_sets_the_stored_ab_beside_each_band(tmp_path: Path) 
         f["text"].split(" ago: ")[-1] for f in checked["findings"]
     ]
     assert checked["ab"]["ab_id"] == ids[0]
+    # The A/B ran on another server (another simulator) of this configuration: check names it.
+    assert ab.url == runs[0].snapshot.url != sim.url
+    assert any(f"ab #{ids[0]} on {ab.url}, " in f["text"] for f in checked["findings"]), checked[
+        "findings"
+    ]
     assert [(lv["concurrency"], lv["band"]) for lv in checked["ab"]["levels"]] == [
         (1, "1"),
         (12, "8-15"),

@@ -160,10 +160,17 @@ def test_a_truncated_last_line_is_the_end(tmp_path: Path) -> None:
     writer.write(101.0, "bench_note", 101.0, "one")
     writer.write(102.0, "bench_note", 102.0, "two")
     writer.close()
-    path.write_text(path.read_text()[:-9])  # killed mid-write
+    text = path.read_text()
+    path.write_text(text[:-9])  # killed mid-write
     recording = read_recording(path)
     assert recording.truncated
     assert [e.args[1] for e in recording.entries] == ["one"]
+    # It played to its end without a word: the cut is said, with the byte its line starts at.
+    start = len(text.rstrip("\n").rsplit("\n", 1)[0].encode()) + 1
+    assert recording.cut_at == start
+    assert recording.cut_note == (
+        f"the recording ends mid-line at byte {start}: the last record is cut"
+    )
 
 
 @pytest.mark.parametrize(

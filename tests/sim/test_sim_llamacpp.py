@@ -13,6 +13,8 @@ import pytest
 from sim_helpers import PROMPT, StartSim, fast, sse_lines
 
 from specmon.sim import SimConfig
+from specmon.sim.__main__ import speculation_said
+from specmon.sim.config import LLAMACPP_SPECULATIVE_TYPE
 from specmon.sources.backends import llamacpp
 
 Client = Callable[..., httpx.AsyncClient]
@@ -110,3 +112,10 @@ async def test_metrics_off_and_api_key(start_sim: StartSim, client_for: Client) 
         props = (await c.get("/props", headers=auth)).json()
         assert props["endpoint_metrics"] is False
         assert (await c.get("/metrics", headers=auth)).status_code == 501
+
+
+def test_the_start_up_line_names_the_speculation_llamacpp_reports() -> None:
+    # It said "(speculation EAGLE3)" while the dashboard showed the server's own draft-simple.
+    assert speculation_said(SimConfig(backend="llamacpp")) == LLAMACPP_SPECULATIVE_TYPE
+    assert speculation_said(SimConfig()) == "EAGLE3"
+    assert speculation_said(SimConfig(backend="llamacpp", speculative_algorithm=None)) == "off"

@@ -82,6 +82,17 @@ def _speedup_cell(category: CategoryView) -> str:
     return DASH if comparison is None else pct(comparison.speedup.value, signed=True, places=0)
 
 
+def margin_text(margin: float, verdict: Verdict | None) -> str:
+    """ "+0.38 above" (break-even, beside it): the margin in its own words (the verdict is the
+    speedup's, from its interval); coloured only where that verdict agrees with its sign."""
+    where = "above" if margin > 0 else "below" if margin < 0 else "at"
+    agrees = (verdict == Verdict.WINNING and margin > 0) or (
+        verdict == Verdict.LOSING and margin < 0
+    )
+    style = ("$good" if margin > 0 else "$bad") if agrees else ""
+    return f"[bold {style}]{MARGIN.format(margin)} {where}[/]"
+
+
 class SpecPanel(Vertical):
     """Acceptance and its pay-off, and the accept length of each probe of the last 5 minutes."""
 
@@ -113,12 +124,7 @@ class SpecPanel(Vertical):
         # The server's accept length beside the probe's: the same figure, the same digits.
         server = ACCEPT.value_text(view.server_accept_length, unit=False)
         quiet.tooltip(self, f"server accept length from {view.server_accept_source or '—'}")
-        if view.margin is None or view.verdict is None:
-            margin = DASH
-        else:
-            style = {Verdict.WINNING: "$good", Verdict.LOSING: "$bad"}.get(view.verdict, "")
-            word = view.verdict.value.upper() if view.verdict == Verdict.LOSING else view.verdict
-            margin = f"[bold {style}]{MARGIN.format(view.margin)} {word}[/]"
+        margin = DASH if view.margin is None else margin_text(view.margin, view.verdict)
         # The cycle's percentiles, in its unit: to its digits.
         p50, p95 = (
             CYCLE.value_text(ms, unit=False) for ms in (view.cycle_ms_p50, view.cycle_ms_p95)
