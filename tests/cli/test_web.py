@@ -155,8 +155,16 @@ def _websocket(
 
 def _tabs(process: subprocess.Popen[str]) -> list[psutil.Process]:
     """The dashboard processes `specmon web` runs, one per open websocket."""
-    children = psutil.Process(process.pid).children(recursive=True)
-    return [child for child in children if "specmon.cli.web_tab" in child.cmdline()]
+    tabs = []
+    for child in psutil.Process(process.pid).children(recursive=True):
+        try:
+            if "specmon.cli.web_tab" in child.cmdline():
+                tabs.append(child)
+        except psutil.ZombieProcess:  # ended, not yet reaped: it still counts
+            tabs.append(child)
+        except psutil.NoSuchProcess:  # reaped between the listing and the read
+            pass
+    return tabs
 
 
 def _until(condition: Callable[[], bool]) -> None:
