@@ -21,29 +21,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import io
 import json
 import os
 import statistics
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
-from specmon.cli import main as specmon
-from specmon.sim import SimConfig, SimThread
+from time_to_verdict import fresh_baselines, quiet
 
-ACCEPT = 2.0
 HOG = "while True: pass"
-
-
-def _quiet(argv: list[str]) -> tuple[int, str]:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        code = specmon(argv)
-    return code, out.getvalue()
 
 
 @contextlib.contextmanager
@@ -79,27 +67,14 @@ def trials(
 ) -> list[dict[str, object]]:
     """`count` trials: a quiet bench, then (`hogs` busy loops on) an interleaved and a
     stored-design check."""
-    spec = SimConfig(
-        plain_step_ms=step_ms,
-        cycle_ms=ACCEPT * step_ms / (1 + speedup),
-        accept_length=ACCEPT,
-        ttft_ms=10.0,
-        seed=7,
-    )
-    plain = replace(spec, speculative_algorithm=None)
     found = []
-    with SimThread(spec) as fast, SimThread(plain) as base, tempfile.TemporaryDirectory() as tmp:
-        for i in range(count):
-            db = str(Path(tmp) / f"trial-{i}.db")
-            bench = ["bench", base.url, "--runs", "5", "--max-tokens", str(tokens), "--db", db]
-            code, _ = _quiet(bench)
-            assert code == 0, "the baseline bench failed"
-            with _hog(hogs):
-                _, paired = _quiet(["check", fast.url, "--db", db, "--json"])
-                _, stored = _quiet(["check", fast.url, "--db", db, "--json", "--no-interleave"])
-            found.append(
-                {"interleaved": _read(json.loads(paired)), "stored": _read(json.loads(stored))}
-            )
+    for url, db in fresh_baselines(speedup, count, step_ms, tokens):
+        with _hog(hogs):
+            _, paired = quiet(["check", url, "--db", db, "--json"])
+            _, stored = quiet(["check", url, "--db", db, "--json", "--no-interleave"])
+        found.append(
+            {"interleaved": _read(json.loads(paired)), "stored": _read(json.loads(stored))}
+        )
     return found
 
 

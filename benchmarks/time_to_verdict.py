@@ -22,6 +22,7 @@ import io
 import json
 import statistics
 import tempfile
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -31,15 +32,19 @@ from specmon.sim import SimConfig, SimThread
 ACCEPT = 2.0
 
 
-def _quiet(argv: list[str]) -> tuple[int, str]:
+def quiet(argv: list[str]) -> tuple[int, str]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         code = specmon(argv)
     return code, out.getvalue()
 
 
-def trials(speedup: float, count: int, step_ms: float, tokens: int) -> list[dict[str, object]]:
-    """`count` checks of a server `speedup` faster than its baseline, each on a fresh baseline."""
+def fresh_baselines(
+    speedup: float, count: int, step_ms: float, tokens: int
+) -> Iterator[tuple[str, str]]:
+    """`count` trials against two simulators, the speculative one `speedup` faster than the plain
+    one: for each, a fresh store holding a new 5-run bench of the plain one; yields the
+    speculative simulator's URL and that store."""
     spec = SimConfig(
         plain_step_ms=step_ms,
         cycle_ms=ACCEPT * step_ms / (1 + speedup),
@@ -48,18 +53,27 @@ def trials(speedup: float, count: int, step_ms: float, tokens: int) -> list[dict
         seed=7,
     )
     plain = replace(spec, speculative_algorithm=None)
-    found = []
     with SimThread(spec) as fast, SimThread(plain) as base, tempfile.TemporaryDirectory() as tmp:
         for i in range(count):
             db = str(Path(tmp) / f"trial-{i}.db")
             bench = ["bench", base.url, "--runs", "5", "--max-tokens", str(tokens), "--db", db]
-            code, _ = _quiet(bench)
+            code, _ = quiet(bench)
             assert code == 0, "the baseline bench failed"
-            _, out = _quiet(["check", fast.url, "--db", db, "--json"])
-            body = json.loads(out)
-            keys = ("verdict", "speedup", "speedup_low", "speedup_high", "looks",
-                    "verdict_after_s")  # fmt: skip
-            found.append({key: body[key] for key in keys} | {"probes": len(body["probes"])})
+            yield fast.url, db
+
+
+def trials(
+    speedup: float, count: int, step_ms: float, tokens: int, design: str
+) -> list[dict[str, object]]:
+    """`count` checks of a server `speedup` faster than its baseline, each on a fresh baseline,
+    by the `design` asked for (`stored`: `--no-interleave`, the design of the recorded rows)."""
+    found = []
+    flags = ["--no-interleave"] if design == "stored" else []
+    for url, db in fresh_baselines(speedup, count, step_ms, tokens):
+        _, out = quiet(["check", url, "--db", db, "--json", *flags])
+        body = json.loads(out)
+        keys = ("verdict", "speedup", "speedup_low", "speedup_high", "looks", "verdict_after_s")
+        found.append({key: body[key] for key in keys} | {"probes": len(body["probes"])})
     return found
 
 
@@ -89,11 +103,17 @@ def main() -> None:
     parser.add_argument("--speedups", default="0.25,0", help="true speedups (0.25,0)")
     parser.add_argument("--step-ms", type=float, default=2.0, help="plain ms per token (2)")
     parser.add_argument("--tokens", type=int, default=100, help="tokens per probe (100)")
+    parser.add_argument(
+        "--design",
+        choices=("stored", "interleaved"),
+        default="stored",
+        help="check's design: the stored baseline's runs (the recorded rows), or interleaved",
+    )
     parser.add_argument("--out", help="write every trial's figures here as JSON")
     args = parser.parse_args()
     rows, every = [], {}
     for speedup in (float(s) for s in args.speedups.split(",")):
-        found = trials(speedup, args.trials, args.step_ms, args.tokens)
+        found = trials(speedup, args.trials, args.step_ms, args.tokens, args.design)
         every[f"{speedup:+.2f}"] = found
         rows.append(summary(speedup, found))
     print(
