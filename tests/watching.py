@@ -17,6 +17,7 @@ from specmon.model import Protocol, Sample, Snapshot
 from specmon.reports.check_report import report_to_dict
 from specmon.session.live import LiveState
 from specmon.session.watch import Watch
+from specmon.sim import SimConfig
 from specmon.sources.backends import Connection
 from specmon.target import Target
 
@@ -62,3 +63,18 @@ async def check_json(url: str, probe_tokens: int, **options: Any) -> dict[str, A
             **options,
         )
     return report_to_dict(report)
+
+
+ADAPTIVE = SimConfig(
+    plain_step_ms=1.0,
+    cycle_ms=1.6,
+    ttft_ms=1.0,
+    prefill_ms_per_token=0.0,
+    concurrency_slowdown=0.0,
+    speculative_num_steps=3,
+    speculative_num_draft_tokens=4,
+    accept_length=2.2,
+    adaptive_drafts=((1, 3), (8, 0)),  # k = 3 up to 7 running requests, no drafting from 8
+    seed=5,
+)
+"""The simulator in adaptive mode that the drafting tests watch (phases, a dip)."""

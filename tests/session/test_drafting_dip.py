@@ -13,11 +13,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from dataclasses import replace
 from types import MappingProxyType
 
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from watching import ADAPTIVE as WATCHED
 from watching import check_json
 
 from specmon.config import FleetTarget, MonitorConfig
@@ -25,25 +27,14 @@ from specmon.exporter.metrics import ExportedTarget, render
 from specmon.model import Reading, Sample, ServerInfo
 from specmon.session.drafting import DraftingTracker
 from specmon.session.server_session import ServerSession
-from specmon.sim import SimConfig, SimServer
+from specmon.sim import SimServer
 from specmon.sources.backends import Backend, connect
 from specmon.target import Target
 
 pytestmark = pytest.mark.slow  # the simulator under load for a few seconds
 
-ADAPTIVE = SimConfig(
-    plain_step_ms=1.0,
-    cycle_ms=1.6,
-    ttft_ms=1.0,
-    prefill_ms_per_token=0.0,
-    concurrency_slowdown=0.0,
-    speculative_num_steps=3,
-    speculative_num_draft_tokens=4,
-    accept_length=2.2,
-    adaptive_drafts=((1, 3), (8, 0)),  # k = 3 up to 7 running requests, no drafting from 8
-    extra_args={"decode_log_interval": 1},
-    seed=7,
-)
+# The scheduler's gauges published at every decode step: a short dip is seen by a fast reader.
+ADAPTIVE = replace(WATCHED, extra_args={"decode_log_interval": 1}, seed=7)
 
 
 class Reader:

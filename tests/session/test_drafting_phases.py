@@ -17,7 +17,7 @@ from types import MappingProxyType
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from watching import check_json
+from watching import ADAPTIVE, check_json
 
 from specmon.analysis.drafting import OFF_SHARE
 from specmon.config import FleetTarget, MonitorConfig
@@ -31,18 +31,6 @@ from specmon.target import Target
 
 pytestmark = pytest.mark.slow  # the simulator under rising load: ~5 s a test
 
-ADAPTIVE = SimConfig(
-    plain_step_ms=1.0,
-    cycle_ms=1.6,
-    ttft_ms=1.0,
-    prefill_ms_per_token=0.0,
-    concurrency_slowdown=0.0,
-    speculative_num_steps=3,
-    speculative_num_draft_tokens=4,
-    accept_length=2.2,
-    adaptive_drafts=((1, 3), (8, 0)),  # k = 3 up to 7 running requests, no drafting from 8
-    seed=5,
-)
 TOKENS = 64
 STEP_S = 5.0  # the fake clock between two scrapes
 INTERVALS = 4  # scrapes per phase: the last two are the dashboard's window (RATE_SPAN_S 10 s)
