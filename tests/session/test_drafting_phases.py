@@ -140,14 +140,16 @@ class Watcher:
         )
 
     async def tick(self, client: httpx.AsyncClient, running: int = 0) -> None:
-        """A scrape once `running` requests decode (a stream's next request has arrived: the
-        running gauge then says the phase's load, as a scrape at any time mostly would)."""
-        engine = self.sim.state.engine
-        for _ in range(10_000):  # bounded: a stream's next request comes within milliseconds
-            if len(engine.running) >= running:
+        """A scrape once its running gauge shows `running` requests (a stream's next request
+        has arrived and decoded a step: the gauge then says the phase's load, as a scrape at any
+        time mostly would). The gauge, not the engine's list: vLLM sets it at each decode step,
+        so a request that has only prefilled is not in it yet (a busy machine's scrape could
+        fall in that gap and read the light phase as idle)."""
+        for _ in range(2_000):  # bounded: a stream's next request decodes within milliseconds
+            metrics = await self.backend.metrics(client)
+            if (metrics.num_running_reqs or 0) >= running:
                 break
-            await asyncio.sleep(0.001)
-        metrics = await self.backend.metrics(client)
+            await asyncio.sleep(0.005)
         self.loop_times.append(self.sim.state.engine.model_time)
         self.t += STEP_S
         self.session.sample(_sample(self.t, self.info, metrics, len(self.loop_times)))
