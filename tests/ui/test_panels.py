@@ -142,6 +142,12 @@ def test_bar_rows_draw_the_bars_textuals_sparkline_draws(
     assert bar_rows(values, width, height) == ["".join(s.text for s in line) for line in textual]
 
 
+@pytest.mark.parametrize("values", [[0.0], [0.0, 0.0, 0.0]])
+def test_bar_rows_draw_nothing_of_an_idle_history(values: list[float]) -> None:
+    """An idle server's 0 tok/s (caption "0–0") is no bar, not Textual's full-height one."""
+    assert bar_rows(values, 4, 3) == ["    "] * 3
+
+
 def test_spark_cells_keep_a_width_per_point() -> None:
     assert spark_cells(0, 60, 75) == (0, 1)
     assert spark_cells(2, 60, 75) == (2, 1)  # two points of 60: two cells, not the whole width

@@ -40,9 +40,13 @@ BARS = "▁▂▃▄▅▆▇█"
 def bar_rows(values: Sequence[float], width: int, height: int) -> list[str]:
     """The rows (top first) of a sparkline of `values`, `width` cells wide and `height` tall,
     as Textual's Sparkline draws its bars: each cell the largest value of its share of
-    `values`; the smallest value an eighth of the bottom row, the largest the full height."""
+    `values`; the smallest value an eighth of the bottom row, the largest the full height.
+    Nothing above zero (an idle server's 0 tok/s) draws no bar: Textual's full-height bar of a
+    lone value would show a 0–0 range as a peak."""
     if not values or width <= 0 or height <= 0:
         return [""] * max(height, 0)
+    if max(values) <= 0:
+        return [" " * width] * height
     if len(values) == 1:
         return ["█" * width] * height
     low, high = min(values), max(values)
