@@ -37,7 +37,13 @@ from specmon.ui.screens.diagnostics import DiagnosticsScreen
 from specmon.ui.widgets import server_panel
 from specmon.ui.widgets.baseline_panel import BaselinePanel
 from specmon.ui.widgets.decode_panel import DecodePanel
-from specmon.ui.widgets.history_spark import HistorySpark, bar_rows, spark_cells
+from specmon.ui.widgets.history_spark import (
+    HistorySpark,
+    bar_rows,
+    braille_rows,
+    scaled,
+    spark_cells,
+)
 from specmon.ui.widgets.server_panel import ServerPanel
 from specmon.ui.widgets.spec_panel import SpecPanel
 from specmon.wording import speedup_text, validity_mark
@@ -148,6 +154,22 @@ def test_bar_rows_draw_nothing_of_an_idle_history(values: list[float]) -> None:
     assert bar_rows(values, 4, 3) == ["    "] * 3
 
 
+def test_braille_rows_fill_two_points_a_cell_four_levels_a_row() -> None:
+    # 1, 2 and 8 of 8 dots over two rows: the lowest one dot, the highest the full height.
+    assert braille_rows([1.0, 2.0, 3.0, 8.0], 2, 2) == [" ⢸", "⣠⣾"]
+    rows = braille_rows([1.0, 8.0], 1, 2)
+    assert rows == ["⢸", "⣸"]  # left: one dot (the lowest); right: all eight (the highest)
+    assert braille_rows([5.0], 2, 1) == ["⣿⣿"]  # a lone value: full, as the block chart's
+    assert braille_rows([3.0, 3.0, 3.0], 1, 1) == ["⣿"]  # constant: full, not one dot
+    assert braille_rows([0.0, 0.0], 2, 2) == ["  ", "  "]  # idle: nothing
+
+
+def test_braille_scale_sits_where_the_line_has_not_reached() -> None:
+    rows = ["      ⣸", "      ⣿"]
+    assert scaled(rows, "45", "41") == ["45    ⣸", "41    ⣿"]
+    assert scaled(["  ⣸", "  ⣿"], "45.5", "41") == ["  ⣸", "  ⣿"]  # no room: left out
+
+
 def test_spark_cells_keep_a_width_per_point() -> None:
     assert spark_cells(0, 60, 75) == (0, 1)
     assert spark_cells(2, 60, 75) == (2, 1)  # two points of 60: two cells, not the whole width
@@ -170,8 +192,10 @@ async def test_decode_sparkline_is_not_stretched(make_app: Callable[..., Specmon
         width, height = spark.size
         bottom = spark.render_lines(Region(0, height - 1, width, 1))[0].text
         drawn = width - 2 * per_point
-        assert len(bottom) == width and not bottom[:drawn].strip()
+        assert len(bottom) == width and bottom[:drawn].rstrip() == "500"  # the scale's low end
         assert " " not in bottom[drawn:]
+        top = spark.render_lines(Region(0, 1, width, 1))[0].text  # under the caption
+        assert top.startswith("800 ")
 
 
 async def test_a_growing_sparkline_repaints_without_a_new_layout(

@@ -70,6 +70,65 @@ def bar_rows(values: Sequence[float], width: int, height: int) -> list[str]:
     return rows
 
 
+BRAILLE_FROM_ROWS = 8
+"""Charts at least this tall are drawn in braille (`braille_rows`), as btop draws its graphs:
+two points a cell and four levels a row, where a tall block chart was columns of solid bars."""
+
+_DOTS = ((0x40, 0x04, 0x02, 0x01), (0x80, 0x20, 0x10, 0x08))
+"""Braille's dot bits, bottom dot first, of a cell's left and right column (U+2800 + bits)."""
+
+
+def _shares(values: Sequence[float], columns: int) -> list[float]:
+    """The largest value of each column's share of `values` (as Textual's Sparkline does)."""
+    count = len(values)
+    out = []
+    for column in range(columns):
+        start = count * column // columns
+        out.append(max(values[start : max(count * (column + 1) // columns, start + 1)]))
+    return out
+
+
+def braille_rows(values: Sequence[float], width: int, height: int) -> list[str]:
+    """The rows (top first) of a filled braille graph of `values`, `width` cells wide (two
+    columns of dots each) and `height` tall (four dots each): the smallest value one dot, the
+    largest the full height, a lone (or constant) value full; nothing above zero draws
+    nothing."""
+    if not values or width <= 0 or height <= 0 or max(values) <= 0:
+        return [" " * max(width, 0)] * max(height, 0)
+    dots = 4 * height
+    low, high = min(values), max(values)
+    extent = high - low
+    tops = [
+        1 + int((v - low) / extent * (dots - 1)) if extent else dots
+        for v in _shares(values, 2 * width)
+    ]
+    rows = []
+    for row in reversed(range(height)):
+        bottom = 4 * row
+        cells = []
+        for cell in range(width):
+            bits = 0
+            for side, top in enumerate(tops[2 * cell : 2 * cell + 2]):
+                for dot in range(min(4, max(0, top - bottom))):
+                    bits |= _DOTS[side][dot]
+            cells.append(chr(0x2800 + bits) if bits else " ")
+        rows.append("".join(cells))
+    return rows
+
+
+def scaled(rows: list[str], high: str, low: str) -> list[str]:
+    """`rows` with the graph's scale at the left of its top and bottom rows (`high`, `low`),
+    where the line has not reached: the history fills from the right."""
+    if len(rows) < 2:
+        return rows
+    out = list(rows)
+    for at, label in ((0, high), (-1, low)):
+        row = out[at]
+        if len(label) < len(row) - len(row.lstrip(" ")):
+            out[at] = label + row[len(label) :]
+    return out
+
+
 MARK = "┃"
 """A restart or config change on the sparkline's time axis (its bottom row)."""
 
@@ -106,6 +165,7 @@ class HistorySpark(Widget):
         super().__init__(id=id)
         self._data: tuple[float, ...] = ()
         self._capacity = 1
+        self._digits = 0
         self._caption = ""
         self._cells = 0
         self._values: list[float] = []
@@ -137,6 +197,7 @@ class HistorySpark(Widget):
             self.refresh()
         self._data, self._capacity = data, capacity
         if what:
+            self._digits = digits
             span = f" · {min(data):.{digits}f}–{max(data):.{digits}f}" if data else ""
             caption = what + span + (f" ({source})" if source else "")
             if self._caption != caption:
@@ -146,12 +207,20 @@ class HistorySpark(Widget):
         width = self.content_size.width
         if not width:  # before the first layout: on_resize plots again
             return
+        if self._braille:  # two points a cell
+            width *= 2
         cells, per_point = spark_cells(len(data), capacity, width)
         values = [v for v in data for _ in range(per_point)]
         if (cells, values) != (self._cells, self._values):
             self._cells, self._values = cells, values
             self._rows = ((0, 0), [])
             self.refresh()
+
+    @property
+    def _braille(self) -> bool:
+        """Whether the chart is tall enough for braille (`BRAILLE_FROM_ROWS`, its caption's row
+        included)."""
+        return self.size.height > BRAILLE_FROM_ROWS
 
     def on_resize(self) -> None:
         """Cells per point follow the width."""
@@ -192,13 +261,28 @@ class HistorySpark(Widget):
                     width,
                 )
             y, height = y - 1, height - 1
-        cells = min(self._cells, width)
+        braille = self._braille
+        cells = min(-(-self._cells // 2) if braille else self._cells, width)
         if self._rows[0] != (cells, height):
-            rows = bar_rows(self._values, cells, height)
-            if rows and self._marks:
-                rows[-1] = marked(rows[-1], self._marks, len(self._data))
-            self._rows = ((cells, height), rows)
+            self._rows = ((cells, height), self._draw(cells, height, braille, width))
         rows = self._rows[1]
-        if y >= len(rows) or not cells:
+        if y >= len(rows) or not rows[y].strip():
             return Strip([Segment(" " * width, blank)], width)
-        return Strip([Segment(" " * (width - cells), blank), Segment(rows[y], bars)], width)
+        line, left = rows[y], width - cells
+        scale = caption or bars  # the braille chart's range, where the line has not reached
+        return Strip([Segment(line[:left], scale), Segment(line[left:], bars)], width)
+
+    def _draw(self, cells: int, height: int, braille: bool, width: int) -> list[str]:
+        """The chart's rows, each `width` wide: blank on the left, the line in the last `cells`
+        cells; a braille chart's scale (its range) at the left of its top and bottom rows."""
+        if not cells:
+            return []
+        rows = (braille_rows if braille else bar_rows)(self._values, cells, height)
+        if rows and self._marks:
+            rows[-1] = marked(rows[-1], self._marks, len(self._data))
+        rows = [" " * (width - cells) + row for row in rows]
+        if braille and self._data and max(self._data) > 0:
+            rows = scaled(
+                rows, f"{max(self._data):.{self._digits}f}", f"{min(self._data):.{self._digits}f}"
+            )
+        return rows
