@@ -1,6 +1,6 @@
 """Issue 27 item 2: beside the load bands, the stored A/B of this server's configuration. An
 A/B of the adaptive simulator (its baseline the same simulator without speculation) at 1 and 12
-streams is stored as `ab` stores it; the dashboard watches the adaptive server through 1 → 16
+streams is stored as `ab` stores it; the dashboard watches the adaptive server through 1 → 12
 streams; the `w` screen's view finds the A/B and sets each level beside its band: speculation
 gains at 1 stream (k = 3 drafted) and nothing at 12 (no drafting from 8 running requests)."""
 
@@ -79,7 +79,7 @@ async def test_the_w_screen_sets_the_stored_ab_beside_each_band(tmp_path: Path) 
             load = Load(client, "sglang")
             await watcher.tick(client)
             try:
-                for streams in (1, 16):
+                for streams in (1, 12):
                     await load.set_streams(streams)
                     for _ in range(INTERVALS):
                         await load.completions(3 * streams)
