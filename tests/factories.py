@@ -1,0 +1,60 @@
+"""Shared test data: server info from the real captures, and sampler ticks built from it.
+
+One builder each, keyword defaults, so a test names only what it is about. `runs.py` makes runs to
+measure and `snapshots.py` snapshots; this module makes what the sampler hands a session.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from specmon.model import Reading, Sample, ServerInfo, ServerMetrics, SourceName, Telemetry
+from specmon.sources.backends.sglang import parse_server_info
+
+SGLANG = Path(__file__).parent / "fixtures" / "sglang-0.5.17"
+"""A real SGLang 0.5.17's captures: `spec/` speculative, `plain/` speculation off."""
+
+WALL0 = 1000.0
+"""A sample's wall clock at monotonic time 0, unless the test says otherwise."""
+
+
+def server_info(kind: str = "spec", **changes: Any) -> ServerInfo:
+    """A real SGLang 0.5.17 server info (`kind`: "spec" or "plain"), its args changed as asked."""
+    body = json.loads((SGLANG / kind / "server_info").read_text())
+    body.update(changes)
+    return parse_server_info(body)
+
+
+def reading(value: object, t: float, seq: int = 1, error: str | None = None) -> Reading:
+    """A source's reading at tick `t`: read at `t` when it has a value, failed at `t` on `error`."""
+    return Reading(value, t if value is not None else None, seq, error, t if error else None)
+
+
+_ABSENT: Any = object()
+
+
+def sample(
+    t: float,
+    *,
+    info: ServerInfo | Reading | None = _ABSENT,
+    metrics: ServerMetrics | Reading | None = _ABSENT,
+    telemetry: Telemetry | Reading | None = _ABSENT,
+    seq: int = 1,
+    error: str | None = None,
+    wall: float | None = None,
+) -> Sample:
+    """A sampler tick at monotonic `t` (wall `WALL0 + t` unless given) with the sources named:
+    each a value (read at `t`, `seq`, failing with `error` if given: see `reading`) or a
+    `Reading` as it is; a source not named is not in the tick."""
+    readings: dict[str, Reading] = {}
+    for name, value in (
+        (SourceName.INFO, info),
+        (SourceName.METRICS, metrics),
+        (SourceName.GPU, telemetry),
+    ):
+        if value is not _ABSENT:
+            readings[name] = value if isinstance(value, Reading) else reading(value, t, seq, error)
+    return Sample(t, WALL0 + t if wall is None else wall, MappingProxyType(readings))
