@@ -1,17 +1,26 @@
 """Shared test data: server info from the real captures, and sampler ticks built from it.
 
-One builder each, keyword defaults, so a test names only what it is about. `runs.py` makes runs to
-measure and `snapshots.py` snapshots; this module makes what the sampler hands a session.
+One builder each, keyword defaults, so a test names only what it is about: what the sampler hands
+a session, and a run's figures (`runs.py` makes runs to measure, `snapshots.py` snapshots).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from specmon.model import Reading, Sample, ServerInfo, ServerMetrics, SourceName, Telemetry
+from specmon.model import (
+    Reading,
+    RunFigures,
+    Sample,
+    ServerInfo,
+    ServerMetrics,
+    SourceName,
+    Telemetry,
+)
 from specmon.sources.backends.sglang import parse_server_info
 
 SGLANG = Path(__file__).parent / "fixtures" / "sglang-0.5.17"
@@ -58,3 +67,23 @@ def sample(
         if value is not _ABSENT:
             readings[name] = value if isinstance(value, Reading) else reading(value, t, seq, error)
     return Sample(t, WALL0 + t if wall is None else wall, MappingProxyType(readings))
+
+
+def a_run(**changes: Any) -> RunFigures:
+    """One probe run's figures: 128 tokens (62 prompt), TTFT 20 ms, 0.5 s end to end, 280 tok/s
+    decode; the speculation figures (accept length, steps, cycle) unknown unless given."""
+    plain = RunFigures(
+        completion_tokens=128,
+        prompt_tokens=62,
+        ttft_ms=20.0,
+        e2e_s=0.5,
+        e2e_tok_s=256,
+        decode_tok_s=280.0,
+        accept_length=None,
+        server_accept_length=None,
+        verify_ct=None,
+        cycle_ms=None,
+        cycle_ms_p50=None,
+        cycle_ms_p95=None,
+    )
+    return replace(plain, **changes)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from factories import sample, server_info
+from factories import a_run, sample, server_info
 
 from specmon.analysis.validity import LifetimeCheck, LifetimeState, baseline_validity
 from specmon.model import (
     ProcessStats,
     Protocol,
     Reading,
-    RunFigures,
     Sample,
     Snapshot,
     Telemetry,
@@ -18,7 +17,7 @@ from specmon.session.baselines import BaselineOrigin
 from specmon.session.live import LiveState
 
 PROTOCOL = Protocol(5, 0, 256, 0.0, "p")
-RUN = RunFigures(128, 62, 20.0, 0.5, 256, 280.0, None, None, None, None, None, None)
+RUN = a_run()
 START = 1_796_000_000.0
 
 

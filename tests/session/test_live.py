@@ -8,7 +8,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 import pytest
-from factories import sample, server_info
+from factories import a_run, sample, server_info
 
 from specmon.analysis.figures import run_figures
 from specmon.analysis.stats import percentile
@@ -18,7 +18,6 @@ from specmon.model import (
     ProbeResult,
     Protocol,
     Reading,
-    RunFigures,
     Sample,
     ServerInfo,
     ServerMetrics,
@@ -113,7 +112,7 @@ def _watching_a_baseline_server() -> tuple[LiveState, ServerInfo]:
     """A speculative server whose baseline came from a plain server, read once since the bench:
     the state, and the plain server's info."""
     live = _live()
-    run = RunFigures(128, 62, 20.0, 0.5, 256, 280.0, None, None, None, None, None, None)
+    run = a_run()
     plain = server_info("plain")
     at_bench = lifetime_of(plain, _metrics("plain/metrics"))
     baseline = Snapshot(1000, "http://b:2", None, plain, PROTOCOL, (run,), id=7, lifetime=at_bench)
@@ -159,7 +158,7 @@ def test_a_baseline_server_that_went_down_is_unverified_then_restarted() -> None
 
 def test_a_baseline_taken_here_survives_the_relaunch_with_speculation() -> None:
     live = _live()
-    run = RunFigures(128, 62, 20.0, 0.5, 256, 280.0, None, None, None, None, None, None)
+    run = a_run()
     plain = server_info("plain")
     live.on_sample(sample(1, info=plain, metrics=_metrics("plain/metrics_after"), seq=1))
     live.set_baseline(
@@ -201,7 +200,7 @@ def test_a_baseline_taken_here_survives_the_relaunch_with_speculation() -> None:
 def test_validity_without_a_probe() -> None:
     live = _live()
     live.probe_enabled = False
-    run = RunFigures(128, 62, 20.0, 0.5, 256, 280.0, None, None, None, None, None, None)
+    run = a_run()
     old = Snapshot(0, "http://h:1", None, server_info("plain", tp_size=2), PROTOCOL, (run,), id=9)
     live.set_baseline(0, old, BaselineOrigin.STORE)
     live.on_sample(sample(1, info=server_info("spec"), metrics=None, seq=1))
