@@ -13,11 +13,13 @@ from types import MappingProxyType
 from typing import Any
 
 from specmon.model import (
+    Protocol,
     Reading,
     RunFigures,
     Sample,
     ServerInfo,
     ServerMetrics,
+    Snapshot,
     SourceName,
     Telemetry,
 )
@@ -85,5 +87,23 @@ def a_run(**changes: Any) -> RunFigures:
         cycle_ms=None,
         cycle_ms_p50=None,
         cycle_ms_p95=None,
+    )
+    return replace(plain, **changes)
+
+
+PROTOCOL = Protocol(5, 0, 256, 0.0, "p")
+"""A bench protocol: 5 runs, no warm-up, 256 tokens, greedy."""
+
+
+def a_snapshot(**changes: Any) -> Snapshot:
+    """A stored bench (id None unless given) of one `a_run()` against the plain SGLang server at
+    http://b:2, taken at wall 1000 under `PROTOCOL`; fields changed as asked."""
+    plain = Snapshot(
+        created_at=1000.0,
+        url="http://b:2",
+        label=None,
+        server=server_info("plain"),
+        protocol=PROTOCOL,
+        runs=(a_run(),),
     )
     return replace(plain, **changes)

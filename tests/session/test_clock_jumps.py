@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from factories import a_run, sample, server_info
+from factories import PROTOCOL, a_snapshot, sample, server_info
 
 from specmon.analysis.validity import LifetimeCheck, LifetimeState, baseline_validity
 from specmon.model import (
     ProcessStats,
-    Protocol,
     Reading,
     Sample,
     Snapshot,
@@ -16,8 +15,6 @@ from specmon.model import (
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.live import LiveState
 
-PROTOCOL = Protocol(5, 0, 256, 0.0, "p")
-RUN = a_run()
 START = 1_796_000_000.0
 
 
@@ -46,7 +43,7 @@ def test_the_server_hosts_clock_jumping_is_not_a_restart() -> None:
 
 
 def _baseline(created_at: float) -> Snapshot:
-    return Snapshot(created_at, "http://b:2", None, server_info("plain"), PROTOCOL, (RUN,), id=3)
+    return a_snapshot(created_at=created_at, id=3)
 
 
 def test_a_baseline_from_the_future_has_an_unknown_age() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 import pytest
-from factories import a_run, sample, server_info
+from factories import PROTOCOL, a_snapshot, sample, server_info
 
 from specmon.analysis.figures import run_figures
 from specmon.analysis.stats import percentile
@@ -16,12 +16,10 @@ from specmon.analysis.validity import LifetimeState, Validity, lifetime_of
 from specmon.model import (
     ProbeChunk,
     ProbeResult,
-    Protocol,
     Reading,
     Sample,
     ServerInfo,
     ServerMetrics,
-    Snapshot,
     SpecConfig,
 )
 from specmon.session.baselines import BaselineOrigin
@@ -30,7 +28,6 @@ from specmon.sources.metrics import metrics_from_text
 from specmon.wording import SPECULATION_NOT_SHOWN
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "sglang-0.5.17"
-PROTOCOL = Protocol(5, 0, 256, 0.0, "p")
 
 
 def _metrics(name: str) -> ServerMetrics:
@@ -112,10 +109,9 @@ def _watching_a_baseline_server() -> tuple[LiveState, ServerInfo]:
     """A speculative server whose baseline came from a plain server, read once since the bench:
     the state, and the plain server's info."""
     live = _live()
-    run = a_run()
     plain = server_info("plain")
     at_bench = lifetime_of(plain, _metrics("plain/metrics"))
-    baseline = Snapshot(1000, "http://b:2", None, plain, PROTOCOL, (run,), id=7, lifetime=at_bench)
+    baseline = a_snapshot(server=plain, id=7, lifetime=at_bench)
     live.set_baseline(1000, baseline, BaselineOrigin.BASELINE_SERVER)
     live.on_sample(sample(1, info=server_info("spec"), metrics=None, seq=1))
     live.on_baseline_sample(sample(1, info=plain, metrics=_metrics("plain/metrics_after"), seq=1))
@@ -158,18 +154,14 @@ def test_a_baseline_server_that_went_down_is_unverified_then_restarted() -> None
 
 def test_a_baseline_taken_here_survives_the_relaunch_with_speculation() -> None:
     live = _live()
-    run = a_run()
     plain = server_info("plain")
     live.on_sample(sample(1, info=plain, metrics=_metrics("plain/metrics_after"), seq=1))
     live.set_baseline(
         1001,
-        Snapshot(
-            1001,
-            "http://h:1",
-            None,
-            plain,
-            PROTOCOL,
-            (run,),
+        a_snapshot(
+            created_at=1001,
+            url="http://h:1",
+            server=plain,
             id=8,
             lifetime=lifetime_of(plain, _metrics("plain/metrics")),
         ),
@@ -200,8 +192,7 @@ def test_a_baseline_taken_here_survives_the_relaunch_with_speculation() -> None:
 def test_validity_without_a_probe() -> None:
     live = _live()
     live.probe_enabled = False
-    run = a_run()
-    old = Snapshot(0, "http://h:1", None, server_info("plain", tp_size=2), PROTOCOL, (run,), id=9)
+    old = a_snapshot(created_at=0, url="http://h:1", server=server_info("plain", tp_size=2), id=9)
     live.set_baseline(0, old, BaselineOrigin.STORE)
     live.on_sample(sample(1, info=server_info("spec"), metrics=None, seq=1))
     validity = live.view(5 * 3600, 3).baseline.validity
