@@ -24,6 +24,7 @@ from specmon.model import (
     Telemetry,
 )
 from specmon.sources.backends.sglang import parse_server_info
+from specmon.sources.metrics import metrics_from_text
 
 SGLANG = Path(__file__).parent / "fixtures" / "sglang-0.5.17"
 """A real SGLang 0.5.17's captures: `spec/` speculative, `plain/` speculation off."""
@@ -37,6 +38,11 @@ def server_info(kind: str = "spec", **changes: Any) -> ServerInfo:
     body = json.loads((SGLANG / kind / "server_info").read_text())
     body.update(changes)
     return parse_server_info(body)
+
+
+def server_metrics(name: str = "spec/metrics_after") -> ServerMetrics:
+    """A real SGLang 0.5.17 /metrics scrape (a file under tests/fixtures/sglang-0.5.17)."""
+    return metrics_from_text((SGLANG / name).read_text())
 
 
 def reading(value: object, t: float, seq: int = 1, error: str | None = None) -> Reading:

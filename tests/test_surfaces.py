@@ -44,7 +44,7 @@ from typing import Any, Literal
 
 import httpx
 import pytest
-from factories import sample
+from factories import sample, server_metrics
 from prometheus_client.parser import text_string_to_metric_families
 from runs import run
 
@@ -78,7 +78,6 @@ from specmon.model import (
     Protocol,
     RunFigures,
     ServerInfo,
-    ServerMetrics,
     Snapshot,
 )
 from specmon.probe_prompts import BUILTIN_SET, ProbePrompt
@@ -92,7 +91,6 @@ from specmon.session.server_session import ServerSession
 from specmon.session.watch import ProbeOutcome
 from specmon.sources.backends import Connection
 from specmon.sources.backends.sglang import parse_server_info
-from specmon.sources.metrics import metrics_from_text
 from specmon.storage.store import Store
 from specmon.target import Target
 from specmon.whatif.advice import advise
@@ -155,10 +153,6 @@ class History:
         return SPEC if self.kind == "spec" else PLAIN
 
 
-def _metrics(name: str) -> ServerMetrics:
-    return metrics_from_text((FIXTURES / name).read_text())
-
-
 def history(seed: int) -> History:
     """A random history: baseline runs, its age (some too old), its server's fate, probes at a
     random true speedup (some losing, some within noise), the target's end."""
@@ -175,7 +169,7 @@ def history(seed: int) -> History:
         PLAIN,
         replace(PROTOCOL, runs=len(base_runs)),
         base_runs,
-        lifetime=lifetime_of(PLAIN, _metrics(AT_BENCH)),
+        lifetime=lifetime_of(PLAIN, server_metrics(AT_BENCH)),
     )
     gain = rng.choice([-0.3, -0.02, 0.0, 0.03, 0.25, 0.8])
     spread = rng.choice([0.005, 0.03, 0.1])
@@ -204,7 +198,7 @@ def check_lifetime(h: History) -> LifetimeCheck:
         return relaunched_for_speculation()
     if h.server == "down":
         return lifetime_check(h.base.lifetime, None, unreachable="connection refused")
-    return lifetime_check(h.base.lifetime, lifetime_of(PLAIN, _metrics(LATER[h.server])))
+    return lifetime_check(h.base.lifetime, lifetime_of(PLAIN, server_metrics(LATER[h.server])))
 
 
 def live_session(h: History, store: Store) -> ServerSession:
@@ -214,14 +208,16 @@ def live_session(h: History, store: Store) -> ServerSession:
     session = ServerSession.of_target(target, Target(HERE), CONFIG, store, wall=lambda: NOW)
     first = "metrics_after" if h.target == "restarted" else "metrics"
     session.sample(
-        sample(100.0, wall=NOW - 60, info=h.info, metrics=_metrics(f"{h.kind}/{first}"), seq=1)
+        sample(
+            100.0, wall=NOW - 60, info=h.info, metrics=server_metrics(f"{h.kind}/{first}"), seq=1
+        )
     )
     found = session.live.baseline.snapshot
     assert found is not None and found.id == h.base.id, "the store's baseline was not found"
     if h.server != "relaunched here":
         later = LATER.get(h.server, LATER["same"])
         session.baseline_sample(
-            sample(101.0, wall=NOW - 59, info=PLAIN, metrics=_metrics(later), seq=1)
+            sample(101.0, wall=NOW - 59, info=PLAIN, metrics=server_metrics(later), seq=1)
         )
         if h.server in ("down", "down and back"):
             session.baseline_sample(
@@ -229,20 +225,26 @@ def live_session(h: History, store: Store) -> ServerSession:
                     102.0,
                     wall=NOW - 58,
                     info=PLAIN,
-                    metrics=_metrics(later),
+                    metrics=server_metrics(later),
                     seq=1,
                     error="connection refused",
                 )
             )
         if h.server == "down and back":  # the same process, its counters grown
             session.baseline_sample(
-                sample(103.0, wall=NOW - 57, info=PLAIN, metrics=_metrics(later), seq=2)
+                sample(103.0, wall=NOW - 57, info=PLAIN, metrics=server_metrics(later), seq=2)
             )
     for figures in h.before_restart:
         session.probe_done(ProbeOutcome(NOW - 55, 101.0, figures, _probe_result(NOW - 56, figures)))
     if h.target == "restarted":  # its counters went down: a new lifetime
         session.sample(
-            sample(104.0, wall=NOW - 54, info=h.info, metrics=_metrics(f"{h.kind}/metrics"), seq=2)
+            sample(
+                104.0,
+                wall=NOW - 54,
+                info=h.info,
+                metrics=server_metrics(f"{h.kind}/metrics"),
+                seq=2,
+            )
         )
     for i, figures in enumerate(h.probes):
         wall = NOW - 10 * (len(h.probes) - i)
@@ -256,14 +258,20 @@ def live_session(h: History, store: Store) -> ServerSession:
                 110.0,
                 wall=NOW,
                 info=h.info,
-                metrics=_metrics(f"{h.kind}/metrics"),
+                metrics=server_metrics(f"{h.kind}/metrics"),
                 seq=1,
                 error="connection refused",
             )
         )
     else:
         session.sample(
-            sample(110.0, wall=NOW, info=h.info, metrics=_metrics(f"{h.kind}/metrics_after"), seq=3)
+            sample(
+                110.0,
+                wall=NOW,
+                info=h.info,
+                metrics=server_metrics(f"{h.kind}/metrics_after"),
+                seq=3,
+            )
         )
     return session
 

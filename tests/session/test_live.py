@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import replace
-from pathlib import Path
 from types import MappingProxyType
 
 import pytest
-from factories import PROTOCOL, a_snapshot, sample, server_info
+from factories import PROTOCOL, a_snapshot, sample, server_info, server_metrics
 
 from specmon.analysis.figures import run_figures
 from specmon.analysis.stats import percentile
@@ -19,19 +18,11 @@ from specmon.model import (
     Reading,
     Sample,
     ServerInfo,
-    ServerMetrics,
     SpecConfig,
 )
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.live import LiveState
-from specmon.sources.metrics import metrics_from_text
 from specmon.wording import SPECULATION_NOT_SHOWN
-
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "sglang-0.5.17"
-
-
-def _metrics(name: str) -> ServerMetrics:
-    return metrics_from_text((FIXTURES / name).read_text())
 
 
 def _live() -> LiveState:
@@ -41,11 +32,14 @@ def _live() -> LiveState:
 def test_counters_going_down_is_a_restart() -> None:
     live = _live()
     live.on_sample(
-        sample(1, info=server_info("plain"), metrics=_metrics("plain/metrics_after"), seq=1)
+        sample(1, info=server_info("plain"), metrics=server_metrics("plain/metrics_after"), seq=1)
     )
     live.on_sample(
         sample(
-            2, info=server_info("plain"), metrics=_metrics("plain_metrics_after_restart.txt"), seq=2
+            2,
+            info=server_info("plain"),
+            metrics=server_metrics("plain_metrics_after_restart.txt"),
+            seq=2,
         )
     )
     texts = [e.text for e in live.events]
@@ -84,15 +78,19 @@ def test_speculation_shown_late_is_the_same_launch() -> None:
 
 def test_outage_then_return_is_a_restart_and_state_goes_down_then_live() -> None:
     live = _live()
-    live.on_sample(sample(1, info=server_info(), metrics=_metrics("spec/metrics"), seq=1))
+    live.on_sample(sample(1, info=server_info(), metrics=server_metrics("spec/metrics"), seq=1))
     assert live.view(1001, 3).identity.state == "live"
     live.on_sample(
-        sample(5, info=server_info(), metrics=_metrics("spec/metrics"), seq=1, error="refused")
+        sample(
+            5, info=server_info(), metrics=server_metrics("spec/metrics"), seq=1, error="refused"
+        )
     )
     view = live.view(1005, 3)
     assert view.identity.state == "down"
     assert view.identity.state_detail == "refused"
-    live.on_sample(sample(9, info=server_info(), metrics=_metrics("spec/metrics_after"), seq=2))
+    live.on_sample(
+        sample(9, info=server_info(), metrics=server_metrics("spec/metrics_after"), seq=2)
+    )
     assert live.view(1009, 3).identity.state == "live"
     assert any("back after an outage" in e.text for e in live.events)
 
@@ -110,11 +108,13 @@ def _watching_a_baseline_server() -> tuple[LiveState, ServerInfo]:
     the state, and the plain server's info."""
     live = _live()
     plain = server_info("plain")
-    at_bench = lifetime_of(plain, _metrics("plain/metrics"))
+    at_bench = lifetime_of(plain, server_metrics("plain/metrics"))
     baseline = a_snapshot(server=plain, id=7, lifetime=at_bench)
     live.set_baseline(1000, baseline, BaselineOrigin.BASELINE_SERVER)
     live.on_sample(sample(1, info=server_info("spec"), metrics=None, seq=1))
-    live.on_baseline_sample(sample(1, info=plain, metrics=_metrics("plain/metrics_after"), seq=1))
+    live.on_baseline_sample(
+        sample(1, info=plain, metrics=server_metrics("plain/metrics_after"), seq=1)
+    )
     return live, plain
 
 
@@ -123,10 +123,12 @@ def test_baseline_server_restart_invalidates_once() -> None:
     assert live.baseline.lifetime(live.server.info).state == LifetimeState.SAME
     assert live.view(1001, 3).baseline.validity == Validity((), (), ())
     live.on_baseline_sample(
-        sample(2, info=plain, metrics=_metrics("plain_metrics_after_restart.txt"), seq=2)
+        sample(2, info=plain, metrics=server_metrics("plain_metrics_after_restart.txt"), seq=2)
     )
     assert live.baseline.lifetime(live.server.info).state == LifetimeState.RESTARTED
-    live.on_baseline_sample(sample(3, info=plain, metrics=_metrics("plain/metrics_after"), seq=3))
+    live.on_baseline_sample(
+        sample(3, info=plain, metrics=server_metrics("plain/metrics_after"), seq=3)
+    )
     assert live.baseline.lifetime(live.server.info).state == LifetimeState.RESTARTED  # it stays
     texts = [e.text for e in live.events]
     assert sum("the baseline no longer applies" in t for t in texts) == 1
@@ -141,12 +143,14 @@ def test_a_baseline_server_that_went_down_is_unverified_then_restarted() -> None
     live, plain = _watching_a_baseline_server()
     assert live.view(1001, 3).baseline.validity == Validity((), (), ())
     live.on_baseline_sample(
-        sample(2, info=plain, metrics=_metrics("plain/metrics_after"), seq=1, error="refused")
+        sample(2, info=plain, metrics=server_metrics("plain/metrics_after"), seq=1, error="refused")
     )
     validity = live.view(1002, 3).baseline.validity
     assert validity is not None and validity.valid and not validity.confirmed
     assert validity.unverified == ("the baseline server cannot be read: refused",)
-    live.on_baseline_sample(sample(3, info=plain, metrics=_metrics("plain/metrics_after"), seq=2))
+    live.on_baseline_sample(
+        sample(3, info=plain, metrics=server_metrics("plain/metrics_after"), seq=2)
+    )
     validity = live.view(1003, 3).baseline.validity
     assert validity is not None and not validity.valid
     assert "restarted" in validity.reasons[0]
@@ -155,7 +159,7 @@ def test_a_baseline_server_that_went_down_is_unverified_then_restarted() -> None
 def test_a_baseline_taken_here_survives_the_relaunch_with_speculation() -> None:
     live = _live()
     plain = server_info("plain")
-    live.on_sample(sample(1, info=plain, metrics=_metrics("plain/metrics_after"), seq=1))
+    live.on_sample(sample(1, info=plain, metrics=server_metrics("plain/metrics_after"), seq=1))
     live.set_baseline(
         1001,
         a_snapshot(
@@ -163,18 +167,20 @@ def test_a_baseline_taken_here_survives_the_relaunch_with_speculation() -> None:
             url="http://h:1",
             server=plain,
             id=8,
-            lifetime=lifetime_of(plain, _metrics("plain/metrics")),
+            lifetime=lifetime_of(plain, server_metrics("plain/metrics")),
         ),
         BaselineOrigin.THIS_SERVER,
     )
     # The metrics of the new launch come before its server info: a restart, for a moment,
     # whose launch is not known yet: unverified on every surface, not stale (issue 25).
-    after = sample(2, info=plain, metrics=_metrics("plain_metrics_after_restart.txt"), seq=2)
+    after = sample(2, info=plain, metrics=server_metrics("plain_metrics_after_restart.txt"), seq=2)
     old_info = MappingProxyType({**after.readings, "info": Reading(plain, 1, 1)})
     live.on_sample(replace(after, readings=old_info))  # the info read before the restart
     moment = live.view(1002, 3).baseline.validity
     assert moment is not None and moment.valid and moment.unverified
-    live.on_sample(sample(7, info=server_info("spec"), metrics=_metrics("spec/metrics"), seq=3))
+    live.on_sample(
+        sample(7, info=server_info("spec"), metrics=server_metrics("spec/metrics"), seq=3)
+    )
     lifetime = live.baseline.lifetime(live.server.info)
     assert lifetime.state == LifetimeState.RELAUNCHED
     validity = live.view(1007, 3).baseline.validity
@@ -183,7 +189,7 @@ def test_a_baseline_taken_here_survives_the_relaunch_with_speculation() -> None:
     assert not [e.text for e in live.events if "no longer applies" in e.text]
     # Relaunched plain again, it is another lifetime than the baseline's: said once, as shown.
     live.on_sample(
-        sample(9, info=plain, metrics=_metrics("plain_metrics_after_restart.txt"), seq=4)
+        sample(9, info=plain, metrics=server_metrics("plain_metrics_after_restart.txt"), seq=4)
     )
     assert live.baseline.lifetime(live.server.info).state == LifetimeState.RESTARTED
     assert len([e for e in live.events if "the baseline no longer applies" in e.text]) == 1
@@ -203,8 +209,8 @@ def test_validity_without_a_probe() -> None:
 def test_a_server_that_stopped_generating_is_idle_whatever_its_gauges_say() -> None:
     """SGLang refreshes `num_running_reqs` only while it decodes: an idle server keeps it at 1."""
     live = _live()
-    busy = replace(_metrics("spec/metrics_after"), num_running_reqs=1.0)
-    live.on_sample(sample(1, info=server_info(), metrics=_metrics("spec/metrics"), seq=1))
+    busy = replace(server_metrics("spec/metrics_after"), num_running_reqs=1.0)
+    live.on_sample(sample(1, info=server_info(), metrics=server_metrics("spec/metrics"), seq=1))
     live.on_sample(sample(2, info=server_info(), metrics=busy, seq=2))
     server = live.view(1002, 3).server
     assert not server.idle and not server.running_stale and server.decode_tok_s
@@ -219,7 +225,7 @@ def test_a_server_that_stopped_generating_is_idle_whatever_its_gauges_say() -> N
 def test_without_a_token_counter_idleness_is_not_guessed() -> None:
     live = _live()
     bare = replace(
-        _metrics("spec/metrics_after"),
+        server_metrics("spec/metrics_after"),
         num_running_reqs=1.0,
         realtime_decode_tokens_total=None,
         generation_tokens_total=None,

@@ -12,7 +12,7 @@ from typing import Any
 
 import factories
 import pytest
-from factories import reading, server_info
+from factories import reading, server_info, server_metrics
 from replay import FIXTURES, replay_probe
 
 from specmon.analysis.figures import run_figures
@@ -29,7 +29,6 @@ from specmon.model import (
 from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.session.server_session import dashboard_session
 from specmon.sources.dcgm import telemetry_from_text
-from specmon.sources.metrics import metrics_from_text
 from specmon.storage.store import Store
 from specmon.target import Target
 from specmon.ui.app import SpecmonApp
@@ -65,11 +64,6 @@ def _sockets_of_cancelled_connects() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "unclosed", ResourceWarning)
         gc.collect()
-
-
-def server_metrics(name: str = "spec/metrics_after") -> ServerMetrics:
-    """A real 0.5.17 /metrics scrape."""
-    return metrics_from_text((FIXTURES / name).read_text())
 
 
 def gpus() -> Telemetry:
