@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from factories import a_run
+from factories import a_run, server_info
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from strategies import exposition_lines, json_values
@@ -23,7 +23,6 @@ from specmon.errors import SpecmonError, TargetError
 from specmon.model import Protocol, Snapshot
 from specmon.sources import dcgm
 from specmon.sources.backends import llamacpp, vllm
-from specmon.sources.backends.sglang import parse_server_info
 from specmon.storage.serialize import RecordError, snapshot_from_record, snapshot_to_record
 from specmon.storage.store import Store
 
@@ -173,7 +172,7 @@ def test_environment(environ: dict[str, str]) -> None:
 
 
 def _record() -> dict[str, Any]:
-    info = parse_server_info(json.loads((FIXTURES / "sglang-0.5.17/spec/server_info").read_text()))
+    info = server_info("spec")
     run = a_run(
         accept_length=2.1,
         server_accept_length=2.2,

@@ -44,7 +44,7 @@ from typing import Any, Literal
 
 import httpx
 import pytest
-from factories import sample, server_metrics
+from factories import sample, server_info, server_metrics
 from prometheus_client.parser import text_string_to_metric_families
 from runs import run
 
@@ -90,7 +90,6 @@ from specmon.session.fleet_row import fleet_row
 from specmon.session.server_session import ServerSession
 from specmon.session.watch import ProbeOutcome
 from specmon.sources.backends import Connection
-from specmon.sources.backends.sglang import parse_server_info
 from specmon.storage.store import Store
 from specmon.target import Target
 from specmon.whatif.advice import advise
@@ -111,8 +110,8 @@ CONFIG = MonitorConfig(
     url=HERE, interval=1.0, probe_every=10.0, probe_tokens=256, max_age=MAX_AGE_S
 )
 PROTOCOL = default_protocol(5, 0, CONFIG.probe_tokens)
-SPEC = parse_server_info(json.loads((FIXTURES / "spec" / "server_info").read_text()))
-PLAIN = parse_server_info(json.loads((FIXTURES / "plain" / "server_info").read_text()))
+SPEC = server_info("spec")
+PLAIN = server_info("plain")
 AT_BENCH = "plain/metrics_after"
 LATER = {"same": "plain/metrics_after", "restarted": "plain_metrics_after_restart.txt",
          "down and back": "plain/metrics_after"}  # fmt: skip
