@@ -13,16 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from factories import a_run, server_info
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from strategies import exposition_lines, json_values
 
 from specmon.config import ENV_PREFIX, SETTINGS, load_config
 from specmon.errors import SpecmonError, TargetError
-from specmon.model import Protocol, RunFigures, Snapshot
+from specmon.model import Protocol, Snapshot
 from specmon.sources import dcgm
 from specmon.sources.backends import llamacpp, vllm
-from specmon.sources.backends.sglang import parse_server_info
 from specmon.storage.serialize import RecordError, snapshot_from_record, snapshot_to_record
 from specmon.storage.store import Store
 
@@ -172,8 +172,15 @@ def test_environment(environ: dict[str, str]) -> None:
 
 
 def _record() -> dict[str, Any]:
-    info = parse_server_info(json.loads((FIXTURES / "sglang-0.5.17/spec/server_info").read_text()))
-    run = RunFigures(128, 62, 20.0, 0.5, 256, 280.0, 2.1, 2.2, 60, 27.6, 27.5, 28.0)
+    info = server_info("spec")
+    run = a_run(
+        accept_length=2.1,
+        server_accept_length=2.2,
+        verify_ct=60,
+        cycle_ms=27.6,
+        cycle_ms_p50=27.5,
+        cycle_ms_p95=28.0,
+    )
     snapshot = Snapshot(
         1_796_000_000.0, "http://h:1", "x", info, Protocol(5, 1, 128, 0.0, "p"), (run, run)
     )

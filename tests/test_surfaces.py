@@ -40,11 +40,11 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, Literal
 
 import httpx
 import pytest
+from factories import sample, server_info, server_metrics
 from prometheus_client.parser import text_string_to_metric_families
 from runs import run
 
@@ -76,11 +76,8 @@ from specmon.model import (
     ProbeChunk,
     ProbeResult,
     Protocol,
-    Reading,
     RunFigures,
-    Sample,
     ServerInfo,
-    ServerMetrics,
     Snapshot,
 )
 from specmon.probe_prompts import BUILTIN_SET, ProbePrompt
@@ -93,8 +90,6 @@ from specmon.session.fleet_row import fleet_row
 from specmon.session.server_session import ServerSession
 from specmon.session.watch import ProbeOutcome
 from specmon.sources.backends import Connection
-from specmon.sources.backends.sglang import parse_server_info
-from specmon.sources.metrics import metrics_from_text
 from specmon.storage.store import Store
 from specmon.target import Target
 from specmon.whatif.advice import advise
@@ -115,8 +110,8 @@ CONFIG = MonitorConfig(
     url=HERE, interval=1.0, probe_every=10.0, probe_tokens=256, max_age=MAX_AGE_S
 )
 PROTOCOL = default_protocol(5, 0, CONFIG.probe_tokens)
-SPEC = parse_server_info(json.loads((FIXTURES / "spec" / "server_info").read_text()))
-PLAIN = parse_server_info(json.loads((FIXTURES / "plain" / "server_info").read_text()))
+SPEC = server_info("spec")
+PLAIN = server_info("plain")
 AT_BENCH = "plain/metrics_after"
 LATER = {"same": "plain/metrics_after", "restarted": "plain_metrics_after_restart.txt",
          "down and back": "plain/metrics_after"}  # fmt: skip
@@ -157,10 +152,6 @@ class History:
         return SPEC if self.kind == "spec" else PLAIN
 
 
-def _metrics(name: str) -> ServerMetrics:
-    return metrics_from_text((FIXTURES / name).read_text())
-
-
 def history(seed: int) -> History:
     """A random history: baseline runs, its age (some too old), its server's fate, probes at a
     random true speedup (some losing, some within noise), the target's end."""
@@ -177,7 +168,7 @@ def history(seed: int) -> History:
         PLAIN,
         replace(PROTOCOL, runs=len(base_runs)),
         base_runs,
-        lifetime=lifetime_of(PLAIN, _metrics(AT_BENCH)),
+        lifetime=lifetime_of(PLAIN, server_metrics(AT_BENCH)),
     )
     gain = rng.choice([-0.3, -0.02, 0.0, 0.03, 0.25, 0.8])
     spread = rng.choice([0.005, 0.03, 0.1])
@@ -199,21 +190,6 @@ def history(seed: int) -> History:
     return History(base, server, probes, target, earlier, before_restart=before)
 
 
-def _sample(
-    t: float,
-    wall: float,
-    info: ServerInfo,
-    metrics: ServerMetrics,
-    seq: int,
-    error: str | None = None,
-) -> Sample:
-    readings = {
-        "info": Reading(info, t, seq, error, t if error else None),
-        "metrics": Reading(metrics, t if metrics else None, seq, error, t if error else None),
-    }
-    return Sample(t, wall, MappingProxyType(readings))
-
-
 def check_lifetime(h: History) -> LifetimeCheck:
     """What `check` finds reading the baseline server afresh (`session.baselines.check_lifetime`
     over the network): relaunched here by design, its counters, or that it cannot be read."""
@@ -221,7 +197,7 @@ def check_lifetime(h: History) -> LifetimeCheck:
         return relaunched_for_speculation()
     if h.server == "down":
         return lifetime_check(h.base.lifetime, None, unreachable="connection refused")
-    return lifetime_check(h.base.lifetime, lifetime_of(PLAIN, _metrics(LATER[h.server])))
+    return lifetime_check(h.base.lifetime, lifetime_of(PLAIN, server_metrics(LATER[h.server])))
 
 
 def live_session(h: History, store: Store) -> ServerSession:
@@ -230,22 +206,45 @@ def live_session(h: History, store: Store) -> ServerSession:
     target = FleetTarget(HERE, None if h.server == "relaunched here" else THERE)
     session = ServerSession.of_target(target, Target(HERE), CONFIG, store, wall=lambda: NOW)
     first = "metrics_after" if h.target == "restarted" else "metrics"
-    session.sample(_sample(100.0, NOW - 60, h.info, _metrics(f"{h.kind}/{first}"), 1))
+    session.sample(
+        sample(
+            100.0, wall=NOW - 60, info=h.info, metrics=server_metrics(f"{h.kind}/{first}"), seq=1
+        )
+    )
     found = session.live.baseline.snapshot
     assert found is not None and found.id == h.base.id, "the store's baseline was not found"
     if h.server != "relaunched here":
         later = LATER.get(h.server, LATER["same"])
-        session.baseline_sample(_sample(101.0, NOW - 59, PLAIN, _metrics(later), 1))
+        session.baseline_sample(
+            sample(101.0, wall=NOW - 59, info=PLAIN, metrics=server_metrics(later), seq=1)
+        )
         if h.server in ("down", "down and back"):
             session.baseline_sample(
-                _sample(102.0, NOW - 58, PLAIN, _metrics(later), 1, error="connection refused")
+                sample(
+                    102.0,
+                    wall=NOW - 58,
+                    info=PLAIN,
+                    metrics=server_metrics(later),
+                    seq=1,
+                    error="connection refused",
+                )
             )
         if h.server == "down and back":  # the same process, its counters grown
-            session.baseline_sample(_sample(103.0, NOW - 57, PLAIN, _metrics(later), 2))
+            session.baseline_sample(
+                sample(103.0, wall=NOW - 57, info=PLAIN, metrics=server_metrics(later), seq=2)
+            )
     for figures in h.before_restart:
         session.probe_done(ProbeOutcome(NOW - 55, 101.0, figures, _probe_result(NOW - 56, figures)))
     if h.target == "restarted":  # its counters went down: a new lifetime
-        session.sample(_sample(104.0, NOW - 54, h.info, _metrics(f"{h.kind}/metrics"), 2))
+        session.sample(
+            sample(
+                104.0,
+                wall=NOW - 54,
+                info=h.info,
+                metrics=server_metrics(f"{h.kind}/metrics"),
+                seq=2,
+            )
+        )
     for i, figures in enumerate(h.probes):
         wall = NOW - 10 * (len(h.probes) - i)
         result = _probe_result(wall, figures)
@@ -254,12 +253,25 @@ def live_session(h: History, store: Store) -> ServerSession:
         session.probe_failed(NOW, "probe: timed out after 30 s")
     if h.target == "down":  # no answer since the first sample's
         session.sample(
-            _sample(
-                110.0, NOW, h.info, _metrics(f"{h.kind}/metrics"), 1, error="connection refused"
+            sample(
+                110.0,
+                wall=NOW,
+                info=h.info,
+                metrics=server_metrics(f"{h.kind}/metrics"),
+                seq=1,
+                error="connection refused",
             )
         )
     else:
-        session.sample(_sample(110.0, NOW, h.info, _metrics(f"{h.kind}/metrics_after"), 3))
+        session.sample(
+            sample(
+                110.0,
+                wall=NOW,
+                info=h.info,
+                metrics=server_metrics(f"{h.kind}/metrics_after"),
+                seq=3,
+            )
+        )
     return session
 
 

@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from factories import a_run
 
 from specmon.analysis.conditions import (
     STARVED_LAG_MS,
@@ -24,7 +25,7 @@ from specmon.analysis.validity import (
     ValidityState,
     snapshot_validity,
 )
-from specmon.model import Protocol, RunConditions, RunFigures, Snapshot
+from specmon.model import Protocol, RunConditions, Snapshot
 from specmon.reports.bench_text import summary_lines
 from specmon.reports.compare_report import compare_holds, compare_text
 from specmon.reports.snapshot_table import comparison_rows, export
@@ -123,7 +124,14 @@ def test_one_liner_and_the_events_log() -> None:
 def _pair(
     base_runs: list[RunConditions | None], spec_runs: list[RunConditions | None]
 ) -> tuple[Snapshot, Snapshot]:
-    run = RunFigures(500, 32, 45.0, 7.9, 63.0, 63.4, None, None, None, None, None, None)
+    run = a_run(
+        completion_tokens=500,
+        prompt_tokens=32,
+        ttft_ms=45.0,
+        e2e_s=7.9,
+        e2e_tok_s=63.0,
+        decode_tok_s=63.4,
+    )
     protocol = Protocol(len(base_runs), 1, 500, 0.0, "p")
 
     def snapshot(name: str, at: float, runs: list[RunConditions | None]) -> Snapshot:

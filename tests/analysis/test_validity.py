@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from factories import a_run
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -22,12 +23,19 @@ from specmon.analysis.validity import (
     lifetime_check,
     lifetime_of,
 )
-from specmon.model import Lifetime, Protocol, RunFigures, Snapshot
+from specmon.model import Lifetime, Protocol, Snapshot
 from specmon.sources.backends.sglang import parse_server_info
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "sglang-0.5.17"
 PROTOCOL = Protocol(5, 1, 500, 0.0, "p")
-RUN = RunFigures(500, 32, 45.0, 7.9, 63.0, 63.4, None, None, None, None, None, None)
+RUN = a_run(
+    completion_tokens=500,
+    prompt_tokens=32,
+    ttft_ms=45.0,
+    e2e_s=7.9,
+    e2e_tok_s=63.0,
+    decode_tok_s=63.4,
+)
 
 
 def _snapshot(name: str, created_at: float = 1000.0, **arg_changes: object) -> Snapshot:

@@ -2,40 +2,28 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from types import MappingProxyType
+from factories import PROTOCOL, a_snapshot, sample, server_info
 
 from specmon.analysis.validity import LifetimeCheck, LifetimeState, baseline_validity
 from specmon.model import (
     ProcessStats,
-    Protocol,
     Reading,
-    RunFigures,
     Sample,
-    ServerInfo,
     Snapshot,
     Telemetry,
 )
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.live import LiveState
-from specmon.sources.backends.sglang import parse_server_info
 
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "sglang-0.5.17"
-PROTOCOL = Protocol(5, 0, 256, 0.0, "p")
-RUN = RunFigures(128, 62, 20.0, 0.5, 256, 280.0, None, None, None, None, None, None)
 START = 1_796_000_000.0
-
-
-def _info() -> ServerInfo:
-    return parse_server_info(json.loads((FIXTURES / "plain" / "server_info").read_text()))
 
 
 def _sample(t: float, pid: int, start_time: float) -> Sample:
     process = ProcessStats(pid, "python3", start_time, 50.0, 2**30, 30000)
     telemetry = Telemetry("nvml", "NVML on this machine", server_process=process)
-    readings = {"info": Reading(_info(), t, 1), "gpu": Reading(telemetry, t, int(t))}
-    return Sample(t, START + t, MappingProxyType(readings))
+    return sample(
+        t, info=server_info("plain"), telemetry=Reading(telemetry, t, int(t)), wall=START + t
+    )
 
 
 def _restarts(live: LiveState) -> list[str]:
@@ -55,16 +43,18 @@ def test_the_server_hosts_clock_jumping_is_not_a_restart() -> None:
 
 
 def _baseline(created_at: float) -> Snapshot:
-    return Snapshot(created_at, "http://b:2", None, _info(), PROTOCOL, (RUN,), id=3)
+    return a_snapshot(created_at=created_at, id=3)
 
 
 def test_a_baseline_from_the_future_has_an_unknown_age() -> None:
     same = LifetimeCheck(LifetimeState.SAME, "the same server process")
-    behind = baseline_validity(_baseline(START + 7200), _info(), now=START, lifetime=same)
+    behind = baseline_validity(
+        _baseline(START + 7200), server_info("plain"), now=START, lifetime=same
+    )
     assert behind.reasons == (
         "taken 2.0 h from now, in the future: the clock moved back since, so its age is unknown",
     )
-    near = baseline_validity(_baseline(START + 30), _info(), now=START, lifetime=same)
+    near = baseline_validity(_baseline(START + 30), server_info("plain"), now=START, lifetime=same)
     assert near.valid  # two machines' clocks
 
 

@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from types import MappingProxyType
 
 import httpx
 import pytest
+from factories import sample
 from prometheus_client.parser import text_string_to_metric_families
 from watching import ADAPTIVE, check_json
 
 from specmon.analysis.drafting import OFF_SHARE
 from specmon.config import FleetTarget, MonitorConfig
 from specmon.exporter.metrics import ExportedTarget, render
-from specmon.model import Reading, Sample, ServerInfo, ServerMetrics
+from specmon.model import ServerInfo
 from specmon.session.fleet_row import fleet_row
 from specmon.session.server_session import ServerSession
 from specmon.sim import SimConfig, SimServer
@@ -152,15 +152,9 @@ class Watcher:
             await asyncio.sleep(0.005)
         self.loop_times.append(self.sim.state.engine.model_time)
         self.t += STEP_S
-        self.session.sample(_sample(self.t, self.info, metrics, len(self.loop_times)))
-
-
-def _sample(t: float, info: ServerInfo, metrics: ServerMetrics, seq: int) -> Sample:
-    readings: dict[str, Reading] = {
-        "info": Reading(info, t, seq, None, None),
-        "metrics": Reading(metrics, t, seq, None, None),
-    }
-    return Sample(t, 1000.0 + t, MappingProxyType(readings))
+        self.session.sample(
+            sample(self.t, info=self.info, metrics=metrics, seq=len(self.loop_times))
+        )
 
 
 def exported(text: str, name: str) -> float | None:

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
 from dataclasses import replace
 from pathlib import Path
-from types import MappingProxyType
 
 import pytest
-from replay import FIXTURES, replay_probe
+from factories import sample, server_info
+from replay import replay_probe
 
 from specmon.analysis.figures import run_figures
 from specmon.config import FleetTarget, MonitorConfig, Targets
-from specmon.model import Protocol, Reading, Sample, ServerInfo, Snapshot, WorkerStatus
+from specmon.model import Protocol, Sample, ServerInfo, Snapshot, WorkerStatus
 from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.session.baselines import BaselineOrigin, lookup_baseline
 from specmon.session.fleet import Fleet
@@ -23,7 +22,6 @@ from specmon.session.server_session import ServerSession, dashboard_session
 from specmon.session.store_baseline import STORE_LOOKUP_EVERY_S
 from specmon.session.view import View
 from specmon.sim import SimConfig, SimThread
-from specmon.sources.backends.sglang import parse_server_info
 from specmon.storage.store import Store
 from specmon.target import Target
 
@@ -141,7 +139,7 @@ def _view_of_nothing() -> View:
 def test_a_baseline_saved_later_is_found_within_a_minute(tmp_path: Path) -> None:
     """The store is asked again while no baseline applies: `specmon bench` of the baseline
     server elsewhere is picked up (every STORE_LOOKUP_EVERY_S of sample time, not every tick)."""
-    info = _info("spec")
+    info = server_info("spec")
     with Store(tmp_path / "db") as store:
         config = replace(CONFIG, probe_tokens=256)
         session = ServerSession.of_target(
@@ -153,7 +151,7 @@ def test_a_baseline_saved_later_is_found_within_a_minute(tmp_path: Path) -> None
             run_figures(asyncio.run(replay_probe(f"plain/generate_stream_{i}.json")))
             for i in range(3)
         )
-        plain = _info("plain")
+        plain = server_info("plain")
         saved = store.save(
             Snapshot(
                 NOW - 60,
@@ -177,14 +175,14 @@ def test_the_dashboard_and_the_fleet_find_the_same_stored_baseline(tmp_path: Pat
     """Issue 26: on an H200 the dashboard found baseline #1 and the fleet "none", each deciding
     by its own code. Both run the one `ServerSession` now: the same server, store and sample
     give the same baseline, and the same Baseline panel."""
-    info = _info("spec")
+    info = server_info("spec")
     runs = tuple(
         run_figures(asyncio.run(replay_probe(f"plain/generate_stream_{i}.json"))) for i in range(3)
     )
     config = replace(CONFIG, url=URL, probe_tokens=256)
     with Store(tmp_path / "db") as store:
         protocol = Protocol(3, 1, 256, 0.0, DEFAULT_PROMPT)
-        saved = store.save(Snapshot(NOW - 60, URL, None, _info("plain"), protocol, runs))
+        saved = store.save(Snapshot(NOW - 60, URL, None, server_info("plain"), protocol, runs))
         dashboard = dashboard_session(config, Targets(Target(URL)), store, wall=lambda: NOW)
         fleet = Fleet(
             [
@@ -201,14 +199,8 @@ def test_the_dashboard_and_the_fleet_find_the_same_stored_baseline(tmp_path: Pat
         assert dashboard.view().baseline == fleet.sessions[0].view().baseline
 
 
-def _info(kind: str) -> ServerInfo:
-    body = json.loads((FIXTURES / kind / "server_info").read_text())
-    return parse_server_info(body)
-
-
 def _sample(t: float, info: ServerInfo) -> Sample:
-    readings = {"info": Reading(info, t, int(t)), "metrics": Reading(None, None, 0)}
-    return Sample(t, NOW - 100 + t, MappingProxyType(readings))
+    return sample(t, info=info, metrics=None, seq=int(t), wall=NOW - 100 + t)
 
 
 @pytest.mark.slow
@@ -261,7 +253,7 @@ def test_no_baseline_applies_names_the_nearest_the_same_on_every_surface(tmp_pat
     """Issue 24 §6: baseline #1 taken with 500 tokens, the probe uses 256. The fleet row, the
     dashboard's View (its panel and log) and the lookup `check` makes agree, from one lookup:
     #1 is named with what keeps it from applying; the table says how to get one from there."""
-    info = _info("spec")
+    info = server_info("spec")
     runs = tuple(
         run_figures(asyncio.run(replay_probe(f"plain/generate_stream_{i}.json"))) for i in range(3)
     )
@@ -271,7 +263,7 @@ def test_no_baseline_applies_names_the_nearest_the_same_on_every_surface(tmp_pat
                 NOW - 60,
                 "http://10.1.230.174:8001",
                 None,
-                _info("plain"),
+                server_info("plain"),
                 Protocol(3, 1, 500, 0.0, DEFAULT_PROMPT),
                 runs,
             )

@@ -3,21 +3,14 @@ withheld, with why, on the View every surface reads (dashboard, fleet, exporter,
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from types import MappingProxyType
+
+from factories import server_info
 
 from specmon.analysis.acceptance import draft_length, impossible_accept_length
 from specmon.analysis.figures import run_figures
-from specmon.model import ProbeChunk, ProbeResult, Protocol, Reading, Sample, ServerInfo
+from specmon.model import ProbeChunk, ProbeResult, Protocol, Reading, Sample
 from specmon.session.live import LiveState
-from specmon.sources.backends.sglang import parse_server_info
-
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "sglang-0.5.17"
-
-
-def _info() -> ServerInfo:
-    return parse_server_info(json.loads((FIXTURES / "spec" / "server_info").read_text()))
 
 
 def _probe(tokens_per_step: int, steps: int = 20) -> ProbeResult:
@@ -35,7 +28,7 @@ def test_the_bound_is_k_plus_one_and_says_why() -> None:
 
 
 def test_an_accept_length_above_k_plus_one_is_withheld_with_why() -> None:
-    info = _info()
+    info = server_info()
     assert draft_length(info) == 3  # the fixture's NGRAM draft=4 counts the root
     live = LiveState("http://h:1", Protocol(5, 0, 256, 0.0, "p"), max_age_s=1800, probe_every=10)
     readings = {"info": Reading(info, 1.0, 1, None, None), "metrics": Reading(None, None, 1)}

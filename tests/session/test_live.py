@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import statistics
 from dataclasses import replace
-from pathlib import Path
 from types import MappingProxyType
-from typing import Any
 
 import pytest
+from factories import PROTOCOL, a_snapshot, sample, server_info, server_metrics
 
 from specmon.analysis.figures import run_figures
 from specmon.analysis.stats import percentile
@@ -17,47 +15,14 @@ from specmon.analysis.validity import LifetimeState, Validity, lifetime_of
 from specmon.model import (
     ProbeChunk,
     ProbeResult,
-    Protocol,
     Reading,
-    RunFigures,
     Sample,
     ServerInfo,
-    ServerMetrics,
-    Snapshot,
     SpecConfig,
 )
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.live import LiveState
-from specmon.sources.backends.sglang import parse_server_info
-from specmon.sources.metrics import metrics_from_text
 from specmon.wording import SPECULATION_NOT_SHOWN
-
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "sglang-0.5.17"
-PROTOCOL = Protocol(5, 0, 256, 0.0, "p")
-
-
-def _info(kind: str = "spec", **changes: Any) -> ServerInfo:
-    body = json.loads((FIXTURES / kind / "server_info").read_text())
-    body.update(changes)
-    return parse_server_info(body)
-
-
-def _metrics(name: str) -> ServerMetrics:
-    return metrics_from_text((FIXTURES / name).read_text())
-
-
-def _sample(
-    t: float,
-    info: ServerInfo | None,
-    metrics: ServerMetrics | None,
-    seq: int,
-    error: str | None = None,
-) -> Sample:
-    readings = {
-        "info": Reading(info, t if info else None, seq, error, t if error else None),
-        "metrics": Reading(metrics, t if metrics else None, seq, error, t if error else None),
-    }
-    return Sample(t, 1000.0 + t, MappingProxyType(readings))
 
 
 def _live() -> LiveState:
@@ -66,17 +31,28 @@ def _live() -> LiveState:
 
 def test_counters_going_down_is_a_restart() -> None:
     live = _live()
-    live.on_sample(_sample(1, _info("plain"), _metrics("plain/metrics_after"), 1))
-    live.on_sample(_sample(2, _info("plain"), _metrics("plain_metrics_after_restart.txt"), 2))
+    live.on_sample(
+        sample(1, info=server_info("plain"), metrics=server_metrics("plain/metrics_after"), seq=1)
+    )
+    live.on_sample(
+        sample(
+            2,
+            info=server_info("plain"),
+            metrics=server_metrics("plain_metrics_after_restart.txt"),
+            seq=2,
+        )
+    )
     texts = [e.text for e in live.events]
     assert "server restarted: its counters went down" in texts
 
 
 def test_speculation_change_and_flag_change_are_events() -> None:
     live = _live()
-    live.on_sample(_sample(1, _info("spec"), None, 1))
-    live.on_sample(_sample(2, _info("plain"), None, 2))
-    live.on_sample(_sample(3, _info("plain", mem_fraction_static=0.5), None, 3))
+    live.on_sample(sample(1, info=server_info("spec"), metrics=None, seq=1))
+    live.on_sample(sample(2, info=server_info("plain"), metrics=None, seq=2))
+    live.on_sample(
+        sample(3, info=server_info("plain", mem_fraction_static=0.5), metrics=None, seq=3)
+    )
     texts = [e.text for e in live.events]
     assert "server restarted: speculation changed: NGRAM steps=0 topk=10 draft=4 → off" in texts
     assert "server restarted: flags changed: mem_fraction_static" in texts
@@ -85,15 +61,15 @@ def test_speculation_change_and_flag_change_are_events() -> None:
 def test_speculation_shown_late_is_the_same_launch() -> None:
     """TensorRT-LLM's speculation shows with its first finished request (its per-position
     counters): off turning on, its args the same, is no restart; on turning off still is."""
-    plain = replace(_info("plain"), backend="trtllm", args=MappingProxyType({"model": "m"}))
+    plain = replace(server_info("plain"), backend="trtllm", args=MappingProxyType({"model": "m"}))
     spec = replace(plain, speculative=SpecConfig("unknown", 4, None, None, None, "max_draft_len"))
     live = _live()
     for t, info in enumerate((plain, spec, spec, plain), start=1):
-        live.on_sample(_sample(t, info, None, t))
+        live.on_sample(sample(t, info=info, metrics=None, seq=t))
     texts = [e.text for e in live.events]
     assert not any("→ method not exposed" in text for text in texts)
     fresh = _live()
-    fresh.on_sample(_sample(1, plain, None, 1))
+    fresh.on_sample(sample(1, info=plain, metrics=None, seq=1))
     assert dict(fresh.view(1.0, 10.0).missing)["accept length"] == SPECULATION_NOT_SHOWN
     assert (
         "server restarted: speculation changed: method not exposed, max_draft_len=4 → off" in texts
@@ -102,20 +78,26 @@ def test_speculation_shown_late_is_the_same_launch() -> None:
 
 def test_outage_then_return_is_a_restart_and_state_goes_down_then_live() -> None:
     live = _live()
-    live.on_sample(_sample(1, _info(), _metrics("spec/metrics"), 1))
+    live.on_sample(sample(1, info=server_info(), metrics=server_metrics("spec/metrics"), seq=1))
     assert live.view(1001, 3).identity.state == "live"
-    live.on_sample(_sample(5, _info(), _metrics("spec/metrics"), 1, error="refused"))
+    live.on_sample(
+        sample(
+            5, info=server_info(), metrics=server_metrics("spec/metrics"), seq=1, error="refused"
+        )
+    )
     view = live.view(1005, 3)
     assert view.identity.state == "down"
     assert view.identity.state_detail == "refused"
-    live.on_sample(_sample(9, _info(), _metrics("spec/metrics_after"), 2))
+    live.on_sample(
+        sample(9, info=server_info(), metrics=server_metrics("spec/metrics_after"), seq=2)
+    )
     assert live.view(1009, 3).identity.state == "live"
     assert any("back after an outage" in e.text for e in live.events)
 
 
 def test_no_baseline_says_how_to_get_one() -> None:
     live = _live()
-    live.on_sample(_sample(1, _info(), None, 1))
+    live.on_sample(sample(1, info=server_info(), metrics=None, seq=1))
     view = live.view(1001, 3)
     assert not view.baseline.present
     assert ("speedup", "no baseline yet — press b") in view.missing
@@ -125,13 +107,14 @@ def _watching_a_baseline_server() -> tuple[LiveState, ServerInfo]:
     """A speculative server whose baseline came from a plain server, read once since the bench:
     the state, and the plain server's info."""
     live = _live()
-    run = RunFigures(128, 62, 20.0, 0.5, 256, 280.0, None, None, None, None, None, None)
-    plain = _info("plain")
-    at_bench = lifetime_of(plain, _metrics("plain/metrics"))
-    baseline = Snapshot(1000, "http://b:2", None, plain, PROTOCOL, (run,), id=7, lifetime=at_bench)
+    plain = server_info("plain")
+    at_bench = lifetime_of(plain, server_metrics("plain/metrics"))
+    baseline = a_snapshot(server=plain, id=7, lifetime=at_bench)
     live.set_baseline(1000, baseline, BaselineOrigin.BASELINE_SERVER)
-    live.on_sample(_sample(1, _info("spec"), None, 1))
-    live.on_baseline_sample(_sample(1, plain, _metrics("plain/metrics_after"), 1))
+    live.on_sample(sample(1, info=server_info("spec"), metrics=None, seq=1))
+    live.on_baseline_sample(
+        sample(1, info=plain, metrics=server_metrics("plain/metrics_after"), seq=1)
+    )
     return live, plain
 
 
@@ -139,9 +122,13 @@ def test_baseline_server_restart_invalidates_once() -> None:
     live, plain = _watching_a_baseline_server()
     assert live.baseline.lifetime(live.server.info).state == LifetimeState.SAME
     assert live.view(1001, 3).baseline.validity == Validity((), (), ())
-    live.on_baseline_sample(_sample(2, plain, _metrics("plain_metrics_after_restart.txt"), 2))
+    live.on_baseline_sample(
+        sample(2, info=plain, metrics=server_metrics("plain_metrics_after_restart.txt"), seq=2)
+    )
     assert live.baseline.lifetime(live.server.info).state == LifetimeState.RESTARTED
-    live.on_baseline_sample(_sample(3, plain, _metrics("plain/metrics_after"), 3))
+    live.on_baseline_sample(
+        sample(3, info=plain, metrics=server_metrics("plain/metrics_after"), seq=3)
+    )
     assert live.baseline.lifetime(live.server.info).state == LifetimeState.RESTARTED  # it stays
     texts = [e.text for e in live.events]
     assert sum("the baseline no longer applies" in t for t in texts) == 1
@@ -155,11 +142,15 @@ def test_a_baseline_server_that_went_down_is_unverified_then_restarted() -> None
     it cannot read it (not ✓ from the kept answers); back up, it counts as restarted."""
     live, plain = _watching_a_baseline_server()
     assert live.view(1001, 3).baseline.validity == Validity((), (), ())
-    live.on_baseline_sample(_sample(2, plain, _metrics("plain/metrics_after"), 1, error="refused"))
+    live.on_baseline_sample(
+        sample(2, info=plain, metrics=server_metrics("plain/metrics_after"), seq=1, error="refused")
+    )
     validity = live.view(1002, 3).baseline.validity
     assert validity is not None and validity.valid and not validity.confirmed
     assert validity.unverified == ("the baseline server cannot be read: refused",)
-    live.on_baseline_sample(_sample(3, plain, _metrics("plain/metrics_after"), 2))
+    live.on_baseline_sample(
+        sample(3, info=plain, metrics=server_metrics("plain/metrics_after"), seq=2)
+    )
     validity = live.view(1003, 3).baseline.validity
     assert validity is not None and not validity.valid
     assert "restarted" in validity.reasons[0]
@@ -167,31 +158,29 @@ def test_a_baseline_server_that_went_down_is_unverified_then_restarted() -> None
 
 def test_a_baseline_taken_here_survives_the_relaunch_with_speculation() -> None:
     live = _live()
-    run = RunFigures(128, 62, 20.0, 0.5, 256, 280.0, None, None, None, None, None, None)
-    plain = _info("plain")
-    live.on_sample(_sample(1, plain, _metrics("plain/metrics_after"), 1))
+    plain = server_info("plain")
+    live.on_sample(sample(1, info=plain, metrics=server_metrics("plain/metrics_after"), seq=1))
     live.set_baseline(
         1001,
-        Snapshot(
-            1001,
-            "http://h:1",
-            None,
-            plain,
-            PROTOCOL,
-            (run,),
+        a_snapshot(
+            created_at=1001,
+            url="http://h:1",
+            server=plain,
             id=8,
-            lifetime=lifetime_of(plain, _metrics("plain/metrics")),
+            lifetime=lifetime_of(plain, server_metrics("plain/metrics")),
         ),
         BaselineOrigin.THIS_SERVER,
     )
     # The metrics of the new launch come before its server info: a restart, for a moment,
     # whose launch is not known yet: unverified on every surface, not stale (issue 25).
-    after = _sample(2, plain, _metrics("plain_metrics_after_restart.txt"), 2)
+    after = sample(2, info=plain, metrics=server_metrics("plain_metrics_after_restart.txt"), seq=2)
     old_info = MappingProxyType({**after.readings, "info": Reading(plain, 1, 1)})
     live.on_sample(replace(after, readings=old_info))  # the info read before the restart
     moment = live.view(1002, 3).baseline.validity
     assert moment is not None and moment.valid and moment.unverified
-    live.on_sample(_sample(7, _info("spec"), _metrics("spec/metrics"), 3))
+    live.on_sample(
+        sample(7, info=server_info("spec"), metrics=server_metrics("spec/metrics"), seq=3)
+    )
     lifetime = live.baseline.lifetime(live.server.info)
     assert lifetime.state == LifetimeState.RELAUNCHED
     validity = live.view(1007, 3).baseline.validity
@@ -199,7 +188,9 @@ def test_a_baseline_taken_here_survives_the_relaunch_with_speculation() -> None:
     # The events log says what the panel says (issue 25): no "no longer applies" for that moment.
     assert not [e.text for e in live.events if "no longer applies" in e.text]
     # Relaunched plain again, it is another lifetime than the baseline's: said once, as shown.
-    live.on_sample(_sample(9, plain, _metrics("plain_metrics_after_restart.txt"), 4))
+    live.on_sample(
+        sample(9, info=plain, metrics=server_metrics("plain_metrics_after_restart.txt"), seq=4)
+    )
     assert live.baseline.lifetime(live.server.info).state == LifetimeState.RESTARTED
     assert len([e for e in live.events if "the baseline no longer applies" in e.text]) == 1
 
@@ -207,10 +198,9 @@ def test_a_baseline_taken_here_survives_the_relaunch_with_speculation() -> None:
 def test_validity_without_a_probe() -> None:
     live = _live()
     live.probe_enabled = False
-    run = RunFigures(128, 62, 20.0, 0.5, 256, 280.0, None, None, None, None, None, None)
-    old = Snapshot(0, "http://h:1", None, _info("plain", tp_size=2), PROTOCOL, (run,), id=9)
+    old = a_snapshot(created_at=0, url="http://h:1", server=server_info("plain", tp_size=2), id=9)
     live.set_baseline(0, old, BaselineOrigin.STORE)
-    live.on_sample(_sample(1, _info("spec"), None, 1))
+    live.on_sample(sample(1, info=server_info("spec"), metrics=None, seq=1))
     validity = live.view(5 * 3600, 3).baseline.validity
     assert validity is not None
     assert validity.reasons == ("flags differ: tp_size", "too old (5.0 h > 30 min)")
@@ -219,12 +209,14 @@ def test_validity_without_a_probe() -> None:
 def test_a_server_that_stopped_generating_is_idle_whatever_its_gauges_say() -> None:
     """SGLang refreshes `num_running_reqs` only while it decodes: an idle server keeps it at 1."""
     live = _live()
-    busy = replace(_metrics("spec/metrics_after"), num_running_reqs=1.0)
-    live.on_sample(_sample(1, _info(), _metrics("spec/metrics"), 1))
-    live.on_sample(_sample(2, _info(), busy, 2))
+    busy = replace(server_metrics("spec/metrics_after"), num_running_reqs=1.0)
+    live.on_sample(sample(1, info=server_info(), metrics=server_metrics("spec/metrics"), seq=1))
+    live.on_sample(sample(2, info=server_info(), metrics=busy, seq=2))
     server = live.view(1002, 3).server
     assert not server.idle and not server.running_stale and server.decode_tok_s
-    live.on_sample(_sample(14, _info(), busy, 3))  # no token over the last 10 s
+    live.on_sample(
+        sample(14, info=server_info(), metrics=busy, seq=3)
+    )  # no token over the last 10 s
     server = live.view(1014, 3).server
     assert server.idle and server.running_stale and server.running == 1.0
     assert server.rate_span_s == 10.0
@@ -233,13 +225,13 @@ def test_a_server_that_stopped_generating_is_idle_whatever_its_gauges_say() -> N
 def test_without_a_token_counter_idleness_is_not_guessed() -> None:
     live = _live()
     bare = replace(
-        _metrics("spec/metrics_after"),
+        server_metrics("spec/metrics_after"),
         num_running_reqs=1.0,
         realtime_decode_tokens_total=None,
         generation_tokens_total=None,
     )
-    live.on_sample(_sample(1, _info(), bare, 1))
-    live.on_sample(_sample(14, _info(), bare, 2))
+    live.on_sample(sample(1, info=server_info(), metrics=bare, seq=1))
+    live.on_sample(sample(14, info=server_info(), metrics=bare, seq=2))
     server = live.view(1014, 3).server
     assert not server.idle and not server.running_stale
 
@@ -257,7 +249,7 @@ def test_cycle_percentiles_are_of_the_pooled_steps_and_tok_s_of_the_pooled_windo
     """Issue 24 §6: the p95 is over every step of the recent probes, not the median of each
     probe's p95; the pooled decode tok/s is the window of the accept, cycle and speedup."""
     live = _live()
-    live.on_sample(_sample(1, _info("spec"), None, 1))
+    live.on_sample(sample(1, info=server_info("spec"), metrics=None, seq=1))
     slow = [20.0] * 19 + [90.0]  # one step in 20 at 90 ms: its own p95 is 23.5 ms
     probes = [_probe(slow), _probe(slow), _probe([20.0] * 20)]
     for k, result in enumerate(probes):
@@ -277,7 +269,7 @@ def test_a_server_with_metrics_off_stays_live_between_server_info_reads() -> Non
     # With /metrics off, server info (read every INFO_EVERY_S = 5 s) is the only fresh answer:
     # at 3 s stale_after it flapped live → stale → live every 5 s (the exporter's target_up too).
     live = _live()
-    info = _info()
+    info = server_info()
     off = "http://h:1/metrics: 404 — metrics are off"
     readings = {"info": Reading(info, 0.0, 1), "metrics": Reading(None, None, 0, off, 0.0)}
 

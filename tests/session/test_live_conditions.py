@@ -4,48 +4,25 @@ names what differs, and both clear once the probes run alone again."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
-from pathlib import Path
-from types import MappingProxyType
+
+from factories import PROTOCOL, sample, server_info, server_metrics
 
 from specmon.analysis.figures import run_figures
 from specmon.analysis.validity import ValidityState, lifetime_of
 from specmon.model import (
     ProbeChunk,
     ProbeResult,
-    Protocol,
-    Reading,
     RunConditions,
-    Sample,
-    ServerInfo,
-    ServerMetrics,
     Snapshot,
 )
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.live import RECENT_PROBES, LiveState
-from specmon.sources.backends.sglang import parse_server_info
-from specmon.sources.metrics import metrics_from_text
 from specmon.ui.widgets.baseline_panel import _body
 from specmon.wording import validity_mark
 
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "sglang-0.5.17"
-PROTOCOL = Protocol(5, 0, 256, 0.0, "p")
 ALONE = RunConditions(others_running=0, queued=0, load_readings=5)
 BESIDE = RunConditions(others_running=1, queued=0, load_readings=5)
-
-
-def _info(kind: str) -> ServerInfo:
-    return parse_server_info(json.loads((FIXTURES / kind / "server_info").read_text()))
-
-
-def _metrics(name: str) -> ServerMetrics:
-    return metrics_from_text((FIXTURES / name).read_text())
-
-
-def _sample(t: float, info: ServerInfo, metrics: ServerMetrics | None = None) -> Sample:
-    readings = {"info": Reading(info, t, 1), "metrics": Reading(metrics, t, 1)}
-    return Sample(t, 1000.0 + t, MappingProxyType(readings))
 
 
 def _probe(conditions: RunConditions) -> ProbeResult:
@@ -57,14 +34,14 @@ def _probe(conditions: RunConditions) -> ProbeResult:
 def _live_with_a_baseline_taken_alone() -> LiveState:
     live = LiveState("http://h:1", PROTOCOL, max_age_s=1800, probe_every=10)
     run = replace(run_figures(_probe(ALONE)), accept_length=None, conditions=ALONE)
-    plain = _info("plain")
-    at_bench = lifetime_of(plain, _metrics("plain/metrics"))
+    plain = server_info("plain")
+    at_bench = lifetime_of(plain, server_metrics("plain/metrics"))
     baseline = Snapshot(
         1000.0, "http://b:2", None, plain, PROTOCOL, (run,) * 5, id=7, lifetime=at_bench
     )
     live.set_baseline(1000.0, baseline, BaselineOrigin.BASELINE_SERVER)
-    live.on_sample(_sample(1, _info("spec")))
-    live.on_baseline_sample(_sample(1, plain, _metrics("plain/metrics_after")))
+    live.on_sample(sample(1, info=server_info("spec"), metrics=None))
+    live.on_baseline_sample(sample(1, info=plain, metrics=server_metrics("plain/metrics_after")))
     return live
 
 

@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
-from types import MappingProxyType
 
-from replay import FIXTURES
+from factories import sample, server_info
 
 from specmon.config import FleetTarget, MonitorConfig, Targets
 from specmon.history import MarkKind
 from specmon.measure.snapshot import SnapshotKind
-from specmon.model import Reading, Sample, ServerInfo
+from specmon.model import Sample
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.feed import FeedSink
 from specmon.session.recording import Header, RecordingWriter, read_recording
 from specmon.session.server_session import ServerSession, dashboard_session
 from specmon.session.view import View
-from specmon.sources.backends.sglang import parse_server_info
 from specmon.storage import history_store
 from specmon.storage.store import Store
 from specmon.target import Target
@@ -64,9 +61,7 @@ def _session(config: MonitorConfig = CONFIG, **kwargs: bool) -> tuple[ServerSess
 
 
 def _sample(t: float, kind: str) -> Sample:
-    info: ServerInfo = parse_server_info(json.loads((FIXTURES / kind / "server_info").read_text()))
-    readings = {"info": Reading(info, t, int(t)), "metrics": Reading(None, None, 0)}
-    return Sample(t, NOW - 100 + t, MappingProxyType(readings))
+    return sample(t, info=server_info(kind), metrics=None, seq=int(t), wall=NOW - 100 + t)
 
 
 def test_a_view_goes_to_whoever_shows_the_server_after_every_input() -> None:

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import gc
-import json
 import os
 import time
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
+import factories
 import pytest
+from factories import reading, server_info, server_metrics
 from replay import FIXTURES, replay_probe
 
 from specmon.analysis.figures import run_figures
@@ -20,7 +20,6 @@ from specmon.analysis.validity import lifetime_of
 from specmon.config import MonitorConfig, Targets
 from specmon.model import (
     Protocol,
-    Reading,
     Sample,
     ServerInfo,
     ServerMetrics,
@@ -29,9 +28,7 @@ from specmon.model import (
 )
 from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.session.server_session import dashboard_session
-from specmon.sources.backends.sglang import parse_server_info
 from specmon.sources.dcgm import telemetry_from_text
-from specmon.sources.metrics import metrics_from_text
 from specmon.storage.store import Store
 from specmon.target import Target
 from specmon.ui.app import SpecmonApp
@@ -69,18 +66,6 @@ def _sockets_of_cancelled_connects() -> Iterator[None]:
         gc.collect()
 
 
-def server_info(kind: str = "spec", **changes: Any) -> ServerInfo:
-    """A real 0.5.17 server info, with args changed as asked."""
-    body = json.loads((FIXTURES / kind / "server_info").read_text())
-    body.update(changes)
-    return parse_server_info(body)
-
-
-def server_metrics(name: str = "spec/metrics_after") -> ServerMetrics:
-    """A real 0.5.17 /metrics scrape."""
-    return metrics_from_text((FIXTURES / name).read_text())
-
-
 def gpus() -> Telemetry:
     """Eight H200s as dcgm-exporter serves them (tests/fixtures/dcgm)."""
     text = (FIXTURES.parent / "dcgm" / "dcgm-exporter-8gpu.txt").read_text()
@@ -97,22 +82,16 @@ def sample(
     metrics_error: str | None = None,
     telemetry: Telemetry | None = None,
 ) -> Sample:
-    """A sampler tick, as the sampler would emit it."""
-    readings = {
-        "info": Reading(
-            info, t if info else None, seq if info else 0, info_error, t if info_error else None
-        ),
-        "metrics": Reading(
-            metrics,
-            t if metrics else None,
-            seq if metrics else 0,
-            metrics_error,
-            t if metrics_error else None,
-        ),
-    }
-    if telemetry is not None:
-        readings["gpu"] = Reading(telemetry, t, seq)
-    return Sample(t, NOW - 10 + t, MappingProxyType(readings))
+    """A sampler tick, as the sampler would emit it (a source never read yet: sequence 0)."""
+    gpu: dict[str, Any] = {} if telemetry is None else {"telemetry": telemetry}
+    return factories.sample(
+        t,
+        info=reading(info, t, seq if info else 0, info_error),
+        metrics=reading(metrics, t, seq if metrics else 0, metrics_error),
+        seq=seq,
+        wall=NOW - 10 + t,
+        **gpu,
+    )
 
 
 async def baseline_snapshot(created_at: float, **arg_changes: Any) -> Snapshot:
