@@ -196,6 +196,7 @@ async def _check(args: argparse.Namespace, store: Store | None, progress: CheckP
             )
     finally:
         await telemetry.aclose()
+    progress.finished()
     if args.json:
         print(json.dumps(report_to_dict(report), indent=2))
     else:

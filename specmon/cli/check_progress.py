@@ -24,8 +24,8 @@ class CheckProgress:
 
     show: bool
     stream: TextIO = field(default_factory=lambda: sys.stderr)
-    phase: str = "connecting"
-    """What runs now, for the interrupt message: "connecting", "probe 3", "baseline probe 2"."""
+    phase: str = "while starting"
+    """When, for the interrupt message: "while reading the server", "during probe 3"."""
     probes: int = 0
     """Probes of this server finished."""
     baseline_probes: int = 0
@@ -38,12 +38,12 @@ class CheckProgress:
 
     def reading(self, url: str) -> None:
         """Before the first request."""
-        self.phase = "reading the server"
+        self.phase = "while reading the server"
         self.say(f"reading {url}")
 
     def reached(self, info: ServerInfo) -> None:
         """The server answered (its info is known)."""
-        self.phase = "looking up a baseline"
+        self.phase = "while looking up a baseline"
         self.say(f"reachable: {info.title} serving {info.model or '?'}")
 
     def found(self, lookup: BaselineLookup) -> None:
@@ -58,11 +58,11 @@ class CheckProgress:
         """`run`, each probe of this server counted and said."""
 
         async def probe(protocol: Protocol) -> Snapshot:
-            self.phase = f"probe {self.probes + 1}"
+            self.phase = f"during probe {self.probes + 1}"
             self.say(f"probe {self.probes + 1}: {protocol.max_tokens} tokens …")
             snapshot = await run(protocol)
             self.probes += 1
-            self.phase = "judging"
+            self.phase = f"after probe {self.probes}"
             self.say(f"probe {self.probes}: {_describe_probe(snapshot.runs[0])}")
             return snapshot
 
@@ -74,22 +74,30 @@ class CheckProgress:
         """`run`, each probe of the baseline server counted and said."""
 
         async def probe(url: str, protocol: Protocol) -> Snapshot:
-            self.phase = f"baseline probe {self.baseline_probes + 1}"
+            self.phase = f"during baseline probe {self.baseline_probes + 1}"
             self.say(f"baseline probe {self.baseline_probes + 1} ({url}) …")
             snapshot = await run(url, protocol)
             self.baseline_probes += 1
-            self.phase = "judging"
+            self.phase = f"after baseline probe {self.baseline_probes}"
             self.say(f"baseline probe {self.baseline_probes}: {_describe_probe(snapshot.runs[0])}")
             return snapshot
 
         return probe
 
-    def interrupted(self) -> str:
-        """ "interrupted during probe 3: 2 probes done, no verdict": what was and was not done."""
+    def finished(self) -> None:
+        """The check ran to its end: its findings follow on stdout."""
+        self.phase = "while printing"
+        self.say(f"done: {self._done()}")
+
+    def _done(self) -> str:
         done = _count(self.probes, "probe")
         if self.baseline_probes:
             done += f" and {_count(self.baseline_probes, 'baseline probe')}"
-        return f"during {self.phase}: {done} done, no verdict"
+        return done
+
+    def interrupted(self) -> str:
+        """ "during probe 3: 2 probes done, no verdict": what was and was not done."""
+        return f"{self.phase}: {self._done()} done, no verdict"
 
 
 def _count(n: int, what: str) -> str:

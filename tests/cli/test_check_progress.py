@@ -3,6 +3,7 @@ stdout, and Ctrl-C mid-probe saying what was done."""
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import re
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -51,6 +53,28 @@ def test_progress_goes_to_stderr_and_stdout_is_unchanged(
         line[:12] for line in shown.out.splitlines()
     ]
     assert "specmon:" not in shown.out
+    assert lines[-1] == "specmon: done: 1 probe"
+
+
+@pytest.mark.slow
+def test_interleaved_progress_says_each_baseline_probe(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "db")
+    spec = SimConfig(plain_step_ms=4.0, cycle_ms=6.4, accept_length=2.0, ttft_ms=5.0, seed=11)
+    with SimThread(spec) as live, SimThread(replace(spec, speculative_algorithm=None)) as plain:
+        assert main(["bench", plain.url, "--runs", "3", "--max-tokens", "60", "--db", db]) == 0
+        capsys.readouterr()
+        assert main(["check", live.url, "--db", db, "--json", "--progress"]) == 0
+        shown = capsys.readouterr()
+    body = json.loads(shown.out)  # stdout: the JSON alone
+    lines = shown.err.splitlines()
+    assert f"specmon: baseline: #1 ({plain.url})" in lines
+    assert f"specmon: baseline probe 1 ({plain.url}) …" in lines
+    pairs = len(body["baseline_probes"])
+    said = [line for line in lines if re.match(r"specmon: baseline probe \d+: \d+ tokens,", line)]
+    assert len(said) == pairs >= 3
+    assert lines[-1] == f"specmon: done: {len(body['probes'])} probes and {pairs} baseline probes"
 
 
 def _read_until(fd: int, pattern: str, seen: list[str], limit_s: float = 120.0) -> None:
