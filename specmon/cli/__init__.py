@@ -132,6 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
+        interrupted = getattr(args, "interrupted", "")  # `check` says what it had done
         print(f"\nspecmon: interrupted{': ' + interrupted if interrupted else ''}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except TargetError as exc:  # a bad address, key file or option: nothing was tried

@@ -13,6 +13,7 @@ from specmon.analysis.validity import DEFAULT_MAX_AGE_S, LifetimeCheck
 from specmon.check import CHECK_RULE, DEFAULT_CHECK_TOKENS, run_check
 from specmon.cli import stopping
 from specmon.cli.agent import add_gpu_metrics
+from specmon.cli.check_progress import CheckProgress
 from specmon.cli.common import (
     add_connection,
     add_db,
@@ -94,6 +95,13 @@ def register(commands: Any) -> None:
     )
     add_max_age(check)
     check.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="say each step on stderr as it goes (reading, baseline, each probe): the default "
+        "when stderr is a terminal; stdout and --json are the same either way",
+    )
+    check.add_argument(
         "--json", action="store_true", help=f"print one JSON object (schema {CHECK_SCHEMA})"
     )
     add_db(check)
@@ -114,25 +122,34 @@ def run(args: argparse.Namespace) -> int:
         if store_setting(args):
             raise
         store = None  # nothing saved on this machine yet: no baseline to look up
+    show = args.progress if args.progress is not None else sys.stderr.isatty()
+    progress = CheckProgress(show)
     try:
-        return stopping.run(_check(args, store))
+        return stopping.run(_check(args, store, progress))
+    except KeyboardInterrupt:
+        args.interrupted = progress.interrupted()  # said by `specmon.cli.main`
+        raise
     finally:
         if store is not None:
             store.close()
 
 
-async def _check(args: argparse.Namespace, store: Store | None) -> int:
+async def _check(args: argparse.Namespace, store: Store | None, progress: CheckProgress) -> int:
     target = target_of(args)
 
     pin = pin_of(args.baseline)
 
     async def find(info: ServerInfo) -> BaselineLookup:
+        progress.reached(info)
         if store is None:
-            return BaselineLookup(None, pinned=pin.text() if pin else None)
-        # Every candidate's server is read first: the rule prefers valid baselines to newer.
-        return await find_baseline(
-            store, info, target, pin=pin, tokens=args.probe_tokens, max_age_s=args.max_age
-        )
+            lookup = BaselineLookup(None, pinned=pin.text() if pin else None)
+        else:
+            # Every candidate's server is read first: the rule prefers valid baselines to newer.
+            lookup = await find_baseline(
+                store, info, target, pin=pin, tokens=args.probe_tokens, max_age_s=args.max_age
+            )
+        progress.found(lookup)
+        return lookup
 
     async def run_probe(protocol: Protocol) -> Snapshot:
         return await take_snapshot(
@@ -155,13 +172,14 @@ async def _check(args: argparse.Namespace, store: Store | None) -> int:
     async def lifetime(baseline: Snapshot) -> LifetimeCheck:
         return await check_lifetime(baseline, target, speculative=True)
 
+    progress.reading(target.url)
     telemetry = await open_telemetry(target.url, gpu_metrics=args.gpu_metrics)
     try:
         async with open_connection(target, make_client) as connection:
             report = await run_check(
                 connection,
                 target.url,
-                run_probe=run_probe,
+                run_probe=progress.probing(run_probe),
                 check_lifetime=lifetime,
                 find_baseline=find,
                 probe_tokens=args.probe_tokens,
@@ -173,11 +191,12 @@ async def _check(args: argparse.Namespace, store: Store | None) -> int:
                 find_ab=lambda info: (
                     lookup_ab(store, info, max_age_s=args.max_age) if store else None
                 ),
-                probe_baseline=probe_baseline,
+                probe_baseline=progress.probing_baseline(probe_baseline),
                 interleave=args.interleave,
             )
     finally:
         await telemetry.aclose()
+    progress.finished()
     if args.json:
         print(json.dumps(report_to_dict(report), indent=2))
     else:
