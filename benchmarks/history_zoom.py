@@ -95,7 +95,7 @@ def time_zoom_keys(hours: float, presses: int, launches: int) -> dict[str, list[
     rng = random.Random(28)
     with (
         tempfile.TemporaryDirectory(prefix="history-zoom-") as home,
-        k.servers(False) as (url, base),
+        k.servers("healthy") as (url, base),
     ):
         db = Path(home) / "specmon.db"
         write_history(db, hours, time.time(), url=url)

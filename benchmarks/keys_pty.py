@@ -2,8 +2,10 @@
 
 Each configuration (terminal size × server condition) runs the installed `specmon` (or
 `python -m specmon`) in a pseudo-terminal of that size against two simulated servers in a child
-process: a speculative one (`--url`) and its plain twin (`--baseline-url`), either healthy or
-with every route of both hung (`Faults.hang = {"*"}`: connections accepted, nothing answered).
+process: a speculative one (`--url`) and its plain twin (`--baseline-url`), either healthy, or
+with every route of both hung (`Faults.hang = {"*"}`: connections accepted, nothing answered),
+or (`--conditions metrics10mb`) with each `/metrics` padded to 10 MB of families specmon does
+not read (metrics_10mb.py's "other" body), which the dashboard scrapes every second.
 What the program writes is fed to pyte, a VT100 emulator, so the benchmark knows what the screen
 shows. A key's time runs from the write of the key to the first read of output after which the
 emulated screen shows the key's result (the help's key table, the probe's new state, the theme's
@@ -54,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 import pyte
+from metrics_10mb import FILLERS, fill
 
 from specmon.sim import SimConfig, SimThread
 
@@ -79,27 +82,32 @@ PAUSED = "probe paused (p)"  # the decode panel; the events log says "probe paus
 # The servers: a child process, so that their work does not take this process's time.
 
 
-def serve(conn: Connection, hung: bool) -> None:
-    """Run a speculative simulator and its plain twin until `conn` says stop (child process)."""
+def serve(conn: Connection, condition: str) -> None:
+    """Run a speculative simulator and its plain twin until `conn` says stop (child process):
+    healthy, every path hung ("hung"), or each `/metrics` padded to 10 MB with families specmon
+    does not read ("metrics10mb": `metrics_10mb.py`'s "other" body, a new text each scrape)."""
     spec = SimConfig(enable_metrics=True)
     plain = replace(spec, speculative_algorithm=None)
+    filler = fill(FILLERS["other"]) if condition == "metrics10mb" else ""
     with SimThread(spec) as s, SimThread(plain) as p:
-        if hung:
-            for sim in (s, p):
+        for sim in (s, p):
 
-                async def hang(sim: SimThread = sim) -> None:
+            async def fault(sim: SimThread = sim) -> None:
+                if condition == "hung":
                     sim.server.faults.hang.add("*")
+                elif filler:
+                    sim.server.faults.metrics_rewrite = lambda text: text + filler
 
-                sim.call(hang)
+            sim.call(fault)
         conn.send((s.url, p.url))
         conn.recv()
 
 
 @contextlib.contextmanager
-def servers(hung: bool) -> Iterator[tuple[str, str]]:
-    """The two servers' URLs while they run."""
+def servers(condition: str) -> Iterator[tuple[str, str]]:
+    """The two servers' URLs while they run (`condition`: `serve`'s)."""
     ours, theirs = multiprocessing.Pipe()
-    child = multiprocessing.get_context("spawn").Process(target=serve, args=(theirs, hung))
+    child = multiprocessing.get_context("spawn").Process(target=serve, args=(theirs, condition))
     child.start()
     try:
         yield ours.recv()
@@ -352,7 +360,8 @@ ROUND: tuple[Step, ...] = (
 
 @dataclass(frozen=True)
 class Config:
-    """One terminal size and one server condition ("healthy", "hung" or "demo")."""
+    """One terminal size and one server condition ("healthy", "hung", "metrics10mb" or
+    "demo")."""
 
     size: tuple[int, int]
     condition: str
@@ -419,7 +428,7 @@ def run_config(
             if config.condition == "demo":
                 argv = [*specmon_argv(), "demo"]
             else:
-                url, base = stack.enter_context(servers(config.condition == "hung"))
+                url, base = stack.enter_context(servers(config.condition))
                 argv = [*specmon_argv(), "--url", url, "--baseline-url", base, *db]
                 if config.record:
                     argv += ["--record", str(Path(home) / "session.jsonl")]

@@ -35,7 +35,17 @@ REAL = Path(__file__).parent.parent / "tests/fixtures/sglang-0.5.17/spec/metrics
 SIZE = 10 * 2**20
 
 
-def _fill(line: str) -> str:
+FILLERS = {
+    "other": 'sglang:junk_total{{model_name="m",i="{i}"}} {i}.0',
+    "wanted": 'sglang:num_requests_total{{model_name="m",i="{i}"}} 1.0',
+    "comments": "# " + "x" * 1021,
+}
+"""Each body's filler line (`i` its number); `keys_pty.py --conditions metrics10mb` serves the
+"other" one after every scrape of the simulator."""
+
+
+def fill(line: str) -> str:
+    """`line` numbered from 0 until the text reaches `SIZE`."""
     lines, size, i = [], 0, 0
     while size < SIZE:
         text = line.format(i=i) + "\n"
@@ -48,11 +58,7 @@ def _fill(line: str) -> str:
 def bodies() -> dict[str, str]:
     """The three 10 MB bodies, by name."""
     real = REAL.read_text()
-    return {
-        "other": real + _fill('sglang:junk_total{{model_name="m",i="{i}"}} {i}.0'),
-        "wanted": real + _fill('sglang:num_requests_total{{model_name="m",i="{i}"}} 1.0'),
-        "comments": real + _fill("# " + "x" * 1021),
-    }
+    return {name: real + fill(line) for name, line in FILLERS.items()}
 
 
 def one(body: bytes) -> tuple[float, float, str]:

@@ -7,11 +7,11 @@ import os
 import socket
 import ssl
 import stat
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import httpx
 
@@ -37,6 +37,9 @@ MAX_BODY_BYTES = 16 * 2**20
 """The largest answer `get` reads: a real 0.5.17 /metrics at TP 8 is ~65 KB, its server info
 ~31 KB, dcgm-exporter's for 8 GPUs ~30 KB. A larger body is refused; reading it held up to this
 much memory for a moment (and the allocator keeps the pages), so the limit stays modest."""
+OFF_LOOP_CHARS = 2**20
+"""A body larger than this is read in a worker thread (`off_loop`): a hostile or merely huge
+answer (a 10 MB /metrics, a wide /slots) must not hold the event loop (keys, other targets)."""
 WHOLE_ANSWER_READS = 2
 """A whole answer of `get` must arrive within this many read timeouts: each read waits at most
 one, and a server (or proxy) trickling its answer a few bytes at a time would otherwise hold
@@ -443,6 +446,31 @@ def parse_json(response: httpx.Response) -> Any:
         ) from None
     except ValueError:  # UnicodeDecodeError included
         raise MalformedResponse(f"{response.request.url}: the body is not JSON") from None
+
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+async def off_loop(size: int, read: Callable[_P, _T], /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+    """`read(*args, **kwargs)` of a body of `size` characters (or bytes): on the loop when it
+    is small, else in a worker thread, which gives the loop its turn every switch interval
+    (Python-level work such as sifting lines or walking a parsed value; a C parser holds the
+    lock for its own part). The one rule for every body a source reads whole.
+    """
+    if size <= OFF_LOOP_CHARS:
+        return read(*args, **kwargs)
+    return await asyncio.to_thread(read, *args, **kwargs)
+
+
+async def parse_json_off_loop(response: httpx.Response) -> Any:
+    """`parse_json`, in a worker thread for a body past `OFF_LOOP_CHARS` (`off_loop`): walking
+    a wide answer for its depth takes longer than parsing it.
+
+    Raises:
+        MalformedResponse: As `parse_json`.
+    """
+    return await off_loop(len(response.content), parse_json, response)
 
 
 JSON_INT_LIMIT = 2**63

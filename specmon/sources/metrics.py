@@ -7,7 +7,6 @@ OpenMetrics output the `# HELP`/`# TYPE` lines and the samples disagree on the s
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import math
 from collections import defaultdict
@@ -18,7 +17,7 @@ import httpx
 
 from specmon.errors import HttpStatus, MalformedResponse, MetricsDisabled, ResponseTooLarge
 from specmon.model import Histogram, ServerMetrics
-from specmon.sources.http import get
+from specmon.sources.http import get, off_loop
 from specmon.sources.scrape_memo import ScrapeMemo
 
 PREFIXES = ("sglang:", "sglang_")
@@ -231,10 +230,6 @@ async def fetch_metrics(client: httpx.AsyncClient) -> ServerMetrics:
     return _metrics(await wanted_off_loop(text, PREFIXES, WANTED))
 
 
-OFF_LOOP_CHARS = 2**20
-"""A body larger than this is sifted for the wanted lines in a thread (`wanted_off_loop`)."""
-
-
 async def wanted_off_loop(text: str, prefixes: tuple[str, ...], wanted: tuple[str, ...]) -> str:
     """`wanted_text`, in a worker thread for a body past `OFF_LOOP_CHARS`: sifting 10 MB takes
     ~60 ms of CPU, which the event loop (keys, other targets) would otherwise wait for; the
@@ -244,9 +239,7 @@ async def wanted_off_loop(text: str, prefixes: tuple[str, ...], wanted: tuple[st
     Raises:
         ResponseTooLarge: More than `MAX_SAMPLES` lines of the wanted families.
     """
-    if len(text) <= OFF_LOOP_CHARS:
-        return wanted_text(text, prefixes, wanted)
-    return await asyncio.to_thread(wanted_text, text, prefixes, wanted)
+    return await off_loop(len(text), wanted_text, text, prefixes, wanted)
 
 
 async def fetch_text(

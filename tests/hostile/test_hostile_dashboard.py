@@ -6,15 +6,11 @@ finite or missing, and nothing the server sent reaches the terminal as a control
 from __future__ import annotations
 
 import json
-import math
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hostile.checks import CONTROL, controls, finite, shown, until
 from hostile.server import CASES, IDS, Case, HostileThread
-from textual.pilot import Pilot
-from textual.widgets import Static
 
 from specmon.config import MonitorConfig, Targets
 from specmon.session.server_session import dashboard_session
@@ -25,36 +21,7 @@ from specmon.ui.app import SpecmonApp
 
 pytestmark = pytest.mark.slow  # ~2–4 s a case: a server and a dashboard
 
-CONTROL = {chr(c) for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))} - {"\n"}
-"""What must never reach the terminal from a server: C0 and C1 controls (an escape starts
-each sequence), DEL; newlines are the widgets' own."""
 KEYS = ("c", "escape", "i", "escape", "w", "escape", "question_mark", "escape", "z", "p", "p")
-
-
-async def _until(pilot: Pilot[None], condition: Callable[[], bool], limit_s: float = 30.0) -> None:
-    deadline = time.monotonic() + limit_s
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached"
-        await pilot.pause(0.05)
-
-
-def _finite(value: object) -> None:
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, float):
-            assert math.isfinite(item), item
-
-
-def _shown(app: SpecmonApp) -> str:
-    """Every text the screen shows: its Statics' content and every widget's border titles."""
-    texts = [str(w.render()) for w in app.screen.query(Static)]
-    texts += [str(w.border_title or "") + str(w.border_subtitle or "") for w in app.screen.query()]
-    return "\n".join(texts)
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
@@ -70,7 +37,7 @@ async def test_the_dashboard_outlives_it_and_writes_no_control_character(
         async with app.run_test(size=(120, 40)) as pilot:
             session = app.session
             # Reachable: two probes tried; not: the server's failure read twice (events said).
-            await _until(
+            await until(
                 pilot,
                 lambda: (
                     session.probes_ok + session.probes_failed >= 2
@@ -84,7 +51,7 @@ async def test_the_dashboard_outlives_it_and_writes_no_control_character(
             await pilot.pause(0.3)
             assert app.return_code is None and app.is_running
             view = session.view()
-            _finite(json.loads(json.dumps(view_to_dict(view))))
-            shown = _shown(app)
-            assert not CONTROL & set(shown), [c for c in shown if c in CONTROL][:5]
+            finite(json.loads(json.dumps(view_to_dict(view))))
+            text = shown(app)
+            assert not CONTROL & set(text), controls(text)
             assert all("\n" not in event.text for event in session.live.events)

@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
+from hostile.checks import finite
 from hostile.server import CASES, FAST, IDS, Case, HostileThread
 
 from specmon.cli import main
@@ -45,19 +46,6 @@ def hostile(request: pytest.FixtureRequest) -> Iterator[tuple[Case, HostileThrea
     case: Case = request.param
     with HostileThread(case) as server:
         yield case, server
-
-
-def finite(value: Any, where: str = "") -> None:
-    """Every number in parsed JSON is finite (null stands for unknown)."""
-    stack = [(value, where)]
-    while stack:
-        item, at = stack.pop()
-        if isinstance(item, dict):
-            stack.extend((v, f"{at}.{k}") for k, v in item.items())
-        elif isinstance(item, list):
-            stack.extend((v, f"{at}[{i}]") for i, v in enumerate(item))
-        elif isinstance(item, float):
-            assert math.isfinite(item), f"{at} = {item}"
 
 
 def clean(out: str, err: str) -> None:

@@ -8,9 +8,6 @@ saying why; with SPECMON_BROWSER_REQUIRED=1 (CI sets it) they fail instead.
 from __future__ import annotations
 
 import os
-import re
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from web_helpers import CHROMIUM, Web
+from web_helpers import CHROMIUM, Web, serving
 
 from specmon.sim import SimConfig, SimThread
 
@@ -77,41 +74,6 @@ def read_only_web(sims: tuple[SimThread, SimThread], tmp_path: Path) -> Iterator
 @contextmanager
 def _serving(sims: tuple[SimThread, SimThread], db: Path, *options: str) -> Iterator[Web]:
     spec, base = sims
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "specmon",
-            "web",
-            "--url",
-            spec.url,
-            "--baseline-url",
-            base.url,
-            "--db",
-            str(db),
-            "--web-port",
-            "0",
-            "--interval",
-            "0.5",
-            "--probe-every",
-            "1",
-            "--probe-tokens",
-            "48",
-            "--baseline-runs",
-            "2",
-            *options,
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    assert process.stdout is not None
-    try:
-        first = process.stdout.readline()
-        found = re.search(r" on (http://\S+)$", first.strip())
-        assert found, first
-        yield Web(process, found.group(1), db)
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        process.stdout.close()
+    watching = ("--url", spec.url, "--baseline-url", base.url, "--probe-tokens", "48")
+    with serving(db, *watching, "--baseline-runs", "2", *options) as served:
+        yield served

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,7 +101,50 @@ class Web:
     process: subprocess.Popen[str]
     url: str
     db: Path
+    output: str = ""
+    """What it printed, once stopped."""
 
     def tab(self, browser: object) -> Tab:
         """A new browser tab on it."""
         return open_tab(browser, self.url)
+
+
+@contextmanager
+def serving(db: Path, *options: str) -> Iterator[Web]:
+    """`specmon web` on a free port with the store `db`, polling every 0.5 s and probing every
+    second, `options` (its `--url` among them) added; stopped after."""
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "specmon",
+            "web",
+            "--db",
+            str(db),
+            "--web-port",
+            "0",
+            "--interval",
+            "0.5",
+            "--probe-every",
+            "1",
+            *options,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert process.stdout is not None
+    web: Web | None = None
+    try:
+        first = process.stdout.readline()
+        found = re.search(r" on (http://\S+)$", first.strip())
+        assert found, first
+        web = Web(process, found.group(1), db)
+        yield web
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        output = process.stdout.read()
+        process.stdout.close()
+        if web is not None:
+            web.output = output

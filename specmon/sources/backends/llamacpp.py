@@ -28,14 +28,27 @@ from specmon.errors import HttpStatus, MalformedResponse, NotLlamaCpp
 from specmon.model import ProbeResult, ServerInfo, ServerMetrics, SpecConfig, StepsSource
 from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.sources.drafts import metrics_or_none, per_position, scraper, stream_between_scrapes
-from specmon.sources.http import get, json_int, parse_json
-from specmon.sources.metrics import fetch_text, parse_scrape
+from specmon.sources.http import get, json_int, parse_json_off_loop
+from specmon.sources.metrics import fetch_text, parse_scrape, wanted_off_loop
 from specmon.sources.probe import ChunkUpdate, stream_json
 from specmon.sources.secrets import mask_args
 
 PREFIXES = ("llamacpp:", "llamacpp_")
 COMPLETION = "/completion"
 _ARGS = ("model_path", "model_alias", "model_ftype", "total_slots")
+WANTED = (
+    "tokens_predicted_total",
+    "prompt_tokens_total",
+    "requests_processing",
+    "requests_deferred",
+    "spec_decode_num_drafts_total",
+    "spec_decode_num_draft_tokens_total",
+    "spec_decode_num_accepted_tokens_total",
+    "spec_decode_num_accepted_tokens_per_pos_total",
+    "tokens_predicted_seconds_total",
+)
+"""The families `metrics_from_text` reads (short names): a large scrape is sifted for them first,
+off the event loop (`wanted_off_loop`), as every backend's."""
 
 
 async def fetch_server_info(
@@ -53,7 +66,7 @@ async def fetch_server_info(
         SourceError: Any other failure, typed (auth, unreachable, malformed …).
     """
     try:
-        props = parse_json(await get(client, "/props"))
+        props = await parse_json_off_loop(await get(client, "/props"))
     except (HttpStatus, MalformedResponse):
         raise NotLlamaCpp(f"{client.base_url}: no llama.cpp /props") from None
     if not isinstance(props, dict) or not isinstance(props.get("build_info"), str):
@@ -68,7 +81,7 @@ async def fetch_server_info(
 async def _slots(client: httpx.AsyncClient) -> list[Mapping[str, Any]] | None:
     """`/slots`, or None where the server turns it off (`--no-slots`)."""
     try:
-        body = parse_json(await get(client, "/slots"))
+        body = await parse_json_off_loop(await get(client, "/slots"))
     except (HttpStatus, MalformedResponse):
         return None
     return [s for s in body if isinstance(s, dict)] if isinstance(body, list) else None
@@ -160,7 +173,7 @@ async def fetch_metrics(client: httpx.AsyncClient) -> ServerMetrics:
         SourceError: Any other failure, typed.
     """
     text = await fetch_text(client, "start llama-server with --metrics", (404, 501))
-    return metrics_from_text(text)
+    return metrics_from_text(await wanted_off_loop(text, PREFIXES, WANTED))
 
 
 def completion_payload(prompt: str, max_tokens: int, temperature: float = 0.0) -> dict[str, Any]:
