@@ -91,7 +91,10 @@ def live_what_if(
         traffic=live.traffic_gap(),
     )
     positions, ab_levels = pooled_positions(runs), ab.levels if ab is not None else ()
-    per_band = tuple(band_what_if(info, band, positions, ab_levels) for band in bands)
+    streams = baseline.protocol.concurrency if baseline is not None else 1
+    per_band = tuple(
+        band_what_if(info, band, positions, ab_levels, base, streams) for band in bands
+    )
     return WhatIfView(info, answer, tuple(advice), note, bands, ab, now_wall, per_band)
 
 
