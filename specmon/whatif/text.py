@@ -51,8 +51,20 @@ def speculation_off_flag(info: ServerInfo) -> str:
     return facts(info.backend).off_flag
 
 
-def row(info: ServerInfo, p: Prediction, best: int) -> dict[str, str]:
-    """One table row: the figures of one draft length, by column (LABELS' keys)."""
+def passed_over(w: WhatIf) -> str | None:
+    """Why the length predicted fastest is not the one named best, or None when it is: "k = 1:
+    +2.0%, within its interval" (the `best:` line and the best row's notes say it alike)."""
+    best, current = w.best, w.current
+    if w.faster is not None or best.draft_tokens == current.draft_tokens:
+        return None
+    gain = best.decode_tok_s / current.decode_tok_s - 1
+    why = "within its interval" if w.bounded else "not ranked: one cycle, no baseline"
+    return f"k = {best.draft_tokens}: {pct(gain, signed=True)}, {why}"
+
+
+def row(info: ServerInfo, p: Prediction, best: int, why: str | None = None) -> dict[str, str]:
+    """One table row: the figures of one draft length, by column (LABELS' keys); `why`
+    (`passed_over`) beside "best" where a faster-predicted length was passed over."""
     interval = DASH
     if p.decode_low is not None and p.decode_high is not None:
         interval = f"{DECODE.format(p.decode_low)}–{DECODE.format(p.decode_high)}"
@@ -62,7 +74,7 @@ def row(info: ServerInfo, p: Prediction, best: int) -> dict[str, str]:
     if p.measured:
         notes.append("measured")
     if p.draft_tokens == best:
-        notes.append("best")
+        notes.append(f"best ({why})" if why else "best")
     if p.extrapolated:
         notes.append("extrapolated")
     return {
@@ -84,7 +96,6 @@ def row(info: ServerInfo, p: Prediction, best: int) -> dict[str, str]:
 def summary(info: ServerInfo, w: WhatIf) -> list[str]:
     """The lines under the table: acceptance, the cycle model and its assumption, the best k
     (`WhatIf.faster`, as the advisor names it, or the current one)."""
-    best = w.best
     lines = [
         f"acceptance by position ({w.positions.source.value}, {w.positions.steps:.0f} drafting "
         f"steps): {position_bars(w.positions)}",
@@ -104,12 +115,9 @@ def summary(info: ServerInfo, w: WhatIf) -> list[str]:
         )
     else:
         text = f"best: k = {w.draft_tokens} (now): no other draft length is predicted faster"
-        if best.draft_tokens != current.draft_tokens:
-            gain = best.decode_tok_s / current.decode_tok_s - 1
-            why = "within its interval" if w.bounded else "not ranked: one cycle, no baseline"
-            text += (
-                f" beyond its interval (k = {best.draft_tokens}: {pct(gain, signed=True)}, {why})"
-            )
+        why = passed_over(w)
+        if why is not None:
+            text += f" beyond its interval ({why})"
         lines.append(text)
     return lines
 

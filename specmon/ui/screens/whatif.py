@@ -18,7 +18,14 @@ from specmon.ui.columns import Column, cut, fit
 from specmon.ui.format import escape
 from specmon.ui.widgets import quiet
 from specmon.whatif.live import WhatIfView
-from specmon.whatif.text import LABELS, band_what_if_lines, by_load_lines, row, summary
+from specmon.whatif.text import (
+    LABELS,
+    band_what_if_lines,
+    by_load_lines,
+    passed_over,
+    row,
+    summary,
+)
 
 COLUMNS = (  # LABELS' keys in LABELS' order
     Column("k", LABELS["k"], essential=True),
@@ -65,7 +72,8 @@ class WhatIfScreen(ModalScreen[None]):
         view, lines = self.view, []
         result = view.answer.result
         if view.info is not None and result is not None:
-            self.cells = [row(view.info, p, result.choice.draft_tokens) for p in result.predictions]
+            best, why = result.choice.draft_tokens, passed_over(result)
+            self.cells = [row(view.info, p, best, why) for p in result.predictions]
             lines += summary(view.info, result)
         else:
             self.query_one(DataTable).display = False
