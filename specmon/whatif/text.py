@@ -169,15 +169,18 @@ def whatif_to_dict(info: ServerInfo, w: WhatIf) -> dict[str, Any]:
 
 
 def by_load_lines(
-    bands: Sequence[LoadBand], ab: StoredAb | None = None, now_wall: float | None = None
+    bands: Sequence[LoadBand],
+    ab: StoredAb | None = None,
+    now_wall: float | None = None,
+    url: str | None = None,
 ) -> list[str]:
     """The server's own figures by its running requests (`analysis.by_load`), a line a band,
     each beside the stored A/B's speedup at the streams in that band; then the A/B's levels
-    and crossover (`ab_lines`)."""
+    and crossover (`ab_lines`: an A/B of another server than `url` named with its URL)."""
     if not bands:
         return [
             "by load: no decode seen with a running-requests gauge yet",
-            *ab_lines(ab, now_wall),
+            *ab_lines(ab, now_wall, url),
         ]
     lines = [
         "by load (the server's /metrics, last 5 min; ab: the stored A/B at those streams):",
@@ -193,7 +196,7 @@ def by_load_lines(
             f"{num(band.accept_length, '.2f'):>6} {num(band.tok_s, '.0f'):>7} "
             f"{num(band.per_request_tok_s, '.1f'):>11} {duration(band.seconds):>5}  {gains}"
         )
-    return lines + ab_lines(ab, now_wall)
+    return lines + ab_lines(ab, now_wall, url)
 
 
 _GAIN_WORD = {Verdict.WINNING: "gains", Verdict.LOSING: "loses", Verdict.WITHIN_NOISE: "noise"}

@@ -7,12 +7,13 @@ import shlex
 
 from specmon.analysis.ab_runs import StoredAb
 from specmon.analysis.acceptance import from_histogram
+from specmon.analysis.by_load import LoadBand
 from specmon.analysis.cycle_model import CyclePoint, fit_cycle
 from specmon.analysis.load import Crossover
 from specmon.analysis.pooled import Pooled
 from specmon.model import ServerInfo, SpecConfig
 from specmon.whatif.prediction import what_if
-from specmon.whatif.text import ab_lines, draft_flag, passed_over, row, summary
+from specmon.whatif.text import ab_lines, by_load_lines, draft_flag, passed_over, row, summary
 
 
 def _vllm(**args: object) -> ServerInfo:
@@ -79,3 +80,13 @@ def test_the_best_row_says_why_a_faster_predicted_length_is_passed_over() -> Non
     notes = {p.draft_tokens: row(info, p, best, why)["notes"] for p in w.predictions}
     assert notes[2] == f"measured, best ({why})" and notes[1] == ""
     assert summary(info, w)[-1].endswith(f"beyond its interval ({why})")
+
+
+def test_the_w_screens_ab_line_names_another_servers_ab_as_check_does() -> None:
+    """Issue 38: `w`'s by-load half wrote an A/B of another server as this one's; it goes
+    through `ab_lines` with the watched URL, as `check` does."""
+    ab = StoredAb(16, 1000.0, (), Crossover(None, None, None), "http://10.0.0.2:8000")
+    for bands in ((), (LoadBand(1, 60.0, 3.0, 1.0, False, 2.5, 60.0, 60.0),)):
+        lines = by_load_lines(bands, ab, 1004.0, "http://10.0.0.1:8000")
+        assert "ab #16 on http://10.0.0.2:8000, 4s ago: " in lines, lines
+        assert "ab #16, 4s ago: " in by_load_lines(bands, ab, 1004.0, "http://10.0.0.2:8000")

@@ -87,7 +87,7 @@ class WhatIfScreen(ModalScreen[None]):
         if not view.advice:
             lines.append("advisor: nothing to change on this evidence")
         if view.info is not None and view.info.speculative is not None:
-            lines += by_load_lines(view.by_load, view.ab, view.now_wall)
+            lines += by_load_lines(view.by_load, view.ab, view.now_wall, view.url)
             lines += band_what_if_lines(view.info, view.band_what_ifs)
         self.query_one("#whatif-notes", Static).update(escape("\n".join(lines)))
 
