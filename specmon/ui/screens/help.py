@@ -36,7 +36,7 @@ KEYS = (
     ("c", "compare every snapshot of this target with its matched baseline (keys below)"),
     ("w", "what-if: tokens per step, cycle, decode tok/s and speedup at every draft length "
      "from the recent probes, the best one, the advisor's findings, and the server's own "
-     "figures by load (Esc, w, q close it)"),
+     "figures by load (PgDn PgUp Home End scroll it; Esc, w, q close it)"),
     ("p", "pause / resume the probe"),
     ("f", "freeze the screen (sampling and probing go on; the keys line says frozen); f again "
      "shows the present"),
