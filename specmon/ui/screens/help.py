@@ -45,6 +45,8 @@ KEYS = (
     ("d", "dump the screen as SVG and text into the dumps folder (--dumps; the path is said in "
      "the events log)"),
     ("/", "show only the events holding a text (case aside; empty: all again)"),
+    ("l", "the events log in full: every event kept (those `/` keeps), wrapped whole, "
+     "scrollable; Esc, l, q close it"),
     ("t", "next theme, named in the events log: specmon-dark, specmon-high-contrast, "
      "specmon-light, then Textual's textual-dark, textual-light, nord, gruvbox"),
     ("i", 'sources, their age and last error, why a value shows "—", where acceptance came from'),
