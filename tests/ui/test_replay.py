@@ -236,3 +236,29 @@ async def test_help_lists_the_replay_keys_and_the_keys_that_are_off() -> None:
         assert keys["b"] == "off in a replay (it benches the server)"
         assert "p" not in keys  # p pauses the replay, not the server's probe
         assert app.screen is app.get_screen("replay-help")
+
+
+async def test_a_recording_cut_mid_line_says_so_where_the_replay_ends(tmp_path: Path) -> None:
+    """Issue 38: a recording cut mid-line (the recorder killed mid-write) played to its end
+    without a word in the replay's events log (only a warning on stderr, under the screen)."""
+    whole = RECORDING.read_bytes()
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(whole[: whole.rstrip(b"\n").rfind(b"\n") + 40])
+    recording = read_recording(cut)
+    assert recording.cut_note is not None
+    feed = ReplayFeed(recording, paused=True)
+    app = ReplayApp(replay_session(recording.header.config(MonitorConfig(url="unused")), feed))
+    said = f"end of the replay: {recording.cut_note}"
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _started(pilot)
+        app.seek_to(recording.duration / 2)
+        await pilot.pause()
+        assert said not in [e.text for e in app.session.live.events]
+        app.seek_to(recording.duration)
+        await pilot.pause()
+        assert [e.text for e in app.session.live.events].count(said) == 1
+        assert said in str(app.query_one("#events").render())
+        app.seek_to(0.0)  # back: the state is rebuilt; at the end again it is said again, once
+        app.seek_to(recording.duration)
+        await pilot.pause()
+        assert [e.text for e in app.session.live.events].count(said) == 1
