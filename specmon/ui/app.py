@@ -489,6 +489,12 @@ class SpecmonApp(App[None]):
                 exports=not self.read_only,
                 prompts=config.probe_prompts,
                 check=self.session.stored_lifetimes,
+                no_store=(
+                    "a replay reads no snapshot store: the recorded dashboard's snapshots are in "
+                    "its store (`specmon snapshots export` where it ran shows this table)"
+                    if session.replay
+                    else "no snapshot store: snapshots are not kept (see the events log)"
+                ),
             )
         )
 

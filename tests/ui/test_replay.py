@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import DataTable, Static
 
 from specmon.cli import main
 from specmon.config import MonitorConfig, Targets
@@ -23,6 +24,7 @@ from specmon.session.view import View
 from specmon.target import Target
 from specmon.ui.app import SpecmonApp
 from specmon.ui.replay_app import REPLAY_KEYS, ReplayApp
+from specmon.ui.screens.comparison import ComparisonScreen
 from specmon.ui.widgets.identity_bar import IdentityBar
 from specmon.ui.widgets.keys_line import KeysLine
 
@@ -262,3 +264,18 @@ async def test_a_recording_cut_mid_line_says_so_where_the_replay_ends(tmp_path: 
         app.seek_to(recording.duration)
         await pilot.pause()
         assert [e.text for e in app.session.live.events].count(said) == 1
+
+
+async def test_c_in_a_replay_says_why_there_is_no_table() -> None:
+    """Issue 38: `c` in a replay showed an empty table's header, the reason only in the status
+    line ("no snapshot store"). Now the table gives way to why, and where the snapshots are."""
+    app = _replay()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _started(pilot)
+        await pilot.press("c")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ComparisonScreen)
+        assert not screen.query_one(DataTable).display
+        said = str(screen.query_one("#comparison-row", Static).render())
+        assert said.startswith("a replay reads no snapshot store: ") and "snapshots export" in said
