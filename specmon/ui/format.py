@@ -48,8 +48,9 @@ def fit_rows(markup: str, width: int, height: int, *, wrap: bool = True) -> str:
 
 
 def _ended(row: Content, width: int) -> Content:
-    """`row` cut to leave room for "…", then "…": the mark that something follows."""
+    """`row`, then "…": the mark that something follows — after a space where it fits (the row
+    is whole, the next ones are not shown), else in its last cell."""
     text = row.rstrip()
-    if len(text.plain) >= width:
-        text = text.truncate(width - 1)
-    return text + ELLIPSIS
+    if len(text.plain) + 2 <= width:
+        return text + " " + ELLIPSIS
+    return text.truncate(width - 1) + ELLIPSIS

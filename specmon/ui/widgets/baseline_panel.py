@@ -74,8 +74,12 @@ class BaselinePanel(Vertical):
         if body.has_class("-short") != short:
             body.set_class(short, "-short")
             body.refresh(layout=True)  # wrapped or not, its lines take another height
-        # Wrapped (or cut, short) lines past the panel's last row end in "…" where they stop.
-        quiet.show(body, fit_rows(_body(view, width, height), width, height, wrap=not short))
+        # Wrapped (or cut, short) lines past the panel's last row end in "…" where they stop;
+        # on a tall screen the panel takes its lines' height (`-tall`): none is past it.
+        text = _body(view, width, height)
+        if not self.screen.has_class("-tall"):
+            text = fit_rows(text, width, height, wrap=not short)
+        quiet.show(body, text)
 
     def on_resize(self) -> None:
         """The bars scale with the panel."""
