@@ -31,7 +31,7 @@ from specmon.reports.bench_text import target_line
 from specmon.session.baselines import pin_of
 from specmon.storage.store import Store
 from specmon.whatif.measure import WhatIfReport, measure_what_if
-from specmon.whatif.text import LABELS, passed_over, row, summary, whatif_to_dict
+from specmon.whatif.text import LABELS, row, summary, whatif_to_dict
 
 DEFAULT_WHATIF_RUNS = 3
 DEFAULT_WHATIF_TOKENS = DEFAULT_MAX_TOKENS
@@ -139,8 +139,7 @@ def report_lines(report: WhatIfReport) -> list[str]:
     if result is None:
         lines.append(f"no prediction: {report.answer.reason}")
         return lines
-    why = passed_over(result)
-    cells = [row(info, p, result.choice.draft_tokens, why) for p in result.predictions]
+    cells = [row(info, p, result.choice.draft_tokens, result) for p in result.predictions]
     rows = [list(LABELS.values()), *([c[key] for key in LABELS] for c in cells)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(LABELS))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]

@@ -51,9 +51,14 @@ def speculation_off_flag(info: ServerInfo) -> str:
     return facts(info.backend).off_flag
 
 
+PASSED_OVER = {True: "within interval", False: "not ranked"}
+"""The table's note on the length predicted fastest where it is not named best: its gain lies
+within its interval, or one cycle without a baseline ranks no other length (`passed_over`)."""
+
+
 def passed_over(w: WhatIf) -> str | None:
     """Why the length predicted fastest is not the one named best, or None when it is: "k = 1:
-    +2.0%, within its interval" (the `best:` line and the best row's notes say it alike)."""
+    +2.0%, within its interval" (the `best:` line; its row's notes say it short, `row`)."""
     best, current = w.best, w.current
     if w.faster is not None or best.draft_tokens == current.draft_tokens:
         return None
@@ -62,9 +67,9 @@ def passed_over(w: WhatIf) -> str | None:
     return f"k = {best.draft_tokens}: {pct(gain, signed=True)}, {why}"
 
 
-def row(info: ServerInfo, p: Prediction, best: int, why: str | None = None) -> dict[str, str]:
-    """One table row: the figures of one draft length, by column (LABELS' keys); `why`
-    (`passed_over`) beside "best" where a faster-predicted length was passed over."""
+def row(info: ServerInfo, p: Prediction, best: int, w: WhatIf | None = None) -> dict[str, str]:
+    """One table row: the figures of one draft length, by column (LABELS' keys); with `w`, the
+    length predicted fastest but not named best says why on its row (`PASSED_OVER`)."""
     interval = DASH
     if p.decode_low is not None and p.decode_high is not None:
         interval = f"{DECODE.format(p.decode_low)}–{DECODE.format(p.decode_high)}"
@@ -74,7 +79,9 @@ def row(info: ServerInfo, p: Prediction, best: int, why: str | None = None) -> d
     if p.measured:
         notes.append("measured")
     if p.draft_tokens == best:
-        notes.append(f"best ({why})" if why else "best")
+        notes.append("best")
+    elif w is not None and passed_over(w) is not None and p.draft_tokens == w.best.draft_tokens:
+        notes.append(PASSED_OVER[w.bounded])
     if p.extrapolated:
         notes.append("extrapolated")
     return {

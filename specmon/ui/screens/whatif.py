@@ -22,7 +22,6 @@ from specmon.whatif.text import (
     LABELS,
     band_what_if_lines,
     by_load_lines,
-    passed_over,
     row,
     summary,
 )
@@ -36,9 +35,9 @@ COLUMNS = (  # LABELS' keys in LABELS' order
     Column("speedup", LABELS["speedup"], essential=True),
     Column("speedup_interval", LABELS["speedup_interval"], rank=1),
     Column("break_even", LABELS["break_even"], essential=True),
-    # "best" always shows, at worst cut to "bes…"; its why (`passed_over`) once the flag is in,
-    # else cut and written out under the table with the row's other cut columns.
-    Column("notes", LABELS["notes"], essential=True, min_width=4, preferred=len("measured, best")),
+    # "best" always shows, at worst cut to "bes…"; "within interval" where a faster-predicted
+    # length is not named best (`PASSED_OVER`) whole before the flag joins.
+    Column("notes", LABELS["notes"], essential=True, min_width=4, preferred=len("within interval")),
     # What to launch with: first of the rest where it fits whole (60 cells for EAGLE's two flags).
     Column("flag", LABELS["flag"], rank=0),
 )
@@ -81,8 +80,8 @@ class WhatIfScreen(ModalScreen[None]):
         view, lines = self.view, []
         result = view.answer.result
         if view.info is not None and result is not None:
-            best, why = result.choice.draft_tokens, passed_over(result)
-            self.cells = [row(view.info, p, best, why) for p in result.predictions]
+            best = result.choice.draft_tokens
+            self.cells = [row(view.info, p, best, result) for p in result.predictions]
             lines += summary(view.info, result)
         else:
             self.query_one(DataTable).display = False
