@@ -29,7 +29,7 @@ def fit_rows(markup: str, width: int, height: int, *, wrap: bool = True) -> str:
     if not wrap:
         cuts = [line if len(line.plain) <= width else _ended(line, width) for line in lines]
         if len(cuts) > height:
-            cuts[height - 1 :] = [_ended(cuts[height - 1], width)]
+            cuts[height - 1 :] = [_ended(lines[height - 1], width)]
         return Content("\n").join(cuts).markup
     kept: list[Content] = []
     room = height
@@ -53,4 +53,8 @@ def _ended(row: Content, width: int) -> Content:
     text = row.rstrip()
     if len(text.plain) + 2 <= width:
         return text + " " + ELLIPSIS
+    if len(text.plain) < width:
+        return text + ELLIPSIS
+    if len(text.plain) > width:
+        return text.truncate(width, ellipsis=True)  # the "…" in the style of what it cuts
     return text.truncate(width - 1) + ELLIPSIS
