@@ -66,6 +66,12 @@ class LoadInterval:
     """It spans a change of the server's setting (`session.drafting`): half one setting and
     half the other, at a load between two bands; left out of every band."""
 
+    @property
+    def idle(self) -> bool:
+        """Nothing ran in it: under one running request, or no token decoded whatever the gauge
+        says (SGLang's `num_running_reqs` keeps its last value while idle, for up to 30 s)."""
+        return band_of(self.running) is None or self.decode_tokens == 0
+
 
 def load_interval(
     before: ServerMetrics, after: ServerMetrics, seconds: float
@@ -120,9 +126,7 @@ def by_load(intervals: Iterable[LoadInterval]) -> tuple[LoadBand, ...]:
     groups: dict[int, list[LoadInterval]] = defaultdict(list)
     for interval in intervals:
         start = band_of(interval.running)
-        if interval.transition:
-            continue
-        if start is not None:
+        if start is not None and not interval.idle and not interval.transition:
             groups[start].append(interval)
     return tuple(_band(start, groups[start]) for start in sorted(groups))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -232,7 +233,7 @@ async def _ab(args: argparse.Namespace, plan: AbPlan, store: Store, skipped: lis
     for config, found, cross in per_config:
         if config is not None:
             print(f"Configuration {config}:", file=out)
-        for line in [*table_lines(found), crossover_line(cross)]:
+        for line in [*table_lines(found, terminal_width(out)), crossover_line(cross)]:
             print(line, file=out)
     best = []
     if plan.variants:
@@ -250,3 +251,12 @@ async def _ab(args: argparse.Namespace, plan: AbPlan, store: Store, skipped: lis
     if not outcome.saved:
         return report_unsaved(outcome)
     return EXIT_INTERRUPTED if outcome.interrupted else 0
+
+
+def terminal_width(out: Any) -> int | None:
+    """The columns of the terminal `out` writes to; None into a file or a pipe (every column of
+    the table: a script reads them all)."""
+    isatty = getattr(out, "isatty", None)
+    if isatty is None or not isatty():
+        return None
+    return shutil.get_terminal_size().columns

@@ -37,33 +37,85 @@ def split_lines(split: Split) -> list[str]:
     return lines
 
 
-HEADER = (
-    f"{'streams':>7}  {'baseline':>9}  {'spec':>9}  {'speedup [95%]':<26}  {'verdict':<24}  "
-    f"{'accept':>6}  {'cycle':>8}  {'break-even':>10}  {'throughput base → spec':<24}  valid"
-)
+# The table's columns: key, header, right-aligned, and the order the optional ones join in
+# while they fit a terminal's width (None: always shown). The first five say who wins at each
+# load; `--json` has every figure.
+COLUMNS = (
+    ("streams", "streams", True, None),
+    ("baseline", "baseline", True, None),
+    ("spec", "spec", True, None),
+    ("speedup", "speedup [95%]", False, None),
+    ("verdict", "verdict", False, None),
+    ("accept", "accept", True, 1),
+    ("cycle", "cycle", True, 3),
+    ("break_even", "break-even", True, 2),
+    ("throughput", "throughput base → spec", False, 4),
+    ("valid", "valid", False, 0),
+)  # fmt: skip
+GAP = 2
+"""Spaces between columns."""
 
 
-def table_lines(levels: Sequence[Level]) -> list[str]:
+def _row(lv: Level) -> dict[str, str]:
+    c = lv.comparison
+    # The catalogue's figures (`analysis.catalogue`) of each side's runs, pooled over the
+    # rounds; the total throughput is not one of them (all streams, not one's decode).
+    base, spec = Measured(lv.baseline), Measured(lv.speculative, c)
+    throughput = f"{num(lv.baseline_throughput, '.1f')} → {num(lv.speculative_throughput, '.1f')}"
+    return {
+        "streams": str(lv.concurrency),
+        "baseline": DECODE.written(base) or DASH,
+        "spec": DECODE.written(spec) or DASH,
+        "speedup": SPEEDUP.written(spec) or DASH,
+        "verdict": verdict_text(c) if c else DASH,
+        "accept": ACCEPT.written(spec) or DASH,
+        "cycle": CYCLE.shown(spec),
+        "break_even": BREAK_EVEN.written(spec) or DASH,
+        "throughput": throughput,
+        "valid": _validity(lv),
+    }
+
+
+def table_lines(levels: Sequence[Level], width: int | None = None) -> list[str]:
     """One row per concurrency: per-request decode tok/s of each side, the speedup with its
     interval and verdict, the speculative accept length and cycle, the break-even, the total
-    throughput of each side and whether every round's pair applies."""
-    lines = [HEADER]
-    for lv in levels:
-        c = lv.comparison
-        # The catalogue's figures (`analysis.catalogue`) of each side's runs, pooled over the
-        # rounds; the total throughput is not one of them (all streams, not one's decode).
-        base, spec = Measured(lv.baseline), Measured(lv.speculative, c)
-        throughput = (
-            f"{num(lv.baseline_throughput, '.1f')} → {num(lv.speculative_throughput, '.1f')}"
+    throughput of each side and whether every round's pair applies.
+
+    Args:
+        levels: The levels, by concurrency.
+        width: The terminal's columns: the optional columns join while they fit, and a line
+            says which were left out (None: all of them, as into a file or a pipe).
+    """
+    rows = [_row(lv) for lv in levels]
+    natural = {
+        key: max([len(header), *(len(row[key]) for row in rows)]) for key, header, _, _ in COLUMNS
+    }
+    shown = {key for key, _, _, rank in COLUMNS if rank is None}
+    if width is None:
+        shown = set(natural)
+    else:
+        used = sum(natural[key] for key in shown) + GAP * (len(shown) - 1)
+        for key, _, _, _ in sorted((c for c in COLUMNS if c[3] is not None), key=lambda c: c[3]):
+            if used + GAP + natural[key] <= width:
+                shown.add(key)
+                used += GAP + natural[key]
+    columns = [c for c in COLUMNS if c[0] in shown]
+
+    def line(cells: dict[str, str]) -> str:
+        return (
+            (" " * GAP)
+            .join(
+                cells[key].rjust(natural[key]) if right else cells[key].ljust(natural[key])
+                for key, _, right, _ in columns
+            )
+            .rstrip()
         )
-        lines.append(
-            f"{lv.concurrency:>7}  {DECODE.written(base) or DASH:>9}  "
-            f"{DECODE.written(spec) or DASH:>9}  {SPEEDUP.written(spec) or DASH:<26}  "
-            f"{verdict_text(c) if c else DASH:<24}  {ACCEPT.written(spec) or DASH:>6}  "
-            f"{CYCLE.shown(spec):>8}  {BREAK_EVEN.written(spec) or DASH:>10}  {throughput:<24}  "
-            f"{_validity(lv)}"
-        )
+
+    lines = [line({key: header for key, header, _, _ in COLUMNS}), *(line(r) for r in rows)]
     lines.append("(tok/s: per-request decode, pooled over every round; throughput: all streams)")
+    left_out = [key.replace("_", "-") for key, _, _, _ in COLUMNS if key not in shown]
+    if left_out:
+        lines.append(f"({width} columns: no {', '.join(left_out)}; --json has them)")
     lines += _interval_lines(levels)
     return lines
 

@@ -139,7 +139,7 @@ def report_lines(report: WhatIfReport) -> list[str]:
     if result is None:
         lines.append(f"no prediction: {report.answer.reason}")
         return lines
-    cells = [row(info, p, result.choice.draft_tokens) for p in result.predictions]
+    cells = [row(info, p, result.choice.draft_tokens, result) for p in result.predictions]
     rows = [list(LABELS.values()), *([c[key] for key in LABELS] for c in cells)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(LABELS))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]

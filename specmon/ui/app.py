@@ -47,6 +47,7 @@ from specmon.ui.messages import (
 from specmon.ui.screens.baseline_choice import BaselineChoice
 from specmon.ui.screens.comparison import ComparisonScreen
 from specmon.ui.screens.diagnostics import DiagnosticsScreen
+from specmon.ui.screens.events import EventsScreen
 from specmon.ui.screens.filter_prompt import FilterPrompt
 from specmon.ui.screens.help import KEYS_AND_COMPARISON, HelpScreen, read_only
 from specmon.ui.screens.label_prompt import LabelPrompt
@@ -108,6 +109,7 @@ class SpecmonApp(App[None]):
         Binding("z", "zoom", "zoom"),
         Binding("d", "dump", "dump"),
         Binding("slash", "filter_events", "filter"),
+        Binding("l", "all_events", "log", show=False),  # the panel's title says it
         Binding("t", "next_theme", "theme"),
         Binding("i", "diagnostics", "why —"),
         Binding("question_mark", "help", "help"),
@@ -487,6 +489,12 @@ class SpecmonApp(App[None]):
                 exports=not self.read_only,
                 prompts=config.probe_prompts,
                 check=self.session.stored_lifetimes,
+                no_store=(
+                    "a replay reads no snapshot store: the recorded dashboard's snapshots are in "
+                    "its store (`specmon snapshots export` where it ran shows this table)"
+                    if session.replay
+                    else "no snapshot store: snapshots are not kept (see the events log)"
+                ),
             )
         )
 
@@ -560,6 +568,11 @@ class SpecmonApp(App[None]):
                 log.filter = text
 
         self.push_screen(FilterPrompt("the events holding", log.filter), apply)
+
+    def action_all_events(self) -> None:
+        """l: every event kept, wrapped whole and scrollable (the panel shows the newest few)."""
+        log = self.screen_stack[0].query_one(EventsLog)
+        self.push_screen(EventsScreen(log.events, log.filter))
 
     def _keys_note(self) -> str:
         """What the keys line says after the keys: read-only, frozen."""

@@ -29,7 +29,16 @@ from specmon.ui.screens.fleet import FleetScreen, TableChoice
 from specmon.ui.screens.help import FLEET_KEYS
 
 DASHBOARD_ACTIONS = frozenset(
-    {"baseline", "snapshot", "compare", "toggle_probe", "diagnostics", "cancel_bench", "zoom"}
+    {
+        "baseline",
+        "snapshot",
+        "compare",
+        "toggle_probe",
+        "diagnostics",
+        "cancel_bench",
+        "zoom",
+        "all_events",
+    }
 )
 """Keys of one server's dashboard: on the fleet table they would act on a server not shown."""
 

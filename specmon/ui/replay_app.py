@@ -70,6 +70,8 @@ class ReplayApp(SpecmonApp):
             raise TypeError("a replay shows a session over a ReplayFeed (replay_session)")
         super().__init__(session)
         self.replay = feed
+        self._end_said = False
+        """Whether the cut end of the recording was said in the events log (since a rewind)."""
         feed.on_rewind = self._rewind
         feed.on_start = self.seek_to
         feed.on_move = self._show_position
@@ -100,9 +102,16 @@ class ReplayApp(SpecmonApp):
     def _rewind(self) -> None:
         """Drop the state built so far: the seek rebuilds it from the first input."""
         self.session.rewind()
+        self._end_said = False
         self.say_at_start()
 
     def _show_position(self) -> None:
+        feed = self.replay
+        note = feed.recording.cut_note
+        if feed.at_end and note is not None and not self._end_said:
+            # Said where the replay ends, not only on stderr before the screen opened.
+            self._end_said = True
+            self.session.log(self.wall(), "warn", f"end of the replay: {note}")
         try:
             keys = self.screen_stack[0].query_one(KeysLine)
         except (NoMatches, IndexError):  # not composed yet: the keys line starts with the note

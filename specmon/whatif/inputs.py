@@ -174,6 +174,10 @@ def model_answer(
     points: Sequence[CyclePoint],
     base: Pooled | None,
     n0: float,
+    no_base: tuple[str, str] = (
+        "no valid baseline to split the cycle into fixed and per-draft costs",
+        "bench the server without speculation (a baseline) or at another draft length",
+    ),
 ) -> WhatIfAnswer:
     """The what-if model fitted to figures measured at draft length k (the probes', or a load
     band's: `whatif.by_band`): the cycle through `points` (the current one first), then
@@ -188,6 +192,8 @@ def model_answer(
         points: Measured cycles, the current one first.
         base: The valid baseline's pooled runs, or None.
         n0: The share of steps that drafted nothing.
+        no_base: Why there is no baseline, and what would give one: a draft model's one cycle
+            is not ranked without it.
     """
     assert info.speculative is not None
     model_drafts = _drafts_with_model(info.speculative.algorithm, n0)
@@ -195,11 +201,11 @@ def model_answer(
     if cycle is not None and model_drafts and cycle.fit == CycleFit.FIXED:
         # A draft model runs at every draft: taking its cost as the same at any k would make
         # longer drafts free, and rank them first.
-        why = cycle.note or "no valid baseline to split the cycle into fixed and per-draft costs"
+        why, remedy = cycle.note or no_base[0], no_base[1]
         return WhatIfAnswer(
             None,
             f"other draft lengths are not ranked: one cycle measured with a draft model, and {why}"
-            "; bench the server without speculation (a baseline) or at another draft length",
+            f"; {remedy}",
         )
     longest = max(p.draft_tokens for p in points)
     result = None

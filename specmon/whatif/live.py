@@ -39,6 +39,8 @@ class WhatIfView:
     """When the view was made (the A/B's age)."""
     band_what_ifs: tuple[BandWhatIf, ...] = ()
     """The what-if of each load band (`whatif.by_band`)."""
+    url: str | None = None
+    """The watched server's URL (an A/B of another server is named with its own)."""
 
 
 def live_what_if(
@@ -55,13 +57,12 @@ def live_what_if(
     info = live.server.info
     bands = live.server.drafting.by_load()
     if info is None:
-        return WhatIfView(
-            None, WhatIfAnswer(None, "no server info yet"), (), None, bands, ab, now_wall
-        )
+        no_info = WhatIfAnswer(None, "no server info yet")
+        return WhatIfView(None, no_info, (), None, bands, ab, now_wall, url=live.url)
     runs = [p.figures for p in live.probes]
     if not runs:
         no_probe = WhatIfAnswer(None, "no probe yet (p resumes probing)")
-        return WhatIfView(info, no_probe, (), None, bands, ab, now_wall)
+        return WhatIfView(info, no_probe, (), None, bands, ab, now_wall, url=live.url)
     baseline = live.baseline.snapshot
     validity = live.baseline.validity(info, now_wall, live.gpus_now)
     base = None
@@ -91,8 +92,13 @@ def live_what_if(
         traffic=live.traffic_gap(),
     )
     positions, ab_levels = pooled_positions(runs), ab.levels if ab is not None else ()
-    per_band = tuple(band_what_if(info, band, positions, ab_levels) for band in bands)
-    return WhatIfView(info, answer, tuple(advice), note, bands, ab, now_wall, per_band)
+    streams = baseline.protocol.concurrency if baseline is not None else 1
+    per_band = tuple(
+        band_what_if(info, band, positions, ab_levels, base, streams) for band in bands
+    )
+    return WhatIfView(
+        info, answer, tuple(advice), note, bands, ab, now_wall, per_band, url=live.url
+    )
 
 
 def session_what_if(session: ServerSession, now_wall: float) -> WhatIfView:

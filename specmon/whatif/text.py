@@ -51,8 +51,25 @@ def speculation_off_flag(info: ServerInfo) -> str:
     return facts(info.backend).off_flag
 
 
-def row(info: ServerInfo, p: Prediction, best: int) -> dict[str, str]:
-    """One table row: the figures of one draft length, by column (LABELS' keys)."""
+PASSED_OVER = {True: "within interval", False: "not ranked"}
+"""The table's note on the length predicted fastest where it is not named best: its gain lies
+within its interval, or one cycle without a baseline ranks no other length (`passed_over`)."""
+
+
+def passed_over(w: WhatIf) -> str | None:
+    """Why the length predicted fastest is not the one named best, or None when it is: "k = 1:
+    +2.0%, within its interval" (the `best:` line; its row's notes say it short, `row`)."""
+    best, current = w.best, w.current
+    if w.faster is not None or best.draft_tokens == current.draft_tokens:
+        return None
+    gain = best.decode_tok_s / current.decode_tok_s - 1
+    why = "within its interval" if w.bounded else "not ranked: one cycle, no baseline"
+    return f"k = {best.draft_tokens}: {pct(gain, signed=True)}, {why}"
+
+
+def row(info: ServerInfo, p: Prediction, best: int, w: WhatIf | None = None) -> dict[str, str]:
+    """One table row: the figures of one draft length, by column (LABELS' keys); with `w`, the
+    length predicted fastest but not named best says why on its row (`PASSED_OVER`)."""
     interval = DASH
     if p.decode_low is not None and p.decode_high is not None:
         interval = f"{DECODE.format(p.decode_low)}–{DECODE.format(p.decode_high)}"
@@ -63,6 +80,8 @@ def row(info: ServerInfo, p: Prediction, best: int) -> dict[str, str]:
         notes.append("measured")
     if p.draft_tokens == best:
         notes.append("best")
+    elif w is not None and passed_over(w) is not None and p.draft_tokens == w.best.draft_tokens:
+        notes.append(PASSED_OVER[w.bounded])
     if p.extrapolated:
         notes.append("extrapolated")
     return {
@@ -84,7 +103,6 @@ def row(info: ServerInfo, p: Prediction, best: int) -> dict[str, str]:
 def summary(info: ServerInfo, w: WhatIf) -> list[str]:
     """The lines under the table: acceptance, the cycle model and its assumption, the best k
     (`WhatIf.faster`, as the advisor names it, or the current one)."""
-    best = w.best
     lines = [
         f"acceptance by position ({w.positions.source.value}, {w.positions.steps:.0f} drafting "
         f"steps): {position_bars(w.positions)}",
@@ -104,12 +122,9 @@ def summary(info: ServerInfo, w: WhatIf) -> list[str]:
         )
     else:
         text = f"best: k = {w.draft_tokens} (now): no other draft length is predicted faster"
-        if best.draft_tokens != current.draft_tokens:
-            gain = best.decode_tok_s / current.decode_tok_s - 1
-            why = "within its interval" if w.bounded else "not ranked: one cycle, no baseline"
-            text += (
-                f" beyond its interval (k = {best.draft_tokens}: {pct(gain, signed=True)}, {why})"
-            )
+        why = passed_over(w)
+        if why is not None:
+            text += f" beyond its interval ({why})"
         lines.append(text)
     return lines
 
@@ -161,15 +176,18 @@ def whatif_to_dict(info: ServerInfo, w: WhatIf) -> dict[str, Any]:
 
 
 def by_load_lines(
-    bands: Sequence[LoadBand], ab: StoredAb | None = None, now_wall: float | None = None
+    bands: Sequence[LoadBand],
+    ab: StoredAb | None = None,
+    now_wall: float | None = None,
+    url: str | None = None,
 ) -> list[str]:
     """The server's own figures by its running requests (`analysis.by_load`), a line a band,
     each beside the stored A/B's speedup at the streams in that band; then the A/B's levels
-    and crossover (`ab_lines`)."""
+    and crossover (`ab_lines`: an A/B of another server than `url` named with its URL)."""
     if not bands:
         return [
             "by load: no decode seen with a running-requests gauge yet",
-            *ab_lines(ab, now_wall),
+            *ab_lines(ab, now_wall, url),
         ]
     lines = [
         "by load (the server's /metrics, last 5 min; ab: the stored A/B at those streams):",
@@ -185,7 +203,7 @@ def by_load_lines(
             f"{num(band.accept_length, '.2f'):>6} {num(band.tok_s, '.0f'):>7} "
             f"{num(band.per_request_tok_s, '.1f'):>11} {duration(band.seconds):>5}  {gains}"
         )
-    return lines + ab_lines(ab, now_wall)
+    return lines + ab_lines(ab, now_wall, url)
 
 
 _GAIN_WORD = {Verdict.WINNING: "gains", Verdict.LOSING: "loses", Verdict.WITHIN_NOISE: "noise"}

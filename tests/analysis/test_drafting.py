@@ -176,6 +176,21 @@ def test_figures_by_load_band() -> None:
     assert [b.start for b in by_load(i for i in marked if i is not None)] == [1]
 
 
+def test_an_interval_that_decoded_nothing_is_idle_whatever_the_gauge_says() -> None:
+    """SGLang's `num_running_reqs` keeps its last value while idle: 10 s decoding 1000 tokens
+    at 1 running, then 30 s with the gauge still at 1 and no token decoded. The idle 30 s are
+    in no band: the 1-running band decodes 100 tok/s over its 10 s, not 25 over 40."""
+    start = ServerMetrics(realtime_decode_tokens_total=0, num_running_reqs=1)
+    busy = replace(start, realtime_decode_tokens_total=1000)
+    idle = load_interval(busy, busy, 30.0)
+    assert idle is not None and idle.idle and idle.running == 1
+    decoding = load_interval(start, busy, 10.0)
+    assert decoding is not None and not decoding.idle
+    (one,) = by_load([decoding, idle])
+    assert (one.start, one.seconds, one.tok_s, one.per_request_tok_s) == (1, 10.0, 100.0, 100.0)
+    assert by_load([idle]) == ()
+
+
 def _info(backend: str, **args: object) -> ServerInfo:
     spec = SpecConfig("EAGLE3", 3, 1, 4)
     return ServerInfo(backend, "1", "m", 1, 1, 1, spec, 1, False, None, True, args)

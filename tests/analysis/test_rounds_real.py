@@ -64,3 +64,24 @@ def test_the_table_shows_each_rounds_speedup_and_says_tentative() -> None:
     assert lines[-1] == "(tentative: fewer than 3 rounds; --rounds 3 or more to confirm)"
     one = table_lines(_levels(1))
     assert "(one round: the 95% intervals hold the runs' noise only" in one[-2]
+
+
+def test_the_table_fits_an_80_column_terminal() -> None:
+    """Issue 38: `ab`'s table was ~110 columns and wrapped in an 80-column terminal. At a
+    width, the five columns that say who wins at each load always show, the others join while
+    they fit, and a line says which were left out; into a pipe (no width) every column shows."""
+    for rounds in (1, 2):
+        levels = _levels(rounds)
+        whole = table_lines(levels)
+        assert max(len(line) for line in whole[: len(levels) + 1]) > 100
+        for heading in ("accept", "cycle", "break-even", "throughput base → spec", "valid"):
+            assert heading in whole[0]
+        narrow = table_lines(levels, 80)
+        table = narrow[: len(levels) + 1]
+        assert max(len(line) for line in table) <= 80, table
+        assert table[0].split()[:5] == ["streams", "baseline", "spec", "speedup", "[95%]"]
+        assert "verdict" in table[0]
+        note = next(line for line in narrow if line.startswith("(80 columns: no "))
+        assert len(note) <= 80 and note.endswith("; --json has them)")
+        for heading in ("accept", "cycle", "break-even", "throughput", "valid"):
+            assert (heading in table[0]) != (heading in note), (heading, table[0], note)

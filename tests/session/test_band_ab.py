@@ -178,3 +178,28 @@ def test_each_drafting_band_gets_a_what_if_from_its_own_figures() -> None:
         "         1: k = 3 (60.0 tok/s): no other draft length is predicted faster beyond its "
         "interval"
     )
+
+
+def test_the_screens_valid_baseline_serves_the_band_of_its_streams() -> None:
+    """Issue 38: one baseline for the whole `w` screen. Without a stored A/B, the valid
+    baseline the probes' what-if uses (`T₀`, benched at one stream) is band 1's too; a heavier
+    band says that no baseline was measured at its load, not that none is valid."""
+    info = dataclasses.replace(_info(), speculative=SpecConfig("EAGLE3", 3, 1, 4))
+    positions = PositionAcceptance((0.7, 0.5, 0.3), 1000.0, PositionSource.COUNTERS)
+    base = Pooled(6, 40.0, 0.01, None, None)
+    light = LoadBand(1, 60.0, 3.0, 1.0, False, 2.5, 60.0, 60.0)
+    heavy = LoadBand(8, 60.0, 3.0, 1.0, False, 2.0, 400.0, 40.0)
+    found = band_what_if(info, light, positions, (), base)
+    result = found.answer.result
+    assert result is not None, found.answer.reason
+    assert result.current.comparison is not None
+    assert result.current.comparison.speedup.value == pytest.approx(0.5)
+    assert result.cycle.base_ms == pytest.approx(25.0)
+    other = band_what_if(info, heavy, positions, (), base)
+    assert other.answer.result is None
+    assert "no valid baseline" not in other.answer.reason
+    said = "no baseline at this load (the baseline's is 1 stream; no stored A/B at 8-15 running)"
+    assert said in other.answer.reason
+    # No baseline at all: none is valid, and no A/B.
+    none = band_what_if(info, light, positions, ())
+    assert "no valid baseline and no stored A/B at 1 running" in none.answer.reason

@@ -259,6 +259,8 @@ async def test_comparison_keeps_decode_and_speedup_in_view(
         header = strips[region.y].crop(region.x, region.right).text
         for label in ("#", "config", "decode", "speedup", "verdict", "validity"):
             assert label in header, header
+        # Issue 38: at 80 columns the label (what `s` asked for) was left out.
+        assert ("label" in header) == (size[0] >= 80), header
         assert "break-e" not in header or "break-even" in header  # no column cut at the edge
         assert table.virtual_size.width <= region.width  # nothing behind a → press
         await pilot.press("down")

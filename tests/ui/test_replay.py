@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import DataTable, Static
 
 from specmon.cli import main
 from specmon.config import MonitorConfig, Targets
@@ -23,6 +24,7 @@ from specmon.session.view import View
 from specmon.target import Target
 from specmon.ui.app import SpecmonApp
 from specmon.ui.replay_app import REPLAY_KEYS, ReplayApp
+from specmon.ui.screens.comparison import ComparisonScreen
 from specmon.ui.widgets.identity_bar import IdentityBar
 from specmon.ui.widgets.keys_line import KeysLine
 
@@ -236,3 +238,44 @@ async def test_help_lists_the_replay_keys_and_the_keys_that_are_off() -> None:
         assert keys["b"] == "off in a replay (it benches the server)"
         assert "p" not in keys  # p pauses the replay, not the server's probe
         assert app.screen is app.get_screen("replay-help")
+
+
+async def test_a_recording_cut_mid_line_says_so_where_the_replay_ends(tmp_path: Path) -> None:
+    """Issue 38: a recording cut mid-line (the recorder killed mid-write) played to its end
+    without a word in the replay's events log (only a warning on stderr, under the screen)."""
+    whole = RECORDING.read_bytes()
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(whole[: whole.rstrip(b"\n").rfind(b"\n") + 40])
+    recording = read_recording(cut)
+    assert recording.cut_note is not None
+    feed = ReplayFeed(recording, paused=True)
+    app = ReplayApp(replay_session(recording.header.config(MonitorConfig(url="unused")), feed))
+    said = f"end of the replay: {recording.cut_note}"
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _started(pilot)
+        app.seek_to(recording.duration / 2)
+        await pilot.pause()
+        assert said not in [e.text for e in app.session.live.events]
+        app.seek_to(recording.duration)
+        await pilot.pause()
+        assert [e.text for e in app.session.live.events].count(said) == 1
+        assert said in str(app.query_one("#events").render())
+        app.seek_to(0.0)  # back: the state is rebuilt; at the end again it is said again, once
+        app.seek_to(recording.duration)
+        await pilot.pause()
+        assert [e.text for e in app.session.live.events].count(said) == 1
+
+
+async def test_c_in_a_replay_says_why_there_is_no_table() -> None:
+    """Issue 38: `c` in a replay showed an empty table's header, the reason only in the status
+    line ("no snapshot store"). Now the table gives way to why, and where the snapshots are."""
+    app = _replay()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _started(pilot)
+        await pilot.press("c")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ComparisonScreen)
+        assert not screen.query_one(DataTable).display
+        said = str(screen.query_one("#comparison-row", Static).render())
+        assert said.startswith("a replay reads no snapshot store: ") and "snapshots export" in said

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import cast
 
@@ -53,6 +54,14 @@ COLUMNS = (
     Column("validity", "validity", essential=True, preferred=30),
 )
 """Table order. Essential: which snapshot, its decode tok/s, the speedup and whether it holds."""
+LABELLED_FROM = 70
+"""Table cells from which the label (what `s` asked for, what tells runs apart) is essential
+too, cut to 5 cells at worst: at 80 columns it was left out for the config and validity; below
+this the essentials' least widths would not fit beside it."""
+WIDE_COLUMNS = tuple(
+    replace(c, essential=True, min_width=5, preferred=14) if c.key == "label" else c
+    for c in COLUMNS
+)
 LifetimeReader = Callable[[Sequence[Snapshot]], Awaitable[Mapping[int, LifetimeCheck]]]
 """Reads stored baselines' servers: each one's lifetime check by baseline id."""
 SnapshotReader = Callable[[], Sequence[Snapshot]]
@@ -109,6 +118,7 @@ class ComparisonScreen(ModalScreen[None]):
         exports: bool = True,
         prompts: Sequence[ProbePrompt] = (),
         check: LifetimeReader | None = None,
+        no_store: str = "no snapshot store",
     ) -> None:
         """Args:
         snapshots: Reads every stored snapshot (`ServerSession.stored_snapshots`); None: there
@@ -122,6 +132,7 @@ class ComparisonScreen(ModalScreen[None]):
         check: Reads the candidate baselines' servers (`ServerSession.stored_lifetimes`), as
             `snapshots export` does: the rows are judged again once they are read, so that the
             screen and the export say the same of each pair.
+        no_store: What to say without a store (`snapshots` None): a replay says why.
         """
         super().__init__()
         self.lifetimes = lifetimes
@@ -132,6 +143,7 @@ class ComparisonScreen(ModalScreen[None]):
         self.exports = exports
         self.prompts = prompts
         self.check = check
+        self.no_store = no_store
         self.rows: list[ComparisonRow] = []
         self.cells: list[tuple[str, ...]] = []
         """Each row's full texts, one per column of COLUMNS."""
@@ -154,12 +166,12 @@ class ComparisonScreen(ModalScreen[None]):
     def on_mount(self) -> None:
         """Load the snapshots; the table is filled once its width is known."""
         if self.snapshots is None:
-            self._status("no snapshot store")
+            self._nothing(self.no_store)
             return
         try:
             every = self.snapshots()
         except SpecmonError as exc:
-            self._status(f"store: {exc}")
+            self._nothing(f"store: {exc}")
             return
         snapshots = sorted((s for s in every if s.url in self.urls), key=lambda s: s.created_at)
         self._tabulate(snapshots, every, self.lifetimes)
@@ -169,7 +181,7 @@ class ComparisonScreen(ModalScreen[None]):
                 if self.exports
                 else "read-only: b and s are off in this dashboard"
             )
-            self._status(f"no snapshots of this target yet: {how}")
+            self._nothing(f"no snapshots of this target yet: {how}")
             return
         candidates = baseline_candidates(snapshots, every)
         if self.check is not None and candidates:
@@ -209,12 +221,20 @@ class ComparisonScreen(ModalScreen[None]):
         """Choose the columns for the new width."""
         self.call_after_refresh(self._fill)
 
+    def _nothing(self, why: str) -> None:
+        """No table to show: `why` in its place, and in the status line."""
+        self.query_one(DataTable).display = False
+        quiet.show(self.query_one("#comparison-row", Static), escape(why))
+        self._status(why)
+
     def _fill(self) -> None:
         """The essential columns always, the others while they fit; long cells cut."""
+        if not self.rows:
+            return  # `_nothing` said why
         table = self.query_one(DataTable)
         # The vertical scrollbar takes its cells once the rows overflow.
         available = table.content_size.width - table.styles.scrollbar_size_vertical
-        widths = fit(COLUMNS, self.cells, available)
+        widths = fit(WIDE_COLUMNS if available >= LABELLED_FROM else COLUMNS, self.cells, available)
         if widths == self._widths:
             return
         self._widths = widths

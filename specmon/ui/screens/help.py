@@ -36,7 +36,7 @@ KEYS = (
     ("c", "compare every snapshot of this target with its matched baseline (keys below)"),
     ("w", "what-if: tokens per step, cycle, decode tok/s and speedup at every draft length "
      "from the recent probes, the best one, the advisor's findings, and the server's own "
-     "figures by load (Esc, w, q close it)"),
+     "figures by load (PgDn PgUp Home End scroll it; Esc, w, q close it)"),
     ("p", "pause / resume the probe"),
     ("f", "freeze the screen (sampling and probing go on; the keys line says frozen); f again "
      "shows the present"),
@@ -45,6 +45,8 @@ KEYS = (
     ("d", "dump the screen as SVG and text into the dumps folder (--dumps; the path is said in "
      "the events log)"),
     ("/", "show only the events holding a text (case aside; empty: all again)"),
+    ("l", "the events log in full: every event kept (those `/` keeps), wrapped whole, "
+     "scrollable; Esc, l, q close it"),
     ("t", "next theme, named in the events log: specmon-dark, specmon-high-contrast, "
      "specmon-light, then Textual's textual-dark, textual-light, nord, gruvbox"),
     ("i", 'sources, their age and last error, why a value shows "—", where acceptance came from'),

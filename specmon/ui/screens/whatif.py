@@ -18,7 +18,13 @@ from specmon.ui.columns import Column, cut, fit
 from specmon.ui.format import escape
 from specmon.ui.widgets import quiet
 from specmon.whatif.live import WhatIfView
-from specmon.whatif.text import LABELS, band_what_if_lines, by_load_lines, row, summary
+from specmon.whatif.text import (
+    LABELS,
+    band_what_if_lines,
+    by_load_lines,
+    row,
+    summary,
+)
 
 COLUMNS = (  # LABELS' keys in LABELS' order
     Column("k", LABELS["k"], essential=True),
@@ -29,8 +35,9 @@ COLUMNS = (  # LABELS' keys in LABELS' order
     Column("speedup", LABELS["speedup"], essential=True),
     Column("speedup_interval", LABELS["speedup_interval"], rank=1),
     Column("break_even", LABELS["break_even"], essential=True),
-    # "best" always shows, at worst cut to "bes…"
-    Column("notes", LABELS["notes"], essential=True, min_width=4),
+    # "best" always shows, at worst cut to "bes…"; "within interval" where a faster-predicted
+    # length is not named best (`PASSED_OVER`) whole before the flag joins.
+    Column("notes", LABELS["notes"], essential=True, min_width=4, preferred=len("within interval")),
     # What to launch with: first of the rest where it fits whole (60 cells for EAGLE's two flags).
     Column("flag", LABELS["flag"], rank=0),
 )
@@ -39,7 +46,15 @@ COLUMNS = (  # LABELS' keys in LABELS' order
 class WhatIfScreen(ModalScreen[None]):
     """The predictions per draft length of the recent probes, then the findings."""
 
-    BINDINGS = [Binding("escape,w,q", "dismiss", "Close")]
+    BINDINGS = [
+        Binding("escape,w,q", "dismiss", "Close"),
+        # The findings and the by-load half run past a short terminal's last line: these
+        # scroll the screen, not the table (a few rows: ↑↓ reach them all).
+        Binding("pagedown,space", "scroll_notes('page_down')", "More", priority=True),
+        Binding("pageup", "scroll_notes('page_up')", "Back", priority=True),
+        Binding("end", "scroll_notes('end')", "End", priority=True),
+        Binding("home", "scroll_notes('home')", "Top", priority=True),
+    ]
 
     def __init__(self, view: WhatIfView) -> None:
         """Args:
@@ -65,7 +80,8 @@ class WhatIfScreen(ModalScreen[None]):
         view, lines = self.view, []
         result = view.answer.result
         if view.info is not None and result is not None:
-            self.cells = [row(view.info, p, result.choice.draft_tokens) for p in result.predictions]
+            best = result.choice.draft_tokens
+            self.cells = [row(view.info, p, best, result) for p in result.predictions]
             lines += summary(view.info, result)
         else:
             self.query_one(DataTable).display = False
@@ -79,13 +95,36 @@ class WhatIfScreen(ModalScreen[None]):
         if not view.advice:
             lines.append("advisor: nothing to change on this evidence")
         if view.info is not None and view.info.speculative is not None:
-            lines += by_load_lines(view.by_load, view.ab, view.now_wall)
+            lines += by_load_lines(view.by_load, view.ab, view.now_wall, view.url)
             lines += band_what_if_lines(view.info, view.band_what_ifs)
         self.query_one("#whatif-notes", Static).update(escape("\n".join(lines)))
+        # Whether the screen runs past its last line is known once its content is laid out.
+        self.watch(self.query_one("#whatif", Vertical), "virtual_size", self._status, init=False)
 
     def on_resize(self) -> None:
-        """Choose the columns for the new width."""
+        """Choose the columns for the new width, then the keys for the new height."""
         self.call_after_refresh(self._fill)
+        self.call_after_refresh(self._status)
+
+    def action_scroll_notes(self, where: str) -> None:
+        """Scroll the screen: `page_down`, `page_up`, `home` or `end`."""
+        box = self.query_one("#whatif", Vertical)
+        {
+            "page_down": box.scroll_page_down,
+            "page_up": box.scroll_page_up,
+            "home": box.scroll_home,
+            "end": box.scroll_end,
+        }[where](animate=False)
+
+    def _status(self) -> None:
+        """The keys that apply: ↑↓ while the table leaves columns out, PgDn while the screen
+        runs past its last line."""
+        box = self.query_one("#whatif", Vertical)
+        hidden = 0 in self._widths
+        keys = ["↑↓: a row in full below"] if hidden else []
+        if box.max_scroll_y > 0:
+            keys.append("PgDn/PgUp: more")
+        quiet.show(self.query_one("#whatif-status", Static), " · ".join([*keys, "Esc: close"]))
 
     def _fill(self) -> None:
         """The essential columns always, the others while they fit."""
@@ -105,10 +144,7 @@ class WhatIfScreen(ModalScreen[None]):
             table.add_column(column.label, width=width, key=column.key)
         for cells in self.cells:
             table.add_row(*(Text(cut(cells[column.key], width)) for column, width in shown))
-        hidden = len(shown) < len(COLUMNS)
-        status = "↑↓: a row in full below · Esc: close"
-        status = status if hidden else "Esc: close"
-        quiet.show(self.query_one("#whatif-status", Static), status)
+        self.call_after_refresh(self._status)
         table.move_cursor(row=min(cursor, len(self.cells) - 1))
         self._show_row(table.cursor_row)
 

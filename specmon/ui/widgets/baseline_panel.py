@@ -15,7 +15,7 @@ from textual.widgets import ProgressBar, Static
 from specmon.analysis.catalogue import Measured, figure
 from specmon.analysis.comparison import Verdict
 from specmon.session.view import BaselineView
-from specmon.ui.format import age, escape
+from specmon.ui.format import age, escape, fit_rows
 from specmon.ui.widgets import quiet
 from specmon.wording import DASH, counted, speedup_text, verdict_text
 
@@ -74,7 +74,12 @@ class BaselinePanel(Vertical):
         if body.has_class("-short") != short:
             body.set_class(short, "-short")
             body.refresh(layout=True)  # wrapped or not, its lines take another height
-        quiet.show(body, _body(view, width, height))
+        # Wrapped (or cut, short) lines past the panel's last row end in "…" where they stop;
+        # on a tall screen the panel takes its lines' height (`-tall`): none is past it.
+        text = _body(view, width, height)
+        if not self.screen.has_class("-tall"):
+            text = fit_rows(text, width, height, wrap=not short)
+        quiet.show(body, text)
 
     def on_resize(self) -> None:
         """The bars scale with the panel."""

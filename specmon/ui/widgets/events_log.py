@@ -4,6 +4,7 @@ those holding a text (`filter`)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from textual.reactive import var
 from textual.widgets import Static
@@ -15,6 +16,21 @@ from specmon.ui.widgets import quiet
 _STYLE = {"info": "", "warn": "$stale", "error": "$bad"}
 
 
+def event_lines(events: Sequence[Event], needle: str = "") -> list[str]:
+    """The events holding `needle` (case aside; "": all) as markup lines: time, then the text
+    in its level's colour (the panel and `e`'s page write them alike)."""
+    folded = needle.casefold()
+    rendered = []
+    for event in events:
+        if folded and folded not in event.text.casefold():
+            continue
+        when = time.strftime("%H:%M:%S", time.localtime(event.wall))
+        style = _STYLE[event.level]
+        text = escape(event.text)
+        rendered.append(f"[dim]{when}[/] " + (f"[{style}]{text}[/]" if style else text))
+    return rendered
+
+
 class EventsLog(Static):
     """The last events that fit, newest at the bottom."""
 
@@ -23,8 +39,9 @@ class EventsLog(Static):
     """Only the events holding it, case aside ("": all)."""
 
     def on_mount(self) -> None:
-        """Title the panel."""
+        """Title the panel; say where the rest is (each line is cut to the panel's width)."""
         self.border_title = "Events"
+        self.border_subtitle = "l: all"
 
     def watch_filter(self, text: str) -> None:
         """Say the filter in the title; show what it keeps."""
@@ -34,16 +51,8 @@ class EventsLog(Static):
     def watch_events(self, events: tuple[Event, ...]) -> None:
         """Render as many of the newest events (those the filter keeps) as the panel has lines."""
         lines = max(1, self.content_size.height or 3)
-        needle = self.filter.casefold()
-        if needle:
-            events = tuple(event for event in events if needle in event.text.casefold())
-        rendered = []
-        for event in events[-lines:]:
-            when = time.strftime("%H:%M:%S", time.localtime(event.wall))
-            style = _STYLE[event.level]
-            text = escape(event.text)
-            rendered.append(f"[dim]{when}[/] " + (f"[{style}]{text}[/]" if style else text))
-        empty = "[dim]no events yet[/]" if not needle else "[dim]none holds that (/ changes it)[/]"
+        rendered = event_lines(events, self.filter)[-lines:]
+        empty = "[dim]none holds that (/ changes it)[/]" if self.filter else "[dim]no events yet[/]"
         quiet.show(self, "\n".join(rendered) or empty)
 
     def on_resize(self) -> None:

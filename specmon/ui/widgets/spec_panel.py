@@ -15,7 +15,7 @@ from textual.widgets import Static
 from specmon.analysis.catalogue import figure
 from specmon.analysis.comparison import Verdict
 from specmon.session.view import CategoryView, DraftingView, SpecView
-from specmon.ui.format import DASH, num, pct
+from specmon.ui.format import DASH, cut, num, pct
 from specmon.ui.widgets import quiet
 from specmon.ui.widgets.history_spark import HistorySpark
 from specmon.wording import position_bars
@@ -52,7 +52,8 @@ def drafting_line(drafting: DraftingView) -> str:
 
 
 CATEGORY_COLUMN = 6
-"""Characters per category column: a name cut to 5 and a space (the full names in the tooltip)."""
+"""Characters per category column: a name cut to 5 (with "…") and a space (the full names in the
+tooltip)."""
 
 
 def category_lines(categories: tuple[CategoryView, ...]) -> list[str]:
@@ -65,7 +66,7 @@ def category_lines(categories: tuple[CategoryView, ...]) -> list[str]:
     def row(label: str, cells: list[str]) -> str:
         return f"{label:<7}" + "".join(cell.rjust(width) for cell in cells)
 
-    names = [escape(c.category[: width - 1]) for c in categories]
+    names = [escape(cut(c.category, width - 1)) for c in categories]
     return [
         "[dim]" + row("by cat.", names) + "[/]",
         row("accept", [ACCEPT.value_text(c.accept_length, unit=False) for c in categories]),
