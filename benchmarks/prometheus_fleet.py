@@ -74,7 +74,7 @@ def serve(port: int, servers: int) -> None:
     rng = random.Random(1)
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             body = exposition(servers, rng)
             self.send_response(200)
             self.send_header("Content-Type", "text/plain; version=0.0.4")
