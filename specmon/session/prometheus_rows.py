@@ -46,7 +46,10 @@ FAMILIES = (
     SPEEDUP_HIGH,
 )
 """The gauges an instant query reads, one query each, by their `target` label."""
-LABELLED = (INFO, BASELINE_STATE)
+LABELLED = {
+    INFO: ("name", "backend", "version", "algorithm", "speculation"),
+    BASELINE_STATE: ("state",),
+}
 """The families read with their other labels: what the server runs, the baseline's state."""
 BASELINE_MARK = {
     ValidityState.VALID: "✓",

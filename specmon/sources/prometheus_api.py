@@ -10,8 +10,9 @@ read with the depth limit (`http.parse_json`), its numbers only when finite and 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import httpx
@@ -99,23 +100,27 @@ class PrometheusApi:
             )
         return result
 
-    async def instant(self, gauges: Iterable[str], labelled: Iterable[str] = ()) -> Snapshot:
-        """One instant query per family, for every target at once.
+    async def instant(
+        self, gauges: Iterable[str], labelled: Mapping[str, Sequence[str]] = MappingProxyType({})
+    ) -> Snapshot:
+        """One instant query per family, for every target at once, each reduced by Prometheus to
+        the labels read (`max by (target, …)`: no job, instance or name to send and parse).
 
         Args:
             gauges: Families read by their `target` label alone.
-            labelled: Families whose other labels matter too (kept whole).
+            labelled: Families whose other labels matter too, with those labels.
         """
         snapshot = Snapshot()
         for family in gauges:
             values: dict[str, float | None] = {}
-            for sample in _samples(await self.query(family)):
+            for sample in _samples(await self.query(by_target(family))):
                 target = sample.labels.get("target")
                 if target:
                     values[target] = sample.value
             snapshot.families[family] = values
-        for family in labelled:
-            snapshot.labelled[family] = _samples(await self.query(family))
+        for family, labels in labelled.items():
+            result = await self.query(by_target(family, labels))
+            snapshot.labelled[family] = _samples(result)
         return snapshot
 
     async def history(
@@ -135,6 +140,11 @@ class PrometheusApi:
                 if point is not None and point[1] is not None:
                     points.append((point[0], point[1]))
         return sorted(points)
+
+
+def by_target(family: str, labels: Sequence[str] = ()) -> str:
+    """The PromQL of a family's samples by target (and `labels`), one per target."""
+    return f"max by ({', '.join(('target', *labels))}) ({family})"
 
 
 def _samples(result: list[Any]) -> list[Sample]:

@@ -59,16 +59,20 @@ def _api(handler: Any) -> PrometheusApi:
     )
 
 
+def _family(request: httpx.Request) -> str:
+    """The family of `max by (…) (family)`."""
+    return request.url.params["query"].rpartition("(")[2].rstrip(")")
+
+
 def _serving(request: httpx.Request) -> httpx.Response:
-    query = request.url.params["query"]
-    return httpx.Response(200, json=_vector(SERIES.get(query, [])))
+    return httpx.Response(200, json=_vector(SERIES.get(_family(request), [])))
 
 
 async def test_rows_from_one_query_per_family() -> None:
     queries: list[str] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
-        queries.append(request.url.params["query"])
+        queries.append(_family(request))
         return _serving(request)
 
     snapshot = await _api(handler).instant(FAMILIES, LABELLED)
