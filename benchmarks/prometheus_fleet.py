@@ -41,10 +41,13 @@ from specmon.session.fleet_order import ORDERS
 PROMETHEUS = "/usr/bin/prometheus"
 
 
-def exposition(servers: int, rng: random.Random) -> bytes:
-    """Exporter-format text of `servers` targets, as `specmon exporter` serves them."""
+def exposition(servers: int, now: float, probe_every: float) -> bytes:
+    """Exporter-format text of `servers` targets, as `specmon exporter` serves them: each
+    target's figures change at its own probe, every `probe_every` seconds, the probes spread
+    over that time (the exporter's default is 10 s)."""
     lines: list[str] = []
     for i in range(servers):
+        rng = random.Random(i * 1_000_003 + int(now / probe_every + i / servers))
         t = f'target="http://10.0.{i // 250}.{i % 250}:8000"'
         down = i % 97 == 0
         lines.append(f"specmon_target_up{{{t}}} {0 if down else 1}")
@@ -69,13 +72,12 @@ def exposition(servers: int, rng: random.Random) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def serve(port: int, servers: int) -> None:
+def serve(port: int, servers: int, probe_every: float) -> None:
     """The synthetic exporter (a child process: its CPU is not the TUI's)."""
-    rng = random.Random(1)
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            body = exposition(servers, rng)
+            body = exposition(servers, time.time(), probe_every)
             self.send_response(200)
             self.send_header("Content-Type", "text/plain; version=0.0.4")
             self.send_header("Content-Length", str(len(body)))
@@ -97,10 +99,12 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def prometheus(servers: int, tmp: Path) -> Iterator[str]:
+def prometheus(servers: int, tmp: Path, probe_every: float = 10.0) -> Iterator[str]:
     """A real Prometheus scraping the synthetic exporter each second, holding every series."""
     exporter_port, port = free_port(), free_port()
-    child = multiprocessing.Process(target=serve, args=(exporter_port, servers), daemon=True)
+    child = multiprocessing.Process(
+        target=serve, args=(exporter_port, servers, probe_every), daemon=True
+    )
     child.start()
     config = tmp / "prometheus.yml"
     config.write_text(
@@ -185,17 +189,25 @@ def main() -> int:
     parser.add_argument("--windows", type=int, default=3)
     parser.add_argument("--window-s", type=float, default=20.0)
     parser.add_argument("--presses", type=int, default=20)
+    parser.add_argument(
+        "--probe-every",
+        type=float,
+        default=10.0,
+        help="seconds between a synthetic target's probes (its figures change then; 0.001: "
+        "every figure changes at every scrape)",
+    )
     args = parser.parse_args()
     if not Path(PROMETHEUS).exists():
         print(f"{PROMETHEUS} is missing: apt-get install prometheus", file=sys.stderr)
         return 2
     with (
         tempfile.TemporaryDirectory(prefix="prom-fleet-") as tmp,
-        prometheus(args.servers, Path(tmp)) as url,
+        prometheus(args.servers, Path(tmp), args.probe_every) as url,
     ):
         shares, keys = measure(args, url, tmp)
     print(
-        f"| {args.servers} servers through Prometheus | TUI CPU "
+        f"| {args.servers} servers through Prometheus, probes every {args.probe_every:g} s "
+        f"| TUI CPU "
         f"{statistics.median(shares) * 100:.1f}% of a core (windows: "
         f"{', '.join(f'{s * 100:.1f}' for s in shares)}) | `o` key "
         f"{statistics.median(keys) * 1000:.0f} ms median, {max(keys) * 1000:.0f} ms max "

@@ -24,6 +24,9 @@ from specmon.ui.messages import FleetRowsReady
 from specmon.ui.screens.fleet import FleetScreen, TableChoice
 from specmon.ui.theming import css_variables
 
+EMPTY = "no specmon series (is a specmon exporter scraped by this Prometheus?)"
+"""The one-line error of an empty result."""
+
 
 class PrometheusFleetApp(App[str | None]):
     """The fleet table of the servers a Prometheus server holds specmon's series of."""
@@ -83,6 +86,7 @@ class PrometheusFleetApp(App[str | None]):
 
     async def read_once(self, api: PrometheusApi, seen: set[str]) -> None:
         """One reading: every family once, the rows to the table (or the error said)."""
+        changed, before = self.readings == 0, self.error
         try:
             snapshot = await api.instant(FAMILIES, LABELLED)
         except PrometheusError as exc:
@@ -90,15 +94,15 @@ class PrometheusFleetApp(App[str | None]):
         else:
             rows = prometheus_rows(snapshot, seen)
             seen.update(r.url for r in rows)
-            self.error = (
-                None
-                if rows
-                else f"{self.url}: no specmon_target_up series (is a specmon exporter scraped?)"
-            )
-            self.rows = tuple(worst_first(rows))
+            self.error = None if rows else f"{self.url}: {EMPTY}"
+            ranked = tuple(worst_first(rows))
+            changed = changed or ranked != self.rows
+            self.rows = ranked
         self.readings += 1
         self.sub_title = self.error or ""
-        if self.error is not None:
-            self.notify(self.error, severity="error", timeout=max(self.interval, 2.0))
-        if isinstance(self.screen, FleetScreen):
+        if self.error != before:  # said until it changes: the table may be empty meanwhile
+            self.clear_notifications()
+            if self.error is not None:
+                self.notify(self.error, severity="error", timeout=24 * 3600)
+        if changed and isinstance(self.screen, FleetScreen):  # rows as before: nothing to draw
             self.screen.post_message(FleetRowsReady(self.rows))
