@@ -183,12 +183,39 @@ def measure(args: argparse.Namespace, url: str, home: str) -> tuple[list[float],
     return shares, keys
 
 
+def readings(url: str, count: int) -> tuple[float, float]:
+    """The Prometheus side alone, in this process: `count` readings (every family's query,
+    the rows, their order); CPU and wall seconds of one, mean."""
+    import asyncio
+
+    from specmon.session.fleet_row import worst_first
+    from specmon.session.prometheus_rows import FAMILIES, LABELLED, prometheus_rows
+    from specmon.sources.prometheus_api import PrometheusApi
+
+    async def run() -> tuple[float, float]:
+        async with httpx.AsyncClient(base_url=url, timeout=10) as client:
+            api = PrometheusApi(client)
+            await api.instant(FAMILIES, LABELLED)  # connections made, caches warm
+            wall, cpu = time.perf_counter(), time.process_time()
+            for _ in range(count):
+                worst_first(prometheus_rows(await api.instant(FAMILIES, LABELLED)))
+            return (time.process_time() - cpu) / count, (time.perf_counter() - wall) / count
+
+    return asyncio.run(run())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--servers", type=int, default=500)
     parser.add_argument("--windows", type=int, default=3)
     parser.add_argument("--window-s", type=float, default=20.0)
     parser.add_argument("--presses", type=int, default=20)
+    parser.add_argument(
+        "--readings-only",
+        type=int,
+        metavar="N",
+        help="time N readings of the Prometheus side alone (no TUI) and stop",
+    )
     parser.add_argument(
         "--probe-every",
         type=float,
@@ -204,6 +231,13 @@ def main() -> int:
         tempfile.TemporaryDirectory(prefix="prom-fleet-") as tmp,
         prometheus(args.servers, Path(tmp), args.probe_every) as url,
     ):
+        if args.readings_only:
+            cpu, wall = readings(url, args.readings_only)
+            print(
+                f"| {args.servers} servers | one reading: {cpu * 1000:.0f} ms CPU, "
+                f"{wall * 1000:.0f} ms wall |"
+            )
+            return 0
         shares, keys = measure(args, url, tmp)
     print(
         f"| {args.servers} servers through Prometheus, probes every {args.probe_every:g} s "
