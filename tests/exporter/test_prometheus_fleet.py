@@ -131,3 +131,36 @@ async def test_history_is_the_finite_points_of_one_target() -> None:
 
     points = await _api(handler).history("specmon_speedup_ratio", A, 0, 20, 1)
     assert points == [(10.0, 0.1), (12.0, 0.3)]
+
+
+def test_prometheus_takes_no_server_of_its_own(capsys: pytest.CaptureFixture[str]) -> None:
+    from specmon.cli import main
+
+    assert main(["--prometheus", "http://prom:9090", "--url", "http://a:8000"]) != 0
+    assert "--prometheus reads the servers from Prometheus" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("reply", "said"),
+    [
+        (httpx.Response(200, text="<html>grafana</html>"), "not a Prometheus reply"),
+        (httpx.Response(200, json=_vector([])), "no specmon series"),
+    ],
+)
+async def test_the_table_says_what_is_wrong_in_one_line(reply: httpx.Response, said: str) -> None:
+    import asyncio
+
+    from specmon.ui.prometheus_fleet_app import PrometheusFleetApp
+
+    client = httpx.AsyncClient(
+        base_url="http://prom:9090", transport=httpx.MockTransport(lambda request: reply)
+    )
+    app = PrometheusFleetApp("http://prom:9090", 0.05, client=client)
+    async with app.run_test(size=(120, 30)) as pilot:
+        deadline = asyncio.get_running_loop().time() + 60
+        while app.readings < 2:
+            assert asyncio.get_running_loop().time() < deadline
+            await pilot.pause(0.05)
+        assert app.error is not None and said in app.error and "\n" not in app.error
+        assert app.rows == ()
+        assert len(app._notifications) == 1  # said once, not at every reading
