@@ -164,3 +164,19 @@ async def test_the_table_says_what_is_wrong_in_one_line(reply: httpx.Response, s
         assert app.error is not None and said in app.error and "\n" not in app.error
         assert app.rows == ()
         assert len(app._notifications) == 1  # said once, not at every reading
+
+
+def test_enter_opens_the_servers_dashboard_and_quitting_it_the_table(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """The table's Enter ends it with a URL: that server's own dashboard runs (its session, as
+    `specmon --url` builds it), then the table again, until q on the table."""
+    from specmon.cli import main, monitor
+    from specmon.ui.prometheus_fleet_app import PrometheusFleetApp
+
+    chosen = iter([A, None])
+    monkeypatch.setattr(PrometheusFleetApp, "run", lambda self: next(chosen))
+    opened: list[str] = []
+    monkeypatch.setattr(monitor, "run_dashboard", lambda app: opened.append(app.session.url) or 0)
+    assert main(["--prometheus", "http://prom:9090", "--db", str(tmp_path / "s.db")]) == 0
+    assert opened == [A]
