@@ -65,6 +65,16 @@ def add_arguments(
             help=SETTINGS["metrics_url"][1] + "; repeat it for each worker",
         ),
     ]
+    if not command:
+        servers.append(
+            add(
+                "--prometheus",
+                metavar="URL",
+                help="the fleet table from a Prometheus server that scrapes specmon exporters "
+                "(its HTTP API: one query per figure for every server); Enter opens a server's "
+                "dashboard directly",
+            )
+        )
     store = add("--db", metavar="PATH", help=f"snapshot store (default {default_db_path()})")
     if not command:
         once.add_arguments(group)
@@ -226,6 +236,9 @@ def run(args: argparse.Namespace) -> int:
                 store.close()
     from specmon.ui.app import SpecmonApp  # Textual loads only for the dashboard
 
+    if getattr(args, "prometheus", None):
+        return _run_prometheus(args)
+
     config = dashboard_config(args)
     if args.record and config.fleet:
         raise TargetError(
@@ -261,6 +274,41 @@ def run(args: argparse.Namespace) -> int:
             store.close()
         if recording is not None:
             recording.close()
+
+
+def _run_prometheus(args: argparse.Namespace) -> int:
+    """`--prometheus URL`: the table from Prometheus; Enter opens a server's dashboard, whose
+    quitting brings the table back; q on the table ends."""
+    from specmon.ui.prometheus_fleet_app import PrometheusFleetApp
+    from specmon.ui.screens.fleet import TableChoice
+
+    if args.url or args.host or args.record:
+        raise TargetError(
+            "--prometheus reads the servers from Prometheus: give no --url/--host/--record"
+        )
+    config = dashboard_config(args)
+    choice = TableChoice()
+    while True:
+        url = PrometheusFleetApp(args.prometheus, config.interval, choice=choice).run()
+        if not url:
+            return 0
+        args.url = [url]
+        server_config = dashboard_config(args)
+        args.url = None
+        try:
+            store = open_store_or_warn(server_config.db, refuse_unreadable=True)
+        except (StoreCorrupt, StoreTooNew) as exc:
+            return _refused(exc)
+        try:
+            session = dashboard_session(server_config, targets_of(server_config), store)
+            from specmon.ui.app import SpecmonApp
+
+            code = run_dashboard(SpecmonApp(session))
+        finally:
+            if store is not None:
+                store.close()
+        if code != 0:
+            return code
 
 
 def targets_of(config: MonitorConfig) -> Targets:

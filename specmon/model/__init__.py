@@ -43,6 +43,7 @@ from specmon.model.server import (
     UNKNOWN_METHOD,
     ServerInfo,
     SpecConfig,
+    server_title,
 )
 from specmon.model.snapshot import (
     Lifetime,
@@ -81,4 +82,5 @@ __all__ = [
     "Telemetry",
     "WorkerStatus",
     "clock_event_names",
+    "server_title",
 ]

@@ -93,5 +93,10 @@ class ServerInfo:
 
     @property
     def title(self) -> str:
-        """ "SGLang 0.5.23": the backend's display name and version."""
-        return f"{display_name(self.backend)} {self.version or '?'}"
+        """ "SGLang 0.5.23": the backend's display name and version (`server_title`)."""
+        return server_title(self.backend, self.version)
+
+
+def server_title(backend: str, version: str | None) -> str:
+    """ "SGLang 0.5.23": a backend's display name and version."""
+    return f"{display_name(backend)} {version or '?'}"

@@ -1,0 +1,108 @@
+"""`specmon --prometheus URL`: the fleet table fed from a Prometheus server's HTTP API.
+
+The table is the direct fleet's (`FleetScreen`, the rows `FleetRow`), its rows built from
+specmon's exporter series (session/prometheus_rows.py) by one instant query per family at the
+fleet's interval, whatever the number of servers. Enter ends the app with the server's URL (the
+exporter's `target` label): the command opens that server's dashboard directly, and the table
+again when it is quit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+from textual.theme import Theme
+
+from specmon.session.fleet_row import FleetRow, worst_first
+from specmon.session.prometheus_rows import FAMILIES, LABELLED, prometheus_rows
+from specmon.sources.prometheus_api import PrometheusApi, PrometheusError
+from specmon.ui.messages import FleetRowsReady
+from specmon.ui.screens.fleet import FleetScreen, TableChoice
+from specmon.ui.theming import css_variables
+
+EMPTY = "no specmon series (is a specmon exporter scraped by this Prometheus?)"
+"""The one-line error of an empty result."""
+
+
+class PrometheusFleetApp(App[str | None]):
+    """The fleet table of the servers a Prometheus server holds specmon's series of."""
+
+    CSS_PATH = "specmon.tcss"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [Binding("q", "quit", "quit")]
+
+    def __init__(
+        self,
+        url: str,
+        interval: float,
+        *,
+        choice: TableChoice | None = None,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
+        """Args:
+        url: The Prometheus server (http://host:9090).
+        interval: Seconds between two readings of the table.
+        choice: The table's order and filter, kept from a visit before.
+        client: Tests give theirs; else one to `url`, made on mount.
+        """
+        super().__init__()
+        self.url = url.rstrip("/")
+        self.interval = interval
+        self.choice = choice if choice is not None else TableChoice()
+        self._client = client
+        self.rows: tuple[FleetRow, ...] = ()
+        self.error: str | None = None
+        """The latest reading's one-line error; None once one succeeds."""
+        self.readings = 0
+        """Readings done (tests wait on it)."""
+
+    def get_css_variables(self) -> dict[str, str]:
+        """Textual's, with the app colours the stylesheet names (`theming.css_variables`)."""
+        theme: Theme | None = self.get_theme(self.theme)
+        defaults = super().get_css_variables()
+        return css_variables(theme, defaults) if theme is not None else defaults
+
+    def on_mount(self) -> None:
+        """The table, then its readings."""
+        self.push_screen(FleetScreen(0, choice=self.choice), self.exit)
+        self._read()
+
+    @work(group="prometheus", exit_on_error=False)
+    async def _read(self) -> None:
+        client = self._client or httpx.AsyncClient(base_url=self.url, timeout=10)
+        api = PrometheusApi(client)
+        seen: set[str] = set()
+        try:
+            while True:
+                await self.read_once(api, seen)
+                await asyncio.sleep(self.interval)
+        finally:
+            if self._client is None:
+                await client.aclose()
+
+    async def read_once(self, api: PrometheusApi, seen: set[str]) -> None:
+        """One reading: every family once, the rows to the table (or the error said)."""
+        changed, before = self.readings == 0, self.error
+        try:
+            snapshot = await api.instant(FAMILIES, LABELLED)
+        except PrometheusError as exc:
+            self.error = str(exc)
+        else:
+            rows = prometheus_rows(snapshot, seen)
+            seen.update(r.url for r in rows)
+            self.error = None if rows else f"{self.url}: {EMPTY}"
+            ranked = tuple(worst_first(rows))
+            changed = changed or ranked != self.rows
+            self.rows = ranked
+        self.readings += 1
+        self.sub_title = self.error or ""
+        if self.error != before:  # said until it changes: the table may be empty meanwhile
+            self.clear_notifications()
+            if self.error is not None:
+                self.notify(self.error, severity="error", timeout=24 * 3600)
+        if changed and isinstance(self.screen, FleetScreen):  # rows as before: nothing to draw
+            self.screen.post_message(FleetRowsReady(self.rows))

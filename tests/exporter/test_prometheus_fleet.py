@@ -1,0 +1,182 @@
+"""`specmon --prometheus`: the Prometheus API read as hostile, and rows from its series.
+
+The real Prometheus end to end is test_prometheus_fleet_real.py.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from specmon.analysis.comparison import Verdict
+from specmon.session.fleet_row import Rank
+from specmon.session.prometheus_rows import FAMILIES, LABELLED, NOT_SERVED, prometheus_rows
+from specmon.sources.prometheus_api import PrometheusApi, PrometheusError
+
+A, B = "http://a:8000", "http://b:8000"
+
+
+def _vector(samples: list[tuple[dict[str, str], str]]) -> dict[str, Any]:
+    return {
+        "status": "success",
+        "data": {
+            "resultType": "vector",
+            "result": [{"metric": m, "value": [1700000000.5, v]} for m, v in samples],
+        },
+    }
+
+
+SERIES: dict[str, list[tuple[dict[str, str], str]]] = {
+    "specmon_target_up": [({"target": A}, "1"), ({"target": B}, "1")],
+    "specmon_probe_success": [({"target": A}, "1"), ({"target": B}, "1")],
+    "specmon_probe_decode_tokens_per_second": [({"target": A}, "150"), ({"target": B}, "NaN")],
+    "specmon_probe_accept_length": [({"target": A}, "3"), ({"target": B}, "+Inf")],
+    "specmon_probe_cycle_seconds": [({"target": A}, "0.02")],
+    "specmon_speedup_ratio": [({"target": A}, "0.5"), ({"target": B}, "-0.3")],
+    "specmon_speedup_ratio_low": [({"target": A}, "0.4"), ({"target": B}, "-0.4")],
+    "specmon_speedup_ratio_high": [({"target": A}, "0.6"), ({"target": B}, "-0.2")],
+    "specmon_target_info": [
+        (
+            {"target": A, "name": "a\x1b]0;x\x07", "backend": "sglang", "algorithm": "EAGLE3"},
+            "1",
+        ),
+        ({"target": B, "backend": "vllm", "version": "0.32", "algorithm": "eagle"}, "1"),
+    ],
+    "specmon_baseline_state": [
+        ({"target": A, "state": "valid"}, "1"),
+        ({"target": A, "state": "stale"}, "0"),
+        ({"target": B, "state": "valid"}, "1"),
+    ],
+}
+
+
+def _api(handler: Any) -> PrometheusApi:
+    return PrometheusApi(
+        httpx.AsyncClient(base_url="http://prom:9090", transport=httpx.MockTransport(handler))
+    )
+
+
+def _family(request: httpx.Request) -> str:
+    """The family of `max by (…) (family)`."""
+    return request.url.params["query"].rpartition("(")[2].rstrip(")")
+
+
+def _serving(request: httpx.Request) -> httpx.Response:
+    return httpx.Response(200, json=_vector(SERIES.get(_family(request), [])))
+
+
+async def test_rows_from_one_query_per_family() -> None:
+    queries: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        queries.append(_family(request))
+        return _serving(request)
+
+    snapshot = await _api(handler).instant(FAMILIES, LABELLED)
+    assert sorted(queries) == sorted([*FAMILIES, *LABELLED])  # not one per server
+    rows = {r.url: r for r in prometheus_rows(snapshot)}
+    a, b = rows[A], rows[B]
+    assert (a.speedup, a.verdict, a.baseline, a.baseline_valid) == (0.5, Verdict.WINNING, "✓", True)
+    assert a.cycle_ms == pytest.approx(20.0) and a.decode_tok_s == 150 and a.accept_length == 3
+    assert a.label == "a\\x1b]0;x\\x07" and a.title == "SGLang ?"
+    assert (b.verdict, b.rank, b.title) == (Verdict.LOSING, Rank.LOSING, "vLLM 0.32")
+    # NaN and +Inf are not known, not 0; what the exporter does not serve is said.
+    assert b.decode_tok_s is None and b.accept_length is None and b.gpu is None
+    assert b.gpu_detail == NOT_SERVED
+    # A target Prometheus no longer holds stays, said stale.
+    gone = prometheus_rows(snapshot, seen=[A, B, "http://c:8000"])
+    assert [r.rank for r in gone if r.url == "http://c:8000"] == [Rank.STALE]
+
+
+@pytest.mark.parametrize(
+    ("reply", "said"),
+    [
+        (httpx.Response(200, text="<html>hello</html>"), "not JSON"),
+        (httpx.Response(200, json={"status": "error", "error": "bad\x1b[2J"}), "bad\\x1b[2J"),
+        (httpx.Response(200, json={"status": "success", "data": {}}), "no data.result"),
+        (httpx.Response(200, text="[" * 5000 + "]" * 5000), "not JSON"),
+        (httpx.Response(502, text="bad gateway"), "HTTP 502"),
+    ],
+)
+async def test_a_reply_that_is_not_prometheus_is_one_line(reply: httpx.Response, said: str) -> None:
+    with pytest.raises(PrometheusError) as caught:
+        await _api(lambda request: reply).query("specmon_target_up")
+    assert said in str(caught.value) and "\n" not in str(caught.value)
+
+
+async def test_an_unreachable_prometheus_is_one_line() -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    with pytest.raises(PrometheusError, match="Prometheus at http://prom:9090"):
+        await _api(refuse).query("specmon_target_up")
+
+
+async def test_a_huge_reply_is_refused_unread() -> None:
+    huge = json.dumps(_vector([({"target": "x" * 100}, "1")] * 100_000))
+    with pytest.raises(PrometheusError, match="larger than"):
+        await _api(lambda request: httpx.Response(200, text=huge)).query("specmon_target_up")
+
+
+async def test_history_is_the_finite_points_of_one_target() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == "/api/v1/query_range"
+        assert request.url.params["query"] == 'specmon_speedup_ratio{target="http://a:8000"}'
+        values = [[10, "0.1"], [11, "NaN"], [12, "0.3"], ["x", "1"]]
+        body = {"status": "success", "data": {"result": [{"metric": {}, "values": values}]}}
+        return httpx.Response(200, json=body)
+
+    points = await _api(handler).history("specmon_speedup_ratio", A, 0, 20, 1)
+    assert points == [(10.0, 0.1), (12.0, 0.3)]
+
+
+def test_prometheus_takes_no_server_of_its_own(capsys: pytest.CaptureFixture[str]) -> None:
+    from specmon.cli import main
+
+    assert main(["--prometheus", "http://prom:9090", "--url", "http://a:8000"]) != 0
+    assert "--prometheus reads the servers from Prometheus" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("reply", "said"),
+    [
+        (httpx.Response(200, text="<html>grafana</html>"), "not a Prometheus reply"),
+        (httpx.Response(200, json=_vector([])), "no specmon series"),
+    ],
+)
+async def test_the_table_says_what_is_wrong_in_one_line(reply: httpx.Response, said: str) -> None:
+    import asyncio
+
+    from specmon.ui.prometheus_fleet_app import PrometheusFleetApp
+
+    client = httpx.AsyncClient(
+        base_url="http://prom:9090", transport=httpx.MockTransport(lambda request: reply)
+    )
+    app = PrometheusFleetApp("http://prom:9090", 0.05, client=client)
+    async with app.run_test(size=(120, 30)) as pilot:
+        deadline = asyncio.get_running_loop().time() + 60
+        while app.readings < 2:
+            assert asyncio.get_running_loop().time() < deadline
+            await pilot.pause(0.05)
+        assert app.error is not None and said in app.error and "\n" not in app.error
+        assert app.rows == ()
+        assert len(app._notifications) == 1  # said once, not at every reading
+
+
+def test_enter_opens_the_servers_dashboard_and_quitting_it_the_table(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """The table's Enter ends it with a URL: that server's own dashboard runs (its session, as
+    `specmon --url` builds it), then the table again, until q on the table."""
+    from specmon.cli import main, monitor
+    from specmon.ui.prometheus_fleet_app import PrometheusFleetApp
+
+    chosen = iter([A, None])
+    monkeypatch.setattr(PrometheusFleetApp, "run", lambda self: next(chosen))
+    opened: list[str] = []
+    monkeypatch.setattr(monitor, "run_dashboard", lambda app: opened.append(app.session.url) or 0)
+    assert main(["--prometheus", "http://prom:9090", "--db", str(tmp_path / "s.db")]) == 0
+    assert opened == [A]
