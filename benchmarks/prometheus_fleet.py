@@ -188,17 +188,15 @@ def readings(url: str, count: int) -> tuple[float, float]:
     the rows, their order); CPU and wall seconds of one, mean."""
     import asyncio
 
-    from specmon.session.fleet_row import worst_first
-    from specmon.session.prometheus_rows import FAMILIES, LABELLED, prometheus_rows
-    from specmon.sources.prometheus_api import PrometheusApi
+    from specmon.session.prometheus_fleet import PrometheusFleet
 
     async def run() -> tuple[float, float]:
         async with httpx.AsyncClient(base_url=url, timeout=10) as client:
-            api = PrometheusApi(client)
-            await api.instant(FAMILIES, LABELLED)  # connections made, caches warm
+            fleet = PrometheusFleet(client, url)
+            await fleet.read()  # connections made, caches warm
             wall, cpu = time.perf_counter(), time.process_time()
             for _ in range(count):
-                worst_first(prometheus_rows(await api.instant(FAMILIES, LABELLED)))
+                await fleet.read()
             return (time.process_time() - cpu) / count, (time.perf_counter() - wall) / count
 
     return asyncio.run(run())

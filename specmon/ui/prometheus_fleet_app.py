@@ -17,15 +17,11 @@ from textual.app import App
 from textual.binding import Binding
 from textual.theme import Theme
 
-from specmon.session.fleet_row import FleetRow, worst_first
-from specmon.session.prometheus_rows import FAMILIES, LABELLED, prometheus_rows
-from specmon.sources.prometheus_api import PrometheusApi, PrometheusError
+from specmon.session.fleet_row import FleetRow
+from specmon.session.prometheus_fleet import PrometheusFleet
 from specmon.ui.messages import FleetRowsReady
 from specmon.ui.screens.fleet import FleetScreen, TableChoice
 from specmon.ui.theming import css_variables
-
-EMPTY = "no specmon series (is a specmon exporter scraped by this Prometheus?)"
-"""The one-line error of an empty result."""
 
 
 class PrometheusFleetApp(App[str | None]):
@@ -74,30 +70,23 @@ class PrometheusFleetApp(App[str | None]):
     @work(group="prometheus", exit_on_error=False)
     async def _read(self) -> None:
         client = self._client or httpx.AsyncClient(base_url=self.url, timeout=10)
-        api = PrometheusApi(client)
-        seen: set[str] = set()
+        fleet = PrometheusFleet(client, self.url)
         try:
             while True:
-                await self.read_once(api, seen)
+                await self.read_once(fleet)
                 await asyncio.sleep(self.interval)
         finally:
             if self._client is None:
                 await client.aclose()
 
-    async def read_once(self, api: PrometheusApi, seen: set[str]) -> None:
-        """One reading: every family once, the rows to the table (or the error said)."""
+    async def read_once(self, fleet: PrometheusFleet) -> None:
+        """One reading: the rows to the table (or the error said)."""
         changed, before = self.readings == 0, self.error
-        try:
-            snapshot = await api.instant(FAMILIES, LABELLED)
-        except PrometheusError as exc:
-            self.error = str(exc)
-        else:
-            rows = prometheus_rows(snapshot, seen)
-            seen.update(r.url for r in rows)
-            self.error = None if rows else f"{self.url}: {EMPTY}"
-            ranked = tuple(worst_first(rows))
-            changed = changed or ranked != self.rows
-            self.rows = ranked
+        reading = await fleet.read()
+        self.error = reading.error
+        if reading.rows is not None:
+            changed = changed or reading.rows != self.rows
+            self.rows = reading.rows
         self.readings += 1
         self.sub_title = self.error or ""
         if self.error != before:  # said until it changes: the table may be empty meanwhile
