@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from factories import server_info
 from watching import check_json
 
 from specmon.analysis.ab_runs import AbRun, Side
@@ -31,7 +32,6 @@ from specmon.whatif.live import live_what_if
 from specmon.whatif.text import band_what_if_lines, by_load_lines
 from specmon.wording import crossover_line, pct
 from tests.session.test_drafting_phases import ADAPTIVE, INTERVALS, TOKENS, Load, Watcher
-from tests.session.test_live import _info
 
 PROTOCOL = Protocol(runs=3, warmup=1, max_tokens=TOKENS, temperature=0.0, prompt="Explain a CPU.")
 CONCURRENCIES = (1, 12)
@@ -151,7 +151,7 @@ def test_each_drafting_band_gets_a_what_if_from_its_own_figures() -> None:
     """Issue 27 item 5: per band, the probes' what-if model fitted to the band's own accept
     length and cycle, its baseline the A/B's plain side at streams in the band."""
     k3 = SpecConfig("EAGLE3", 3, 1, 4)
-    info = dataclasses.replace(_info(), speculative=k3)
+    info = dataclasses.replace(server_info(), speculative=k3)
     positions = PositionAcceptance((0.7, 0.5, 0.3), 1000.0, PositionSource.COUNTERS)
     base = Pooled(6, 40.0, 0.01, None, None)
     level = Level(1, base, Pooled(6, 60.0, 0.01, 2.2, 36.0), None, None, (), None, None)
@@ -184,7 +184,7 @@ def test_the_screens_valid_baseline_serves_the_band_of_its_streams() -> None:
     """Issue 38: one baseline for the whole `w` screen. Without a stored A/B, the valid
     baseline the probes' what-if uses (`T₀`, benched at one stream) is band 1's too; a heavier
     band says that no baseline was measured at its load, not that none is valid."""
-    info = dataclasses.replace(_info(), speculative=SpecConfig("EAGLE3", 3, 1, 4))
+    info = dataclasses.replace(server_info(), speculative=SpecConfig("EAGLE3", 3, 1, 4))
     positions = PositionAcceptance((0.7, 0.5, 0.3), 1000.0, PositionSource.COUNTERS)
     base = Pooled(6, 40.0, 0.01, None, None)
     light = LoadBand(1, 60.0, 3.0, 1.0, False, 2.5, 60.0, 60.0)

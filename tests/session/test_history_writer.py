@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from factories import sample, server_info, server_metrics
+
 from specmon.analysis.drift import Drift
 from specmon.history import Figure, Mark, MarkKind, Point
 from specmon.model import RunFigures
@@ -17,7 +19,7 @@ from specmon.storage import history_store
 from specmon.storage.history_store import Limits
 from specmon.storage.store import Store
 from tests.analysis.test_drift import series
-from tests.session.test_live import _info, _live, _metrics, _sample
+from tests.session.test_live import _live
 from tests.storage.test_store import make_snapshot
 
 URL = "http://h:1"
@@ -41,11 +43,15 @@ def test_restarts_and_config_changes_are_marked_other_events_are_not() -> None:
     live, writer = _live(), Collected()
     recorder = HistoryRecorder(live, writer)
     recorder.started(999.0)
-    samples = [_sample(1, _info("plain"), _metrics("plain/metrics_after"), 1),
-               _sample(2, _info("plain"), _metrics("plain_metrics_after_restart.txt"), 2),
-               _sample(3, _info("spec"), None, 3)]  # fmt: skip
-    for sample in samples:
-        recorder.on_sample(sample, live.on_sample(sample))
+    plain = server_info("plain")
+    restarted = server_metrics("plain_metrics_after_restart.txt")
+    samples = [
+        sample(1, info=plain, metrics=server_metrics("plain/metrics_after"), seq=1),
+        sample(2, info=plain, metrics=restarted, seq=2),
+        sample(3, info=server_info("spec"), metrics=None, seq=3),
+    ]
+    for tick in samples:
+        recorder.on_sample(tick, live.on_sample(tick))
     assert [(m.at, m.kind) for m in writer.marks] == [
         (999.0, MarkKind.WATCH),
         (1002.0, MarkKind.RESTART),
@@ -56,8 +62,8 @@ def test_restarts_and_config_changes_are_marked_other_events_are_not() -> None:
 
 def test_probe_figures_are_recorded_and_missing_ones_left_out() -> None:
     live, writer = _live(), Collected()
-    sample = _sample(1, _info("spec"), None, 1)
-    live.on_sample(sample)
+    tick = sample(1, info=server_info("spec"), metrics=None, seq=1)
+    live.on_sample(tick)
     figures = run_figures_of(decode=75.9, accept=None, cycle=29.9)
     HistoryRecorder(live, writer).on_probe(1005.0, figures)
     assert [(p.at, p.figure, p.value) for p in writer.points] == [
@@ -131,9 +137,9 @@ def test_a_drift_in_the_store_is_found_after_the_writers_first_batch(tmp_path: P
 
 def test_a_drafting_switch_is_marked_other_events_are_not() -> None:
     live, writer = _live(), Collected()
-    sample = _sample(1, _info("spec"), None, 1)
-    live.on_sample(sample)
+    tick = sample(1, info=server_info("spec"), metrics=None, seq=1)
+    live.on_sample(tick)
     switched = Change("info", "server: drafts 3 tokens → off at 16 running", switch=True)
     recovered = Change("info", "server metrics: recovered")
-    HistoryRecorder(live, writer).on_sample(sample, [recovered, switched])
+    HistoryRecorder(live, writer).on_sample(tick, [recovered, switched])
     assert [(m.kind, m.text) for m in writer.marks] == [(MarkKind.SWITCH, switched.text)]
