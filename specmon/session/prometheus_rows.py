@@ -7,8 +7,8 @@ definition of it (`analysis.comparison.verdict` of the served interval), its bas
 the state the exporter served. What the exporter does not serve (GPU readings, the drafting
 now beside the flags, the reasons a baseline is stale) is shown as "—" and said, never guessed.
 
-One instant query per family (`FAMILIES`) reads every target's rows: the cost does not grow
-per server beyond building rows.
+One instant query for the gauges (`FAMILIES`) and one per labelled family (`LABELLED`) read
+every target's rows: the cost does not grow per server beyond building rows.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ FAMILIES = (
     SPEEDUP_LOW,
     SPEEDUP_HIGH,
 )
-"""The gauges an instant query reads, one query each, by their `target` label."""
+"""The gauges an instant query reads, all in one query, by their `target` label."""
 LABELLED = {
     INFO: ("name", "backend", "version", "algorithm", "speculation"),
     BASELINE_STATE: ("state",),
