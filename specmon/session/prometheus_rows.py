@@ -13,7 +13,7 @@ every target's rows: the cost does not grow per server beyond building rows.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from specmon.analysis.catalogue import CATALOGUE, Figure
 from specmon.analysis.comparison import Speedup, Verdict, verdict
@@ -82,7 +82,7 @@ def _scaled(snapshot: Snapshot, figure: Figure, target: str) -> float | None:
     return None if value is None else value / figure.prometheus_scale
 
 
-def _row(target: str, snapshot: Snapshot, info: dict[str, str], state: str | None) -> FleetRow:
+def _row(target: str, snapshot: Snapshot, info: Mapping[str, str], state: str | None) -> FleetRow:
     up = snapshot.value(UP, target)
     algorithm = info.get("algorithm")
     speculative = None if not info else bool(algorithm)

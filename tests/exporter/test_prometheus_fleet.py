@@ -19,7 +19,7 @@ from specmon.sources.prometheus_api import PrometheusApi, PrometheusError
 A, B = "http://a:8000", "http://b:8000"
 
 
-def _vector(samples: list[tuple[dict[str, str], str]]) -> dict[str, Any]:
+def _vector(samples: list[tuple[dict[str, Any], str]]) -> dict[str, Any]:
     return {
         "status": "success",
         "data": {
@@ -110,9 +110,9 @@ async def test_rows_from_one_query_for_the_gauges_and_one_per_labelled_family() 
 
 async def test_a_gauge_sample_of_no_family_asked_is_left_out() -> None:
     """The gauges' one query: a sample without a family's name, or of a family not asked,
-    fills no column."""
-    stray = [
-        ({"target": A, "__name__": "specmon_target_up"}, "1"),
+    fills no column; a label that is not a string is no label."""
+    stray: list[tuple[dict[str, Any], str]] = [
+        ({"target": A, "__name__": "specmon_target_up", "odd": ["x"]}, "1"),
         ({"target": B}, "1"),
         ({"target": B, "__name__": "node_load1"}, "7"),
     ]
