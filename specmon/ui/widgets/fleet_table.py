@@ -14,6 +14,7 @@ copied here under this widget's names); the hover highlight is not drawn.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -34,6 +35,16 @@ Header = tuple[str, str, int]
 """A shown column's key, label and width (without the padding)."""
 
 PAD = CELL_PADDING // 2
+
+
+@functools.lru_cache(maxsize=8192)
+def _where(row: int, column: int, *, out_of_bounds: bool = False) -> Style:
+    """The cell's place as DataTable marks it (style meta, which also keeps cells apart in a
+    screenshot): one Style each, so that Rich's cached sums of styles are found again."""
+    meta: dict[str, object] = {"row": row, "column": column}
+    if out_of_bounds:
+        meta["out_of_bounds"] = True
+    return Style.from_meta(meta)
 
 
 class FleetTable(ScrollView, can_focus=True):
@@ -219,7 +230,7 @@ class FleetTable(ScrollView, can_focus=True):
         for column, ((text, style), (_, _, column_width)) in enumerate(
             zip(cells, self.columns, strict=True)
         ):
-            where = Style.from_meta({"row": index, "column": column})
+            where = _where(index, column)
             text = text[:column_width]
             fill = " " * (column_width - len(text))
             if style:
@@ -229,7 +240,7 @@ class FleetTable(ScrollView, can_focus=True):
             else:
                 segments.append(Segment(pad + text + fill + pad, row_style + where + over))
         used = sum(w + CELL_PADDING for _, _, w in self.columns)
-        edge = Style.from_meta({"row": index, "column": 0, "out_of_bounds": True})
+        edge = _where(index, 0, out_of_bounds=True)
         segments.append(Segment(" " * max(0, width - used), row_style + edge))
         strip = Strip(segments).crop(int(self.scroll_x), int(self.scroll_x) + width)
         return strip.adjust_cell_length(width, base).simplify()
