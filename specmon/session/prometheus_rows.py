@@ -7,13 +7,13 @@ definition of it (`analysis.comparison.verdict` of the served interval), its bas
 the state the exporter served. What the exporter does not serve (GPU readings, the drafting
 now beside the flags, the reasons a baseline is stale) is shown as "—" and said, never guessed.
 
-One instant query per family (`FAMILIES`) reads every target's rows: the cost does not grow
-per server beyond building rows.
+One instant query for the gauges (`FAMILIES`) and one per labelled family (`LABELLED`) read
+every target's rows: the cost does not grow per server beyond building rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from specmon.analysis.catalogue import CATALOGUE, Figure
 from specmon.analysis.comparison import Speedup, Verdict, verdict
@@ -45,7 +45,7 @@ FAMILIES = (
     SPEEDUP_LOW,
     SPEEDUP_HIGH,
 )
-"""The gauges an instant query reads, one query each, by their `target` label."""
+"""The gauges an instant query reads, all in one query, by their `target` label."""
 LABELLED = {
     INFO: ("name", "backend", "version", "algorithm", "speculation"),
     BASELINE_STATE: ("state",),
@@ -82,7 +82,7 @@ def _scaled(snapshot: Snapshot, figure: Figure, target: str) -> float | None:
     return None if value is None else value / figure.prometheus_scale
 
 
-def _row(target: str, snapshot: Snapshot, info: dict[str, str], state: str | None) -> FleetRow:
+def _row(target: str, snapshot: Snapshot, info: Mapping[str, str], state: str | None) -> FleetRow:
     up = snapshot.value(UP, target)
     algorithm = info.get("algorithm")
     speculative = None if not info else bool(algorithm)

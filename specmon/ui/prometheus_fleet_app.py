@@ -1,8 +1,8 @@
 """`specmon --prometheus URL`: the fleet table fed from a Prometheus server's HTTP API.
 
 The table is the direct fleet's (`FleetScreen`, the rows `FleetRow`), its rows built from
-specmon's exporter series (session/prometheus_rows.py) by one instant query per family at the
-fleet's interval, whatever the number of servers. Enter ends the app with the server's URL (the
+specmon's exporter series (session/prometheus_rows.py) by three instant queries at the fleet's
+interval, whatever the number of servers. Enter ends the app with the server's URL (the
 exporter's `target` label): the command opens that server's dashboard directly, and the table
 again when it is quit.
 """

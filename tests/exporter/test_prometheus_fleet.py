@@ -19,7 +19,7 @@ from specmon.sources.prometheus_api import PrometheusApi, PrometheusError
 A, B = "http://a:8000", "http://b:8000"
 
 
-def _vector(samples: list[tuple[dict[str, str], str]]) -> dict[str, Any]:
+def _vector(samples: list[tuple[dict[str, Any], str]]) -> dict[str, Any]:
     return {
         "status": "success",
         "data": {
@@ -59,24 +59,41 @@ def _api(handler: Any) -> PrometheusApi:
     )
 
 
-def _family(request: httpx.Request) -> str:
-    """The family of `max by (…) (family)`."""
-    return request.url.params["query"].rpartition("(")[2].rstrip(")")
+def _families(request: httpx.Request) -> tuple[str, ...]:
+    """The family of `max by (…) (family)`, or those of `max by (__name__, …)
+    ({__name__=~"a|b"})`."""
+    query = request.url.params["query"]
+    if '__name__=~"' in query:
+        return tuple(query.partition('__name__=~"')[2].partition('"')[0].split("|"))
+    return (query.rpartition("(")[2].rstrip(")"),)
 
 
 def _serving(request: httpx.Request) -> httpx.Response:
-    return httpx.Response(200, json=_vector(SERIES.get(_family(request), [])))
+    """Each family's series; those of a query of several families named (`__name__`)."""
+    families = _families(request)
+    named = len(families) > 1
+    return httpx.Response(
+        200,
+        json=_vector(
+            [
+                ({**labels, "__name__": family} if named else labels, value)
+                for family in families
+                for labels, value in SERIES.get(family, [])
+            ]
+        ),
+    )
 
 
-async def test_rows_from_one_query_per_family() -> None:
-    queries: list[str] = []
+async def test_rows_from_one_query_for_the_gauges_and_one_per_labelled_family() -> None:
+    queries: list[tuple[str, ...]] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
-        queries.append(_family(request))
+        queries.append(_families(request))
         return _serving(request)
 
     snapshot = await _api(handler).instant(FAMILIES, LABELLED)
-    assert sorted(queries) == sorted([*FAMILIES, *LABELLED])  # not one per server
+    # Not one per server, nor one per gauge.
+    assert sorted(queries) == sorted([FAMILIES, *((family,) for family in LABELLED)])
     rows = {r.url: r for r in prometheus_rows(snapshot)}
     a, b = rows[A], rows[B]
     assert (a.speedup, a.verdict, a.baseline, a.baseline_valid) == (0.5, Verdict.WINNING, "✓", True)
@@ -89,6 +106,20 @@ async def test_rows_from_one_query_per_family() -> None:
     # A target Prometheus no longer holds stays, said stale.
     gone = prometheus_rows(snapshot, seen=[A, B, "http://c:8000"])
     assert [r.rank for r in gone if r.url == "http://c:8000"] == [Rank.STALE]
+
+
+async def test_a_gauge_sample_of_no_family_asked_is_left_out() -> None:
+    """The gauges' one query: a sample without a family's name, or of a family not asked,
+    fills no column; a label that is not a string is no label."""
+    stray: list[tuple[dict[str, Any], str]] = [
+        ({"target": A, "__name__": "specmon_target_up", "odd": ["x"]}, "1"),
+        ({"target": B}, "1"),
+        ({"target": B, "__name__": "node_load1"}, "7"),
+    ]
+    snapshot = await _api(lambda request: httpx.Response(200, json=_vector(stray))).instant(
+        ("specmon_target_up", "specmon_probe_success")
+    )
+    assert snapshot.families == {"specmon_target_up": {A: 1.0}, "specmon_probe_success": {}}
 
 
 @pytest.mark.parametrize(

@@ -19,15 +19,16 @@ from conftest import (
 )
 from live_helpers import until
 from replay import replay_probe
+from textual.geometry import Region
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from specmon.analysis.figures import run_figures
 from specmon.config import FleetTarget, MonitorConfig
 from specmon.measure.snapshot import SnapshotKind
 from specmon.session.baselines import BaselineOrigin
 from specmon.session.fleet import Fleet
-from specmon.session.fleet_row import Rank
+from specmon.session.fleet_row import FleetRow, Rank
 from specmon.session.server_session import ServerSession
 from specmon.session.watch import ProbeOutcome
 from specmon.sim import SimConfig, SimThread
@@ -36,9 +37,10 @@ from specmon.target import Target
 from specmon.ui import fleet_app as fleet_app_module
 from specmon.ui.fleet_app import FleetApp
 from specmon.ui.screens.baseline_choice import BaselineChoice
-from specmon.ui.screens.fleet import COLUMNS, FleetScreen
+from specmon.ui.screens.fleet import COLUMNS, FleetScreen, _cells
 from specmon.ui.screens.help import FLEET_KEYS, HelpScreen
 from specmon.ui.screens.whatif import WhatIfScreen
+from specmon.ui.widgets.fleet_table import FleetTable
 from specmon.ui.widgets.identity_bar import IdentityBar
 
 REFUSED = "http://10.1.230.101:8000/server_info: connection refused (nothing listening?)"
@@ -122,19 +124,19 @@ async def test_every_row_readable(size: tuple[int, int], count: int) -> None:
         await _shown(count)(pilot)
         screen = app.screen
         assert isinstance(screen, FleetScreen)
-        table = screen.query_one(DataTable)
+        table = screen.query_one(FleetTable)
         assert table.row_count == count
         assert table.size.height >= count + 1  # the header and every row, no scrolling
         assert _labels(table)[:2] == ["server", "state"]
         assert {"tok/s", "speedup", "baseline", "accept", "spec"} <= set(_labels(table))
         if size[0] >= 160:
             assert _labels(table) == [c.label for c in COLUMNS]  # every column of the issue
-        server = table.get_column("server")
-        assert all(str(cell) == row.label for cell, row in zip(server, screen.rows, strict=True))
+        server = [text for (text, _), *_ in table.rows]
+        assert server == [row.label for row in screen.rows]
 
 
-def _labels(table: DataTable[object]) -> list[str]:
-    return [str(c.label) for c in table.columns.values()]
+def _labels(table: FleetTable) -> list[str]:
+    return [label for _, label, _ in table.columns]
 
 
 async def test_a_resize_chooses_the_columns_again() -> None:
@@ -142,7 +144,7 @@ async def test_a_resize_chooses_the_columns_again() -> None:
     app = _app(8)
     async with app.run_test(size=(80, 24)) as pilot:
         await _shown(8)(pilot)
-        table = app.screen.query_one(DataTable)
+        table = app.screen.query_one(FleetTable)
         narrow = _labels(table)
         assert "software" not in narrow and "GPUs" not in narrow
         await pilot.resize_terminal(160, 50)
@@ -159,10 +161,10 @@ async def test_a_plain_server_has_no_speedup_and_its_gpus_are_under_the_table() 
         await _shown(8)(pilot)
         screen = app.screen
         assert isinstance(screen, FleetScreen)
-        table = screen.query_one(DataTable)
+        table = screen.query_one(FleetTable)
         plain = screen.rows[-1]
         assert plain.label == "gpu-box-08" and plain.rank == Rank.NO_SPECULATION
-        cells = dict(zip(_labels(table), map(str, table.get_row_at(7)), strict=True))
+        cells = dict(zip(_labels(table), screen_rows(table)[7], strict=True))
         assert (cells["spec"], cells["speedup"], cells["baseline"]) == ("no spec", "no spec", "—")
         assert cells["accept"] == "—" and cells["GPUs"] == "8×H100 97% 59°C"
         assert cells["why"] == "speculation is off on this server"
@@ -186,30 +188,37 @@ async def test_worst_first_and_a_down_server_on_top_with_its_reason() -> None:
             f"{_url(0)} · down: connection refused (nothing listening?)",
             "GPUs: no GPU reading yet",
         ]
-        assert str(screen.query_one(DataTable).get_row_at(0)[1]) == "DOWN"
+        assert screen_rows(screen.query_one(FleetTable))[0][1] == "DOWN"
 
 
-async def test_new_rows_write_only_what_the_table_shows_that_changed(
+async def test_new_rows_repaint_only_the_lines_that_changed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """At 80x24 (no GPU column) a hotter GPU leaves the table alone; a new probe rewrites its
-    row's cells in place; a server going down rebuilds the table in the new order, the cursor
-    staying on its server. The table always holds what the rows say."""
+    """At 80x24 (no GPU column) a hotter GPU repaints nothing; a new probe repaints its row's
+    line alone; a server going down moves rows: the lines whose texts changed are repainted
+    (and the cursor's), the cursor staying on its server. The table always holds what the rows
+    say."""
     app = _app(8)
     async with app.run_test(size=(80, 24)) as pilot:
         await _shown(8)(pilot)
         screen = app.screen
         assert isinstance(screen, FleetScreen)
-        table = screen.query_one(DataTable)
-        calls: list[str] = []
-        for name in ("update_cell", "clear", "add_row"):
-            method = getattr(table, name)
-            monkeypatch.setattr(
-                table, name, lambda *a, _m=method, _n=name, **k: (calls.append(_n), _m(*a, **k))[1]
-            )
+        table = screen.query_one(FleetTable)
+        repainted: list[int | None] = []  # the table's lines repainted; None: all of it
+        refresh = table.refresh
+
+        def spy(*regions: Region, **kwargs: bool) -> FleetTable:
+            repainted.extend([r.y for r in regions] or [None])
+            return refresh(*regions, **kwargs)
+
+        monkeypatch.setattr(table, "refresh", spy)
 
         def shown() -> list[list[str]]:
-            return [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+            assert screen_rows(table) == [
+                [text for text, _ in cells]
+                for cells in (_shown_row(screen, row, _labels(table)) for row in screen.rows)
+            ]
+            return screen_rows(table)
 
         session = app.fleet.sessions[4]
         hot = gpus()
@@ -221,23 +230,34 @@ async def test_new_rows_write_only_what_the_table_shows_that_changed(
         )
         await pilot.pause()
         index = [row.url for row in screen.rows].index(session.url)
-        assert "88°C" in (screen.rows[index].gpu or "") and calls == []
+        assert "88°C" in (screen.rows[index].gpu or "") and repainted == []
         before = shown()
         result = await replay_probe("spec/generate_stream_0.json")
         session.probe_done(ProbeOutcome(NOW, 9.0, run_figures(result), result))
         await pilot.pause()
-        assert set(calls) == {"update_cell"}
         after = shown()
         assert [row.url for row in screen.rows].index(session.url) == index  # the same order
         assert [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b] == [index]
+        assert repainted == [index + 1]  # under the header
         await pilot.press("down", "down")
-        calls.clear()
+        cursor, before = table.cursor_row, shown()
+        repainted.clear()
         session.sample(sample(9.0, None, None, info_error=REFUSED, metrics_error=REFUSED))
         await pilot.pause()
-        assert "clear" in calls and "add_row" in calls
+        after = shown()
         assert {row.url for row in screen.rows[:2]} == {_url(0), session.url}
-        assert [cells[1] for cells in shown()[:2]] == ["DOWN", "DOWN"]
+        assert [cells[1] for cells in after[:2]] == ["DOWN", "DOWN"]
         assert screen.rows[table.cursor_row].url == _url(2)  # where the cursor was
+        moved = {i + 1 for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b}
+        assert set(repainted) == moved | {cursor + 1, table.cursor_row + 1}
+        assert len(moved) < len(after)  # the rows above the one that moved kept their lines
+
+
+def _shown_row(screen: FleetScreen, row: FleetRow, labels: list[str]) -> list[tuple[str, str]]:
+    """The cells the table should hold for `row`, by the screen's own cells (uncut: 8 servers
+    at 80x24 fit their shown columns whole)."""
+    cells = dict(zip([c.label for c in COLUMNS], _cells(row), strict=True))
+    return [(cells[label], "") for label in labels]
 
 
 async def test_enter_opens_a_server_and_esc_goes_back() -> None:
@@ -341,7 +361,7 @@ async def test_at_80x24_the_columns_the_docs_promise_fit_beside_long_names() -> 
             result = await replay_probe("spec/generate_stream_0.json")
             session.probe_done(ProbeOutcome(NOW, 1.0, run_figures(result), result))
         await pilot.pause()
-        table = app.screen.query_one(DataTable)
+        table = app.screen.query_one(FleetTable)
         assert screen_rows(table)[0][:3] == ["127.0.0.1:37383", "live", "EAGLE3 2/1/3"]
         assert _labels(table) == [
             "server",
@@ -355,8 +375,8 @@ async def test_at_80x24_the_columns_the_docs_promise_fit_beside_long_names() -> 
         ]
 
 
-def screen_rows(table: DataTable[object]) -> list[list[str]]:
-    return [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+def screen_rows(table: FleetTable) -> list[list[str]]:
+    return [[text for text, _ in row] for row in table.rows]
 
 
 async def test_a_server_gone_down_shows_its_last_figures_dimmed() -> None:
@@ -365,14 +385,14 @@ async def test_a_server_gone_down_shows_its_last_figures_dimmed() -> None:
         await _shown(8)(pilot)
         screen = app.screen
         assert isinstance(screen, FleetScreen)
-        table = screen.query_one(DataTable)
+        table = screen.query_one(FleetTable)
         session = app.fleet.sessions[4]
         session.sample(sample(9.0, None, None, info_error=REFUSED, metrics_error=REFUSED))
         await pilot.pause()
         index = [row.url for row in screen.rows].index(session.url)
-        cells = dict(zip(_labels(table), table.get_row_at(index), strict=True))
-        assert str(cells["state"]) == "DOWN" and str(cells["tok/s"]) == "824.4"
-        dimmed = {label for label, cell in cells.items() if cell.style == "dim"}
+        cells = dict(zip(_labels(table), table.rows[index], strict=True))
+        assert cells["state"][0] == "DOWN" and cells["tok/s"][0] == "824.4"
+        dimmed = {label for label, (_, style) in cells.items() if style == "dim"}
         assert dimmed == {
             "software",
             "spec",
@@ -384,7 +404,7 @@ async def test_a_server_gone_down_shows_its_last_figures_dimmed() -> None:
             "GPUs",
         }
         live = [row.state for row in screen.rows].index("live")
-        assert not any(cell.style for cell in table.get_row_at(live))
+        assert not any(style for _, style in table.rows[live])
 
 
 async def test_w_and_help_on_the_table_act_on_it(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from specmon.analysis.catalogue import figure
 from specmon.session.fleet_order import ORDERS, next_order, ordered
@@ -28,6 +27,7 @@ from specmon.ui.format import DASH, escape
 from specmon.ui.messages import FleetRowsReady
 from specmon.ui.screens.filter_prompt import FilterPrompt
 from specmon.ui.widgets import quiet
+from specmon.ui.widgets.fleet_table import FleetTable
 from specmon.wording import NO_SPEC
 
 COLUMNS = (
@@ -112,12 +112,16 @@ def _cells(row: FleetRow) -> tuple[str, ...]:
     )
 
 
+def _old(row: FleetRow) -> bool:
+    """The server is down or its readings are stale: its figures are its last ones."""
+    return row.state in ("down", "stale")
+
+
 def _shown_cells(
-    row: FleetRow, cells: tuple[str, ...], shown: list[tuple[int, int]]
+    cells: tuple[str, ...], shown: list[tuple[int, int]], old: bool
 ) -> tuple[tuple[str, str], ...]:
     """(text, style) of each shown column (index, width): cut to its width, dimmed where it is
-    the last value of a server that is down or whose readings are stale."""
-    old = row.state in ("down", "stale")
+    the last value of a server that is down or whose readings are stale (`old`)."""
     out = []
     for i, width in shown:
         key = COLUMNS[i].key
@@ -153,15 +157,20 @@ class FleetScreen(Screen[str]):
         self.rows: tuple[FleetRow, ...] = ()
         """The rows shown: those matching the filter, in the order chosen."""
         self.cells: list[tuple[str, ...]] = []
-        self._shown: tuple[list[int], list[str], list[tuple[tuple[str, str], ...]]] = ([], [], [])
-        """The column widths, the servers in order and the texts (with their styles) the table
-        holds."""
+        self._cells_of: dict[FleetRow, tuple[str, ...]] = {}
+        self._texts_of: dict[tuple[tuple[str, ...], bool], tuple[tuple[str, str], ...]] = {}
+        self._texts_shown: list[tuple[int, int]] = []
+        """The texts of the rows shown, kept from one reading to the next: most rows come
+        again unchanged (500 servers probed every 10 s: 50 change a second), and their cells
+        are not formatted and cut again."""
+        self._urls: list[str] = []
+        """The servers the table holds, in its order."""
 
     def compose(self) -> ComposeResult:
         """Title, table, the highlighted row's reason, keys."""
         # The window of tok/s, accept, cycle and speedup: one for all four, as the exporter's.
         yield Static(self._heading(), id="fleet-title")
-        yield DataTable(id="fleet-table", zebra_stripes=True, cursor_type="row")
+        yield FleetTable(id="fleet-table")
         yield Static(id="fleet-row")
         yield Static(id="fleet-keys")
 
@@ -206,7 +215,9 @@ class FleetScreen(Screen[str]):
     def _arrange(self) -> None:
         """The rows to show, by the order and filter chosen; the title says which."""
         self.rows = tuple(ordered(self.all_rows, self.order, self.filter))
-        self.cells = [_cells(row) for row in self.rows]
+        known = self._cells_of
+        self._cells_of = {row: known.get(row) or _cells(row) for row in self.rows}
+        self.cells = [self._cells_of[row] for row in self.rows]
         quiet.show(self.query_one("#fleet-title", Static), escape(self._heading()))
         self._fill()
 
@@ -236,11 +247,10 @@ class FleetScreen(Screen[str]):
         """The essential columns always, the others while they fit; the cursor stays on its
         server when the order changes.
 
-        Only what the table shows is compared: most seconds nothing shown changes (a hidden
-        column's GPU temperature does), and the table is left alone. With the same columns and
-        the same servers in the same order, only the cells that changed are written (the table
-        is rebuilt when the columns or the order change)."""
-        table = self.query_one(DataTable)
+        The table (`FleetTable`) draws only the lines on screen, and of them only those whose
+        texts changed: most seconds nothing shown changes (a hidden column's GPU temperature
+        does), and nothing is drawn."""
+        table = self.query_one(FleetTable)
         available = table.content_size.width
         if len(self.cells) + 1 > table.content_size.height:  # the header and the rows overflow
             available -= table.styles.scrollbar_size_vertical
@@ -248,42 +258,29 @@ class FleetScreen(Screen[str]):
             return
         widths = fit(COLUMNS, self.cells, available)
         shown = [(i, w) for i, w in enumerate(widths) if w]
-        texts = [
-            _shown_cells(row, cells, shown)
-            for row, cells in zip(self.rows, self.cells, strict=True)
-        ]
+        known = self._texts_of if shown == self._texts_shown else {}
+        self._texts_of, self._texts_shown = {}, shown
+        texts = []
+        for row, cells in zip(self.rows, self.cells, strict=True):
+            key = (cells, _old(row))
+            text = known.get(key) or _shown_cells(cells, shown, key[1])
+            self._texts_of[key] = text
+            texts.append(text)
         urls = [row.url for row in self.rows]
-        before_widths, before_urls, before_texts = self._shown
-        self._shown = (widths, urls, texts)
-        if widths == before_widths and urls == before_urls:
-            for url, now, before in zip(urls, texts, before_texts, strict=True):
-                for (i, _), text, old in zip(shown, now, before, strict=True):
-                    if text != old:
-                        table.update_cell(url, COLUMNS[i].key, Text(*text))
-        else:
-            highlighted = self.highlighted() or self.choice.opened
-            if widths != before_widths:
-                table.clear(columns=True)
-                for i, width in shown:
-                    table.add_column(COLUMNS[i].label, width=width, key=COLUMNS[i].key)
-            else:
-                table.clear()
-            for url, row_texts in zip(urls, texts, strict=True):
-                table.add_row(*(Text(*t) for t in row_texts), key=url)
-            if urls:
-                table.move_cursor(row=urls.index(highlighted) if highlighted in urls else 0)
+        highlighted = self.highlighted() or self.choice.opened
+        before, self._urls = self._urls, urls
+        table.show([(COLUMNS[i].key, COLUMNS[i].label, width) for i, width in shown], texts)
+        if urls != before and urls:
+            table.move_cursor(urls.index(highlighted) if highlighted in urls else 0)
         if urls:
             self._show_row(table.cursor_row)
 
     def highlighted(self) -> str | None:
         """The URL of the server the cursor is on."""
-        table = self.query_one(DataTable)
-        if not table.row_count:
-            return None
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
-        return str(key.value) if key.value is not None else None
+        index = self.query_one(FleetTable).cursor_row
+        return self._urls[index] if index < len(self._urls) else None
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    def on_fleet_table_row_highlighted(self, event: FleetTable.RowHighlighted) -> None:
         """Follow the cursor."""
         self._show_row(event.cursor_row)
 
