@@ -5,13 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from specmon.analysis.acceptance import draft_length
-from specmon.analysis.drafting import drafts_otherwise
+from specmon.analysis.drafting import adapts
 from specmon.analysis.pooled import pool
 from specmon.model import Snapshot
 from specmon.reports.check_report import CheckReport, Finding
-from specmon.whatif.advice import advise
-from specmon.whatif.inputs import predict
-from specmon.whatif.text import advisor_flags
+from specmon.whatif.advice import advise_runs
 
 
 def say_advice(report: CheckReport, probe: Snapshot, earlier: Sequence[Snapshot]) -> None:
@@ -21,23 +19,20 @@ def say_advice(report: CheckReport, probe: Snapshot, earlier: Sequence[Snapshot]
     valid = report.baseline is not None and report.comparison is not None
     base_runs = report.baseline_probes or (report.baseline.runs if report.baseline else ())
     base = pool(base_runs) if valid and base_runs else None
-    whatif = predict(info, probe.protocol, probe.runs, base, earlier).result
     drafting = report.drafting
-    differs = bool(report.switches) or (
-        drafting is not None
-        and drafts_otherwise(drafting.off, drafting.draft_length, draft_length(info))
+    configured, switches = draft_length(info), len(report.switches)
+    adaptive = drafting is not None and adapts(
+        drafting.off, drafting.draft_length, configured, switches
     )
-    running = report.metrics.num_running_reqs if report.metrics is not None else None
-    flag_for, off_flag = advisor_flags(info, differs=differs, running=running)
-    report.advice = advise(
+    _, report.advice = advise_runs(
         info,
+        probe.runs,
         protocol=probe.protocol,
-        now=pool(probe.runs),
+        base=base,
         comparison=report.comparison,
-        whatif=whatif,
         earlier=earlier,
-        flag_for=flag_for,
-        off_flag=off_flag,
+        adaptive=adaptive,
+        running=report.metrics.num_running_reqs if report.metrics is not None else None,
         traffic=report.traffic,
     )
     at = len(report.findings) - 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from specmon.analysis.acceptance import draft_length, impossible_accept_length
+from specmon.analysis.acceptance import draft_length
 from specmon.analysis.catalogue import Measured, figure
 from specmon.analysis.pooled import pool, pool_groups
 from specmon.analysis.rates import server_accept_length
@@ -53,10 +53,8 @@ def gap_now(report: CheckReport) -> TrafficGap | None:
         return None
     traffic = server_accept_length(report.metrics, report.metrics_after)
     k = None if report.server is None else draft_length(report.server)
-    if traffic is not None and impossible_accept_length(traffic.value, k) is not None:
-        return None  # steps went uncounted: no gap is judged against a figure that cannot be
     alone = only_probes(report.metrics, report.metrics_after, report.probes)
-    return traffic_gap(pool(report.probes), traffic, probes_alone=alone)
+    return traffic_gap(pool(report.probes), traffic, probes_alone=alone, draft_length=k)
 
 
 async def by_category(
