@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from specmon.cli import main
+from specmon.cli.check_progress import CheckProgress
 from specmon.cli.common import EXIT_INTERRUPTED
 from specmon.sim import SimConfig, SimThread
 
@@ -211,3 +212,13 @@ def test_ctrl_c_mid_probe_says_what_was_done(empty_db: str) -> None:
             os.close(primary)
     said = "".join(seen).replace("\r", "")
     assert re.search(r"specmon: interrupted: during probe 1: 0 probes done, no verdict", said), said
+
+
+def test_an_interrupt_after_the_verdict_says_the_verdict() -> None:
+    """Ctrl-C while the traffic's or the categories' probes run: the verdict was reached."""
+    progress = CheckProgress(show=False)
+    progress.probes, progress.phase = 4, "during probe 5"
+    progress.concluded("verdict after 3 probes: winning +21.4% [+12.0%, +31.9%]")
+    assert progress.interrupted() == (
+        "during probe 5: 4 probes done, verdict after 3 probes: winning +21.4% [+12.0%, +31.9%]"
+    )
