@@ -159,6 +159,13 @@ def drafts_otherwise(off: bool, draft_length: float | None, configured: int | No
     return off or draft_length is None or round(draft_length) != configured
 
 
+def adapts(off: bool, draft_length: float | None, configured: int | None, switches: int) -> bool:
+    """Drafts otherwise than its launch flags now (`drafts_otherwise`), or switched its drafting
+    setting since it was first seen: the advisor then names the server's adaptive setting, not
+    its flags (the dashboard's drafting line and `w` screen, `check`'s advice)."""
+    return switches > 0 or drafts_otherwise(off, draft_length, configured)
+
+
 def draft_level(figures: Drafting) -> int:
     """The setting a window ran at, for telling switches: 0 when speculation was off, else the
     effective draft length rounded."""

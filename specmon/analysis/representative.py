@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from specmon.analysis.acceptance import impossible_accept_length
 from specmon.analysis.pooled import Pooled
 from specmon.analysis.rates import WindowAccept, counter_delta
 from specmon.model import RunFigures, ServerMetrics
@@ -73,14 +74,20 @@ class TrafficGap:
 
 
 def traffic_gap(
-    probe: Pooled, traffic: WindowAccept | None, *, probes_alone: bool = False
+    probe: Pooled,
+    traffic: WindowAccept | None,
+    *,
+    probes_alone: bool = False,
+    draft_length: int | None = None,
 ) -> TrafficGap | None:
-    """The probe's pooled runs beside the traffic, or None when either accept length is missing
-    or the server's is not a count over the window (`COUNTED_SOURCES`). `probes_alone`: the
-    window held no request but the probes (`only_probes`)."""
+    """The probe's pooled runs beside the traffic, or None when either accept length is missing,
+    the server's is not a count over the window (`COUNTED_SOURCES`), or it is one no verify step
+    of `draft_length` k can give (steps went uncounted: `impossible_accept_length`; no gap is
+    judged against a figure that cannot be). `probes_alone`: the window held no request but
+    the probes (`only_probes`)."""
     if probe.accept_length is None or traffic is None or traffic.source not in COUNTED_SOURCES:
         return None
-    if traffic.value <= 0:
+    if traffic.value <= 0 or impossible_accept_length(traffic.value, draft_length) is not None:
         return None
     return TrafficGap(
         probe.accept_length, traffic.value, traffic.source, probe.accept_rel_se, probes_alone

@@ -140,16 +140,12 @@ async def _check(args: argparse.Namespace, store: Store | None, progress: CheckP
     pin = pin_of(args.baseline)
 
     async def find(info: ServerInfo) -> BaselineLookup:
-        progress.reached(info)
         if store is None:
-            lookup = BaselineLookup(None, pinned=pin.text() if pin else None)
-        else:
-            # Every candidate's server is read first: the rule prefers valid baselines to newer.
-            lookup = await find_baseline(
-                store, info, target, pin=pin, tokens=args.probe_tokens, max_age_s=args.max_age
-            )
-        progress.found(lookup)
-        return lookup
+            return BaselineLookup(None, pinned=pin.text() if pin else None)
+        # Every candidate's server is read first: the rule prefers valid baselines to newer.
+        return await find_baseline(
+            store, info, target, pin=pin, tokens=args.probe_tokens, max_age_s=args.max_age
+        )
 
     async def run_probe(protocol: Protocol) -> Snapshot:
         return await take_snapshot(
@@ -193,6 +189,7 @@ async def _check(args: argparse.Namespace, store: Store | None, progress: CheckP
                 ),
                 probe_baseline=progress.probing_baseline(probe_baseline),
                 interleave=args.interleave,
+                steps=progress,
             )
     finally:
         await telemetry.aclose()

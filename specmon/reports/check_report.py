@@ -51,7 +51,7 @@ class Finding:
 @dataclass(frozen=True, slots=True)
 class Design:
     """Which design gave the speedup: the stored baseline's runs, or the baseline server probed
-    alternately with the live one (`specmon.interleaved`, `analysis.paired`)."""
+    alternately with the live one (`specmon.check.interleaving`, `analysis.paired`)."""
 
     interleaved: bool
     baseline_id: int | None

@@ -231,7 +231,8 @@ class LiveState:
         info = self.server.info
         if info is None or info.speculative is None:
             return None
-        return traffic_gap(self.recent(), self.server.window.accept_length(MEAN_SPAN_S))
+        window = self.server.window.accept_length(MEAN_SPAN_S)
+        return traffic_gap(self.recent(), window, draft_length=draft_length(info))
 
     def _say_if_gap_changed(self, wall: float) -> None:
         """Log when the probe stops (or starts again) being representative of the traffic."""

@@ -11,7 +11,7 @@ from typing import Literal
 
 from specmon.analysis.acceptance import PositionAcceptance
 from specmon.analysis.comparison import Comparison, Verdict
-from specmon.analysis.drafting import drafts_otherwise
+from specmon.analysis.drafting import adapts, drafts_otherwise
 from specmon.analysis.representative import TrafficGap
 from specmon.analysis.validity import Validity, ValidityState
 from specmon.model import WorkerStatus
@@ -116,7 +116,7 @@ class DraftingView:
     @property
     def adaptive(self) -> bool:
         """It drafts otherwise than its flags now, or did in this lifetime: worth a line."""
-        return self.differs or self.switches > 0
+        return adapts(self.off, self.draft_length, self.configured, self.switches)
 
 
 @dataclass(frozen=True, slots=True)

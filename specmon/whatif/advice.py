@@ -16,9 +16,10 @@ from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.representative import TrafficGap
 from specmon.analysis.validity import fingerprint, protocol_differences
 from specmon.backend_facts import find
-from specmon.model import Protocol, ServerInfo, Snapshot
-from specmon.whatif.inputs import is_tree
+from specmon.model import Protocol, RunFigures, ServerInfo, Snapshot
+from specmon.whatif.inputs import WhatIfAnswer, is_tree, predict
 from specmon.whatif.prediction import WhatIf
+from specmon.whatif.text import advisor_flags
 
 Level = Literal["info", "warn"]
 
@@ -40,6 +41,49 @@ class Advice:
     flag: str | None
     """The launch flag to change (None where the change is not a flag)."""
     evidence: str
+
+
+def advise_runs(
+    info: ServerInfo,
+    runs: Sequence[RunFigures],
+    *,
+    protocol: Protocol,
+    base: Pooled | None,
+    comparison: Comparison | None,
+    earlier: Sequence[Snapshot],
+    adaptive: bool,
+    running: float | None,
+    traffic: TrafficGap | None,
+) -> tuple[WhatIfAnswer, list[Advice]]:
+    """The what-if of a server's runs and the advisor's findings on them, as the dashboard's `w`
+    screen and `check` ask for them.
+
+    Args:
+        info: The server.
+        runs: Its probes (the what-if's and the advisor's figures).
+        protocol: Their protocol.
+        base: The baseline's runs pooled, where it applies; else None.
+        comparison: The verdict's comparison against it, or None.
+        earlier: Stored snapshots (other draft lengths; acceptance falling since).
+        adaptive: It drafts otherwise than its flags, or switched (`analysis.drafting.adapts`):
+            the flags named are its adaptive setting's at the load of `running` requests.
+        running: Its running requests now (None: not read).
+        traffic: The probes beside its traffic (`analysis.representative`).
+    """
+    answer = predict(info, protocol, runs, base, earlier)
+    flag_for, off_flag = advisor_flags(info, differs=adaptive, running=running)
+    found = advise(
+        info,
+        protocol=protocol,
+        now=pool(runs),
+        comparison=comparison,
+        whatif=answer.result,
+        earlier=earlier,
+        flag_for=flag_for,
+        off_flag=off_flag,
+        traffic=traffic,
+    )
+    return answer, found
 
 
 def advise(

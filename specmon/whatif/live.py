@@ -15,10 +15,9 @@ from specmon.analysis.pooled import pool
 from specmon.model import ServerInfo, Snapshot
 from specmon.session.live import LiveState
 from specmon.session.server_session import ServerSession
-from specmon.whatif.advice import Advice, advise
+from specmon.whatif.advice import Advice, advise_runs
 from specmon.whatif.by_band import BandWhatIf, band_what_if
-from specmon.whatif.inputs import WhatIfAnswer, predict
-from specmon.whatif.text import advisor_flags
+from specmon.whatif.inputs import WhatIfAnswer
 from specmon.wording import TAKE_BASELINE
 
 
@@ -73,22 +72,16 @@ def live_what_if(
         note = f"baseline #{baseline.id} does not apply: " + "; ".join(validity.reasons)
     elif baseline is not None:
         base = pool(baseline.runs)
-    now = pool(runs)
-    answer = predict(info, live.protocol, runs, base, earlier)
     drafting, latest = live.drafting_view(), live.server.window.latest
-    running = latest.num_running_reqs if latest is not None else None
-    flag_for, off_flag = advisor_flags(
-        info, differs=drafting is not None and drafting.adaptive, running=running
-    )
-    advice = advise(
+    answer, advice = advise_runs(
         info,
+        runs,
         protocol=live.protocol,
-        now=now,
-        comparison=compare(now, base) if base is not None else None,
-        whatif=answer.result,
+        base=base,
+        comparison=compare(pool(runs), base) if base is not None else None,
         earlier=earlier,
-        flag_for=flag_for,
-        off_flag=off_flag,
+        adaptive=drafting is not None and drafting.adaptive,
+        running=latest.num_running_reqs if latest is not None else None,
         traffic=live.traffic_gap(),
     )
     positions, ab_levels = pooled_positions(runs), ab.levels if ab is not None else ()

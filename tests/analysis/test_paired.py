@@ -1,4 +1,5 @@
-"""Interleaved probing's pairs (analysis/paired.py) and the A B B A order (specmon/interleaved)."""
+"""Interleaved probing's pairs (analysis/paired.py) and the A B B A order
+(specmon/check/interleaving.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from specmon.analysis.paired import Pair, paired_comparison, paired_step, why_no
 from specmon.analysis.sequential import SequentialRule
 from specmon.analysis.stats import t_quantile
 from specmon.analysis.validity import LifetimeCheck, LifetimeState, relaunched_for_speculation
-from specmon.interleaved import Interleaving
+from specmon.check.interleaving import Interleaving
 from specmon.model import Snapshot
 
 

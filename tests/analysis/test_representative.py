@@ -44,6 +44,15 @@ def test_no_gap_without_a_counted_traffic_figure() -> None:
     assert traffic_gap(pool([run(100.0)]), WindowAccept(2.1, "counters")) is None
 
 
+def test_no_gap_against_a_traffic_figure_that_cannot_be() -> None:
+    """An adaptive server that did not count its verify steps while off read 31.4 at k = 3 (at
+    most 4 tokens a step): the dashboard and `check` judge no gap against it, by one rule."""
+    probes = pool([run(100.0, 2.1)] * 3)
+    assert traffic_gap(probes, WindowAccept(31.4, "counters"), draft_length=3) is None
+    at_most = traffic_gap(probes, WindowAccept(4.0, "counters"), draft_length=3)
+    assert at_most is not None and at_most.traffic == 4.0
+
+
 def test_each_group_is_pooled_as_the_whole_is() -> None:
     code, chat = [run(90.0, 2.6), run(110.0, 2.6)], [run(70.0, 1.95)]
     groups = pool_groups({"code": code, "chat": chat})

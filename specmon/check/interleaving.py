@@ -1,6 +1,6 @@
 """`check`'s interleaved probing: the live server and the baseline server probed alternately,
 A B B A A B …, under one protocol, until the sequential rule stops on the pairs
-(`analysis.paired`: the pairing and its interval; `specmon.check`: when it is chosen).
+(`analysis.paired`: the pairing and its interval; `check.probing`: when it is chosen).
 """
 
 from __future__ import annotations
