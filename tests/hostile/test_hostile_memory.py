@@ -1,8 +1,8 @@
 """Memory stays bounded under the hostile server's worst inputs (issue 36 §1): the dashboard's
 session (headless: the TUI adds nothing a server controls) polls and probes a server answering a
 body past the parse-off-loop limit at every scrape, streams that never end, and server info
-200,000 keys wide, for many polls. What it keeps between two late checkpoints must grow no more
-than what the same session keeps of a well-behaved server over as many polls.
+200,000 keys wide, for many polls. What it keeps must grow, over each of two spans of polls, no
+more than what the same session keeps of a well-behaved server over as many polls.
 
 Structural measures only, read after a full collection: the objects the collector tracks, and
 the bytes of the strings they hold (a body is a string, which the collector does not track).
@@ -126,7 +126,8 @@ def test_a_hostile_server_costs_no_more_memory_than_a_good_one(
     good = grown["well-behaved"]
     objects = max(0, *(step.objects for step in good))
     text = max(0, *(step.text for step in good))
-    for name, steps in grown.items():
-        for step in steps:
-            assert step.objects <= 2 * objects + OBJECTS_SLACK, (name, grown)
-            assert step.text <= 2 * text + BYTES_SLACK, (name, grown)
+    for name, (one, two) in grown.items():
+        # A leak grows both steps; a body in flight at one checkpoint (a wide answer is ~4 MB)
+        # inflates one step only, and the one after it reads it back as freed.
+        assert min(one.objects, two.objects) <= 2 * objects + OBJECTS_SLACK, (name, grown)
+        assert min(one.text, two.text) <= 2 * text + BYTES_SLACK, (name, grown)
