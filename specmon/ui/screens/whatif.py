@@ -119,6 +119,8 @@ class WhatIfScreen(ModalScreen[None]):
     def _status(self) -> None:
         """The keys that apply: ↑↓ while the table leaves columns out, PgDn while the screen
         runs past its last line."""
+        if not self.is_attached:  # closed before the refresh it was called after
+            return
         box = self.query_one("#whatif", Vertical)
         hidden = 0 in self._widths
         keys = ["↑↓: a row in full below"] if hidden else []
