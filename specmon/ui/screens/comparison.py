@@ -34,6 +34,7 @@ from specmon.reports.snapshot_table import (
 from specmon.storage.private_files import write_private
 from specmon.ui.columns import Column, cut, fit
 from specmon.ui.format import DASH, escape
+from specmon.ui.screens.while_open import after_refresh
 from specmon.ui.widgets import quiet
 from specmon.wording import interval_text, speedup_text, verdict_text
 
@@ -219,7 +220,7 @@ class ComparisonScreen(ModalScreen[None]):
 
     def on_resize(self) -> None:
         """Choose the columns for the new width."""
-        self.call_after_refresh(self._fill)
+        after_refresh(self, self._fill)
 
     def _nothing(self, why: str) -> None:
         """No table to show: `why` in its place, and in the status line."""

@@ -26,6 +26,7 @@ from specmon.ui.fitting import left_out
 from specmon.ui.format import DASH, escape
 from specmon.ui.messages import FleetRowsReady
 from specmon.ui.screens.filter_prompt import FilterPrompt
+from specmon.ui.screens.while_open import after_refresh
 from specmon.ui.widgets import quiet
 from specmon.ui.widgets.fleet_table import FleetTable
 from specmon.wording import NO_SPEC
@@ -176,7 +177,7 @@ class FleetScreen(Screen[str]):
 
     def on_mount(self) -> None:
         """The keys line, for the width it has."""
-        self.call_after_refresh(self._write_keys)
+        after_refresh(self, self._write_keys)
 
     @property
     def order(self) -> str:
@@ -240,8 +241,8 @@ class FleetScreen(Screen[str]):
 
     def on_resize(self) -> None:
         """Choose the columns and the keys listed for the new width."""
-        self.call_after_refresh(self._fill)
-        self.call_after_refresh(self._write_keys)
+        after_refresh(self, self._fill)
+        after_refresh(self, self._write_keys)
 
     def _fill(self) -> None:
         """The essential columns always, the others while they fit; the cursor stays on its

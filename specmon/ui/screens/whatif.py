@@ -16,6 +16,7 @@ from textual.widgets import DataTable, Static
 
 from specmon.ui.columns import Column, cut, fit
 from specmon.ui.format import escape
+from specmon.ui.screens.while_open import after_refresh
 from specmon.ui.widgets import quiet
 from specmon.whatif.live import WhatIfView
 from specmon.whatif.text import (
@@ -103,8 +104,8 @@ class WhatIfScreen(ModalScreen[None]):
 
     def on_resize(self) -> None:
         """Choose the columns for the new width, then the keys for the new height."""
-        self.call_after_refresh(self._fill)
-        self.call_after_refresh(self._status)
+        after_refresh(self, self._fill)
+        after_refresh(self, self._status)
 
     def action_scroll_notes(self, where: str) -> None:
         """Scroll the screen: `page_down`, `page_up`, `home` or `end`."""
@@ -119,8 +120,6 @@ class WhatIfScreen(ModalScreen[None]):
     def _status(self) -> None:
         """The keys that apply: ↑↓ while the table leaves columns out, PgDn while the screen
         runs past its last line."""
-        if not self.is_attached:  # closed before the refresh it was called after
-            return
         box = self.query_one("#whatif", Vertical)
         hidden = 0 in self._widths
         keys = ["↑↓: a row in full below"] if hidden else []
@@ -146,7 +145,7 @@ class WhatIfScreen(ModalScreen[None]):
             table.add_column(column.label, width=width, key=column.key)
         for cells in self.cells:
             table.add_row(*(Text(cut(cells[column.key], width)) for column, width in shown))
-        self.call_after_refresh(self._status)
+        after_refresh(self, self._status)
         table.move_cursor(row=min(cursor, len(self.cells) - 1))
         self._show_row(table.cursor_row)
 
