@@ -531,3 +531,31 @@ def test_the_itl_says_per_step_where_the_server_observes_it_per_step(
     view = ServerView(1.0, 0.0, 0.1, 70.0, "counter", 40.0, itl, "ok", itl_per_step=per_step)
     assert any(line.startswith(label) for line in server_panel._lines(view))
     assert label in server_panel._compact(view)[2]
+
+
+async def test_diagnostics_say_they_scroll_while_they_do(
+    make_app: Callable[..., SpecmonApp],
+) -> None:
+    """At 60x15 the `i` screen runs past its last line and its border names the keys that
+    scroll it; at 160x50 it all shows and the border names Esc only; a live resize follows."""
+    app = make_app()
+    async with app.run_test(size=(60, 15)) as pilot:
+        app.session.sample(sample(1.0, server_info(), server_metrics("spec/metrics")))
+        await pilot.pause()
+        await pilot.press("i")
+        dialog = app.screen.query_one("#dialog")
+
+        def bottom() -> str:
+            lines = [strip.text for strip in app.screen._compositor.render_strips()]
+            return next(line for line in reversed(lines) if "Esc: close" in line)
+
+        await pilot.pause()
+        assert dialog.max_scroll_y > 0 and "↑↓ PgDn: more · Esc: close" in bottom()
+        await pilot.resize_terminal(160, 50)
+        await pilot.pause()
+        assert dialog.max_scroll_y == 0 and "more" not in bottom()
+        await pilot.resize_terminal(60, 15)
+        await pilot.pause()
+        assert "↑↓ PgDn: more · Esc: close" in bottom()
+        await pilot.press("down", "pagedown")
+        assert dialog.scroll_y > 0

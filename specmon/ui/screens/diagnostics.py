@@ -18,6 +18,9 @@ from textual.widgets import Static
 from specmon.session.view import View
 from specmon.ui.format import age
 
+CLOSE = "Esc: close"
+MORE = "↑↓ PgDn: more · "
+
 
 class DiagnosticsScreen(ModalScreen[None]):
     """Sources and missing values, explained."""
@@ -46,7 +49,7 @@ class DiagnosticsScreen(ModalScreen[None]):
             sources.append((f"{source.name:<8} {age(source.age_s):>5} ·", state))
         missing = [(f"{what}:", Text(why)) for what, why in self.view.missing]
         with VerticalScroll(id="dialog") as dialog:
-            dialog.border_subtitle = "Esc: close"  # on the border: in view at any height
+            dialog.border_subtitle = CLOSE  # on the border: in view at any height
             yield Static(
                 Group(
                     Text.assemble(
@@ -66,6 +69,18 @@ class DiagnosticsScreen(ModalScreen[None]):
                     _pairs([(f"{f.key}:", Text(f.text)) for f in self.view.figures]),
                 )
             )
+
+    def on_mount(self) -> None:
+        """Whether the dialog runs past its last line is known once it is laid out, and again
+        at each size."""
+        dialog = self.query_one("#dialog", VerticalScroll)
+        self.watch(dialog, "show_vertical_scrollbar", self._keys)
+
+    def _keys(self, scrolls: bool) -> None:
+        """The scroll keys on the border while there is more than the dialog shows."""
+        self.query_one("#dialog", VerticalScroll).border_subtitle = (
+            MORE if scrolls else ""
+        ) + CLOSE
 
 
 def _origins(sources: tuple[tuple[str, str], ...]) -> tuple[Text | Table, ...]:
