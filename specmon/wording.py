@@ -188,6 +188,12 @@ def validity_mark(validity: Validity | None) -> str | None:
     return "? " + "; ".join(doubts) if doubts else "✓"
 
 
+def stale_words(validity: Validity) -> str:
+    """ "is stale: restarted since; different flags": why a baseline does not apply (after
+    its name: "baseline #7 is stale: …"), on every surface that says it."""
+    return "is stale: " + "; ".join(validity.reasons)
+
+
 DRAFTING_OFF = "speculation off at this load"
 """An adaptive server drafting (almost) nothing at its current load."""
 

@@ -28,6 +28,7 @@ from enum import StrEnum
 
 from specmon.analysis.validity import Validity, another_backend, differing_keys
 from specmon.model import Protocol, ServerInfo, Snapshot
+from specmon.wording import stale_words
 
 
 class Rule(StrEnum):
@@ -263,7 +264,7 @@ def _lost(
     if preferred is not None and sizes[0] != sizes[1] and sizes[1] == preferred:
         return (f"was taken with max_tokens {loser.protocol.max_tokens}, not {preferred}",)
     if lost.reasons and not won.reasons:
-        return ("is stale: " + "; ".join(lost.reasons),)
+        return (stale_words(lost),)
     if lost.unverified and won.confirmed:
         return ("is unverified: " + "; ".join(lost.unverified),)
     return (f"is older than #{chosen.id}",)

@@ -20,7 +20,7 @@ from specmon.analysis.validity import (
 from specmon.model import Snapshot
 from specmon.reports.check_report import EXIT_DEGRADED, CheckReport
 from specmon.session.baselines import BaselineLookup
-from specmon.wording import counted, verdict_text
+from specmon.wording import counted, stale_words, verdict_text
 
 DECODE, ACCEPT = figure("decode tok/s"), figure("accept length")
 SPEEDUP, BREAK_EVEN = figure("speedup"), figure("break-even accept length")
@@ -75,7 +75,7 @@ def validity(
 
 def stale_text(baseline: Snapshot, judged: Validity) -> str:
     """ "baseline #7 (http://…, 62.9 tok/s) is stale: restarted since": why no speedup."""
-    return f"{baseline_tag(baseline)} is stale: " + "; ".join(judged.reasons)
+    return f"{baseline_tag(baseline)} {stale_words(judged)}"
 
 
 def conditions_over_every_probe(

@@ -21,6 +21,7 @@ from specmon.storage.store import Store
 from specmon.storage.unsaved import Unsaved
 from specmon.target import Target
 from specmon.whatif.inputs import WhatIfAnswer, predict, refusal
+from specmon.wording import stale_words
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +53,7 @@ def baseline_for(
     if baseline is None:
         return None, lookup.why_none()
     if validity is not None and not validity.valid:
-        return None, f"baseline #{baseline.id} is stale: " + "; ".join(validity.reasons)
+        return None, f"baseline #{baseline.id} {stale_words(validity)}"
     if validity is not None and validity.unverified:
         return baseline, "UNVERIFIED: " + "; ".join(validity.unverified)
     return baseline, None
