@@ -152,8 +152,8 @@ def _json(obj: object, status: int) -> web.Response:
 async def _filler(request: web.Request, size: int) -> web.StreamResponse:
     """`size` bytes of comment lines, chunked, written as fast as the client reads them."""
     resp = web.StreamResponse(headers={"Content-Type": "text/plain; version=0.0.4"})
-    await resp.prepare(request)
     try:
+        await resp.prepare(request)  # a client that gave up waiting has closed already
         left = size
         while left > 0:
             chunk = FILLER_CHUNK[:left]
@@ -161,7 +161,7 @@ async def _filler(request: web.Request, size: int) -> web.StreamResponse:
             left -= len(chunk)
         await resp.write_eof()
     except ConnectionError:
-        pass  # the client refused the rest: what a size cap does
+        pass  # the client refused the rest (what a size cap does) or stopped waiting
     return resp
 
 
