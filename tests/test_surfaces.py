@@ -37,7 +37,7 @@ import math
 import random
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -58,6 +58,7 @@ from specmon.analysis.cycle_model import CyclePoint, fit_cycle
 from specmon.analysis.load import best_per_concurrency
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.sequential import SequentialRule
+from specmon.analysis.stats import summarize
 from specmon.analysis.validity import (
     LifetimeCheck,
     ValidityState,
@@ -81,7 +82,7 @@ from specmon.model import (
     Snapshot,
 )
 from specmon.probe_prompts import BUILTIN_SET, ProbePrompt
-from specmon.reports.bench_text import category_line, summary_lines
+from specmon.reports.bench_text import category_line, run_line, summary_lines
 from specmon.reports.check_report import report_to_dict
 from specmon.reports.compare_report import compare_text
 from specmon.reports.snapshot_table import comparison_rows, export
@@ -187,6 +188,10 @@ def history(seed: int) -> History:
             Snapshot(at + 300, HERE, None, SPEC, replace(PROTOCOL, runs=3), ran),
         )
     before = tuple(run(base_tok_s * 3, 4.0) for _ in range(3)) if target == "restarted" else ()
+    # Each probe waits its own time for its first token (queueing, prefill): TTFT's digits are
+    # read on every surface. Drawn apart, so the draws above stay each seed's.
+    waits = random.Random(f"ttft {seed}")
+    probes = tuple(replace(p, ttft_ms=waits.uniform(15.0, 400.0)) for p in probes)
     return History(base, server, probes, target, earlier, before_restart=before)
 
 
@@ -548,10 +553,13 @@ def test_every_catalogued_figure_reads_the_same_on_every_surface(seed: int, tmp_
 
 NUMBER = r"([+-]?\d+\.\d+)"
 """A figure as the text renderers write one: digits, a point, digits; a sign where it has one."""
+DIGITS = r"([+-]?\d+(?:\.\d+)?)"
+"""A figure to any digits, whole ones too (TTFT's): what it was written to is then compared."""
 SPEEDUP_TEXT = r"([+-]\d+\.\d+%(?: \[[^\]]+\])?)"
 """The speedup and its interval, "+21.0% [+18.2%, +23.9%]"."""
 DECODE, CYCLE = (rf"{NUMBER} {re.escape(catalogued(k).unit)}" for k in ("decode tok/s", "cycle"))
 PER_TOKEN = rf"{NUMBER} {re.escape(catalogued('ms per token').unit)}"
+TTFT = rf"{DIGITS} {re.escape(catalogued('TTFT').unit)}"
 RANGE = ("decode low", "decode high")
 """Not figures: the runs' lowest and highest decode tok/s, written beside the pooled one."""
 
@@ -589,6 +597,7 @@ def test_the_text_renderers_write_every_catalogued_figure_as_the_catalogue(
         h = replace(h, base=next(s for s in store.list() if s.id == base_id))
         _, body = check_figures(h, store, prompts=BUILTIN_SET[:2])
     assert body["speedup_level"] == 0.95 and body["baseline"]["valid"]
+    assert body["probe"]["ttft_ms"] == h.probes[0].ttft_ms  # the probe line's run
     spec = Snapshot(NOW, HERE, None, h.info, replace(PROTOCOL, runs=len(h.probes)), h.probes)
     now, base = pool(spec.runs), pool(h.base.runs)
     run, baseline = Measured(now, compare(now, base)), Measured(base)
@@ -661,6 +670,14 @@ def test_the_text_renderers_write_every_catalogued_figure_as_the_catalogue(
             findings["vs"],
             ("decode tok/s", "speedup", "accept length", "break-even accept length"),
         ),
+        Written(
+            "check (probe)",
+            Measured(pool(spec.runs[:1])),  # the first probe's line: one run's figures
+            rf"^probe: \d+ tokens, TTFT {TTFT}, decode {DECODE}(?:, accept {NUMBER})?"
+            rf"(?:, cycle {CYCLE}(?: \(steps from server timings\))?)?$",
+            findings["probe:"],
+            ("TTFT", "decode tok/s", "accept length", "cycle"),
+        ),
         *(
             Written(
                 f"check ({name})",
@@ -697,6 +714,63 @@ def test_the_text_renderers_write_every_catalogued_figure_as_the_catalogue(
     # A speculative run's pooled line writes its accept length and cycle; a baseline's neither.
     assert read["bench"] == set(pooled_keys) and read["bench (baseline)"] == {"decode tok/s"}
     assert {name for name in body["categories"]} == {p.category for p in BUILTIN_SET[:2]}
+
+
+BENCH_ROWS: dict[str, tuple[str, Callable[[RunFigures], float | None]]] = {
+    "decode": ("decode tok/s", lambda r: r.decode_tok_s),
+    "TTFT": ("TTFT", lambda r: r.ttft_ms),
+    "accept": ("accept length", lambda r: r.accept_length),
+    "server accept": ("accept length", lambda r: r.server_accept_length),
+    "cycle": ("cycle", lambda r: r.cycle_ms),
+    "cycle p95": ("cycle", lambda r: r.cycle_ms_p95),
+}
+"""`bench`'s per-run rows that are values of a catalogued figure, by the row's name: the figure
+(the server's accept length and the cycle's p95 to accept length's and cycle's digits) and the
+run's value."""
+
+
+def test_bench_writes_each_runs_figures_to_the_catalogues_digits() -> None:
+    """`bench`'s per-run table (each figure's median [min–max] over the runs) and its run lines
+    write every value of a catalogued figure to that figure's digits: TTFT in whole ms (0.1 ms
+    before it was catalogued), decode tok/s, accept length and cycle as the pooled line does.
+    Read back from the text over random histories, the runs' TTFT each their own."""
+    read: set[str] = set()
+    for seed in range(0, 60, 3):
+        h = history(seed)
+        for runs in (h.probes, h.base.runs):
+            snapshot = Snapshot(NOW, HERE, None, h.info, replace(PROTOCOL, runs=len(runs)), runs)
+            rows = "\n".join(summary_lines(snapshot)[2:])
+            for name, (key, get) in BENCH_ROWS.items():
+                f = catalogued(key)
+                values = [v for r in runs if (v := get(r)) is not None]
+                found = re.search(
+                    rf"^  {re.escape(name)} +{DIGITS} +\S* +\[{DIGITS}–{DIGITS}\]  ",
+                    rows,
+                    re.MULTILINE,
+                )
+                if not values:
+                    assert found is None, (name, rows)
+                    continue
+                assert found is not None, (name, rows)
+                stats = summarize(values)
+                assert found.groups() == tuple(
+                    f.format(v) for v in (stats.median, stats.min, stats.max)
+                ), (name, rows)
+                read.add(name)
+            for i, r in enumerate(runs, 1):
+                line = run_line(i, len(runs), r)
+                found = re.search(
+                    rf"\| decode {DECODE}(?: \| accept {NUMBER})?(?: \| cycle {CYCLE})?$", line
+                )
+                assert found is not None, line
+                keys = ("decode tok/s", "accept length", "cycle")
+                assert found.groups() == tuple(
+                    catalogued(k).format(v) if v is not None else None
+                    for k, v in zip(
+                        keys, (r.decode_tok_s, r.accept_length, r.cycle_ms), strict=True
+                    )
+                ), line
+    assert read == {"decode", "TTFT", "accept", "cycle"}, read
 
 
 @pytest.mark.parametrize("seed", range(0, 60, 3))

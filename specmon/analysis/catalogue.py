@@ -18,6 +18,12 @@ or `value_text()`: a figure's digits, sign and unit are set here, once (`tests/t
 and `tests/ui/test_catalogue_panels.py` read them back from what is shown; the few surfaces that
 write fewer digits for room say so, and docs/metrics.md lists them).
 
+A figure of the server's own `/metrics` (over all its requests, not a set of runs: the Server
+panel's ITL) is a `ServerFigure`: no `Measured` states it and no surface lists it with the
+catalogue, but its unit and digits are set here all the same (`server_figure(key)`, `format()`,
+`value_text()`); the server's own value of a catalogued figure (its mean TTFT, its accept length)
+is written with that figure's.
+
 Adding a figure: define it in `analysis` (a field or property of `Pooled` or `Comparison`), add
 its `Figure` here, document it in docs/metrics.md; every surface that lists the catalogue then
 serves it (new export columns join at the end, so no column moves), and a text renderer writes
@@ -47,8 +53,35 @@ class Measured:
     shows none (no baseline; live, one that does not apply)."""
 
 
+class _Written:
+    """How a value of a figure is written for people, from its `unit`, `digits` and `signed`
+    (a `Figure`'s and a `ServerFigure`'s alike)."""
+
+    __slots__ = ()
+    unit: str
+    digits: int
+    signed: bool
+
+    def format(self, value: float | None) -> str | None:
+        """A value of this figure to its `digits` (signed where `signed`); None when missing."""
+        if value is None:
+            return None
+        return f"{value:{'+' if self.signed else ''}.{self.digits}f}"
+
+    def value_text(self, value: float | None, *, unit: bool = True) -> str:
+        """A value of this figure for a table or a panel: `format` with its unit beside it
+        (none where `unit` is False: a column or a line that names it), a ratio as a signed
+        percent (+21.0%), or "—" when missing."""
+        if self.unit == "ratio":
+            return pct(value, signed=True)
+        text = self.format(value)
+        if text is None:
+            return DASH
+        return f"{text} {self.unit}" if unit else text
+
+
 @dataclass(frozen=True, slots=True)
-class Figure:
+class Figure(_Written):
     """One figure: what it is, how to read it from a `Measured`, and its name on each surface."""
 
     key: str
@@ -76,28 +109,11 @@ class Figure:
     signed: bool = False
     """Written with its sign, "+0.36", where the sign is what it says (the margin)."""
 
-    def format(self, value: float | None) -> str | None:
-        """A value of this figure to its `digits` (signed where `signed`); None when missing."""
-        if value is None:
-            return None
-        return f"{value:{'+' if self.signed else ''}.{self.digits}f}"
-
     def written(self, measured: Measured) -> str | None:
         """The figure for people: `text`, else `format`; None when missing."""
         if self.text is not None:
             return self.text(measured)
         return self.format(self.get(measured))
-
-    def value_text(self, value: float | None, *, unit: bool = True) -> str:
-        """A value of this figure for a table or a panel: `format` with its unit beside it
-        (none where `unit` is False: a column or a line that names it), a ratio as a signed
-        percent (+21.0%), or "—" when missing."""
-        if self.unit == "ratio":
-            return pct(value, signed=True)
-        text = self.format(value)
-        if text is None:
-            return DASH
-        return f"{text} {self.unit}" if unit else text
 
     def shown(self, measured: Measured) -> str:
         """`written` with its unit, a ratio as a signed percent (+21.0%), or "—" (the
@@ -165,6 +181,19 @@ CATALOGUE: tuple[Figure, ...] = (
         markdown="ms/token",
     ),
     Figure(
+        "TTFT",
+        "ms",
+        "Time to first token of the runs, pooled: the mean of their TTFTs (queueing and prefill "
+        "included).",
+        _pooled(lambda p: p.ttft_ms),
+        0,
+        prometheus="specmon_probe_ttft_seconds",
+        prometheus_scale=1e-3,
+        check_key="ttft_ms",
+        export_key="ttft_ms",
+        markdown="TTFT ms",
+    ),
+    Figure(
         "speedup",
         "ratio",
         "Decode tok/s of the runs over the baseline's, minus 1 (0.21 = 21% faster).",
@@ -226,3 +255,38 @@ _BY_KEY = {f.key: f for f in CATALOGUE}
 def figure(key: str) -> Figure:
     """The figure named `key` (`Figure.key`); a name the catalogue lacks is a KeyError."""
     return _BY_KEY[key]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerFigure(_Written):
+    """A figure of the server's own `/metrics`, over all its requests (the Server panel): no
+    set of runs states it, so it has no getter and no name on the surfaces that list the
+    catalogue; its unit and digits are set here, once, for every place that writes it."""
+
+    key: str
+    """Its name: docs/metrics.md's catalogue section."""
+    unit: str
+    help: str
+    """One sentence: what it is and where it is read from."""
+    digits: int
+    """Decimals when written for people."""
+    signed: bool = False
+
+
+SERVER_FIGURES: tuple[ServerFigure, ...] = (
+    ServerFigure(
+        "ITL",
+        "ms",
+        "Mean inter-token latency of the server's requests over the last minute, from its "
+        "histogram: per token on SGLang, per engine step (a draft+verify cycle) on vLLM.",
+        1,
+    ),
+)
+"""The server's `/metrics` figures whose digits the catalogue sets (its TTFT is `TTFT`'s)."""
+
+_SERVER_BY_KEY = {f.key: f for f in SERVER_FIGURES}
+
+
+def server_figure(key: str) -> ServerFigure:
+    """The server's figure named `key` (`ServerFigure.key`); an unknown name is a KeyError."""
+    return _SERVER_BY_KEY[key]

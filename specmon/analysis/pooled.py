@@ -6,6 +6,7 @@ with these figures and nothing else:
 - decode tok/s = Σ decode tokens / Σ decode seconds
 - accept length = Σ decode tokens / Σ verify steps
 - cycle = Σ decode seconds / Σ verify steps
+- TTFT = the mean of the runs' TTFT (every run: each has its first token's time)
 
 so that, over the same runs, decode tok/s = 1000 · accept / cycle exactly, and a speed, a
 speedup and a break-even built from them cannot disagree (`analysis.comparison`). Runs of equal
@@ -64,6 +65,10 @@ class Pooled:
     accept_rel_se: float | None = None
     """Relative standard error of `accept_length` (the same ratio estimator over the runs'
     tokens and steps); None with fewer than two runs with steps."""
+    ttft_ms: float | None = None
+    """The mean of the runs' TTFT (ms, queueing and prefill included): every run given, timed
+    or not, for each has its first token's time; None without runs. A plain mean, not a ratio
+    of sums: each run is one request's wait, and every run weighs the same."""
 
     @property
     def ms_per_token(self) -> float | None:
@@ -106,7 +111,8 @@ def pool(runs: Sequence[RunFigures]) -> Pooled:
     accept_se = None
     if accept is not None:
         accept_se = _ratio_rel_se([(p.tokens, p.steps or 0.0) for p in stepped], accept)
-    return Pooled(len(timed), tok_s, rel_se, accept, cycle, accept_se)
+    ttft = sum(run.ttft_ms for run in runs) / len(runs) if runs else None
+    return Pooled(len(timed), tok_s, rel_se, accept, cycle, accept_se, ttft)
 
 
 def pool_groups(groups: Mapping[str, Sequence[RunFigures]]) -> dict[str, Pooled]:

@@ -15,7 +15,7 @@ from specmon.reports.check_report import EXIT_DEGRADED, CheckReport
 from specmon.sources.backends import Connection
 from specmon.wording import partial_sums
 
-DECODE, ACCEPT = figure("decode tok/s"), figure("accept length")
+DECODE, ACCEPT, TTFT = figure("decode tok/s"), figure("accept length"), figure("TTFT")
 """The catalogued figures a probe's description writes (their digits and units)."""
 
 
@@ -54,7 +54,7 @@ async def check_gpus(read: Callable[[], Awaitable[Telemetry]], report: CheckRepo
 
 def describe_probe(f: RunFigures) -> str:
     """ "200 tokens, TTFT 41 ms, decode 412.5 tok/s, accept 2.10, cycle 8.1 ms": one probe."""
-    parts = [f"{f.completion_tokens} tokens", f"TTFT {f.ttft_ms:.0f} ms"]
+    parts = [f"{f.completion_tokens} tokens", f"TTFT {TTFT.value_text(f.ttft_ms)}"]
     if f.decode_tok_s is not None:
         parts.append(f"decode {DECODE.value_text(f.decode_tok_s)}")
     if f.accept_length is not None:

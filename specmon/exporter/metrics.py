@@ -49,7 +49,6 @@ STATUS_GAUGES = {
     "specmon_last_probe_success_timestamp_seconds": "When the latest successful probe "
     "finished (unix seconds); the probe figures are served only while the latest probe "
     "succeeded and the target is up.",
-    "specmon_probe_ttft_seconds": "Time to first token of the latest probe.",
     "specmon_baseline_decode_tokens_per_second": "Decode tok/s of the baseline's runs, pooled.",
     "specmon_baseline_age_seconds": "Seconds since the baseline was taken.",
     "specmon_effective_draft_length": "Draft tokens per decode step that drafted, over the "
@@ -59,11 +58,11 @@ STATUS_GAUGES = {
     "over the last 10 s (0: speculation off at this load).",
 }
 """Name -> help of the gauges outside the catalogue: the target's and the probe's state, the
-latest probe's TTFT, the baseline's own figures (served while it is present, applying or not)
-and what the server drafts now."""
+baseline's own figures (served while it is present, applying or not) and what the server drafts
+now."""
 EXPORTED = tuple((f.prometheus, f) for f in CATALOGUE if f.prometheus is not None)
-"""The catalogue's figures served as gauges, by name: the recent probes' and their
-comparison's."""
+"""The catalogue's figures served as gauges, by name: the recent probes' (their TTFT too, the
+mean of theirs, where it was the latest probe's before) and their comparison's."""
 GAUGES = {**STATUS_GAUGES, **{name: figure.help for name, figure in EXPORTED}}
 """Name -> help of the gauges with the `target` label alone."""
 WORKER_UP = "specmon_worker_up"
@@ -189,8 +188,6 @@ class Families:
             self.gauge("specmon_effective_draft_length", url, drafting.draft_length)
             self.gauge("specmon_drafting_duty_cycle", url, drafting.duty_cycle)
             self.switches.add_metric([url], drafting.switches)
-        if current:
-            self.gauge("specmon_probe_ttft_seconds", url, view.decode.ttft_ms, 1e-3)
         baseline = view.baseline
         # What holds now: the recent probes while the target is up and probes succeed, their
         # comparison besides only while the baseline applies.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from specmon.analysis.catalogue import Measured, figure
+from specmon.analysis.catalogue import Figure, Measured, figure
 from specmon.analysis.conditions import conditions_of, one_liner
 from specmon.analysis.pooled import pool
 from specmon.analysis.stats import summarize
@@ -13,6 +13,7 @@ from specmon.wording import counted
 
 DASH = "—"
 DECODE, ACCEPT, CYCLE = figure("decode tok/s"), figure("accept length"), figure("cycle")
+TTFT = figure("TTFT")
 
 
 def run_line(index: int, total: int, f: RunFigures, phase: str = "Run") -> str:
@@ -20,10 +21,11 @@ def run_line(index: int, total: int, f: RunFigures, phase: str = "Run") -> str:
     prompt = f" (prompt: {f.prompt_tokens} toks)" if f.prompt_tokens is not None else ""
     line = (
         f"{phase} {index}/{total}: {f.completion_tokens} tokens in {f.e2e_s:.2f}s = "
-        f"{f.e2e_tok_s:.1f} tok/s{prompt} | decode {_num(f.decode_tok_s, '.1f')} tok/s"
+        f"{f.e2e_tok_s:.1f} tok/s{prompt} | decode "
+        f"{DECODE.value_text(f.decode_tok_s, unit=False)} {DECODE.unit}"
     )
     if f.accept_length is not None:
-        line += f" | accept {f.accept_length:.2f}"
+        line += f" | accept {ACCEPT.format(f.accept_length)}"
     if f.cycle_ms is not None:
         line += " | " + cycle_text(f.cycle_ms, f.cycle_source)
     return line
@@ -32,25 +34,22 @@ def run_line(index: int, total: int, f: RunFigures, phase: str = "Run") -> str:
 def cycle_text(cycle_ms: float, source: str | None) -> str:
     """`cycle 27.6 ms`, saying where the steps came from when the stream's chunks are not steps
     (llama.cpp: one chunk per token, steps from its `timings` counters)."""
-    text = f"cycle {cycle_ms:.1f} ms"
+    text = f"cycle {CYCLE.value_text(cycle_ms)}"
     return text + " (steps from server timings)" if source == "timings" else text
-
-
-def _num(value: float | None, fmt: str) -> str:
-    return DASH if value is None else format(value, fmt)
 
 
 def summary_lines(snapshot: Snapshot) -> list[str]:
     """The pooled figures (the one statistic), then each figure's median [min–max] and spread
-    over the runs."""
-    rows: list[tuple[str, Callable[[RunFigures], float | None], str, str]] = [
-        ("decode", lambda r: r.decode_tok_s, ".1f", "tok/s"),
-        ("e2e", lambda r: r.e2e_tok_s, ".1f", "tok/s"),
-        ("TTFT", lambda r: r.ttft_ms, ".1f", "ms"),
-        ("accept", lambda r: r.accept_length, ".2f", ""),
-        ("server accept", lambda r: r.server_accept_length, ".2f", ""),
-        ("cycle", lambda r: r.cycle_ms, ".1f", "ms"),
-        ("cycle p95", lambda r: r.cycle_ms_p95, ".1f", "ms"),
+    over the runs, each to its catalogued figure's digits (the server's accept length and the
+    cycle's p95 to accept length's and cycle's)."""
+    rows: list[tuple[str, Callable[[RunFigures], float | None], Callable[[float], str], str]] = [
+        ("decode", lambda r: r.decode_tok_s, _digits(DECODE), DECODE.unit),
+        ("e2e", lambda r: r.e2e_tok_s, _e2e, "tok/s"),
+        ("TTFT", lambda r: r.ttft_ms, _digits(TTFT), TTFT.unit),
+        ("accept", lambda r: r.accept_length, _digits(ACCEPT), ""),
+        ("server accept", lambda r: r.server_accept_length, _digits(ACCEPT), ""),
+        ("cycle", lambda r: r.cycle_ms, _digits(CYCLE), CYCLE.unit),
+        ("cycle p95", lambda r: r.cycle_ms_p95, _digits(CYCLE), CYCLE.unit),
     ]
     n = len(snapshot.runs)
     pooled = Measured(pool(snapshot.runs))
@@ -62,20 +61,29 @@ def summary_lines(snapshot: Snapshot) -> list[str]:
         + (f", cycle {CYCLE.shown(pooled)}" if CYCLE.get(pooled) is not None else ""),
         "Per run: median [min–max], spread",
     ]
-    for name, get, fmt, unit in rows:
+    for name, get, write, unit in rows:
         values = [v for r in snapshot.runs if (v := get(r)) is not None]
         if not values:
             continue
         s = summarize(values)
         spread = f"±{s.stdev / s.mean:.1%} sd" if s.stdev is not None and s.mean else "1 run"
         lines.append(
-            f"  {name:<13} {format(s.median, fmt):>8} {unit:<5} "
-            f"[{format(s.min, fmt)}–{format(s.max, fmt)}]  {spread}"
+            f"  {name:<13} {write(s.median):>8} {unit:<5} [{write(s.min)}–{write(s.max)}]  {spread}"
         )
     conditions = one_liner(conditions_of(r.conditions for r in snapshot.runs))
     if conditions is not None:  # what a comparison with these runs will hold against them
         lines.append(f"Conditions: ran {conditions}")
     return lines
+
+
+def _digits(figure: Figure) -> Callable[[float], str]:
+    """A value written to `figure`'s digits, without its unit (the row's column names it)."""
+    return lambda value: figure.value_text(value, unit=False)
+
+
+def _e2e(tok_s: float) -> str:
+    """e2e tok/s (prefill included): no catalogued figure, one decimal like decode's."""
+    return f"{tok_s:.1f}"
 
 
 def category_line(category: str, snapshot: Snapshot, snapshot_id: int | None) -> str:

@@ -31,13 +31,14 @@ EXIT_STORE = 3
 """The snapshot store could not be read (no such --db, corrupt, locked): nothing was checked."""
 
 Level = Literal["ok", "info", "warn", "fail"]
-CHECK_SCHEMA = 9
+CHECK_SCHEMA = 10
 """The `check --json` object's version (2 added the probes, the interval's level, the looks;
 3 the drafting now; 4 the traffic's accept length beside the probe's, and per-category probes;
 5 the stored A/B of the server's configuration; 6 `ms_per_token`, and `decode_tok_s` without a
 comparison; 7 `baseline_choice`: which rule picked the baseline and what else was considered;
 8 each probe's `conditions` and the baseline's `conditions` differences; 9 `design`: the stored
-baseline or the baseline server probed alternately, and `baseline_probes`)."""
+baseline or the baseline server probed alternately, and `baseline_probes`; 10 `ttft_ms`, the
+probes' mean TTFT)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from specmon.analysis.baseline_rule import BaselineChoice, Pin, Wanted, choose_baseline
-from specmon.analysis.catalogue import CATALOGUE, Measured
+from specmon.analysis.catalogue import CATALOGUE, Measured, figure
 from specmon.analysis.comparison import Comparison, compare
 from specmon.analysis.pooled import Pooled, pool
 from specmon.analysis.validity import (
@@ -208,10 +208,11 @@ def _paired(
     )
 
 
-EXPORT_SCHEMA = 5
-"""The JSON export's version: 5 adds `baseline_conditions` (CSV: its last column); 4
-`ms_per_token`; 3 each row's `category`; 2 wrapped the rows in {"schema", "rows"} and named
-every figure as the CSV does (1 was a bare list with a nested speedup)."""
+EXPORT_SCHEMA = 6
+"""The JSON export's version: 6 adds `ttft_ms` (CSV: its last column); 5
+`baseline_conditions`; 4 `ms_per_token`; 3 each row's `category`; 2 wrapped the rows in
+{"schema", "rows"} and named every figure as the CSV does (1 was a bare list with a nested
+speedup)."""
 
 _MD_ORDER = ("id", "url", "created", "label", "category", "config", "decode tok/s", "min", "max",
              "accept", "cycle ms", "baseline", "baseline tok/s", "speedup", "verdict", "break-even",
@@ -229,8 +230,8 @@ def format_time(unix_s: float) -> str:
     return datetime.fromtimestamp(unix_s, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _fixed(value: float | None, digits: int) -> str | None:
-    return None if value is None else f"{value:.{digits}f}"
+DECODE = figure("decode tok/s")
+"""The runs' decode range and the baseline's tok/s are values of it: written to its digits."""
 
 
 def _measured(row: ComparisonRow) -> Measured:
@@ -249,10 +250,10 @@ def _cells(row: ComparisonRow) -> list[str | None]:
         "label": row.label,
         "category": row.category,
         "config": row.config,
-        "min": _fixed(row.decode_tok_s_min, 1),
-        "max": _fixed(row.decode_tok_s_max, 1),
+        "min": DECODE.format(row.decode_tok_s_min),
+        "max": DECODE.format(row.decode_tok_s_max),
         "baseline": None if row.baseline_id is None else str(row.baseline_id),
-        "baseline tok/s": _fixed(c.base_tok_s if c else None, 1),
+        "baseline tok/s": DECODE.format(c.base_tok_s if c else None),
         "verdict": verdict_text(c) if c else None,
         "baseline valid": row.baseline_note,
         **{header: figure.written(measured) for header, figure in _MD_FIGURES.items()},
@@ -268,8 +269,8 @@ _COLUMNS = ("id", "url", "created", "created_at", "label", "category", "config",
             "baseline_unverified", "no_baseline")  # fmt: skip
 """The CSV/JSON columns before the catalogue, in their order (docs/usage.md)."""
 _EXPORTED = {f.export_key: f for f in CATALOGUE if f.export_key is not None}
-_ADDED = ("ms_per_token", "baseline_conditions")
-"""The columns added since schema 3, in the order they were added (schema 4, 5)."""
+_ADDED = ("ms_per_token", "baseline_conditions", "ttft_ms")
+"""The columns added since schema 3, in the order they were added (schema 4, 5, 6)."""
 EXPORT_COLUMNS = (
     *_COLUMNS,
     *_ADDED,
@@ -336,8 +337,9 @@ def _csv_value(value: object) -> str:
 def export(rows: Sequence[ComparisonRow], fmt: ExportFormat) -> str:
     """Render comparison rows as a Markdown table, CSV (with a header row) or JSON.
 
-    Markdown is for people: tok/s and ms to 1 decimal, accept lengths to 2, the speedup as a
-    signed percent with its interval, validity as ✓/✗ with its reasons, missing figures "—".
+    Markdown is for people: each catalogued figure to its digits (tok/s and ms to 1 decimal,
+    TTFT to whole ms, accept lengths to 2), the speedup as a signed percent with its interval,
+    validity as ✓/✗ with its reasons, missing figures "—".
     CSV and JSON are for scripts, with the same names and values (`EXPORT_COLUMNS`): missing figures
     are empty in CSV, null in JSON; JSON is `{"schema": EXPORT_SCHEMA, "rows": [...]}`.
     """

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from specmon.analysis.catalogue import CATALOGUE, Figure, Measured
+from specmon.analysis.catalogue import CATALOGUE, SERVER_FIGURES, Figure, Measured, server_figure
 from specmon.analysis.catalogue import figure as catalogued
 from specmon.analysis.comparison import compare
 from specmon.analysis.pooled import Pooled
@@ -33,6 +33,8 @@ NAMES_BEFORE = {
 }
 """(gauge, `check --json` key, export column) of each figure, as served before the catalogue."""
 MARKDOWN_BEFORE = {"decode tok/s", "accept", "cycle ms", "speedup", "break-even"}
+GAUGES_TAKEN_IN = {"TTFT": "specmon_probe_ttft_seconds"}
+"""Gauges served outside the catalogue before it took their figure in: the name stays."""
 
 
 def _names(figure: Figure) -> tuple[str | None, str | None, str | None, str | None]:
@@ -47,6 +49,9 @@ def test_no_public_name_moved() -> None:
         assert _names(by_key[key])[:3] == names, key
     before = {f.markdown for f in CATALOGUE if f.markdown and f.key in NAMES_BEFORE}
     assert before == MARKDOWN_BEFORE
+    for key, gauge in GAUGES_TAKEN_IN.items():
+        assert by_key[key].prometheus == gauge, key
+        assert gauge not in STATUS_GAUGES, "served twice"
 
 
 def test_names_are_unique_per_surface() -> None:
@@ -101,7 +106,9 @@ def test_missing_is_none_and_shown_as_a_dash() -> None:
 
 @pytest.mark.parametrize("figure", CATALOGUE, ids=lambda f: f.key)
 def test_each_figure_reads_what_its_definition_gives(figure: Figure) -> None:
-    now = Pooled(runs=3, decode_tok_s=76.1, rel_se=0.01, accept_length=2.1, cycle_ms=27.6)
+    now = Pooled(
+        runs=3, decode_tok_s=76.1, rel_se=0.01, accept_length=2.1, cycle_ms=27.6, ttft_ms=41.5
+    )
     base = Pooled(runs=5, decode_tok_s=62.9, rel_se=0.01, accept_length=None, cycle_ms=None)
     measured = Measured(pooled=now, comparison=compare(now, base))
     value = figure.get(measured)
@@ -123,7 +130,9 @@ def test_a_value_is_written_to_its_figures_digits_and_the_margin_with_its_sign()
     assert catalogued("cycle").format(None) is None
     margin = catalogued("margin")
     assert (margin.format(0.361), margin.format(-0.04)) == ("+0.36", "-0.04")
-    now = Pooled(runs=3, decode_tok_s=76.1, rel_se=0.01, accept_length=2.1, cycle_ms=27.6)
+    now = Pooled(
+        runs=3, decode_tok_s=76.1, rel_se=0.01, accept_length=2.1, cycle_ms=27.6, ttft_ms=41.5
+    )
     base = Pooled(runs=5, decode_tok_s=62.9, rel_se=0.01, accept_length=None, cycle_ms=None)
     measured = Measured(pooled=now, comparison=compare(now, base))
     assert margin.written(measured) == "+0.36"  # 2.10 − 27.6 · 62.9 / 1000 = 2.10 − 1.74
@@ -142,9 +151,42 @@ def test_a_value_for_a_panel_or_a_table_is_its_format_with_its_unit_or_a_dash() 
     assert cycle.value_text(None) == cycle.value_text(None, unit=False) == DASH
     assert catalogued("margin").value_text(-0.04, unit=False) == "-0.04"
     assert catalogued("speedup low").value_text(0.2049) == "+20.5%"
-    now = Pooled(runs=3, decode_tok_s=76.1, rel_se=0.01, accept_length=2.1, cycle_ms=27.6)
+    now = Pooled(
+        runs=3, decode_tok_s=76.1, rel_se=0.01, accept_length=2.1, cycle_ms=27.6, ttft_ms=41.5
+    )
     base = Pooled(runs=5, decode_tok_s=62.9, rel_se=0.01, accept_length=None, cycle_ms=None)
     measured = Measured(pooled=now, comparison=compare(now, base))
     for figure in CATALOGUE:
         if figure.text is None:
             assert figure.shown(measured) == figure.value_text(figure.get(measured)), figure.key
+
+
+def test_ttft_is_written_to_whole_ms_and_served_in_seconds() -> None:
+    """TTFT: the runs' mean (`Pooled.ttft_ms`), written to whole milliseconds on every surface
+    (bench's per-run table wrote 0.1 ms before), served in seconds."""
+    ttft = catalogued("TTFT")
+    now = Pooled(runs=2, decode_tok_s=76.1, rel_se=None, accept_length=None, cycle_ms=None,
+                 ttft_ms=41.5)  # fmt: skip
+    assert ttft.get(Measured(now)) == 41.5
+    assert (ttft.format(41.5), ttft.value_text(44.49), ttft.value_text(None)) == (
+        "42",
+        "44 ms",
+        DASH,
+    )
+    assert ttft.shown(Measured(now)) == "42 ms"
+    assert (ttft.prometheus, ttft.prometheus_scale) == ("specmon_probe_ttft_seconds", 1e-3)
+
+
+def test_a_server_figure_has_its_unit_and_digits_here_and_no_name_on_the_surfaces() -> None:
+    """The server's own `/metrics` figures (the Server panel's ITL) are no set of runs: no
+    `Measured` reads them, so they are not in `CATALOGUE`, but their digits are set here."""
+    itl = server_figure("ITL")
+    assert (itl.unit, itl.format(8.04), itl.value_text(8.04), itl.value_text(None)) == (
+        "ms",
+        "8.0",
+        "8.0 ms",
+        DASH,
+    )
+    assert not {f.key for f in SERVER_FIGURES} & {f.key for f in CATALOGUE}
+    with pytest.raises(KeyError):
+        server_figure("TTFT")  # the server's TTFT is written to the probe's TTFT's digits

@@ -45,6 +45,17 @@ def test_pooled_is_tokens_over_time() -> None:
     assert p.decode_tok_s == pytest.approx(1000 * p.accept_length / p.cycle_ms)
 
 
+def test_pooled_ttft_is_the_mean_of_every_runs_ttft() -> None:
+    """TTFT is each run's wait, not a rate: the runs' mean, a buffered run's too (its first
+    token's time holds where its decode timing does not); no runs, no TTFT."""
+    buffered = replace(run(62.9, 2.0), ttft_ms=90.0, decode_tok_s=None, decode_s=None,
+                       buffered=True)  # fmt: skip
+    runs = [replace(run(60.0, 2.0, tokens=300), ttft_ms=30.0), run(90.0, 3.0), buffered]
+    assert pool(runs).ttft_ms == pytest.approx((30.0 + 40.0 + 90.0) / 3)
+    assert pool(runs).runs == 2
+    assert pool([]).ttft_ms is None
+
+
 def test_older_records_derive_their_parts() -> None:
     legacy = run(62.9, 2.1)
     legacy = replace(legacy, decode_tokens=None, decode_s=None, decode_steps=None)

@@ -138,7 +138,7 @@ def test_json_and_baseline_verdict(
     now, base = body["decode_tok_s"], body["baseline"]["decode_tok_s"]
     assert body["speedup"] == pytest.approx(now / base - 1, rel=1e-9)
     # Probed until the interval excluded 0 (or the budget or cap ended it), judged at looks.
-    assert body["schema"] == 9
+    assert body["schema"] == 10
     assert body["probes"][0] == body["probe"] and 3 <= len(body["probes"]) <= 10
     assert 1 <= body["looks"] <= 3 and body["verdict_after_s"] > 0
     assert body["speedup_level"] == pytest.approx(1 - 0.05 / 3)

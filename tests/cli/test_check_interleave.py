@@ -76,7 +76,7 @@ def test_interleaved_check_at_a_true_25_percent_says_winning_and_names_its_desig
     assert design["text"] == f"interleaved with {plain.url} ({pairs} pairs)"
     low, high = body["speedup_low"], body["speedup_high"]
     assert 0 < low < 0.25 < high  # type: ignore[operator]
-    assert body["schema"] == 9
+    assert body["schema"] == 10
     assert any(line.startswith("· design: interleaved — " + plain.url) for line in lines)
     verdict = next(line for line in lines if "— winning after" in line)
     head = rf"✓ interleaved with {plain.url} \(\d+ pairs\); baseline #1's server "

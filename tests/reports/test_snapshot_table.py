@@ -171,13 +171,13 @@ def test_markdown_export() -> None:
     assert export(_rows(), "md") == (
         "| id | url | created | label | category | config | decode tok/s | min | max | accept"
         " | cycle ms | baseline | baseline tok/s | speedup | verdict | break-even"
-        " | baseline valid | ms/token |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+        " | baseline valid | ms/token | TTFT ms |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
         f"| 2 | {URL} | 2025-06-15T15:16:40Z | tuned \\| v2 | — | EAGLE3 steps=2 topk=1 draft=3"
         " | 75.9 | 75.7 | 76.1 | 2.10 | 27.6 | 1 | 62.9 | +20.7% [+17.2%, +24.3%] | winning | 1.74"
-        " | ✓ | 13.2 |\n"
+        " | ✓ | 13.2 | 45 |\n"
         f"| 1 | {URL} | 2025-06-15T15:06:40Z | — | — | no speculation | 62.9 | 62.8 | 63.0 | —"
-        " | — | — | — | — | — | — | — | 15.9 |\n"
+        " | — | — | — | — | — | — | — | 15.9 | 45 |\n"
     )
 
 
@@ -229,7 +229,7 @@ def test_csv_text_a_spreadsheet_would_run_opens_as_text() -> None:
 
 def test_json_export() -> None:
     document = json.loads(export(_rows(spec_at=T0 + 7200), "json"))
-    assert document["schema"] == 5
+    assert document["schema"] == 6
     spec, base = document["rows"]
     assert (spec["id"], spec["url"], spec["created_at"]) == (2, URL, T0 + 7200)
     assert spec["speculative"] is True
@@ -247,7 +247,7 @@ def test_json_export() -> None:
 
 
 def test_export_of_no_rows() -> None:
-    assert json.loads(export([], "json")) == {"schema": 5, "rows": []}
+    assert json.loads(export([], "json")) == {"schema": 6, "rows": []}
     assert export([], "csv").count("\n") == 1
     assert export([], "md").count("\n") == 2
 
@@ -405,7 +405,7 @@ def test_the_output_suffix_says_the_format_and_a_mismatch_is_refused(
     records = list(csv.DictReader(io.StringIO((tmp_path / "exp.csv").read_text())))
     assert [r["id"] for r in records] == ["1", "2"]
     assert main([*export_, "-o", str(tmp_path / "EXP.JSON")]) == 0
-    assert json.loads((tmp_path / "EXP.JSON").read_text())["schema"] == 5
+    assert json.loads((tmp_path / "EXP.JSON").read_text())["schema"] == 6
     assert main([*export_, "--format", "csv", "-o", str(tmp_path / "exp.txt")]) == 0
     assert (tmp_path / "exp.txt").read_text().startswith("id,url,created,")
     capsys.readouterr()

@@ -1,8 +1,9 @@
 """The dashboard writes each catalogued figure as the catalogue does (issue 26): random histories
 of a speculative server and its baseline (tests/test_surfaces.py) go through the session, their
-View is shown, and each figure is read back from the Decode, Speculation and Baseline panels,
-the fleet table's cells and the comparison table's (`c`), against the catalogue's `format` (or
-`written`) of the same values.
+View is shown, and each figure is read back from the Decode, Server, Speculation and Baseline
+panels, the fleet table's cells and the comparison table's (`c`), against the catalogue's
+`format` (or `written`) of the same values; the server's own figures (its TTFT, to TTFT's
+digits; its ITL, a `ServerFigure`) from the Server panel.
 
 Where a surface writes fewer digits for room (docs/metrics.md, "The catalogue"), the test says
 what it writes instead: the category columns, the fleet's speedup without its interval, the
@@ -11,6 +12,7 @@ short Baseline panel's speedup without its interval.
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -30,7 +32,15 @@ from test_surfaces import (
 )
 from textual.widgets import Digits, Static
 
-from specmon.analysis.catalogue import CATALOGUE, Figure, Measured, figure
+from specmon.analysis.catalogue import (
+    CATALOGUE,
+    SERVER_FIGURES,
+    Figure,
+    Measured,
+    ServerFigure,
+    figure,
+    server_figure,
+)
 from specmon.analysis.comparison import Comparison, Speedup, verdict
 from specmon.analysis.pooled import Pooled
 from specmon.model import Snapshot
@@ -43,17 +53,22 @@ from specmon.ui.screens import comparison as comparison_screen
 from specmon.ui.screens import fleet as fleet_screen
 from specmon.ui.widgets.baseline_panel import BaselinePanel
 from specmon.ui.widgets.decode_panel import DecodePanel
+from specmon.ui.widgets.server_panel import ServerPanel
 from specmon.ui.widgets.spec_panel import SpecPanel
 from specmon.wording import DASH, speedup_text
 
 DECODE, MS_PER_TOKEN = figure("decode tok/s"), figure("ms per token")
 ACCEPT, CYCLE, SPEEDUP = figure("accept length"), figure("cycle"), figure("speedup")
 BREAK_EVEN, MARGIN = figure("break-even accept length"), figure("margin")
+TTFT, ITL = figure("TTFT"), server_figure("ITL")
 FIG = r"([+-]?\d+\.\d+|—)"
 """A figure as a panel writes one, or "—" where it is missing."""
+WHOLE = r"([+-]?\d+(?:\.\d+)?|—)"
+"""A figure to any digits, whole ones too (TTFT's): what it was written to is then compared."""
 SEEDS = range(0, 60, 4)
 SURFACES = {
-    "Decode title", "Decode digits", "Decode detail", "Speculation (probe)",
+    "Decode title", "Decode digits", "Decode detail", "Decode detail (TTFT)", "Server (TTFT)",
+    "Server (ITL)", "Speculation (probe)",
     "Speculation (server)", "Speculation (cycle)", "Speculation (p50)", "Speculation (p95)",
     "Speculation (break-even)", "Speculation (margin)", "Baseline", "Baseline (lowest)",
     "Baseline (highest)", "Baseline (base bar)", "Baseline (now bar)", "Baseline (speedup)",
@@ -67,7 +82,7 @@ class Read:
     """A figure read back from a surface, beside the catalogue's text of its value."""
 
     surface: str
-    figure: Figure
+    figure: Figure | ServerFigure
     said: str
     expected: str
 
@@ -78,7 +93,7 @@ def _groups(pattern: str, text: str, surface: str) -> tuple[str, ...]:
     return found.groups()
 
 
-def _format(f: Figure, value: float | None) -> str:
+def _format(f: Figure | ServerFigure, value: float | None) -> str:
     """The catalogue's digits of a value, "—" where there is none (as every panel says it)."""
     return f.format(value) or DASH
 
@@ -99,8 +114,18 @@ def panel_figures(app: SpecmonApp, view: View) -> Iterator[Read]:
     digits = panel.query_one("#decode-digits", Digits).value
     yield Read("Decode digits", DECODE, digits, _format(DECODE, decode.decode_tok_s))
     detail = str(panel.query_one("#decode-detail", Static).render())
-    (said,) = _groups(rf"^{FIG}(?: ms/token)? · TTFT ", detail, "Decode detail")
+    said, ttft = _groups(rf"^{FIG}(?: ms/token)? · TTFT {WHOLE}(?: ms)?$", detail, "Decode detail")
     yield Read("Decode detail", MS_PER_TOKEN, said, _format(MS_PER_TOKEN, decode.ms_per_token))
+    yield Read("Decode detail (TTFT)", TTFT, ttft, _format(TTFT, decode.ttft_ms))
+
+    # The server's own TTFT (its mean over all its requests) to TTFT's digits, and its ITL.
+    server = view.server
+    if not server.metrics_state.startswith("off"):
+        text = str(app.query_one(ServerPanel).render())
+        (ttft,) = _groups(rf"^TTFT {WHOLE}(?: ms)?(?: |$)", text, "Server (TTFT)")
+        yield Read("Server (TTFT)", TTFT, ttft, _format(TTFT, server.ttft_ms))
+        (itl,) = _groups(rf"ITL(?:/step)? {WHOLE}(?: ms)?(?: |$)", text, "Server (ITL)")
+        yield Read("Server (ITL)", ITL, itl, _format(ITL, server.itl_ms))
 
     text = _body(app, SpecPanel, "#spec-body")
     probe, server = _groups(rf"^accept {FIG} probe · {FIG} server$", text, "Speculation")
@@ -208,6 +233,9 @@ async def test_the_panels_write_every_catalogued_figure_as_the_catalogue(
                 h = _stored(history(seed), store)
                 view = live_session(h, store).view()
                 row = _run_row(h, store)
+            if seed % 8 == 0:  # the captures' ITL histogram starts in their second scrape
+                itl = random.Random(seed).uniform(2.0, 60.0)
+                view = replace(view, server=replace(view.server, itl_ms=itl))
             app.show_view(view)
             await pilot.pause()
             check(panel_figures(app, view), seed)
@@ -216,7 +244,8 @@ async def test_the_panels_write_every_catalogued_figure_as_the_catalogue(
     # ends (within its text).
     assert {surface for surface, _ in read} == SURFACES
     keys = {key for _, key in read}
-    assert keys == {f.key for f in CATALOGUE} - {"speedup low", "speedup high"}, keys
+    catalogued = {f.key for f in CATALOGUE} - {"speedup low", "speedup high"}
+    assert keys == catalogued | {f.key for f in SERVER_FIGURES}, keys
 
 
 async def test_a_short_baseline_panel_writes_the_speedup_without_its_interval(

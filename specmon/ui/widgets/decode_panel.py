@@ -9,12 +9,12 @@ from textual.widgets import Digits, Static
 
 from specmon.analysis.catalogue import figure
 from specmon.session.view import BenchView, DecodeView
-from specmon.ui.format import DASH, age, escape, num
+from specmon.ui.format import DASH, age, escape
 from specmon.ui.widgets import quiet
 from specmon.ui.widgets.history_spark import HistorySpark
 
-# The latest probe's decode tok/s and ms per token: one run's, to the catalogue's digits.
-DECODE, MS_PER_TOKEN = figure("decode tok/s"), figure("ms per token")
+# The latest probe's decode tok/s, ms per token and TTFT: one run's, to the catalogue's digits.
+DECODE, MS_PER_TOKEN, TTFT = figure("decode tok/s"), figure("ms per token"), figure("TTFT")
 
 
 class DecodePanel(Vertical):
@@ -50,7 +50,7 @@ class DecodePanel(Vertical):
         quiet.title(self, f"Decode [bold]{decode}[/] {DECODE.unit} {when}")
         quiet.show(
             self.query_one("#decode-detail", Static),
-            f"{MS_PER_TOKEN.value_text(view.ms_per_token)} · TTFT {num(view.ttft_ms, '.0f', 'ms')}",
+            f"{MS_PER_TOKEN.value_text(view.ms_per_token)} · TTFT {TTFT.value_text(view.ttft_ms)}",
         )
         # Not the probe's rate above it: the server's output over all its requests, idle time
         # included, so an idle server's sparkline sits below one stream's decode speed.

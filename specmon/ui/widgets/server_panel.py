@@ -9,10 +9,14 @@ from __future__ import annotations
 from textual.reactive import var
 from textual.widgets import Static
 
+from specmon.analysis.catalogue import figure, server_figure
 from specmon.session.view import ServerView
 from specmon.ui.format import escape, num, pct
 from specmon.ui.widgets import quiet
 from specmon.wording import DASH, duration
+
+# The server's mean TTFT over all its requests, to the probe's TTFT's digits; its ITL.
+TTFT, ITL = figure("TTFT"), server_figure("ITL")
 
 
 class ServerPanel(Static):
@@ -56,7 +60,7 @@ def _compact(view: ServerView) -> list[str]:
     return [
         f"{_running(view)} · queued {num(view.queued, '.0f')} · KV {pct(view.kv_usage)}",
         f"server {_throughput(view)} [dim](all reqs, {duration(view.rate_span_s)})[/]",
-        f"TTFT {num(view.ttft_ms, '.0f', 'ms')} · {_itl(view)} {num(view.itl_ms, '.1f', 'ms')}",
+        f"TTFT {TTFT.value_text(view.ttft_ms)} · {_itl(view)} {ITL.value_text(view.itl_ms)}",
     ]
 
 
@@ -68,8 +72,8 @@ def _lines(view: ServerView) -> list[str]:
         f"KV cache {pct(view.kv_usage)}",
         f"throughput {_throughput(view)} "
         f"[dim](server, all requests, last {duration(view.rate_span_s)})[/]",
-        f"TTFT {num(view.ttft_ms, '.0f', 'ms')} {latency}",
-        f"{_itl(view)} {num(view.itl_ms, '.1f', 'ms')} {latency}",
+        f"TTFT {TTFT.value_text(view.ttft_ms)} {latency}",
+        f"{_itl(view)} {ITL.value_text(view.itl_ms)} {latency}",
     ]
 
 
