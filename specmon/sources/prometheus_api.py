@@ -140,18 +140,32 @@ class PrometheusApi:
     ) -> list[tuple[float, float]]:
         """One target's (unix time, value) points of a family between start and end; the
         points that are not finite numbers are left out."""
-        matcher = target.replace("\\", "\\\\").replace('"', '\\"')
         result = await self.query(
-            f'{family}{{target="{matcher}"}}', start=f"{start:f}", end=f"{end:f}", step=f"{step:g}"
+            f'{family}{{target="{_matcher(target)}"}}',
+            start=f"{start:f}",
+            end=f"{end:f}",
+            step=f"{step:g}",
         )
-        points: list[tuple[float, float]] = []
+        return _points(result)
+
+    async def histories(
+        self, families: Sequence[str], target: str, start: float, end: float, step: float
+    ) -> dict[str, list[tuple[float, float]]]:
+        """One target's points of several families, by family, in one range query (each
+        series reduced to its family's name: `max by (__name__)`); a family Prometheus holds
+        no points of has none."""
+        matchers = f'__name__=~"{"|".join(families)}",target="{_matcher(target)}"'
+        query = f"max by (__name__) ({{{matchers}}})"
+        result = await self.query(
+            query, families=len(families), start=f"{start:f}", end=f"{end:f}", step=f"{step:g}"
+        )
+        out: dict[str, list[tuple[float, float]]] = {family: [] for family in families}
         for series in result:
-            values = series.get("values") if isinstance(series, dict) else None
-            for pair in values if isinstance(values, list) else ():
-                point = _point(pair)
-                if point is not None and point[1] is not None:
-                    points.append((point[0], point[1]))
-        return sorted(points)
+            metric = series.get("metric") if isinstance(series, dict) else None
+            name = metric.get("__name__") if isinstance(metric, dict) else None
+            if isinstance(name, str) and name in out:
+                out[name] = sorted(out[name] + _points([series]))
+        return out
 
 
 def by_target(family: str, labels: Sequence[str] = ()) -> str:
@@ -163,6 +177,24 @@ def by_target_each(families: Sequence[str]) -> str:
     """The PromQL of several families' samples by target, one per family and target (each
     sample keeps its family's name: `__name__`)."""
     return f'max by (__name__, target) ({{__name__=~"{"|".join(families)}"}})'
+
+
+def _matcher(value: str) -> str:
+    """A label value inside a PromQL string ("…"): its backslashes and quotes escaped."""
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _points(result: list[Any]) -> list[tuple[float, float]]:
+    """The (unix time, value) points of a range query's series, oldest first; the points that
+    are not finite numbers are left out."""
+    points: list[tuple[float, float]] = []
+    for series in result:
+        values = series.get("values") if isinstance(series, dict) else None
+        for pair in values if isinstance(values, list) else ():
+            point = _point(pair)
+            if point is not None and point[1] is not None:
+                points.append((point[0], point[1]))
+    return sorted(points)
 
 
 def _samples(result: list[Any]) -> list[Sample]:
