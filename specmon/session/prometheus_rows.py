@@ -46,6 +46,10 @@ FAMILIES = (
     SPEEDUP_HIGH,
 )
 """The gauges an instant query reads, all in one query, by their `target` label."""
+STATE = (UP, PROBE_OK)
+"""The gauges read at every reading: whether each server is up and its probe succeeds. The
+others (the probe's figures and the speedup change only when a probe ends, every 10 s by
+default), the info and the baseline state are read every `prometheus_fleet.FIGURES_EVERY_S`."""
 LABELLED = {
     INFO: ("name", "backend", "version", "algorithm", "speculation"),
     BASELINE_STATE: ("state",),

@@ -22,7 +22,7 @@ import httpx
 
 from specmon.errors import MalformedResponse, SourceError
 from specmon.safe_text import safe_text
-from specmon.sources.http import get, json_float, parse_json
+from specmon.sources.http import JSON_NUMBER_LIMIT, get, json_float, parse_json
 
 MAX_REPLY_BYTES = 8 * 2**20
 """The largest reply read: 500 targets' samples of one family are some 100 kB."""
@@ -203,15 +203,29 @@ def _samples(result: list[Any]) -> list[Sample]:
         if not isinstance(series, dict):
             continue
         metric = series.get("metric")
-        point = _point(series.get("value"))
-        if not isinstance(metric, dict) or point is None:
+        pair = series.get("value")
+        # [unix time, "value"]: the time is not read (an instant query's is the query's).
+        if not isinstance(metric, dict) or not isinstance(pair, list) or len(pair) != 2:
+            continue
+        text = pair[1]
+        if type(pair[0]) not in (int, float) or not isinstance(text, str):
             continue
         try:
             labels = _labels(tuple(metric.items()))
         except TypeError:  # a list or an object among the values: unhashable, no label
             labels = _labels(tuple((k, v) for k, v in metric.items() if isinstance(v, str)))
-        samples.append(Sample(labels, point[1]))
+        samples.append(Sample(labels, _number(text)))
     return samples
+
+
+def _number(text: str) -> float | None:
+    """A sample's value ("152.3", "NaN", "+Inf") as `json_float` takes numbers: None when not
+    a finite one within `JSON_NUMBER_LIMIT` (NaN fails both comparisons)."""
+    try:
+        value = float(text[:40])
+    except ValueError:
+        return None
+    return value if -JSON_NUMBER_LIMIT <= value <= JSON_NUMBER_LIMIT else None
 
 
 @functools.lru_cache(maxsize=16384)
@@ -236,8 +250,4 @@ def _point(pair: Any) -> tuple[float, float | None] | None:
     when = json_float(pair[0])
     if when is None:
         return None
-    try:
-        value = float(pair[1][:40])
-    except ValueError:
-        return when, None
-    return when, json_float(value)
+    return when, _number(pair[1])

@@ -327,3 +327,48 @@ async def test_the_table_shows_the_highlighted_rows_history_under_it() -> None:
         assert "+25.0% [+20.0%, +30.0%]" in text and NO_HISTORY not in text
         assert {A in q for q in ranges} == {True, False}  # one server's at a time
         assert len(ranges) <= 4  # not one per reading (readings every 0.05 s)
+
+
+async def test_the_figures_are_read_every_few_seconds_and_the_state_at_every_reading() -> None:
+    """Every family at the first reading and once `figures_every` has passed; between, the up
+    and probe gauges alone, the rows not built again while those do not change."""
+    from specmon.session.prometheus_fleet import PrometheusFleet
+    from specmon.session.prometheus_rows import STATE
+
+    queries: list[tuple[str, ...]] = []
+    series = {family: list(samples) for family, samples in SERIES.items()}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        queries.append(_families(request))
+        families = _families(request)
+        named = len(families) > 1
+        body = [
+            ({**labels, "__name__": family} if named else labels, value)
+            for family in families
+            for labels, value in series.get(family, [])
+        ]
+        return httpx.Response(200, json=_vector(body))
+
+    now = [0.0]
+    client = httpx.AsyncClient(base_url="http://prom:9090", transport=httpx.MockTransport(handler))
+    fleet = PrometheusFleet(client, "http://prom:9090", figures_every=5.0, clock=lambda: now[0])
+    first = await fleet.read()
+    assert sorted(queries) == sorted([FAMILIES, *((family,) for family in LABELLED)])
+    queries.clear()
+    now[0] = 1.0
+    series["specmon_probe_decode_tokens_per_second"] = [({"target": A}, "999")]
+    assert await fleet.read() is first  # the state alone, unchanged: the same rows
+    assert queries == [STATE]
+    series["specmon_target_up"] = [({"target": A}, "0"), ({"target": B}, "1")]
+    now[0] = 2.0
+    second = await fleet.read()
+    assert second.rows is not None and first.rows is not None
+    a = next(r for r in second.rows if r.url == A)
+    assert a.state == "down" and a.decode_tok_s == 150  # its figures: those read at 0 s
+    assert next(r for r in second.rows if r.url == B) == next(r for r in first.rows if r.url == B)
+    queries.clear()
+    now[0] = 5.0
+    third = await fleet.read()
+    assert len(queries) == 1 + len(LABELLED)  # every family again
+    assert third.rows is not None
+    assert next(r for r in third.rows if r.url == A).decode_tok_s == 999
