@@ -14,11 +14,11 @@ screen shows the new order.
     python benchmarks/prometheus_fleet.py --servers 500 --before 4ee5b8b --rounds 2 \
         --json benchmarks/results/prometheus-fleet-DATE.json
 
-Prints the medians as a Markdown line. With `--before REF`, that commit's `specmon/` (git
-archive into a temporary folder, run through PYTHONPATH by the same console script) and this
-tree's alternate `--rounds` times over the same Prometheus, and each prints its line, then the
-after/before ratio of the medians over all its windows. Times and shares are of one run on a
-shared machine: the load average is printed beside them.
+Prints the medians as a Markdown line. With `--before REF`, that commit's tree (git archive
+into a temporary folder: `specmon/` and the themes beside it, run through PYTHONPATH by the same
+console script) and this tree's alternate `--rounds` times over the same Prometheus, and each
+prints its line, then the after/before ratio of the medians over all its windows. Times and
+shares are of one run on a shared machine: the load average is printed beside them.
 """
 
 from __future__ import annotations
@@ -257,7 +257,7 @@ def main() -> int:
             before = Path(tmp) / "before"
             before.mkdir()
             archive = subprocess.run(
-                ["git", "archive", args.before, "specmon"], check=True, capture_output=True
+                ["git", "archive", args.before], check=True, capture_output=True
             ).stdout
             subprocess.run(["tar", "-x", "-C", str(before)], input=archive, check=True)
             codes = {"before": str(before), "after": None}

@@ -8,7 +8,8 @@ the state the exporter served. What the exporter does not serve (GPU readings, t
 now beside the flags, the reasons a baseline is stale) is shown as "—" and said, never guessed.
 
 One instant query for the gauges (`FAMILIES`) and one per labelled family (`LABELLED`) read
-every target's rows: the cost does not grow per server beyond building rows.
+every target's rows, and between two such readings one for the `STATE` gauges alone: the cost
+does not grow per server beyond building rows.
 """
 
 from __future__ import annotations

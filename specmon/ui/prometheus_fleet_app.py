@@ -1,8 +1,9 @@
 """`specmon --prometheus URL`: the fleet table fed from a Prometheus server's HTTP API.
 
 The table is the direct fleet's (`FleetScreen`, the rows `FleetRow`), its rows built from
-specmon's exporter series (session/prometheus_rows.py) by three instant queries at the fleet's
-interval, whatever the number of servers. The highlighted row's history (the last 15 minutes of
+specmon's exporter series (session/prometheus_rows.py) by instant queries whatever the number
+of servers: whether each is up and probing at the fleet's interval, the rest every 5 s
+(session/prometheus_fleet.py). The highlighted row's history (the last 15 minutes of
 its speedup, tok/s and accept length) is one range query when the cursor settles on it, read
 again every `HISTORY_EVERY_S` while it stays, and drawn under the table (ui/row_history.py).
 Enter ends the app with the server's URL (the exporter's `target` label): the command opens that
