@@ -65,8 +65,6 @@ class PrometheusFleetApp(App[str | None]):
         """The latest reading's one-line error; None once one succeeds."""
         self.readings = 0
         """Readings done (tests wait on it)."""
-        self.history_reads = 0
-        """Histories read of a highlighted row (tests wait on it)."""
         self._fleet: PrometheusFleet | None = None
 
     def get_css_variables(self) -> dict[str, str]:
@@ -111,7 +109,6 @@ class PrometheusFleetApp(App[str | None]):
                 history = await fleet.history(url, spark_cells(width))
                 if isinstance(self.screen, FleetScreen):
                     self.screen.show_history(url, history_lines(history, width))
-                self.history_reads += 1
             await asyncio.sleep(HISTORY_EVERY_S)
 
     async def read_once(self, fleet: PrometheusFleet) -> None:
