@@ -11,8 +11,14 @@ is pressed `--presses` times, each timed from the write of the key to the read a
 screen shows the new order.
 
     python benchmarks/prometheus_fleet.py --servers 500 --windows 3 --window-s 20 --presses 20
+    python benchmarks/prometheus_fleet.py --servers 500 --before 4ee5b8b --rounds 2 \
+        --json benchmarks/results/prometheus-fleet-DATE.json
 
-Prints the medians as a Markdown line. Times and shares are of one run on a shared machine.
+Prints the medians as a Markdown line. With `--before REF`, that commit's tree (git archive
+into a temporary folder: `specmon/` and the themes beside it, run through PYTHONPATH by the same
+console script) and this tree's alternate `--rounds` times over the same Prometheus, and each
+prints its line, then the after/before ratio of the medians over all its windows. Times and
+shares are of one run on a shared machine: the load average is printed beside them.
 """
 
 from __future__ import annotations
@@ -153,10 +159,15 @@ def cpu_s(process: psutil.Process) -> float:
     return float(times.user + times.system)
 
 
-def measure(args: argparse.Namespace, url: str, home: str) -> tuple[list[float], list[float]]:
-    """The TUI's CPU shares per window, and the `o` key's times."""
+def measure(
+    args: argparse.Namespace, url: str, home: str, code: str | None = None
+) -> tuple[list[float], list[float]]:
+    """The TUI's CPU shares per window, and the `o` key's times; `code`: a folder holding the
+    `specmon` package to run instead of the installed one (PYTHONPATH)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "TEXTUAL"))}
     env |= {"TERM": "xterm-256color", "HOME": home, "XDG_CONFIG_HOME": home, "XDG_DATA_HOME": home}
+    if code is not None:
+        env["PYTHONPATH"] = code
     argv = [*specmon_argv(), "--prometheus", url, "--interval", "1"]
     term = Term(argv, (160, 50), env, home)
     try:
@@ -221,6 +232,11 @@ def main() -> int:
         help="seconds between a synthetic target's probes (its figures change then; 0.001: "
         "every figure changes at every scrape)",
     )
+    parser.add_argument(
+        "--before", metavar="REF", help="also run this commit's specmon, alternating"
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="alternations with --before")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="write the results here too")
     args = parser.parse_args()
     if not Path(PROMETHEUS).exists():
         print(f"{PROMETHEUS} is missing: apt-get install prometheus", file=sys.stderr)
@@ -236,16 +252,61 @@ def main() -> int:
                 f"{wall * 1000:.0f} ms wall |"
             )
             return 0
-        shares, keys = measure(args, url, tmp)
-    print(
+        codes: dict[str, str | None] = {"after": None}
+        if args.before:
+            before = Path(tmp) / "before"
+            before.mkdir()
+            archive = subprocess.run(
+                ["git", "archive", args.before], check=True, capture_output=True
+            ).stdout
+            subprocess.run(["tar", "-x", "-C", str(before)], input=archive, check=True)
+            codes = {"before": str(before), "after": None}
+        results: dict[str, dict[str, list[float]]] = {
+            which: {"cpu_shares": [], "o_key_s": [], "load1": []} for which in codes
+        }
+        for _ in range(args.rounds if args.before else 1):
+            for which, code in codes.items():
+                shares, keys = measure(args, url, tmp, code)
+                results[which]["cpu_shares"] += shares
+                results[which]["o_key_s"] += keys
+                results[which]["load1"].append(os.getloadavg()[0])
+                print(line(args, which, shares, keys), flush=True)
+    medians = {w: statistics.median(r["cpu_shares"]) for w, r in results.items()}
+    for which, got in results.items():
+        print(line(args, f"{which}, all", got["cpu_shares"], got["o_key_s"]))
+    if args.before:
+        print(f"after/before TUI CPU: {medians['after'] / medians['before']:.2f}")
+    if args.json:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True)
+        args.json.write_text(
+            json.dumps(
+                {
+                    "command": " ".join(sys.argv),
+                    "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                    "after": head.stdout.decode().strip(),
+                    "before": args.before,
+                    "servers": args.servers,
+                    "probe_every_s": args.probe_every,
+                    "results": results,
+                    "median_cpu_share": medians,
+                },
+                indent=1,
+            )
+            + "\n"
+        )
+    return 0
+
+
+def line(args: argparse.Namespace, which: str, shares: list[float], keys: list[float]) -> str:
+    """The Markdown line of one run's medians, with the load average now."""
+    return (
         f"| {args.servers} servers through Prometheus, probes every {args.probe_every:g} s "
-        f"| TUI CPU "
+        f"| {which} | TUI CPU "
         f"{statistics.median(shares) * 100:.1f}% of a core (windows: "
         f"{', '.join(f'{s * 100:.1f}' for s in shares)}) | `o` key "
         f"{statistics.median(keys) * 1000:.0f} ms median, {max(keys) * 1000:.0f} ms max "
-        f"({len(keys)} presses) |"
+        f"({len(keys)} presses) | load {os.getloadavg()[0]:.2f} |"
     )
-    return 0
 
 
 if __name__ == "__main__":

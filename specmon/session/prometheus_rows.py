@@ -8,7 +8,8 @@ the state the exporter served. What the exporter does not serve (GPU readings, t
 now beside the flags, the reasons a baseline is stale) is shown as "—" and said, never guessed.
 
 One instant query for the gauges (`FAMILIES`) and one per labelled family (`LABELLED`) read
-every target's rows: the cost does not grow per server beyond building rows.
+every target's rows, and between two such readings one for the `STATE` gauges alone: the cost
+does not grow per server beyond building rows.
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ FAMILIES = (
     SPEEDUP_HIGH,
 )
 """The gauges an instant query reads, all in one query, by their `target` label."""
+STATE = (UP, PROBE_OK)
+"""The gauges read at every reading: whether each server is up and its probe succeeds. The
+others (the probe's figures and the speedup change only when a probe ends, every 10 s by
+default), the info and the baseline state are read every `prometheus_fleet.FIGURES_EVERY_S`."""
 LABELLED = {
     INFO: ("name", "backend", "version", "algorithm", "speculation"),
     BASELINE_STATE: ("state",),

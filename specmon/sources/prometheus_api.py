@@ -22,7 +22,7 @@ import httpx
 
 from specmon.errors import MalformedResponse, SourceError
 from specmon.safe_text import safe_text
-from specmon.sources.http import get, json_float, parse_json
+from specmon.sources.http import JSON_NUMBER_LIMIT, get, json_float, parse_json
 
 MAX_REPLY_BYTES = 8 * 2**20
 """The largest reply read: 500 targets' samples of one family are some 100 kB."""
@@ -140,18 +140,32 @@ class PrometheusApi:
     ) -> list[tuple[float, float]]:
         """One target's (unix time, value) points of a family between start and end; the
         points that are not finite numbers are left out."""
-        matcher = target.replace("\\", "\\\\").replace('"', '\\"')
         result = await self.query(
-            f'{family}{{target="{matcher}"}}', start=f"{start:f}", end=f"{end:f}", step=f"{step:g}"
+            f'{family}{{target="{_matcher(target)}"}}',
+            start=f"{start:f}",
+            end=f"{end:f}",
+            step=f"{step:g}",
         )
-        points: list[tuple[float, float]] = []
+        return _points(result)
+
+    async def histories(
+        self, families: Sequence[str], target: str, start: float, end: float, step: float
+    ) -> dict[str, list[tuple[float, float]]]:
+        """One target's points of several families, by family, in one range query (each
+        series reduced to its family's name: `max by (__name__)`); a family Prometheus holds
+        no points of has none."""
+        matchers = f'__name__=~"{"|".join(families)}",target="{_matcher(target)}"'
+        query = f"max by (__name__) ({{{matchers}}})"
+        result = await self.query(
+            query, families=len(families), start=f"{start:f}", end=f"{end:f}", step=f"{step:g}"
+        )
+        out: dict[str, list[tuple[float, float]]] = {family: [] for family in families}
         for series in result:
-            values = series.get("values") if isinstance(series, dict) else None
-            for pair in values if isinstance(values, list) else ():
-                point = _point(pair)
-                if point is not None and point[1] is not None:
-                    points.append((point[0], point[1]))
-        return sorted(points)
+            metric = series.get("metric") if isinstance(series, dict) else None
+            name = metric.get("__name__") if isinstance(metric, dict) else None
+            if isinstance(name, str) and name in out:
+                out[name] = sorted(out[name] + _points([series]))
+        return out
 
 
 def by_target(family: str, labels: Sequence[str] = ()) -> str:
@@ -165,21 +179,53 @@ def by_target_each(families: Sequence[str]) -> str:
     return f'max by (__name__, target) ({{__name__=~"{"|".join(families)}"}})'
 
 
+def _matcher(value: str) -> str:
+    """A label value inside a PromQL string ("…"): its backslashes and quotes escaped."""
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _points(result: list[Any]) -> list[tuple[float, float]]:
+    """The (unix time, value) points of a range query's series, oldest first; the points that
+    are not finite numbers are left out."""
+    points: list[tuple[float, float]] = []
+    for series in result:
+        values = series.get("values") if isinstance(series, dict) else None
+        for pair in values if isinstance(values, list) else ():
+            point = _point(pair)
+            if point is not None and point[1] is not None:
+                points.append((point[0], point[1]))
+    return sorted(points)
+
+
 def _samples(result: list[Any]) -> list[Sample]:
     samples = []
     for series in result:
         if not isinstance(series, dict):
             continue
         metric = series.get("metric")
-        point = _point(series.get("value"))
-        if not isinstance(metric, dict) or point is None:
+        pair = series.get("value")
+        # [unix time, "value"]: the time is not read (an instant query's is the query's).
+        if not isinstance(metric, dict) or not isinstance(pair, list) or len(pair) != 2:
+            continue
+        text = pair[1]
+        if type(pair[0]) not in (int, float) or not isinstance(text, str):
             continue
         try:
             labels = _labels(tuple(metric.items()))
         except TypeError:  # a list or an object among the values: unhashable, no label
             labels = _labels(tuple((k, v) for k, v in metric.items() if isinstance(v, str)))
-        samples.append(Sample(labels, point[1]))
+        samples.append(Sample(labels, _number(text)))
     return samples
+
+
+def _number(text: str) -> float | None:
+    """A sample's value ("152.3", "NaN", "+Inf") as `json_float` takes numbers: None when not
+    a finite one within `JSON_NUMBER_LIMIT` (NaN fails both comparisons)."""
+    try:
+        value = float(text[:40])
+    except ValueError:
+        return None
+    return value if -JSON_NUMBER_LIMIT <= value <= JSON_NUMBER_LIMIT else None
 
 
 @functools.lru_cache(maxsize=16384)
@@ -204,8 +250,4 @@ def _point(pair: Any) -> tuple[float, float | None] | None:
     when = json_float(pair[0])
     if when is None:
         return None
-    try:
-        value = float(pair[1][:40])
-    except ValueError:
-        return when, None
-    return when, json_float(value)
+    return when, _number(pair[1])

@@ -1,10 +1,13 @@
 """`specmon --prometheus URL`: the fleet table fed from a Prometheus server's HTTP API.
 
 The table is the direct fleet's (`FleetScreen`, the rows `FleetRow`), its rows built from
-specmon's exporter series (session/prometheus_rows.py) by three instant queries at the fleet's
-interval, whatever the number of servers. Enter ends the app with the server's URL (the
-exporter's `target` label): the command opens that server's dashboard directly, and the table
-again when it is quit.
+specmon's exporter series (session/prometheus_rows.py) by instant queries whatever the number
+of servers: whether each is up and probing at the fleet's interval, the rest every 5 s
+(session/prometheus_fleet.py). The highlighted row's history (the last 15 minutes of
+its speedup, tok/s and accept length) is one range query when the cursor settles on it, read
+again every `HISTORY_EVERY_S` while it stays, and drawn under the table (ui/row_history.py).
+Enter ends the app with the server's URL (the exporter's `target` label): the command opens that
+server's dashboard directly, and the table again when it is quit.
 """
 
 from __future__ import annotations
@@ -20,8 +23,15 @@ from textual.theme import Theme
 from specmon.session.fleet_row import FleetRow
 from specmon.session.prometheus_fleet import PrometheusFleet
 from specmon.ui.messages import FleetRowsReady
+from specmon.ui.row_history import history_lines, spark_cells
 from specmon.ui.screens.fleet import FleetScreen, TableChoice
 from specmon.ui.theming import css_variables
+
+HISTORY_SETTLE_S = 0.3
+"""The cursor rests this long on a row before its history is read: a cursor passing over rows
+(held ↓, PgDn) reads none of them."""
+HISTORY_EVERY_S = 5.0
+"""The highlighted row's history is read again this often while the cursor stays on it."""
 
 
 class PrometheusFleetApp(App[str | None]):
@@ -55,6 +65,7 @@ class PrometheusFleetApp(App[str | None]):
         """The latest reading's one-line error; None once one succeeds."""
         self.readings = 0
         """Readings done (tests wait on it)."""
+        self._fleet: PrometheusFleet | None = None
 
     def get_css_variables(self) -> dict[str, str]:
         """Textual's, with the app colours the stylesheet names (`theming.css_variables`)."""
@@ -70,14 +81,35 @@ class PrometheusFleetApp(App[str | None]):
     @work(group="prometheus", exit_on_error=False)
     async def _read(self) -> None:
         client = self._client or httpx.AsyncClient(base_url=self.url, timeout=10)
-        fleet = PrometheusFleet(client, self.url)
+        fleet = self._fleet = PrometheusFleet(client, self.url)
         try:
             while True:
                 await self.read_once(fleet)
                 await asyncio.sleep(self.interval)
         finally:
+            self._fleet = None
             if self._client is None:
                 await client.aclose()
+
+    def on_fleet_screen_highlighted(self, message: FleetScreen.Highlighted) -> None:
+        """The cursor is on another server: its history, not the last one's."""
+        self._follow(message.url)
+
+    @work(group="history", exclusive=True, exit_on_error=False)
+    async def _follow(self, url: str) -> None:
+        """The history of the server the cursor is on, once it rests there, then every
+        `HISTORY_EVERY_S` while it stays (a new highlight cancels this: `exclusive`)."""
+        await asyncio.sleep(HISTORY_SETTLE_S)
+        while True:
+            screen, fleet = self.screen, self._fleet
+            if not isinstance(screen, FleetScreen) or screen.highlighted() != url:
+                return
+            if fleet is not None:
+                width = screen.history_width()
+                history = await fleet.history(url, spark_cells(width))
+                if isinstance(self.screen, FleetScreen):
+                    self.screen.show_history(url, history_lines(history, width))
+            await asyncio.sleep(HISTORY_EVERY_S)
 
     async def read_once(self, fleet: PrometheusFleet) -> None:
         """One reading: the rows to the table (or the error said)."""

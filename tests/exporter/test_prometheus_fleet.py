@@ -211,3 +211,165 @@ def test_enter_opens_the_servers_dashboard_and_quitting_it_the_table(
     monkeypatch.setattr(monitor, "run_dashboard", lambda app: opened.append(app.session.url) or 0)
     assert main(["--prometheus", "http://prom:9090", "--db", str(tmp_path / "s.db")]) == 0
     assert opened == [A]
+
+
+def _matrix(series: dict[str, list[list[Any]]]) -> dict[str, Any]:
+    return {
+        "status": "success",
+        "data": {
+            "resultType": "matrix",
+            "result": [{"metric": {"__name__": n}, "values": v} for n, v in series.items()],
+        },
+    }
+
+
+RANGE = {
+    "specmon_speedup_ratio": [[1000 + 60 * i, f"{-0.1 + 0.05 * i:g}"] for i in range(8)],
+    "specmon_speedup_ratio_low": [[1420, "0.2"]],
+    "specmon_speedup_ratio_high": [[1420, "0.3"]],
+    "specmon_probe_decode_tokens_per_second": [[1000, "140"], [1420, "NaN"], [1480, "160"]],
+}
+"""A row's history as Prometheus's range query gives it: no accept length held."""
+
+
+async def test_a_rows_history_is_one_range_query_in_the_figures_units() -> None:
+    from specmon.session.prometheus_fleet import HISTORY_SPAN_S, read_history
+
+    asked: list[httpx.QueryParams] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == "/api/v1/query_range"
+        asked.append(request.url.params)
+        return httpx.Response(200, json=_matrix(RANGE))
+
+    history = await read_history(_api(handler), 'http://a"b:8000', points=60, now=1500.0)
+    (params,) = asked  # one query for every figure, of this one server
+    assert 'target="http://a\\"b:8000"' in params["query"]
+    assert "specmon_probe_accept_length" in params["query"]
+    assert float(params["start"]) == 1500.0 - HISTORY_SPAN_S and float(params["end"]) == 1500.0
+    assert float(params["step"]) == HISTORY_SPAN_S / 60
+    assert history.error is None and "accept length" not in history.points
+    assert history.points["decode tok/s"] == ((1000.0, 140.0), (1480.0, 160.0))
+    assert history.points["speedup"][-1] == (1420.0, pytest.approx(0.25))
+
+
+async def test_a_rows_history_says_when_there_is_none_or_it_failed() -> None:
+    from specmon.session.prometheus_fleet import NO_HISTORY, read_history
+    from specmon.ui.row_history import history_lines
+
+    empty = await read_history(_api(lambda r: httpx.Response(200, json=_matrix({}))), A, 60)
+    assert history_lines(empty, 80) == [NO_HISTORY]
+    failed = await read_history(_api(lambda r: httpx.Response(502, text="bad gateway")), A, 60)
+    (line,) = history_lines(failed, 80)
+    assert "HTTP 502" in line and "Prometheus" in line
+
+
+async def test_a_rows_history_lines_fill_from_the_right_with_the_range() -> None:
+    from specmon.session.prometheus_fleet import read_history
+    from specmon.ui.row_history import LABEL_WIDTH, history_lines, spark_cells
+
+    api = _api(lambda request: httpx.Response(200, json=_matrix(RANGE)))
+    history = await read_history(api, A, spark_cells(100), now=1500.0)
+    speedup, decode = history_lines(history, 100)  # no line for a figure with no points
+    assert speedup.startswith("speedup") and decode.startswith("tok/s")
+    # The speedup now with its latest interval, as the dashboard writes it; the span's range.
+    assert "+25.0% [+20.0%, +30.0%] · 15 min: -10.0% to +25.0%" in speedup
+    assert decode.endswith("160.0 · 15 min: 140.0 to 160.0")
+    spark = speedup[LABEL_WIDTH : LABEL_WIDTH + spark_cells(100)]
+    # From 400 s into the span of 900 (17 of 40 cells) the bars rising to the right.
+    assert spark[:17] == " " * 17 and spark[17] == "▁" and spark.rstrip()[-1] == "█"
+    assert all(len(line) <= 100 for line in history_lines(history, 100))
+
+
+async def test_the_table_shows_the_highlighted_rows_history_under_it() -> None:
+    """One range query of the server the cursor rests on (never one per row), drawn under the
+    table; another server's, when the cursor moves, or that Prometheus holds none."""
+    import asyncio
+
+    from specmon.session.prometheus_fleet import NO_HISTORY
+    from specmon.ui.prometheus_fleet_app import PrometheusFleetApp
+    from specmon.ui.screens.fleet import FleetScreen
+
+    ranges: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/api/v1/query_range":
+            query, end = request.url.params["query"], float(request.url.params["end"])
+            ranges.append(query)
+            held = {  # RANGE's points, its last at the end of the span asked
+                n: [[end - 1500 + t, v] for t, v in points] for n, points in RANGE.items()
+            }
+            return httpx.Response(200, json=_matrix(held if f'target="{A}"' in query else {}))
+        return _serving(request)
+
+    client = httpx.AsyncClient(base_url="http://prom:9090", transport=httpx.MockTransport(handler))
+    app = PrometheusFleetApp("http://prom:9090", 0.05, client=client)
+    async with app.run_test(size=(120, 30)) as pilot:
+        loop = asyncio.get_running_loop()
+
+        async def until(shown: str) -> str:
+            deadline = loop.time() + 60
+            while True:
+                screen = app.screen
+                text = screen.detail if isinstance(screen, FleetScreen) else ""
+                if shown in text:
+                    return text
+                assert loop.time() < deadline, (shown, text)
+                await pilot.pause(0.05)
+
+        await until(NO_HISTORY)
+        screen = app.screen
+        assert isinstance(screen, FleetScreen)
+        assert screen.highlighted() == B  # losing: the worst first, and none of it held
+        await pilot.press("down")
+        text = await until("tok/s ")
+        assert screen.highlighted() == A and "\nspeedup " in text
+        assert "+25.0% [+20.0%, +30.0%]" in text and NO_HISTORY not in text
+        # One server's at a time, the one highlighted: B's, then A's.
+        assert all(q.count('target="') == 1 for q in ranges)
+        assert f'target="{B}"' in ranges[0] and f'target="{A}"' in ranges[-1]
+
+
+async def test_the_figures_are_read_every_few_seconds_and_the_state_at_every_reading() -> None:
+    """Every family at the first reading and once `figures_every` has passed; between, the up
+    and probe gauges alone, the rows not built again while those do not change."""
+    from specmon.session.prometheus_fleet import PrometheusFleet
+    from specmon.session.prometheus_rows import STATE
+
+    queries: list[tuple[str, ...]] = []
+    series = {family: list(samples) for family, samples in SERIES.items()}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        queries.append(_families(request))
+        families = _families(request)
+        named = len(families) > 1
+        body = [
+            ({**labels, "__name__": family} if named else labels, value)
+            for family in families
+            for labels, value in series.get(family, [])
+        ]
+        return httpx.Response(200, json=_vector(body))
+
+    now = [0.0]
+    client = httpx.AsyncClient(base_url="http://prom:9090", transport=httpx.MockTransport(handler))
+    fleet = PrometheusFleet(client, "http://prom:9090", figures_every=5.0, clock=lambda: now[0])
+    first = await fleet.read()
+    assert sorted(queries) == sorted([FAMILIES, *((family,) for family in LABELLED)])
+    queries.clear()
+    now[0] = 1.0
+    series["specmon_probe_decode_tokens_per_second"] = [({"target": A}, "999")]
+    assert await fleet.read() is first  # the state alone, unchanged: the same rows
+    assert queries == [STATE]
+    series["specmon_target_up"] = [({"target": A}, "0"), ({"target": B}, "1")]
+    now[0] = 2.0
+    second = await fleet.read()
+    assert second.rows is not None and first.rows is not None
+    a = next(r for r in second.rows if r.url == A)
+    assert a.state == "down" and a.decode_tok_s == 150  # its figures: those read at 0 s
+    assert next(r for r in second.rows if r.url == B) == next(r for r in first.rows if r.url == B)
+    queries.clear()
+    now[0] = 5.0
+    third = await fleet.read()
+    assert len(queries) == 1 + len(LABELLED)  # every family again
+    assert third.rows is not None
+    assert next(r for r in third.rows if r.url == A).decode_tok_s == 999

@@ -2,7 +2,8 @@
 (each exporter a winning and a losing one, each with its plain twin as baseline server), a real
 Prometheus scraping both; the rows read through Prometheus show the same speedup, baseline and
 verdict for each server as the exporters' own /metrics and as the direct fleet's row of that
-server's View, and the fleet app (Pilot) shows them; Enter gives the server's URL.
+server's View, and the fleet app (Pilot) shows them, the highlighted row's history (a range
+query) under the table; Enter gives the server's URL.
 
 Skips without /usr/bin/prometheus, fails instead with SPECMON_PROMETHEUS_REQUIRED=1 (the
 fixture of test_prometheus_real.py). No wall-time sleeps are asserted on: every wait is bounded
@@ -206,6 +207,7 @@ async def test_prometheus_rows_are_the_exporters_and_the_dashboards(
 async def _pilot(prometheus: str, targets: set[str]) -> None:
     """The fleet app: the four rows in the table (the direct fleet's cells of them), the worst
     first; Enter ends it with the highlighted server's URL, to open its dashboard."""
+
     from specmon.ui.prometheus_fleet_app import PrometheusFleetApp
     from specmon.ui.screens.fleet import FleetScreen, _cells
 
@@ -224,5 +226,12 @@ async def _pilot(prometheus: str, targets: set[str]) -> None:
         assert screen.cells == [_cells(r) for r in screen.rows]
         assert screen.rows[0].verdict == "losing"
         highlighted = screen.highlighted()
+        # Its history under the table, from Prometheus's range query: the speedup's line.
+        while True:
+            detail = screen.detail
+            if "\nspeedup " in detail and "15 min: " in detail:
+                break
+            assert loop.time() < deadline, ("no history line under the table", detail)
+            await pilot.pause(0.1)
         await pilot.press("enter")
     assert app.return_value == highlighted and highlighted in targets

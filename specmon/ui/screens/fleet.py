@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static
 
@@ -134,6 +135,14 @@ def _shown_cells(
 class FleetScreen(Screen[str]):
     """Every server's row; dismisses with the URL of the one to open."""
 
+    class Highlighted(Message):
+        """The cursor is on another server (or on the first, once there are rows): an app that
+        reads that server's history (`specmon --prometheus`) reads it then."""
+
+        def __init__(self, url: str) -> None:
+            super().__init__()
+            self.url = url
+
     BINDINGS = [
         Binding("enter", "open", "open", priority=True),
         Binding("o", "order", "sort"),
@@ -166,6 +175,12 @@ class FleetScreen(Screen[str]):
         are not formatted and cut again."""
         self._urls: list[str] = []
         """The servers the table holds, in its order."""
+        self._highlighted: str | None = None
+        """The server the line under the table is of (`Highlighted` said when it changes)."""
+        self.detail = ""
+        """The text under the table: the highlighted row in full, its history where shown."""
+        self._history: tuple[str, list[str]] | None = None
+        """A server's history lines under its row (`show_history`), while it is highlighted."""
 
     def compose(self) -> ComposeResult:
         """Title, table, the highlighted row's reason, keys."""
@@ -286,12 +301,29 @@ class FleetScreen(Screen[str]):
         self._show_row(event.cursor_row)
 
     def _show_row(self, index: int) -> None:
-        """The row's server, reason and GPUs in full: the table may have cut or left them out."""
+        """The row's server, reason and GPUs in full (the table may have cut or left them
+        out), then its history where the app brought it (`show_history`)."""
         if 0 <= index < len(self.rows):
             row = self.rows[index]
             text = f"{row.url} · {row.state}" + (f": {row.reason}" if row.reason else "")
             text += f"\nGPUs: {row.gpu_detail or DASH}"
+            if self._history is not None and self._history[0] == row.url:
+                text += "".join(f"\n{line}" for line in self._history[1])
+            self.detail = text
             quiet.show(self.query_one("#fleet-row", Static), escape(text))
+            if row.url != self._highlighted:
+                self._highlighted = row.url
+                self.post_message(self.Highlighted(row.url))
+
+    def history_width(self) -> int:
+        """Cells a history line under the table has."""
+        return self.query_one("#fleet-row", Static).content_size.width or self.size.width or 80
+
+    def show_history(self, url: str, lines: list[str]) -> None:
+        """A server's history lines (ui/row_history.py), under its row while it is highlighted."""
+        self._history = (url, lines)
+        if self.highlighted() == url:
+            self._show_row(self.query_one(FleetTable).cursor_row)
 
     def action_open(self) -> None:
         """Enter: that server's dashboard."""

@@ -54,7 +54,8 @@ KEYS = (
     ("q, F10, Ctrl-C", "quit"),
 )  # fmt: skip
 FLEET_KEYS = (
-    ("↑, ↓", "choose a server"),
+    ("↑, ↓", "choose a server (`--prometheus`: its last 15 minutes of speedup, tok/s and accept "
+     "under the table)"),
     ("Enter", "open its dashboard, where every key of one server works (b, s, c, p, i …; `?` "
      "there lists them)"),
     ("Esc", "in a server's dashboard, with nothing to cancel: back to this table"),
