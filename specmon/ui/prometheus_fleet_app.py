@@ -24,7 +24,7 @@ from specmon.session.fleet_row import FleetRow
 from specmon.session.prometheus_fleet import PrometheusFleet
 from specmon.ui.messages import FleetRowsReady
 from specmon.ui.row_history import history_lines, spark_cells
-from specmon.ui.screens.fleet import FleetScreen, TableChoice
+from specmon.ui.screens.fleet import TABLE_KEYS, FleetScreen, TableChoice
 from specmon.ui.theming import css_variables
 
 HISTORY_SETTLE_S = 0.3
@@ -75,7 +75,7 @@ class PrometheusFleetApp(App[str | None]):
 
     def on_mount(self) -> None:
         """The table, then its readings."""
-        self.push_screen(FleetScreen(0, choice=self.choice), self.exit)
+        self.push_screen(FleetScreen(0, choice=self.choice, offered=TABLE_KEYS), self.exit)
         self._read()
 
     @work(group="prometheus", exit_on_error=False)

@@ -195,6 +195,10 @@ async def test_the_table_says_what_is_wrong_in_one_line(reply: httpx.Response, s
         assert app.error is not None and said in app.error and "\n" not in app.error
         assert app.rows == ()
         assert len(app._notifications) == 1  # said once, not at every reading
+        # The keys line offers only what this app serves: no dashboard keys (w, f, d, t, ?).
+        await pilot.pause()
+        keys = str(app.screen.query_one("#fleet-keys").render())
+        assert keys == "Enter open · o sort · / filter · q quit"
 
 
 def test_enter_opens_the_servers_dashboard_and_quitting_it_the_table(

@@ -62,15 +62,23 @@ SPEEDUP = figure("speedup")
 KEYS = (("Enter", "open"), ("o", "sort"), ("/", "filter"), ("w", "what-if"), ("f", "freeze"),
         ("d", "dump"), ("t", "theme"), ("?", "help"), ("q", "quit"))  # fmt: skip
 """The table's keys line, in its order (Esc does nothing on the table: not listed)."""
+TABLE_KEYS = frozenset(("Enter", "o", "/", "q"))
+"""The keys the table itself serves, with its app's `q`: all an app without the dashboard's
+keys (`--prometheus`) offers."""
 HIDDEN_FIRST = ("t", "d", "f", "/", "o", "w", "Enter", "q", "?")
 """Which keys the line leaves to `?` first when the width is short."""
 FROZEN = "FROZEN: f resumes"
 
 
-def keys_line(width: int, *, frozen: bool = False) -> str:
+def keys_line(width: int, *, frozen: bool = False, offered: frozenset[str] | None = None) -> str:
     """`Enter open · o sort · … · ? help · q quit`, as many keys as fit `width` (`?` lists
-    them all); frozen, it starts with FROZEN (and `f` is said there)."""
-    keys = [(key, word) for key, word in KEYS if not (frozen and key == "f")]
+    them all); frozen, it starts with FROZEN (and `f` is said there); only the keys `offered`
+    where the app serves fewer than KEYS."""
+    keys = [
+        (key, word)
+        for key, word in KEYS
+        if not (frozen and key == "f") and (offered is None or key in offered)
+    ]
     head = [FROZEN] if frozen else []
 
     def text(hidden: frozenset[str]) -> str:
@@ -150,17 +158,25 @@ class FleetScreen(Screen[str]):
     ]
 
     def __init__(
-        self, count: int, *, frozen: bool = False, choice: TableChoice | None = None
+        self,
+        count: int,
+        *,
+        frozen: bool = False,
+        choice: TableChoice | None = None,
+        offered: frozenset[str] | None = None,
     ) -> None:
         """Args:
         count: How many servers the fleet has (for the title before the first rows).
         frozen: The dashboard is frozen (`f`): the keys line says so.
         choice: The order, filter and server chosen on the table before (the app's, kept
             while a server's dashboard is shown).
+        offered: The keys of KEYS its app serves (`TABLE_KEYS` without the dashboard's);
+            None: all of them.
         """
         super().__init__()
         self.count = count
         self.frozen = frozen
+        self.offered = offered
         self.choice = choice if choice is not None else TableChoice()
         self.all_rows: tuple[FleetRow, ...] = ()
         """Every server's row, as the app brought them."""
@@ -211,7 +227,9 @@ class FleetScreen(Screen[str]):
 
     def _write_keys(self) -> None:
         keys = self.query_one("#fleet-keys", Static)
-        quiet.show(keys, escape(keys_line(keys.size.width or 80, frozen=self.frozen)))
+        quiet.show(
+            keys, escape(keys_line(keys.size.width or 80, frozen=self.frozen, offered=self.offered))
+        )
 
     def _heading(self) -> str:
         """How many servers, in which order, under which filter; the window of the figures."""
