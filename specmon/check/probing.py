@@ -42,6 +42,7 @@ async def probe(
     for run in snapshot.runs:
         if (why := impossible_accept_length(run.accept_length, k)) is not None:
             report.add("warn", f"{name} accept length withheld: {why}", EXIT_DEGRADED)
+            report.withheld += 1
             run = replace(run, accept_length=None)
         runs.append(run)
     return replace(snapshot, runs=tuple(runs))

@@ -86,6 +86,8 @@ class CheckReport:
     """Every probe: the first, and those taken to reach a verdict against the baseline."""
     verdict_after_s: float | None = None
     """Seconds from the first probe's start to the verdict (None without one)."""
+    withheld: int = 0
+    """Probes whose accept length no verify step can give was withheld (`check.probing`)."""
     looks: int = 0
     """How many times the sequential rule judged the speedup."""
     baseline: Snapshot | None = None
