@@ -135,19 +135,6 @@ class PrometheusApi:
             snapshot.labelled[family] = _samples(result)
         return snapshot
 
-    async def history(
-        self, family: str, target: str, start: float, end: float, step: float
-    ) -> list[tuple[float, float]]:
-        """One target's (unix time, value) points of a family between start and end; the
-        points that are not finite numbers are left out."""
-        result = await self.query(
-            f'{family}{{target="{_matcher(target)}"}}',
-            start=f"{start:f}",
-            end=f"{end:f}",
-            step=f"{step:g}",
-        )
-        return _points(result)
-
     async def histories(
         self, families: Sequence[str], target: str, start: float, end: float, step: float
     ) -> dict[str, list[tuple[float, float]]]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from specmon.analysis.catalogue import Figure
 from specmon.analysis.comparison import Speedup
 from specmon.session.prometheus_fleet import HISTORY_FIGURES, RowHistory
 from specmon.ui.columns import cut, cut_middle
@@ -47,19 +48,18 @@ def history_lines(history: RowHistory, width: int) -> list[str]:
             continue
         values = [v for _, v in points]
         spark = _spark(points, history.start, history.end, cells)
-        now = _now(figure.key, history, points[-1])
+        now = _now(figure, history, points[-1])
         low, high = (figure.value_text(v, unit=False) for v in (min(values), max(values)))
         text = f"{LABELS[figure.key]:<{LABEL_WIDTH}}{spark} {now} · {minutes}: {low} to {high}"
         lines.append(cut(text, width))
     return lines
 
 
-def _now(key: str, history: RowHistory, latest: tuple[float, float]) -> str:
+def _now(figure: Figure, history: RowHistory, latest: tuple[float, float]) -> str:
     """The latest value; the speedup with its interval of the same instant, as the dashboard
     writes it."""
-    figure = next(f for f in HISTORY_FIGURES if f.key == key)
     when, value = latest
-    if key != "speedup":
+    if figure.key != "speedup":
         return figure.value_text(value, unit=False)
     low, high = (
         dict(history.points.get(end, ())).get(when) for end in ("speedup low", "speedup high")

@@ -155,13 +155,16 @@ async def test_a_huge_reply_is_refused_unread() -> None:
 async def test_history_is_the_finite_points_of_one_target() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         assert request.url.path == "/api/v1/query_range"
-        assert request.url.params["query"] == 'specmon_speedup_ratio{target="http://a:8000"}'
+        assert request.url.params["query"] == (
+            'max by (__name__) ({__name__=~"specmon_speedup_ratio",target="http://a:8000"})'
+        )
         values = [[10, "0.1"], [11, "NaN"], [12, "0.3"], ["x", "1"]]
-        body = {"status": "success", "data": {"result": [{"metric": {}, "values": values}]}}
+        series = {"metric": {"__name__": "specmon_speedup_ratio"}, "values": values}
+        body = {"status": "success", "data": {"result": [series]}}
         return httpx.Response(200, json=body)
 
-    points = await _api(handler).history("specmon_speedup_ratio", A, 0, 20, 1)
-    assert points == [(10.0, 0.1), (12.0, 0.3)]
+    points = await _api(handler).histories(("specmon_speedup_ratio",), A, 0, 20, 1)
+    assert points == {"specmon_speedup_ratio": [(10.0, 0.1), (12.0, 0.3)]}
 
 
 def test_prometheus_takes_no_server_of_its_own(capsys: pytest.CaptureFixture[str]) -> None:
