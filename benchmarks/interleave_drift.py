@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import statistics
@@ -30,6 +31,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from time_to_verdict import fresh_baselines, quiet
+
+from specmon.storage.store import Store
 
 HOG = "while True: pass"
 
@@ -59,7 +62,20 @@ def _read(body: dict[str, object]) -> dict[str, object]:
         "design": design.get("kind"),  # type: ignore[attr-defined]
         "pairs": design.get("pairs"),  # type: ignore[attr-defined]
         "conditions_differ": any("conditions differ" in f for f in findings),
+        "differences": (body["baseline"] or {}).get("conditions", []),  # type: ignore[attr-defined]
+        "probe_cpu_pct": _median_cpu(body["probes"]),  # type: ignore[arg-type]
+        "baseline_probe_cpu_pct": _median_cpu(body["baseline_probes"]),  # type: ignore[arg-type]
     }
+
+
+def _median_cpu(runs: list[dict[str, dict[str, float | None] | None]]) -> float | None:
+    """The median CPU busy share of specmon's machine over some runs (None: unread)."""
+    shares = [
+        float(pct)
+        for run in runs
+        if run.get("conditions") and (pct := run["conditions"].get("host_cpu_pct")) is not None  # type: ignore[union-attr]
+    ]
+    return statistics.median(shares) if shares else None
 
 
 def trials(
@@ -72,8 +88,23 @@ def trials(
         with _hog(hogs):
             _, paired = quiet(["check", url, "--db", db, "--json"])
             _, stored = quiet(["check", url, "--db", db, "--json", "--no-interleave"])
+        store = Store(Path(db))
+        try:
+            (baseline,) = store.baselines()
+        finally:
+            store.close()
         found.append(
-            {"interleaved": _read(json.loads(paired)), "stored": _read(json.loads(stored))}
+            {
+                "interleaved": _read(json.loads(paired)),
+                "stored": _read(json.loads(stored)),
+                "bench_cpu_pct": _median_cpu(
+                    [
+                        {"conditions": dataclasses.asdict(r.conditions)}
+                        for r in baseline.runs
+                        if r.conditions
+                    ]
+                ),
+            }
         )
     return found
 

@@ -53,12 +53,14 @@ def _own_user_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
-def _no_client_lag_timer(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Probes do not time their client's event loop (`sources.conditions.TICK_S`): that is a
-    wall-time measurement, and on a shared, busy machine it would flag a starved client in any
-    test that expects a clean ✓. The server's load is still read. The tests of the lag timer
-    give their watch a period of their own (tests/sources/test_probe_conditions.py)."""
+def _no_client_timing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Probes neither time their client's event loop (`sources.conditions.TICK_S`) nor read how
+    busy its machine is (`HOST_CPU`): on a shared, busy machine either would flag a starved or
+    busy client in any test that expects a clean ✓. The server's load is still read. The tests
+    of the lag timer and the CPU share give their watch their own
+    (tests/sources/test_probe_conditions.py)."""
     monkeypatch.setattr(conditions, "TICK_S", None)
+    monkeypatch.setattr(conditions, "HOST_CPU", False)
 
 
 @pytest.fixture

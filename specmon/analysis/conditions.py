@@ -20,6 +20,12 @@ STARVED_LAG_MS = 2.0
 """A run whose client timer ran this late or later (median) was starved of CPU: chunks were
 read that late throughout. On the 2-core machine of docs/performance.md a quiet loop's median
 lag is ~0.15 ms; with two CPU hogs beside it ~6 ms."""
+BUSY_CPU_PCT = 90.0
+"""A run during which specmon's machine (all its CPUs) was this busy or busier ran on a busy
+client, even when its reads kept up: with one busy loop per core started after the baseline's
+bench, the stored-baseline check called a true 0% winning or losing in 11% of trials on the
+2-core machine of docs/performance.md (its stated rate 5%), its reads late by under 1 ms, the
+machine 100% busy; a quiet bench there reads 20–60%."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +48,14 @@ class Conditions:
     """Of those, the runs whose client was starved (`STARVED_LAG_MS`)."""
     worst_lag_ms: float | None
     """The highest median lag of a starved run, else of any run; None when none was measured."""
+    cpu_known: int
+    """Runs whose machine's CPU busy share was read."""
+    busy: int
+    """Of those, the runs during which the machine was busy (`BUSY_CPU_PCT`)."""
     cpu_pct: float | None
     """The highest CPU busy share of specmon's machine over a run."""
+    quietest_cpu_pct: float | None
+    """The lowest CPU busy share of specmon's machine over a run."""
     steal_pct: float | None
 
     @property
@@ -72,7 +84,10 @@ def conditions_of(conditions: Iterable[RunConditions | None]) -> Conditions:
         lag_known=len(lags),
         starved=len(starved),
         worst_lag_ms=max(starved or lags) if lags else None,
+        cpu_known=len(cpu),
+        busy=sum(1 for pct in cpu if pct >= BUSY_CPU_PCT),
         cpu_pct=max(cpu) if cpu else None,
+        quietest_cpu_pct=min(cpu) if cpu else None,
         steal_pct=max(steal) if steal else None,
     )
 
@@ -104,6 +119,19 @@ def starved_text(c: Conditions) -> str | None:
     return "; ".join(evidence)
 
 
+def busy(c: Conditions) -> bool:
+    """Most of the runs whose CPU share was read ran on a busy machine (`BUSY_CPU_PCT`): one
+    short busy moment among a bench's runs does not make the bench busy."""
+    return 2 * c.busy > c.cpu_known
+
+
+def busy_text(c: Conditions) -> str:
+    """ "CPU 100%", "CPU 20–48%": the machine's busy share over the runs."""
+    assert c.cpu_pct is not None and c.quietest_cpu_pct is not None
+    low, high = round(c.quietest_cpu_pct), round(c.cpu_pct)
+    return f"CPU {high}%" if low == high else f"CPU {low}–{high}%"
+
+
 def condition_differences(
     base: Conditions, other: Conditions, other_name: str = "probe"
 ) -> list[str]:
@@ -113,7 +141,9 @@ def condition_differences(
     CPU 100% busy); not during the baseline".
 
     The load differs when one side ran alone and the other did not, or both ran beside others
-    but at most a different number; the client when one side was starved and the other not.
+    but at most a different number; the client when one side was starved and the other not,
+    else when one side's machine was busy and the other's not ("specmon's machine was busy
+    during the probe (CPU 100%); not during the baseline (CPU 21–40%)").
     Unknown on either side is no difference.
     """
     found = []
@@ -131,6 +161,16 @@ def condition_differences(
             f"specmon's machine was starved of CPU during the {name}"
             f"{_part(side.starved, side.lag_known)} ({starved_text(side)}); not during the {calm}"
         )
+    elif base.cpu_known and other.cpu_known and busy(base) != busy(other):
+        side, name, calm, calm_name = (
+            (other, other_name, base, "baseline")
+            if busy(other)
+            else (base, "baseline", other, other_name)
+        )
+        found.append(
+            f"specmon's machine was busy during the {name}{_part(side.busy, side.cpu_known)} "
+            f"({busy_text(side)}); not during the {calm_name} ({busy_text(calm)})"
+        )
     return found
 
 
@@ -147,6 +187,8 @@ def one_liner(c: Conditions) -> str | None:
         parts.append(load + _part(c.beside, c.load_known))
     if (starved := starved_text(c)) is not None:
         parts.append(f"specmon's machine starved of CPU{_part(c.starved, c.lag_known)} ({starved})")
+    elif c.cpu_known and busy(c):
+        parts.append(f"specmon's machine busy{_part(c.busy, c.cpu_known)} ({busy_text(c)})")
     return "; ".join(parts) if parts else None
 
 

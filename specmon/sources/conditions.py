@@ -25,6 +25,9 @@ from specmon.sources.host import CpuTimes, cpu_shares, cpu_times
 TICK_S: float | None = 0.02
 """The event-loop timer's period while a probe streams; None: the lag is not measured (the test
 suite sets that: a timing measurement on a shared machine is not what its tests assert)."""
+HOST_CPU = True
+"""Whether the machine's CPU busy share is read over each probe; False: unknown (the test suite
+sets that: how busy a shared machine is at the moment is not what its tests assert)."""
 MIN_TICKS = 5
 """Fewer ticks inside a run say nothing about how late its chunks were read."""
 FIRST_SCRAPE_S = 0.2
@@ -38,6 +41,10 @@ _KEEP = 4096
 
 class _Default:
     """The marker of an argument left to the module's setting."""
+
+
+def _unread() -> None:
+    """No CPU times (`HOST_CPU` off)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +66,7 @@ class ConditionsWatch:
         *,
         clock: Callable[[], float] = time.perf_counter,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-        cpu: Callable[[], CpuTimes | None] = cpu_times,
+        cpu: Callable[[], CpuTimes | None] | type[_Default] = _Default,
         tick_s: float | type[_Default] | None = _Default,
         first_scrape_s: float = FIRST_SCRAPE_S,
         scrape_every_s: float = SCRAPE_EVERY_S,
@@ -68,7 +75,7 @@ class ConditionsWatch:
         scrape: One `/metrics` reading of the server (the connection's `metrics`).
         clock: Monotonic clock (the probe's chunk times are on `time.perf_counter`).
         sleep: Awaits a delay.
-        cpu: This machine's CPU times.
+        cpu: This machine's CPU times; read unless the module's `HOST_CPU` is off, unless given.
         tick_s: The lag timer's period; the module's `TICK_S` unless given (None: off).
         first_scrape_s: Delay of the first load reading after the first probe is sent.
         scrape_every_s: Seconds between load readings.
@@ -76,7 +83,9 @@ class ConditionsWatch:
         self.scrape = scrape
         self.clock = clock
         self.sleep = sleep
-        self.cpu = cpu
+        self.cpu: Callable[[], CpuTimes | None] = (
+            (cpu_times if HOST_CPU else _unread) if isinstance(cpu, type) else cpu
+        )
         self.tick_s: float | None = TICK_S if isinstance(tick_s, type) else tick_s
         self.first_scrape_s = first_scrape_s
         self.scrape_every_s = scrape_every_s

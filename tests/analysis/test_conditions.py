@@ -47,7 +47,13 @@ STARVED = RunConditions(
     host_steal_pct=0.0,
 )
 UNKNOWN = RunConditions()  # metrics off, no lag measured
+BUSY = replace(ALONE, host_cpu_pct=100.0)  # a busy machine whose reads kept up
+QUIET = replace(ALONE, host_cpu_pct=35.0)
 LOADED = "the probe ran beside 1 other request; the baseline ran alone"
+LATE = (
+    "specmon's machine was starved of CPU during the probe (its reads ran 6.0 ms late, median; "
+    "CPU 100% busy); not during the baseline"
+)
 
 
 @pytest.mark.parametrize(
@@ -89,6 +95,35 @@ LOADED = "the probe ran beside 1 other request; the baseline ran alone"
             ],
         ),
         ([STARVED] * 3, [STARVED], []),  # starved alike
+        (
+            [replace(QUIET, host_cpu_pct=20.0), QUIET, QUIET],
+            [BUSY],
+            [
+                "specmon's machine was busy during the probe (CPU 100%); not during the "
+                "baseline (CPU 20–35%)"
+            ],
+        ),
+        (
+            [BUSY] * 3,
+            [QUIET],
+            [
+                "specmon's machine was busy during the baseline (CPU 100%); not during the probe "
+                "(CPU 35%)"
+            ],
+        ),
+        (
+            [QUIET] * 3,
+            [BUSY, BUSY, QUIET],
+            [
+                "specmon's machine was busy during the probe (2 of 3 runs) (CPU 35–100%); not "
+                "during the baseline (CPU 35%)"
+            ],
+        ),
+        ([BUSY, QUIET, QUIET], [QUIET], []),  # one busy moment in the bench: not a busy bench
+        ([BUSY] * 3, [BUSY], []),  # busy alike
+        ([QUIET] * 3, [ALONE], []),  # the probe's CPU unread: unknown
+        # starved and busy: the starvation is said, the busy share its evidence
+        ([QUIET] * 3, [STARVED], [LATE]),
     ],
 )
 def test_what_differs_is_said_in_one_sentence_each(
@@ -111,6 +146,10 @@ def test_one_liner_and_the_events_log() -> None:
     assert one_liner(conditions_of([STARVED])) == (
         "alone; specmon's machine starved of CPU (its reads ran 6.0 ms late, median; CPU 100% busy)"
     )
+    assert one_liner(conditions_of([BUSY, QUIET, BUSY])) == (
+        "alone; specmon's machine busy (2 of 3 runs) (CPU 35–100%)"
+    )
+    assert one_liner(conditions_of([QUIET])) == "alone"
     assert company_change(None, 0) is None
     assert company_change(0, 0) is None
     assert company_change(None, None) is None

@@ -27,6 +27,7 @@ from specmon.model import ProbeResult, Protocol, RunConditions, ServerInfo, Snap
 from specmon.sim import SimConfig, SimServer
 from specmon.sources.backends import Connection
 from specmon.sources.conditions import ConditionsWatch
+from specmon.sources.host import cpu_times
 from specmon.wording import validity_mark
 
 # Millisecond steps, and the scheduler gauges published at every decode step (SGLang's
@@ -47,7 +48,7 @@ def _connection(client: httpx.AsyncClient, *, tick_s: float | None = None) -> Co
     """A connection whose watch reads the load back to back while a probe streams."""
     connection = Connection(client)
     connection.conditions = ConditionsWatch(
-        connection.metrics, tick_s=tick_s, first_scrape_s=0.0, scrape_every_s=0.0
+        connection.metrics, cpu=cpu_times, tick_s=tick_s, first_scrape_s=0.0, scrape_every_s=0.0
     )
     return connection
 
