@@ -162,14 +162,14 @@ def condition_differences(
             f"{_part(side.starved, side.lag_known)} ({starved_text(side)}); not during the {calm}"
         )
     elif base.cpu_known and other.cpu_known and busy(base) != busy(other):
-        side, name, calm, calm_name = (
+        side, name, quiet, quiet_name = (
             (other, other_name, base, "baseline")
             if busy(other)
             else (base, "baseline", other, other_name)
         )
         found.append(
             f"specmon's machine was busy during the {name}{_part(side.busy, side.cpu_known)} "
-            f"({busy_text(side)}); not during the {calm_name} ({busy_text(calm)})"
+            f"({busy_text(side)}); not during the {quiet_name} ({busy_text(quiet)})"
         )
     return found
 
