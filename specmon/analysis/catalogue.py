@@ -21,8 +21,8 @@ write fewer digits for room say so, and docs/metrics.md lists them).
 A figure of the server's own `/metrics` (over all its requests, not a set of runs: the Server
 panel's ITL) is a `ServerFigure`: no `Measured` states it and no surface lists it with the
 catalogue, but its unit and digits are set here all the same (`server_figure(key)`, `format()`,
-`value_text()`); the server's own value of a catalogued figure (its mean TTFT, its accept length)
-is written with that figure's.
+`value_text()`); the server's own value of a catalogued figure (its decode tok/s over all its
+requests, its mean TTFT, its accept length) is written with that figure's.
 
 Adding a figure: define it in `analysis` (a field or property of `Pooled` or `Comparison`), add
 its `Figure` here, document it in docs/metrics.md; every surface that lists the catalogue then

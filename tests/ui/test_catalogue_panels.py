@@ -68,7 +68,7 @@ WHOLE = r"([+-]?\d+(?:\.\d+)?|—)"
 SEEDS = range(0, 60, 4)
 SURFACES = {
     "Decode title", "Decode digits", "Decode detail", "Decode detail (TTFT)", "Server (TTFT)",
-    "Server (ITL)", "Speculation (probe)",
+    "Server (ITL)", "Server (throughput)", "Speculation (probe)",
     "Speculation (server)", "Speculation (cycle)", "Speculation (p50)", "Speculation (p95)",
     "Speculation (break-even)", "Speculation (margin)", "Baseline", "Baseline (lowest)",
     "Baseline (highest)", "Baseline (base bar)", "Baseline (now bar)", "Baseline (speedup)",
@@ -118,7 +118,8 @@ def panel_figures(app: SpecmonApp, view: View) -> Iterator[Read]:
     yield Read("Decode detail", MS_PER_TOKEN, said, _format(MS_PER_TOKEN, decode.ms_per_token))
     yield Read("Decode detail (TTFT)", TTFT, ttft, _format(TTFT, decode.ttft_ms))
 
-    # The server's own TTFT (its mean over all its requests) to TTFT's digits, and its ITL.
+    # The server's own TTFT (its mean over all its requests) to TTFT's digits, its ITL, and its
+    # decode tok/s to decode tok/s's.
     server = view.server
     if not server.metrics_state.startswith("off"):
         text = str(app.query_one(ServerPanel).render())
@@ -126,6 +127,10 @@ def panel_figures(app: SpecmonApp, view: View) -> Iterator[Read]:
         yield Read("Server (TTFT)", TTFT, ttft, _format(TTFT, server.ttft_ms))
         (itl,) = _groups(rf"ITL(?:/step)? {WHOLE}(?: ms)?(?: |$)", text, "Server (ITL)")
         yield Read("Server (ITL)", ITL, itl, _format(ITL, server.itl_ms))
+        if not server.idle:  # its decode tok/s over all requests, to decode tok/s's digits
+            pattern = rf"^(?:server|throughput) {FIG}(?: tok/s)?(?: |$)"
+            (tok_s,) = _groups(pattern, text, "Server (throughput)")
+            yield Read("Server (throughput)", DECODE, tok_s, _format(DECODE, server.decode_tok_s))
 
     text = _body(app, SpecPanel, "#spec-body")
     probe, server = _groups(rf"^accept {FIG} probe · {FIG} server$", text, "Speculation")

@@ -15,8 +15,9 @@ from specmon.ui.format import escape, num, pct
 from specmon.ui.widgets import quiet
 from specmon.wording import DASH, duration
 
-# The server's mean TTFT over all its requests, to the probe's TTFT's digits; its ITL.
-TTFT, ITL = figure("TTFT"), server_figure("ITL")
+# The server's decode tok/s and mean TTFT over all its requests, to the probe's figures' digits;
+# its ITL.
+DECODE, TTFT, ITL = figure("decode tok/s"), figure("TTFT"), server_figure("ITL")
 
 
 class ServerPanel(Static):
@@ -53,7 +54,7 @@ def _running(view: ServerView) -> str:
 def _throughput(view: ServerView) -> str:
     if view.idle:
         return "[dim]idle[/]"
-    return f"[bold]{num(view.decode_tok_s, '.1f', 'tok/s')}[/]"
+    return f"[bold]{DECODE.value_text(view.decode_tok_s)}[/]"
 
 
 def _compact(view: ServerView) -> list[str]:
