@@ -52,11 +52,10 @@ from specmon.ui.screens.filter_prompt import FilterPrompt
 from specmon.ui.screens.help import KEYS_AND_COMPARISON, HelpScreen, read_only
 from specmon.ui.screens.label_prompt import LabelPrompt
 from specmon.ui.screens.whatif import WhatIfScreen
-from specmon.ui.theming import css_variables, load_themes
+from specmon.ui.theme_cycle import ThemeCycle
 from specmon.ui.tuning.app_state import registered_theme, unhandled_exception
 from specmon.ui.tuning.gc_deferral import freeze_long_lived, thaw
 from specmon.ui.tuning.heap_keeper import TIDY_EVERY_S, HeapKeeper
-from specmon.ui.tuning.stylesheet import ThemeCachedStylesheet
 from specmon.ui.widgets.baseline_panel import BaselinePanel
 from specmon.ui.widgets.decode_panel import DecodePanel
 from specmon.ui.widgets.events_log import EventsLog
@@ -71,7 +70,6 @@ COMPACT_BELOW = 30  # rows: no big digits, one GPU line
 TINY_BELOW = 20  # rows: the events log to its newest line, so the panels keep three lines each
 TALL_FROM = 40  # rows: the bottom panels take their figures' height, the sparklines the rest
 ZOOM_AGAIN_S = 30.0  # a zoomed span is read again this often (a 24 h column is 12 minutes)
-THEME_AHEAD_EVERY_S = 0.1  # after the first frame, one theme's CSS parsed ahead a tick
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,15 +143,10 @@ class SpecmonApp(App[None]):
         """
         self.tuning_notes = tuning.install()
         """The tunings of Textual's internals that stood down, for the events log."""
-        self._theme_variables: dict[str, tuple[Theme, dict[str, str]]] = {}
-        """Each theme's CSS variables, with the theme they were made from (Textual's
-        `__init__` asks for them)."""
+        self.themes = ThemeCycle(self, self.bench_running)
+        """The themes `t` goes through (Textual's `__init__` asks for their variables)."""
         super().__init__()
-        self._css: ThemeCachedStylesheet | None = None
-        """Installed (`tuning.stylesheet`): the stylesheet that keeps each theme's parse."""
-        if tuning.active("stylesheet"):
-            self._css = ThemeCachedStylesheet(variables=self.get_css_variables())
-            self.stylesheet = self._css
+        self.themes.register()
         self.config = config if config is not None else session.config
         self.start_workers = start_workers
         self.wall = wall if wall is not None else session.wall
@@ -162,9 +155,6 @@ class SpecmonApp(App[None]):
         """The server shown: its state, its baseline decisions, its Views (`ViewReady`)."""
         session.on_view = self._view_ready
         self.heap = HeapKeeper()
-        self._theme_names: list[str] = []
-        self._parsing_ahead = False
-        self._tried_ahead: set[str] = set()
         self._last_view: View | None = None
         self._panels: _Panels | None = None
         self.frozen = False
@@ -177,10 +167,6 @@ class SpecmonApp(App[None]):
         rings the bell."""
         # Chosen before the stylesheet is first parsed: on mount it would be parsed and applied
         # again (~40 ms of the first frame).
-        for theme in load_themes():
-            self.register_theme(theme)
-            self._theme_names.append(theme.name)
-        self._theme_names += ["textual-dark", "textual-light", "nord", "gruvbox"]
         if self.config.theme in self.available_themes:
             self.theme = self.config.theme
         else:
@@ -235,7 +221,7 @@ class SpecmonApp(App[None]):
 
     def get_css_variables(self) -> dict[str, str]:
         """Textual's, with the app colours (`theming.css_variables`), made once a theme."""
-        self.theme_variables = self._variables(self.current_theme)
+        self.theme_variables = self.themes.variables(self.current_theme)
         return self.theme_variables
 
     def on_resize(self, event: events.Resize) -> None:
@@ -268,9 +254,7 @@ class SpecmonApp(App[None]):
             self.call_after_refresh(self._start_workers)
         self.refresh_view()
         self.call_after_refresh(freeze_long_lived)
-        self.call_after_refresh(self._parse_themes_ahead, True)
-        if self._css is not None:
-            self._css.sources_changed = self._sources_changed
+        self.themes.start()
         self.heap.start()
         self._report_writes(self.heap.written)  # the terminal's writes time the collections
         self.set_interval(TIDY_EVERY_S, self.heap.tidy)
@@ -598,70 +582,9 @@ class SpecmonApp(App[None]):
             self.notify(said)
         self.refresh_view()
 
-    def _theme_cycle(self) -> list[str]:
-        """The themes `t` goes through, in order."""
-        return [n for n in self._theme_names if n in self.available_themes]
-
-    def _sources_changed(self) -> None:
-        """A screen brought new CSS: parse it for the other themes too, once it is drawn."""
-        self._tried_ahead.clear()
-        if not self._parsing_ahead:
-            self._parsing_ahead = True
-            self.call_after_refresh(self._parse_themes_ahead)
-
-    def _parse_themes_ahead(self, first: bool = False) -> None:
-        """Parse every theme's CSS (what it lacks) before its next `t` (~12 ms a theme at
-        first), one theme a tick from the next `t`'s on, until none lacks any; the `first`
-        time, then freeze what was parsed with the other long-lived objects."""
-        if self._css is None:  # Textual's own stylesheet parses a theme at its `t`
-            if first:
-                freeze_long_lived()
-            return
-        css = self._css
-        self._parsing_ahead = True
-        names = self._theme_cycle()
-        start = names.index(self.theme) + 1 if self.theme in names else 0
-        order = names[start:] + names[:start]
-
-        def next_theme() -> None:
-            # Sources that joined meanwhile are lacking in the themes done before them; a theme
-            # whose CSS does not parse is tried once for these sources, and left to its `t`.
-            tried, themes = self._tried_ahead, self.available_themes
-            lacking = [
-                name
-                for name in order
-                if name not in tried and not css.has_parsed(self._variables(themes[name]))
-            ]
-            if lacking and self.bench_running():
-                # Not while a bench streams: a tick holds the event loop ~10 ms, and a fast
-                # server's stream read late arrives all at once (refused as buffered).
-                self.set_timer(THEME_AHEAD_EVERY_S, next_theme)
-                return
-            if lacking:
-                tried.add(lacking[0])
-                css.parse_ahead(self._variables(themes[lacking[0]]))
-                self.set_timer(THEME_AHEAD_EVERY_S, next_theme)
-                return
-            self._parsing_ahead = False
-            if first:  # later, closed screens' widgets are about: they must not be frozen
-                freeze_long_lived()
-
-        next_theme()
-
-    def _variables(self, theme: Theme) -> dict[str, str]:
-        """A theme's CSS variables (`theming.css_variables`), made once (again if a theme of
-        that name is registered anew)."""
-        kept = self._theme_variables.get(theme.name)
-        if kept is None or kept[0] is not theme:
-            kept = (theme, css_variables(theme, self.get_theme_variable_defaults()))
-            self._theme_variables[theme.name] = kept
-        return kept[1]
-
     def action_next_theme(self) -> None:
         """t: the next theme."""
-        names = self._theme_cycle()
-        current = names.index(self.theme) if self.theme in names else -1
-        self.theme = names[(current + 1) % len(names)]
+        self.theme = self.themes.after(self.theme)
         # Said in the events log, which the theme's own repaint draws: a toast would be a
         # second frame after it (Textual mounts it later), 25-40 ms more at 160x50.
         self.session.log(self.wall(), "info", f"theme: {self.theme}", show=False)
