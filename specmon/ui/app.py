@@ -53,9 +53,9 @@ from specmon.ui.screens.help import KEYS_AND_COMPARISON, HelpScreen, read_only
 from specmon.ui.screens.label_prompt import LabelPrompt
 from specmon.ui.screens.whatif import WhatIfScreen
 from specmon.ui.theme_cycle import ThemeCycle
+from specmon.ui.tuning.app_hooks import driver_class, start_upkeep, stop_upkeep
 from specmon.ui.tuning.app_state import registered_theme, unhandled_exception
-from specmon.ui.tuning.gc_deferral import freeze_long_lived, thaw
-from specmon.ui.tuning.heap_keeper import TIDY_EVERY_S, HeapKeeper
+from specmon.ui.tuning.heap_keeper import HeapKeeper
 from specmon.ui.widgets.baseline_panel import BaselinePanel
 from specmon.ui.widgets.decode_panel import DecodePanel
 from specmon.ui.widgets.events_log import EventsLog
@@ -206,12 +206,7 @@ class SpecmonApp(App[None]):
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's driver; on Linux and macOS one that acts on Esc and q at once (installed)."""
-        if not tuning.active("driver"):
-            return super().get_driver_class()
-        # Imported once installed: it imports Textual's private modules.
-        from specmon.ui.tuning.driver import prompt_driver
-
-        return prompt_driver(super().get_driver_class())
+        return driver_class(super().get_driver_class())
 
     @property
     def current_theme(self) -> Theme:
@@ -253,11 +248,8 @@ class SpecmonApp(App[None]):
         if self.start_workers:
             self.call_after_refresh(self._start_workers)
         self.refresh_view()
-        self.call_after_refresh(freeze_long_lived)
+        start_upkeep(self, self.heap)
         self.themes.start()
-        self.heap.start()
-        self._report_writes(self.heap.written)  # the terminal's writes time the collections
-        self.set_interval(TIDY_EVERY_S, self.heap.tidy)
 
     def say_at_start(self) -> None:
         """The events log's first lines: what is watched, and how."""
@@ -277,19 +269,8 @@ class SpecmonApp(App[None]):
 
     def on_unmount(self) -> None:
         """The garbage collector as it was (tests run many apps)."""
-        self._report_writes(None)
         self.session.close()  # its lasting history: what the writer holds is written
-        thaw()
-        self.heap.stop()
-
-    def _report_writes(self, written: Callable[[], None] | None) -> None:
-        """Have the driver call `written` after each write, where it is the tuned one."""
-        if tuning.active("driver"):
-            from specmon.ui.tuning.driver import prompt_driver_of  # as in get_driver_class
-
-            driver = prompt_driver_of(self)
-            if driver is not None:
-                driver.after_write = written
+        stop_upkeep(self, self.heap)
 
     async def on_event(self, event: events.Event) -> None:
         """As Textual's; then a due full collection waits for the key's frames (`HeapKeeper`)."""
