@@ -21,9 +21,10 @@ from specmon.config import MonitorConfig
 from specmon.errors import SpecmonError
 from specmon.history import Figure, Mark, MarkKind, Point
 from specmon.model import RunFigures, Sample
-from specmon.session.live import MEAN_SPAN_S, RATE_SPAN_S, LiveState
+from specmon.session.live import LiveState
 from specmon.session.tracker import Change
 from specmon.session.view import Level
+from specmon.session.window import MEAN_SPAN_S, RATE_SPAN_S
 from specmon.storage import history_store
 from specmon.storage.history_store import Limits
 from specmon.storage.store import Store

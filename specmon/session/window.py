@@ -11,9 +11,13 @@ from specmon.analysis.rates import WindowAccept, any_reset, counter_delta, serve
 from specmon.model import Histogram, ServerMetrics
 
 HISTORY_S = 300.0  # the 5-minute sparkline
+HISTORY_STEP_S = 5.0  # the sparkline's points: means over 5 s (each rate already spans 10 s)
+RATE_SPAN_S = 10.0  # server figures are averaged over about this long
+MEAN_SPAN_S = 6 * RATE_SPAN_S  # accept length, TTFT, ITL: means over enough requests
 WINDOW_S = 60.0
-"""The longest span a figure is read over (live.py: accept length and latencies over a minute):
-the scrapes the window keeps, each a few KB, so memory does not grow with the sparkline."""
+"""The longest span a figure is read over (`MEAN_SPAN_S`: accept length and latencies over a
+minute): the scrapes the window keeps, each a few KB, so memory does not grow with the
+sparkline."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,49 +1,27 @@
-"""The live dashboard: a worker runs the server's session; its Views come as messages and the
-widgets render them.
+"""The live dashboard's keys: each one a request to the session shown, or a screen over the
+dashboard.
 
-The command builds the session (`specmon.session.server_session`: `dashboard_session`, or a
-`ServerSession` over a `specmon web` hub's feed, a replay's, a fleet's) and hands it in. The
-session is its feed's sink, keeps the server's state, makes every baseline decision, keeps its
-lasting history and says in the events log what happened to it (a recording stopped); the app
-hands each View it emits to the widgets (`ViewReady`) and turns keys into requests to it
-(docs/design.md §2). The I/O is the feed's (`specmon.session.feed`): this process's own, or the
-one a `specmon web` hub shares between browser tabs. Only message handlers touch widgets
-(docs/design.md §6).
+`SpecmonApp` is the dashboard (`Dashboard`, ui/dashboard.py: the session run by a worker, its
+Views handed to the widgets) with its keys; the fleet's and the replay's apps change some of
+them. A key asks the session (take a baseline, bench a snapshot, pause the probe, read a zoomed
+span) and shows its View again at once; the screens it opens (`c`, `w`, `i`, `?`, `l`) are
+handed what they show. A read-only dashboard (`specmon web` for browsers it does not trust)
+says so for each key that would bench, save or write a file.
 """
 
 from __future__ import annotations
 
-import asyncio
-import io
-import signal
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 
-from rich.console import Console
-from textual import events, on, work
-from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Grid
-from textual.css.query import NoMatches
-from textual.driver import Driver
-from textual.theme import Theme
 
 from specmon.backend_facts import facts
-from specmon.config import MonitorConfig, default_dumps_path
-from specmon.errors import SpecmonError
+from specmon.config import default_dumps_path
 from specmon.measure.snapshot import SnapshotKind
-from specmon.session.history_zoom import LIVE, ZoomLevel, next_level
+from specmon.session.history_zoom import LIVE, next_level
 from specmon.session.server_session import ServerSession
-from specmon.session.view import View
-from specmon.ui import tuning
+from specmon.ui.dashboard import Dashboard
 from specmon.ui.dump import dump_screen
-from specmon.ui.messages import (
-    HistoryNote,
-    SessionFailed,
-    ViewReady,
-    ZoomRead,
-)
 from specmon.ui.screens.baseline_choice import BaselineChoice
 from specmon.ui.screens.comparison import ComparisonScreen
 from specmon.ui.screens.diagnostics import DiagnosticsScreen
@@ -52,52 +30,14 @@ from specmon.ui.screens.filter_prompt import FilterPrompt
 from specmon.ui.screens.help import KEYS_AND_COMPARISON, HelpScreen, read_only
 from specmon.ui.screens.label_prompt import LabelPrompt
 from specmon.ui.screens.whatif import WhatIfScreen
-from specmon.ui.theming import css_variables, load_themes
-from specmon.ui.tuning.app_state import registered_theme, unhandled_exception
-from specmon.ui.tuning.gc_deferral import freeze_long_lived, thaw
-from specmon.ui.tuning.heap_keeper import TIDY_EVERY_S, HeapKeeper
-from specmon.ui.tuning.stylesheet import ThemeCachedStylesheet
-from specmon.ui.widgets.baseline_panel import BaselinePanel
-from specmon.ui.widgets.decode_panel import DecodePanel
 from specmon.ui.widgets.events_log import EventsLog
-from specmon.ui.widgets.gpu_panel import GpuPanel
-from specmon.ui.widgets.identity_bar import IdentityBar
 from specmon.ui.widgets.keys_line import KeysLine
-from specmon.ui.widgets.server_panel import ServerPanel
-from specmon.ui.widgets.spec_panel import SpecPanel
 from specmon.whatif.live import session_what_if
 
-COMPACT_BELOW = 30  # rows: no big digits, one GPU line
-TINY_BELOW = 20  # rows: the events log to its newest line, so the panels keep three lines each
-TALL_FROM = 40  # rows: the bottom panels take their figures' height, the sparklines the rest
-ZOOM_AGAIN_S = 30.0  # a zoomed span is read again this often (a 24 h column is 12 minutes)
-THEME_AHEAD_EVERY_S = 0.1  # after the first frame, one theme's CSS parsed ahead a tick
 
-
-@dataclass(frozen=True, slots=True)
-class _Panels:
-    """The dashboard's widgets that `refresh_view` hands the View to."""
-
-    identity: IdentityBar
-    decode: DecodePanel
-    spec: SpecPanel
-    baseline: BaselinePanel
-    server: ServerPanel
-    gpus: GpuPanel
-    events: EventsLog
-
-
-READ_ONLY_OFF = frozenset(("baseline", "snapshot", "dump", "toggle_probe"))
-"""The keys that bench, save, relaunch or write files (`b`, `s`, `d`), and `p`, which pauses the
-probe every tab of `specmon web` shares: off in a read-only dashboard."""
-
-
-class SpecmonApp(App[None]):
+class SpecmonApp(Dashboard):
     """specmon's live dashboard."""
 
-    CSS_PATH = "specmon.tcss"
-    ENABLE_COMMAND_PALETTE = False  # every action has its key; `t` switches themes
-    TITLE = "specmon"
     BINDINGS = [
         Binding("b", "baseline", "baseline"),
         Binding("escape", "cancel_bench", "cancel", show=False),
@@ -120,296 +60,6 @@ class SpecmonApp(App[None]):
         Binding("f10", "quit", "quit", show=False),
         Binding("ctrl+c", "quit", "quit", show=False, priority=True),
     ]
-
-    def __init__(
-        self,
-        session: ServerSession,
-        *,
-        config: MonitorConfig | None = None,
-        read_only: bool = False,
-        start_workers: bool = True,
-        wall: Callable[[], float] | None = None,
-    ) -> None:
-        """Show `session`, which the command built (`dashboard_session`, a `specmon web` tab's
-        over the hub's feed, a replay's, a fleet's first): the app runs it and renders its Views.
-
-        Args:
-            session: The server shown: its feed, state, baseline decisions and Views; its store
-                is the dashboard's (`c`, `w`, `z`; None runs without saving, said in the log).
-            config: The merged configuration, when not the session's (a fleet's: its servers').
-            read_only: Turn off every key that benches, saves, relaunches or writes a file
-                (`READ_ONLY_OFF`, and the comparison's exports), saying so on the keys line:
-                `specmon web` for browsers it does not trust.
-            start_workers: Run the session on mount (tests give the session its inputs).
-            wall: Wall clock (default the session's; tests fix it).
-        """
-        self.tuning_notes = tuning.install()
-        """The tunings of Textual's internals that stood down, for the events log."""
-        self._theme_variables: dict[str, tuple[Theme, dict[str, str]]] = {}
-        """Each theme's CSS variables, with the theme they were made from (Textual's
-        `__init__` asks for them)."""
-        super().__init__()
-        self._css: ThemeCachedStylesheet | None = None
-        """Installed (`tuning.stylesheet`): the stylesheet that keeps each theme's parse."""
-        if tuning.active("stylesheet"):
-            self._css = ThemeCachedStylesheet(variables=self.get_css_variables())
-            self.stylesheet = self._css
-        self.config = config if config is not None else session.config
-        self.start_workers = start_workers
-        self.wall = wall if wall is not None else session.wall
-        self.read_only = read_only
-        self.session = session
-        """The server shown: its state, its baseline decisions, its Views (`ViewReady`)."""
-        session.on_view = self._view_ready
-        self.heap = HeapKeeper()
-        self._theme_names: list[str] = []
-        self._parsing_ahead = False
-        self._tried_ahead: set[str] = set()
-        self._last_view: View | None = None
-        self._panels: _Panels | None = None
-        self.frozen = False
-        """`f`: the screen keeps its frame while sampling and probing go on."""
-        self.zoom = LIVE
-        """`z`: the span the sparklines show."""
-        self._zoom_read_at = 0.0
-        self._verdicts_shown: tuple[ServerSession, int] = (session, session.verdict_changes)
-        """The session shown and how many verdict changes it had (`show_view`): a new one
-        rings the bell."""
-        # Chosen before the stylesheet is first parsed: on mount it would be parsed and applied
-        # again (~40 ms of the first frame).
-        for theme in load_themes():
-            self.register_theme(theme)
-            self._theme_names.append(theme.name)
-        self._theme_names += ["textual-dark", "textual-light", "nord", "gruvbox"]
-        if self.config.theme in self.available_themes:
-            self.theme = self.config.theme
-        else:
-            self.session.log(
-                self.wall(), "warn", f"unknown theme {self.config.theme!r}", show=False
-            )
-
-    def compose(self) -> ComposeResult:
-        """Identity line, four panels, the events log, the keys."""
-        yield IdentityBar(id="identity")
-        with Grid(id="panels"):
-            yield DecodePanel(id="decode", classes="panel")
-            yield SpecPanel(id="spec", classes="panel")
-            yield BaselinePanel(id="baseline", classes="panel")
-            yield ServerPanel(id="server", classes="panel")
-        yield GpuPanel(id="gpus", classes="panel")
-        yield EventsLog(id="events", classes="panel")
-        yield KeysLine(id="keys", left_out=self.keys_off(), note=self._keys_note())
-
-    def keys_off(self) -> frozenset[str]:
-        """The actions whose keys are off here, left off the keys line."""
-        return READ_ONLY_OFF if self.read_only else frozenset()
-
-    def run_to_end(self) -> BaseException | None:
-        """Run until the user quits (None) or an exception ends the dashboard (that exception).
-
-        Textual reports a crash itself, after the app: a traceback with every frame's locals
-        (which may hold a secret), and returns as on a quit. Its report goes nowhere here: the
-        command reports the exception in one line (`specmon.cli.crash`).
-        """
-        self.error_console = Console(file=io.StringIO())
-        try:
-            self.run()
-        except Exception as exc:  # raised at the start, before the app could catch it
-            return exc
-        return unhandled_exception(self)
-
-    def get_driver_class(self) -> type[Driver]:
-        """Textual's driver; on Linux and macOS one that acts on Esc and q at once (installed)."""
-        if not tuning.active("driver"):
-            return super().get_driver_class()
-        # Imported once installed: it imports Textual's private modules.
-        from specmon.ui.tuning.driver import prompt_driver
-
-        return prompt_driver(super().get_driver_class())
-
-    @property
-    def current_theme(self) -> Theme:
-        """Textual's, without the copy of every registered theme that Textual's makes at each
-        read (`available_themes`): it is read for every line drawn, ~4% of a repaint."""
-        return registered_theme(self, self.theme) or super().current_theme
-
-    def get_css_variables(self) -> dict[str, str]:
-        """Textual's, with the app colours (`theming.css_variables`), made once a theme."""
-        self.theme_variables = self._variables(self.current_theme)
-        return self.theme_variables
-
-    def on_resize(self, event: events.Resize) -> None:
-        """Size classes: below 30 rows no big digits (`-compact`), below 20 one event line
-        (`-tiny`); from 40 the `-tall` layout."""
-        self._size_classes(event.size.height)
-        # The dashboard's screen, not the active one (`c`, `i`, `?` or the fleet table on top).
-        dashboard = self.screen_stack[0]
-        gpu, server = dashboard.query_one(GpuPanel), dashboard.query_one(ServerPanel)
-        gpu.watch_view(gpu.view)
-        server.watch_view(server.view)
-
-    def _size_classes(self, height: int) -> None:
-        # On the dashboard's screen, not the active one: a resize while `c`, `i` or `?` is open
-        # would otherwise leave the dashboard laid out for the old size.
-        dashboard = self.screen_stack[0]
-        dashboard.set_class(height < COMPACT_BELOW, "-compact")
-        dashboard.set_class(height < TINY_BELOW, "-tiny")
-        dashboard.set_class(height >= TALL_FROM, "-tall")
-
-    def on_mount(self) -> None:
-        """Start the workers; SIGTERM and a lost terminal (SIGHUP) quit."""
-        loop = asyncio.get_running_loop()
-        for name in ("SIGTERM", "SIGHUP"):
-            if hasattr(signal, name):
-                loop.add_signal_handler(getattr(signal, name), self.exit)
-        self._size_classes(self.size.height)
-        self.say_at_start()
-        if self.start_workers:
-            self.call_after_refresh(self._start_workers)
-        self.refresh_view()
-        self.call_after_refresh(freeze_long_lived)
-        self.call_after_refresh(self._parse_themes_ahead, True)
-        if self._css is not None:
-            self._css.sources_changed = self._sources_changed
-        self.heap.start()
-        self._report_writes(self.heap.written)  # the terminal's writes time the collections
-        self.set_interval(TIDY_EVERY_S, self.heap.tidy)
-
-    def say_at_start(self) -> None:
-        """The events log's first lines: what is watched, and how."""
-        session = self.session
-        session.log(self.wall(), "info", f"watching {session.url}", show=False)
-        for note in self.tuning_notes:
-            session.log(self.wall(), "warn", note, show=False)
-        if self.config.insecure:
-            session.log(self.wall(), "warn", "TLS verification is off (--insecure)", show=False)
-        if not session.keeps_snapshots:
-            said = "no snapshot store: baselines are not saved"
-            session.log(self.wall(), "warn", said, show=False)
-        recording = session.recording
-        if recording is not None:
-            said = f"recording to {recording.path}: specmon replay {recording.path} shows it again"
-            session.log(self.wall(), "info", said, show=False)
-
-    def on_unmount(self) -> None:
-        """The garbage collector as it was (tests run many apps)."""
-        self._report_writes(None)
-        self.session.close()  # its lasting history: what the writer holds is written
-        thaw()
-        self.heap.stop()
-
-    def _report_writes(self, written: Callable[[], None] | None) -> None:
-        """Have the driver call `written` after each write, where it is the tuned one."""
-        if tuning.active("driver"):
-            from specmon.ui.tuning.driver import prompt_driver_of  # as in get_driver_class
-
-            driver = prompt_driver_of(self)
-            if driver is not None:
-                driver.after_write = written
-
-    async def on_event(self, event: events.Event) -> None:
-        """As Textual's; then a due full collection waits for the key's frames (`HeapKeeper`)."""
-        await super().on_event(event)
-        if isinstance(event, events.Key):
-            self.heap.key()
-
-    # The worker: it runs the session, whose Views come back as messages.
-
-    def _start_workers(self) -> None:
-        """Run the session (sampling, probing, its lasting history when it keeps one): after the
-        first frame, which their first steps (httpx's deferred imports, psutil's scan of the
-        machine's sockets) held back."""
-        self._run_session()
-
-    @work(group="feed", exit_on_error=False)
-    async def _run_session(self) -> None:
-        await self.crash_on_error(self.session.run())
-
-    async def crash_on_error(self, run: Awaitable[None]) -> None:
-        """Await a worker's `run`: what it raises crashes the dashboard (`SessionFailed`), as in
-        a handler, rather than stopping the worker silently."""
-        try:
-            await run
-        except Exception as exc:
-            while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
-                exc = exc.exceptions[0]  # the feed's task groups: the one error, not its wrapper
-            self.post_message(SessionFailed(exc))
-
-    def _view_ready(self, view: View) -> None:
-        """The session's View after an input: to the widgets, by message."""
-        self.post_message(ViewReady(view))
-
-    def bench_running(self) -> bool:
-        """Whether a bench is in progress (here or, under `specmon web`, from another tab)."""
-        return self.session.bench_running
-
-    # Handlers: the only code that touches widgets.
-
-    @on(SessionFailed)
-    def _on_session_failed(self, message: SessionFailed) -> None:
-        raise message.error
-
-    @on(ViewReady)
-    def _on_view_ready(self, message: ViewReady) -> None:
-        if self.zoom != LIVE and self.wall() - self._zoom_read_at >= ZOOM_AGAIN_S:
-            self._read_zoom(self.zoom)
-        if not self.frozen:
-            self.show_view(message.view)
-
-    @on(HistoryNote)
-    def _on_history_note(self, message: HistoryNote) -> None:
-        self.session.log(message.wall, message.level, message.text)
-
-    def refresh_view(self) -> None:
-        """Show the session's View now, after a key changed it (not while frozen: `f`)."""
-        if self.frozen:
-            return
-        self.show_view(self.session.view())
-
-    def show_view(self, view: View) -> None:
-        """Hand each widget its part of the View; a verdict that changed since the last View
-        shown (the session says it in the events log) rings the bell and flashes the Baseline
-        panel."""
-        if self._panels is None:  # found once: looking them up every tick was a DOM walk each
-            try:
-                self._panels = _Panels(
-                    self.query_one(IdentityBar),
-                    self.query_one(DecodePanel),
-                    self.query_one(SpecPanel),
-                    self.query_one(BaselinePanel),
-                    self.query_one(ServerPanel),
-                    self.query_one(GpuPanel),
-                    self.query_one(EventsLog),
-                )
-            except NoMatches:  # not composed yet
-                return
-        panels = self._panels
-        if not panels.identity.is_attached:  # quitting: a worker's last message came after
-            return
-        shown, changes = self._verdicts_shown
-        now = (self.session, self.session.verdict_changes)
-        self._verdicts_shown = now
-        if shown is now[0] and now[1] > changes:  # not another server's (a fleet's)
-            self.bell()
-            panels.baseline.flash()
-        # A server that is down keeps its last figures in view, dimmed and said to be the last
-        # seen: not what it does now (the header says down).
-        down = view.identity.state == "down"
-        if panels.decode.has_class("-down") != down:
-            panels.decode.set_class(down, "-down")
-            panels.baseline.set_class(down, "-down")
-            panels.decode.watch_view(view.decode)
-        panels.identity.view = view.identity
-        panels.decode.view = view.decode
-        panels.decode.bench = view.bench
-        panels.spec.view = view.spec
-        panels.baseline.view = view.baseline
-        panels.server.view = view.server
-        panels.gpus.view = view.gpus
-        panels.events.events = view.events
-        self._last_view = view
-
-    # Actions (keys).
 
     def _refuse_read_only(self, key: str, does: str = "benches or saves") -> bool:
         """Whether `key` is off here (read-only), said when it is (with what it `does`)."""
@@ -542,23 +192,6 @@ class SpecmonApp(App[None]):
         else:
             self._read_zoom(self.zoom)
 
-    @work(group="zoom", exclusive=True, exit_on_error=False)
-    async def _read_zoom(self, level: ZoomLevel) -> None:
-        """Have the session read the span from the store (on a thread of its own)."""
-        self._zoom_read_at = now = self.wall()
-        try:
-            zoomed = await self.session.read_zoom(level, now)
-        except SpecmonError as exc:
-            self.post_message(HistoryNote(now, "error", f"history: {exc}"))
-        else:
-            self.post_message(ZoomRead(zoomed))
-
-    @on(ZoomRead)
-    def _on_zoom_read(self, message: ZoomRead) -> None:
-        if message.zoomed.level == self.zoom:  # not one `z` left behind
-            self.session.show_zoomed(message.zoomed)
-            self.refresh_view()
-
     def action_filter_events(self) -> None:
         """/: show only the events holding a text."""
         log = self.screen_stack[0].query_one(EventsLog)
@@ -573,12 +206,6 @@ class SpecmonApp(App[None]):
         """l: every event kept, wrapped whole and scrollable (the panel shows the newest few)."""
         log = self.screen_stack[0].query_one(EventsLog)
         self.push_screen(EventsScreen(log.events, log.filter))
-
-    def _keys_note(self) -> str:
-        """What the keys line says after the keys: read-only, frozen."""
-        return "  ".join(
-            note for note, on in (("read-only", self.read_only), ("frozen", self.frozen)) if on
-        )
 
     def action_dump(self) -> None:
         """d: the screen as it is, as SVG and text, into the dumps folder (said in the log)."""
@@ -598,70 +225,9 @@ class SpecmonApp(App[None]):
             self.notify(said)
         self.refresh_view()
 
-    def _theme_cycle(self) -> list[str]:
-        """The themes `t` goes through, in order."""
-        return [n for n in self._theme_names if n in self.available_themes]
-
-    def _sources_changed(self) -> None:
-        """A screen brought new CSS: parse it for the other themes too, once it is drawn."""
-        self._tried_ahead.clear()
-        if not self._parsing_ahead:
-            self._parsing_ahead = True
-            self.call_after_refresh(self._parse_themes_ahead)
-
-    def _parse_themes_ahead(self, first: bool = False) -> None:
-        """Parse every theme's CSS (what it lacks) before its next `t` (~12 ms a theme at
-        first), one theme a tick from the next `t`'s on, until none lacks any; the `first`
-        time, then freeze what was parsed with the other long-lived objects."""
-        if self._css is None:  # Textual's own stylesheet parses a theme at its `t`
-            if first:
-                freeze_long_lived()
-            return
-        css = self._css
-        self._parsing_ahead = True
-        names = self._theme_cycle()
-        start = names.index(self.theme) + 1 if self.theme in names else 0
-        order = names[start:] + names[:start]
-
-        def next_theme() -> None:
-            # Sources that joined meanwhile are lacking in the themes done before them; a theme
-            # whose CSS does not parse is tried once for these sources, and left to its `t`.
-            tried, themes = self._tried_ahead, self.available_themes
-            lacking = [
-                name
-                for name in order
-                if name not in tried and not css.has_parsed(self._variables(themes[name]))
-            ]
-            if lacking and self.bench_running():
-                # Not while a bench streams: a tick holds the event loop ~10 ms, and a fast
-                # server's stream read late arrives all at once (refused as buffered).
-                self.set_timer(THEME_AHEAD_EVERY_S, next_theme)
-                return
-            if lacking:
-                tried.add(lacking[0])
-                css.parse_ahead(self._variables(themes[lacking[0]]))
-                self.set_timer(THEME_AHEAD_EVERY_S, next_theme)
-                return
-            self._parsing_ahead = False
-            if first:  # later, closed screens' widgets are about: they must not be frozen
-                freeze_long_lived()
-
-        next_theme()
-
-    def _variables(self, theme: Theme) -> dict[str, str]:
-        """A theme's CSS variables (`theming.css_variables`), made once (again if a theme of
-        that name is registered anew)."""
-        kept = self._theme_variables.get(theme.name)
-        if kept is None or kept[0] is not theme:
-            kept = (theme, css_variables(theme, self.get_theme_variable_defaults()))
-            self._theme_variables[theme.name] = kept
-        return kept[1]
-
     def action_next_theme(self) -> None:
         """t: the next theme."""
-        names = self._theme_cycle()
-        current = names.index(self.theme) if self.theme in names else -1
-        self.theme = names[(current + 1) % len(names)]
+        self.theme = self.themes.after(self.theme)
         # Said in the events log, which the theme's own repaint draws: a toast would be a
         # second frame after it (Textual mounts it later), 25-40 ms more at 160x50.
         self.session.log(self.wall(), "info", f"theme: {self.theme}", show=False)

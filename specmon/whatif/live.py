@@ -14,6 +14,7 @@ from specmon.analysis.comparison import compare
 from specmon.analysis.pooled import pool
 from specmon.model import ServerInfo, Snapshot
 from specmon.session.live import LiveState
+from specmon.session.live_view import drafting_view
 from specmon.session.server_session import ServerSession
 from specmon.whatif.advice import Advice, advise_runs
 from specmon.whatif.by_band import BandWhatIf, band_what_if
@@ -72,7 +73,7 @@ def live_what_if(
         note = f"baseline #{baseline.id} does not apply: " + "; ".join(validity.reasons)
     elif baseline is not None:
         base = pool(baseline.runs)
-    drafting, latest = live.drafting_view(), live.server.window.latest
+    drafting, latest = drafting_view(live), live.server.window.latest
     answer, advice = advise_runs(
         info,
         runs,

@@ -16,6 +16,7 @@ from tuned import needs
 
 from specmon.session.view import BenchView
 from specmon.ui.app import SpecmonApp
+from specmon.ui.theme_cycle import ThemeCycle
 from specmon.ui.theming import css_variables
 from specmon.ui.tuning.stylesheet import ThemeCachedStylesheet
 
@@ -35,8 +36,8 @@ async def _parsed_ahead(app: SpecmonApp, pilot: Pilot[None]) -> None:
     defaults = app.get_theme_variable_defaults()
     for _ in range(200):
         if all(
-            app._css.has_parsed(css_variables(app.available_themes[name], defaults))
-            for name in app._theme_cycle()
+            app.themes.css.has_parsed(css_variables(app.available_themes[name], defaults))
+            for name in app.themes.cycle()
         ):
             return
         await pilot.pause(0.02)
@@ -56,7 +57,7 @@ async def test_every_theme_is_parsed_ahead_and_never_again(
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await _parsed_ahead(app, pilot)
-        themes, sources = len(app._theme_cycle()), set(app.stylesheet.source.items())
+        themes, sources = len(app.themes.cycle()), set(app.stylesheet.source.items())
         ahead = len(parses)  # every source with every theme (has_parsed), and nothing since
         styled = set()
         for _ in range(2 * themes):
@@ -85,7 +86,7 @@ async def test_every_theme_draws_what_textuals_own_parse_and_restyle_draw(
         app = make_app()
         seen = []
         async with app.run_test(size=(120, 36)) as pilot:
-            for _ in range(len(app._theme_cycle()) + 1):  # the first theme again, from cache
+            for _ in range(len(app.themes.cycle()) + 1):  # the first theme again, from cache
                 await pilot.press("t")
                 await pilot.pause()
                 seen.append((app.export_screenshot(), _styles(app)))
@@ -94,7 +95,7 @@ async def test_every_theme_draws_what_textuals_own_parse_and_restyle_draw(
     ours = await cycle()
     for name in ("set_variables", "reparse", "update"):
         monkeypatch.setattr(ThemeCachedStylesheet, name, getattr(Stylesheet, name))
-    monkeypatch.setattr(SpecmonApp, "_parse_themes_ahead", lambda *_: None)
+    monkeypatch.setattr(ThemeCycle, "parse_ahead", lambda *_: None)
     assert ours == await cycle()
 
 
@@ -110,12 +111,12 @@ async def test_a_theme_that_does_not_parse_is_tried_once_and_left_to_its_t(
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         for _ in range(100):
-            if not app._parsing_ahead and tried:
+            if not app.themes.parsing_ahead and tried:
                 break
             await pilot.pause(0.05)
         await pilot.pause(0.3)  # no tick left to try again
-        assert not app._parsing_ahead
-        assert len(tried) == len(set(tried)) == len(app._theme_cycle()) - 1
+        assert not app.themes.parsing_ahead
+        assert len(tried) == len(set(tried)) == len(app.themes.cycle()) - 1
 
 
 async def test_no_theme_is_parsed_ahead_while_a_bench_streams(
@@ -127,10 +128,10 @@ async def test_no_theme_is_parsed_ahead_while_a_bench_streams(
     app.session.live.bench = BenchView("baseline", 0, 3, None)  # a bench from the start
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause(0.5)
-        assert parsed == [] and app._parsing_ahead  # waiting, not done
+        assert parsed == [] and app.themes.parsing_ahead  # waiting, not done
         app.session.live.bench = None
         for _ in range(100):
-            if not app._parsing_ahead:
+            if not app.themes.parsing_ahead:
                 break
             await pilot.pause(0.05)
-        assert len(parsed) == len(app._theme_cycle()) - 1
+        assert len(parsed) == len(app.themes.cycle()) - 1

@@ -56,7 +56,7 @@ async def test_each_themes_variables_are_textuals_own_with_the_app_colours(
     # they must be what Textual's own `App.get_css_variables` gives, plus the app colours.
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        for name in app._theme_cycle():
+        for name in app.themes.cycle():
             app.theme = name
             await pilot.pause()
             assert app.current_theme is App.current_theme.fget(app)  # type: ignore[attr-defined]

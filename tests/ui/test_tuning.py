@@ -27,7 +27,7 @@ STOCK = os.environ.get(tuning.STOCK_ENV, "") not in ("", "0")
 
 SPECMON_OWN = {
     "_build", "_cells", "_clock", "_data", "_lines", "_loop", "_pending", "_rows", "_select",
-    "_size", "_theme", "_themes", "_values", "_width", "_write", "_variables",
+    "_size", "_theme", "_themes", "_values", "_width", "_write",
 }  # fmt: skip
 """specmon's own attributes that share a name with a private one of Textual or Rich (each is
 set on a specmon object, never read from a Textual one: `test_own_names_are_specmons`)."""

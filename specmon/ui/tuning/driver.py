@@ -52,7 +52,7 @@ def check() -> None:
 
 
 def apply() -> None:
-    """Nothing global: the app asks for `prompt_driver`."""
+    """Nothing global: the app asks for `prompt_driver` (`app_hooks.driver_class`)."""
 
 
 class PromptDriver(LinuxDriver):

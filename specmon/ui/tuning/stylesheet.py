@@ -82,7 +82,8 @@ def check() -> None:
 
 
 def apply() -> None:
-    """Nothing global: the app makes a `ThemeCachedStylesheet` when this is installed."""
+    """Nothing global: the app's themes (`ui/theme_cycle.py`) make a `ThemeCachedStylesheet`
+    when this is installed."""
 
 
 @dataclass
