@@ -61,7 +61,13 @@ def _read(body: dict[str, object]) -> dict[str, object]:
         "after_s": body["verdict_after_s"],
         "design": design.get("kind"),  # type: ignore[attr-defined]
         "pairs": design.get("pairs"),  # type: ignore[attr-defined]
-        "conditions_differ": any("conditions differ" in f for f in findings),
+        # A warning: weighed against the verdict (the stored design); the interleaved design says
+        # the stored baseline's differences as information only (both servers probed now).
+        "conditions_differ": any(
+            f["level"] == "warn" and "conditions differ" in f["text"]  # type: ignore[index]
+            for f in body["findings"]  # type: ignore[attr-defined]
+        ),
+        "conditions_noted": any("conditions differ" in f for f in findings),
         "differences": (body["baseline"] or {}).get("conditions", []),  # type: ignore[attr-defined]
         "probe_cpu_pct": _median_cpu(body["probes"]),  # type: ignore[arg-type]
         "baseline_probe_cpu_pct": _median_cpu(body["baseline_probes"]),  # type: ignore[arg-type]

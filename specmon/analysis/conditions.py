@@ -25,7 +25,8 @@ BUSY_CPU_PCT = 90.0
 client, even when its reads kept up: with one busy loop per core started after the baseline's
 bench, the stored-baseline check called a true 0% winning or losing in 11% of trials on the
 2-core machine of docs/performance.md (its stated rate 5%), its reads late by under 1 ms, the
-machine 100% busy; a quiet bench there reads 20–60%."""
+machine 100% busy; the quiet benches before them read 5–33% (their runs' median), and 100%
+under the hog."""
 
 
 @dataclass(frozen=True, slots=True)
