@@ -251,10 +251,7 @@ async def find_baseline(
     Raises:
         StoreError: The store could not be read.
     """
-    candidates = relevant_baselines(store, [info])
-    if pin is not None and pin.snapshot_id is not None:
-        candidates = [s for s in store.list() if s.id == pin.snapshot_id]
-    lifetime = await read(candidates, server)
+    lifetime = await read_candidates(store, info, server, pin=pin, read=read)
     return lookup_baseline(
         store,
         info,
@@ -264,3 +261,23 @@ async def find_baseline(
         now=now,
         max_age_s=max_age_s,
     )
+
+
+async def read_candidates(
+    store: Store,
+    info: ServerInfo,
+    server: Target,
+    *,
+    pin: Pin | None = None,
+    read: LifetimeReader = candidate_lifetimes,
+) -> LifetimeOf:
+    """The lifetimes of the servers of `info`'s candidate baselines (the one `pin` names by id,
+    else `relevant_baselines`), read now: what `check` and `whatif` know before the rule.
+
+    Raises:
+        StoreError: The store could not be read.
+    """
+    candidates = relevant_baselines(store, [info])
+    if pin is not None and pin.snapshot_id is not None:
+        candidates = [s for s in store.list() if s.id == pin.snapshot_id]
+    return await read(candidates, server)

@@ -149,6 +149,7 @@ class ServerSession:
         self._verdicts = VerdictWatch()
         self.verdict_changes = 0
         """How many times the verdict changed (`view`): a screen rings at each new one."""
+        self._choice: BaselineLookup | None = None
 
     @classmethod
     def of_target(
@@ -229,6 +230,7 @@ class ServerSession:
         back)."""
         self.live = self._new_live_state()
         self.store_baseline = StoreBaseline(self.store, self.live, lookup=self._lookup)
+        self._choice = None
         self._verdicts = VerdictWatch()
         self.follow_baseline_server()
 
@@ -323,6 +325,12 @@ class ServerSession:
     def server_info(self) -> ServerInfo | None:
         """What the server said of itself, once it answered."""
         return self.live.server.info
+
+    @property
+    def baseline_choice(self) -> BaselineLookup | None:
+        """The store's latest answer for this server (`StoreBaseline`): the baseline the rule
+        chose and why, or why none applies; None before the first lookup."""
+        return self._choice
 
     @property
     def bench_running(self) -> bool:
@@ -563,6 +571,7 @@ class ServerSession:
         lookup = self.store_baseline.update(t, self.wall(), say=not self.auto_baseline)
         if lookup is None:
             return
+        self._choice = lookup
         if lookup.baseline is not None:
             self.follow_baseline_server()
         elif self.auto_baseline and self.live.baseline.snapshot is None:

@@ -1,6 +1,7 @@
 """One baseline rule on every surface: random stores (several servers, protocols, concurrencies,
 dead baseline servers, pinned baselines) through the dashboard's lookup (the fleet's, the
-exporter's and `--once`'s: the same `ServerSession`), `check`'s and `whatif`'s (`find_baseline`),
+exporter's and `--once`'s: the same `ServerSession`), `check`'s (a `ServerSession` too:
+`CheckSession`) and `whatif`'s (`find_baseline`),
 and for stored pairs the `c` screen's and `snapshots export`'s rows and `snapshots compare`."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from snapshots import ARGS, PROTOCOL, T0, baseline, speculative
 
 from specmon.analysis.baseline_rule import Pin
 from specmon.analysis.validity import LifetimeCheck, LifetimeState, snapshot_validity
+from specmon.check.session import CheckSession
 from specmon.config import FleetTarget, MonitorConfig
 from specmon.model import Snapshot
 from specmon.probe_prompts import DEFAULT_MAX_TOKENS, DEFAULT_PROMPT
@@ -69,11 +71,30 @@ def _reader(lifetimes: Mapping[str, LifetimeCheck]):  # type: ignore[no-untyped-
     return read
 
 
-def _check(store: Store, lifetimes: Mapping[str, LifetimeCheck], pin: Pin | None) -> BaselineLookup:
+def _whatif(
+    store: Store, lifetimes: Mapping[str, LifetimeCheck], pin: Pin | None
+) -> BaselineLookup:
     spec = speculative(0).server
     return asyncio.run(
         find_baseline(store, spec, Target(SPEC_URL), pin=pin, now=NOW, read=_reader(lifetimes))
     )
+
+
+def _check(store: Store, lifetimes: Mapping[str, LifetimeCheck], pin: Pin | None) -> BaselineLookup:
+    """`check`'s choice: its session's, at the server's first info (`CheckSession`), which its
+    View shows as the dashboard's shows its own; and whatif's, by the same rule."""
+    session = CheckSession(
+        Target(SPEC_URL), store, pin=pin, max_age_s=1800, wall=lambda: NOW, read=_reader(lifetimes)
+    )
+    choice = asyncio.run(session.first_info(speculative(0).server))
+    assert choice == session.baseline_choice == _whatif(store, lifetimes, pin)
+    shown = session.view().baseline
+    if choice.baseline is None:
+        assert (shown.present, shown.why_none) == (False, choice.why_none())
+    else:
+        assert (shown.snapshot_id, shown.url) == (choice.baseline.id, choice.baseline.url)
+        assert (shown.origin, shown.chosen_by) == ("from the store", choice.described())
+    return choice
 
 
 URLS = ["http://plain:1", "http://ab:2", "http://gone:3"]
