@@ -17,10 +17,11 @@ from collections.abc import Callable
 from types import MappingProxyType
 
 from specmon.analysis.baseline_rule import Pin
+from specmon.analysis.validity import LifetimeCheck
 from specmon.config import FleetTarget, MonitorConfig
 from specmon.errors import SpecmonError
 from specmon.measure.snapshot import SnapshotKind
-from specmon.model import Protocol, Reading, Sample, ServerInfo, SourceName
+from specmon.model import Protocol, Reading, Sample, ServerInfo, Snapshot, SourceName
 from specmon.probe_prompts import DEFAULT_MAX_TOKENS
 from specmon.session.baselines import (
     NOT_CHECKED,
@@ -29,9 +30,10 @@ from specmon.session.baselines import (
     LifetimeOf,
     LifetimeReader,
     candidate_lifetimes,
+    candidates_of,
+    check_lifetime,
     check_wanted,
     lookup_baseline,
-    read_candidates,
 )
 from specmon.session.feed import FeedSink
 from specmon.session.server_session import ServerSession
@@ -74,6 +76,7 @@ class CheckSession(ServerSession):
         self.tokens = tokens
         self._read = read
         self._known: LifetimeOf = lambda _snapshot: NOT_CHECKED
+        self._read_ids: set[int] = set()
         self._failed: SpecmonError | None = None
 
     async def first_info(self, info: ServerInfo) -> BaselineLookup:
@@ -88,9 +91,9 @@ class CheckSession(ServerSession):
         """
         if self.store is None:
             return BaselineLookup(None, pinned=self.pin.text() if self.pin else None)
-        self._known = await read_candidates(
-            self.store, info, self.server, pin=self.pin, read=self._read
-        )
+        candidates = candidates_of(self.store, info, self.pin)
+        self._known = await self._read(candidates, self.server)
+        self._read_ids = {s.id for s in candidates if s.id is not None}
         reading = Reading(info, 0.0, 1)
         self.sample(Sample(0.0, self.wall(), MappingProxyType({SourceName.INFO: reading})))
         if self._failed is not None:
@@ -98,6 +101,14 @@ class CheckSession(ServerSession):
         choice = self.baseline_choice
         assert choice is not None  # looked up at the first info, or failed (above)
         return choice
+
+    async def baseline_lifetime(self, baseline: Snapshot) -> LifetimeCheck:
+        """Whether the baseline's server is still the lifetime it measured: as read for the
+        choice (so the validity is judged on what the rule ranked it by, and a server that
+        does not answer is waited for once); read now for one that was not a candidate."""
+        if baseline.id in self._read_ids:
+            return self._known(baseline)
+        return await check_lifetime(baseline, self.server, speculative=True)
 
     def _store_lookup(self, store: Store, info: ServerInfo, protocol: Protocol) -> BaselineLookup:
         """The one rule under `check`'s inputs (module docstring); a store that cannot be read

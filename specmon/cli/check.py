@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from specmon.analysis.sequential import DEFAULT_BUDGET_S
-from specmon.analysis.validity import DEFAULT_MAX_AGE_S, LifetimeCheck
+from specmon.analysis.validity import DEFAULT_MAX_AGE_S
 from specmon.check import CHECK_RULE, DEFAULT_CHECK_TOKENS, run_check
 from specmon.check.session import CheckSession
 from specmon.cli import stopping
@@ -32,7 +32,7 @@ from specmon.measure.snapshot import SnapshotKind, take_snapshot
 from specmon.model import Protocol, Snapshot
 from specmon.reports.check_report import CHECK_SCHEMA, EXIT_STORE, EXIT_UNREACHABLE, report_to_dict
 from specmon.session.ab_lookup import lookup_ab
-from specmon.session.baselines import check_lifetime, pin_of
+from specmon.session.baselines import pin_of
 from specmon.sources.http import make_client
 from specmon.sources.telemetry import open_telemetry
 from specmon.sources.workers import open_connection
@@ -162,9 +162,6 @@ async def _check(args: argparse.Namespace, store: Store | None, progress: CheckP
             again=lambda line: print(f"specmon: {url}: {line}", file=sys.stderr, flush=True),
         )
 
-    async def lifetime(baseline: Snapshot) -> LifetimeCheck:
-        return await check_lifetime(baseline, target, speculative=True)
-
     progress.reading(target.url)
     telemetry = await open_telemetry(target.url, gpu_metrics=args.gpu_metrics)
     try:
@@ -173,7 +170,7 @@ async def _check(args: argparse.Namespace, store: Store | None, progress: CheckP
                 connection,
                 target.url,
                 run_probe=progress.probing(run_probe),
-                check_lifetime=lifetime,
+                check_lifetime=session.baseline_lifetime,
                 find_baseline=session.first_info,
                 probe_tokens=args.probe_tokens,
                 max_age_s=args.max_age,

@@ -251,7 +251,7 @@ async def find_baseline(
     Raises:
         StoreError: The store could not be read.
     """
-    lifetime = await read_candidates(store, info, server, pin=pin, read=read)
+    lifetime = await read(candidates_of(store, info, pin), server)
     return lookup_baseline(
         store,
         info,
@@ -263,21 +263,13 @@ async def find_baseline(
     )
 
 
-async def read_candidates(
-    store: Store,
-    info: ServerInfo,
-    server: Target,
-    *,
-    pin: Pin | None = None,
-    read: LifetimeReader = candidate_lifetimes,
-) -> LifetimeOf:
-    """The lifetimes of the servers of `info`'s candidate baselines (the one `pin` names by id,
-    else `relevant_baselines`), read now: what `check` and `whatif` know before the rule.
+def candidates_of(store: Store, info: ServerInfo, pin: Pin | None = None) -> list[Snapshot]:
+    """The stored baselines whose servers `check` and `whatif` read before the rule: the one
+    `pin` names by id, else those of `info`'s configuration (`relevant_baselines`).
 
     Raises:
         StoreError: The store could not be read.
     """
-    candidates = relevant_baselines(store, [info])
     if pin is not None and pin.snapshot_id is not None:
-        candidates = [s for s in store.list() if s.id == pin.snapshot_id]
-    return await read(candidates, server)
+        return [s for s in store.list() if s.id == pin.snapshot_id]
+    return relevant_baselines(store, [info])

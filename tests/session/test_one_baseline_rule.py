@@ -94,6 +94,9 @@ def _check(store: Store, lifetimes: Mapping[str, LifetimeCheck], pin: Pin | None
     else:
         assert (shown.snapshot_id, shown.url) == (choice.baseline.id, choice.baseline.url)
         assert (shown.origin, shown.chosen_by) == ("from the store", choice.described())
+        # Its validity is judged on the lifetime the rule ranked it by, not read again.
+        lifetime = asyncio.run(session.baseline_lifetime(choice.baseline))
+        assert lifetime == lifetimes.get(choice.baseline.url, NOT_CHECKED)
     return choice
 
 
