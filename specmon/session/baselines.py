@@ -235,8 +235,9 @@ async def find_baseline(
     now: float | None = None,
     read: LifetimeReader = candidate_lifetimes,
 ) -> BaselineLookup:
-    """`check`'s and `whatif`'s baseline: every candidate's server read first, then the one
-    rule under `check_wanted(tokens)` (any max tokens, `tokens` or the default first).
+    """`whatif`'s baseline: every candidate's server read first (`candidates_of`), then the
+    one rule under `check_wanted(tokens)` (any max tokens, `tokens` or the default first);
+    `check` makes the same lookup through its session (`check.session.CheckSession`).
 
     Args:
         store: The snapshot store.

@@ -2,9 +2,10 @@
 maker of every baseline decision, the source of its View.
 
 The single dashboard, each server of a fleet, the exporter, `--once` and a replay all run this
-one class: a sample goes from the feed into `LiveState` here, the store's baseline is looked up
-here (`StoreBaseline`), a baseline waited for or asked for is started here, and the View built
-here goes to whoever shows it (`on_view`). A screen only renders the Views it is handed, and
+one class, and `check` too, fed its one reading of the server (`check.session.CheckSession`): a
+sample goes from the feed into `LiveState` here, the store's baseline is looked up here
+(`StoreBaseline`), a baseline waited for or asked for is started here, and the View built here
+goes to whoever shows it (`on_view`). A screen only renders the Views it is handed, and
 asks the session to act on its keys (`start_bench`, `take_baseline`, `wait_for_plain`).
 
 The command builds the session (`dashboard_session` for the dashboard that samples the server
