@@ -66,8 +66,7 @@ from specmon.analysis.validity import (
     lifetime_of,
     relaunched_for_speculation,
 )
-from specmon.check import run_check
-from specmon.check.session import CheckSession
+from specmon.check import CheckSession, run_check
 from specmon.cli.ab_report import best_lines, table_lines
 from specmon.cli.ab_report import report_to_dict as ab_report_to_dict
 from specmon.config import FleetTarget, MonitorConfig

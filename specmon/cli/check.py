@@ -10,8 +10,7 @@ from typing import Any
 
 from specmon.analysis.sequential import DEFAULT_BUDGET_S
 from specmon.analysis.validity import DEFAULT_MAX_AGE_S
-from specmon.check import CHECK_RULE, DEFAULT_CHECK_TOKENS, run_check
-from specmon.check.session import CheckSession
+from specmon.check import CHECK_RULE, DEFAULT_CHECK_TOKENS, CheckSession, run_check
 from specmon.cli import stopping
 from specmon.cli.agent import add_gpu_metrics
 from specmon.cli.check_progress import CheckProgress

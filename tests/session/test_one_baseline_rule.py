@@ -19,7 +19,7 @@ from snapshots import ARGS, PROTOCOL, T0, baseline, speculative
 
 from specmon.analysis.baseline_rule import Pin
 from specmon.analysis.validity import LifetimeCheck, LifetimeState, snapshot_validity
-from specmon.check.session import CheckSession
+from specmon.check import CheckSession
 from specmon.config import FleetTarget, MonitorConfig
 from specmon.model import Snapshot
 from specmon.probe_prompts import DEFAULT_MAX_TOKENS, DEFAULT_PROMPT
