@@ -22,7 +22,6 @@ from specmon.config import FleetTarget, MonitorConfig
 from specmon.errors import SpecmonError
 from specmon.measure.snapshot import SnapshotKind
 from specmon.model import Protocol, Reading, Sample, ServerInfo, Snapshot, SourceName
-from specmon.probe_prompts import DEFAULT_MAX_TOKENS
 from specmon.session.baselines import (
     NOT_CHECKED,
     BaselineLookup,
@@ -64,12 +63,7 @@ class CheckSession(ServerSession):
         wall: Wall clock.
         read: How the candidates' servers are read (`candidate_lifetimes`).
         """
-        config = MonitorConfig(
-            url=server.url,
-            probe=False,
-            probe_tokens=tokens or DEFAULT_MAX_TOKENS,
-            max_age=max_age_s,
-        )
+        config = MonitorConfig(url=server.url, probe=False, max_age=max_age_s)
         super().__init__(FleetTarget(server.url), config, _Unfed(), store, wall=wall)
         self.server = server
         self.pin = pin
