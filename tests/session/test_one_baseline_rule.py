@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from snapshots import ARGS, PROTOCOL, T0, baseline, speculative
@@ -26,7 +27,7 @@ from specmon.probe_prompts import DEFAULT_MAX_TOKENS, DEFAULT_PROMPT
 from specmon.reports.snapshot_table import comparison_rows, export, lifetime_for
 from specmon.session.baselines import NOT_CHECKED, BaselineLookup, LifetimeOf, find_baseline
 from specmon.session.server_session import ServerSession
-from specmon.storage.store import Store
+from specmon.storage.store import Store, StoreError
 from specmon.target import Target
 
 SPEC_URL = "http://spec:30000"
@@ -266,3 +267,29 @@ def test_the_first_baseline_of_the_readme_applies_on_every_surface(tmp_path: Pat
         found = _check(store, {"http://plain:1": SAME}, None)
     assert check.probe_tokens is None  # it follows the baseline, which is the default anyway
     assert live.baseline is not None and found.baseline == live.baseline
+
+
+class _LockedFrom(Store):
+    """A store whose `baselines()` fails from its `at`-th call on (locked meanwhile)."""
+
+    at = 1
+
+    def baselines(self) -> list[Snapshot]:
+        self.at -= 1
+        if self.at <= 0:
+            raise StoreError("database is locked")
+        return super().baselines()
+
+
+@pytest.mark.parametrize("at", [1, 2])
+def test_a_store_that_fails_at_checks_lookup_ends_the_check(at: int, tmp_path: Path) -> None:
+    """A watching session logs a store it cannot read and goes on; `check`'s raises it, whether
+    it fails while the candidates are found (1) or at the session's own lookup (2), so that the
+    command exits as for any unreadable store (`EXIT_STORE`)."""
+    with _LockedFrom(tmp_path / "db") as store:
+        store.at = at
+        session = CheckSession(Target(SPEC_URL), store, max_age_s=1800, read=_reader({}))
+        with pytest.raises(StoreError, match="database is locked"):
+            asyncio.run(session.first_info(speculative(0).server))
+    if at == 2:
+        assert session.view().events[-1].text == "store: database is locked"
