@@ -37,7 +37,7 @@ import math
 import random
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -66,7 +66,7 @@ from specmon.analysis.validity import (
     lifetime_of,
     relaunched_for_speculation,
 )
-from specmon.check import run_check
+from specmon.check import CheckSession, run_check
 from specmon.cli.ab_report import best_lines, table_lines
 from specmon.cli.ab_report import report_to_dict as ab_report_to_dict
 from specmon.config import FleetTarget, MonitorConfig
@@ -86,7 +86,7 @@ from specmon.reports.bench_text import category_line, run_line, summary_lines
 from specmon.reports.check_report import report_to_dict
 from specmon.reports.compare_report import compare_text
 from specmon.reports.snapshot_table import comparison_rows, export
-from specmon.session.baselines import lookup_baseline
+from specmon.session.baselines import NOT_CHECKED, LifetimeOf
 from specmon.session.fleet_row import fleet_row
 from specmon.session.server_session import ServerSession
 from specmon.session.watch import ProbeOutcome
@@ -362,16 +362,19 @@ def _server_transport(kind: str) -> httpx.MockTransport:
 def check_figures(
     h: History, store: Store, prompts: Sequence[ProbePrompt] = ()
 ) -> tuple[Figures, dict[str, Any]]:
-    """`check --json` against the store's baseline (its own lookup), probing the history's
-    probes on a clock that does not move, with one look after them all (at 95%); then, with
-    `prompts`, one probe per category, the history's probes over again."""
+    """`check --json` against the store's baseline (chosen by its session, `CheckSession`, which
+    reads the baseline's server as `check_lifetime` says and an earlier launch's not at all),
+    probing the history's probes on a clock that does not move, with one look after them all
+    (at 95%); then, with `prompts`, one probe per category, the history's probes over again."""
     probes = itertools.chain(h.probes, itertools.cycle(h.probes))
 
     async def run_probe(protocol: Protocol) -> Snapshot:
         return Snapshot(NOW, HERE, None, h.info, protocol, (next(probes),))
 
-    async def lifetime(_baseline: Snapshot) -> LifetimeCheck:
-        return check_lifetime(h)
+    async def read(_candidates: Iterable[Snapshot], _server: Target) -> LifetimeOf:
+        return lambda s: check_lifetime(h) if s.id == h.base.id else NOT_CHECKED
+
+    session = CheckSession(Target(HERE), store, max_age_s=MAX_AGE_S, wall=lambda: NOW, read=read)
 
     async def go() -> dict[str, Any]:
         async with httpx.AsyncClient(base_url=HERE, transport=_server_transport(h.kind)) as client:
@@ -379,8 +382,8 @@ def check_figures(
                 Connection(client),
                 HERE,
                 run_probe=run_probe,
-                check_lifetime=lifetime,
-                find_baseline=lambda info: lookup_baseline(store, info, None),
+                check_lifetime=session.baseline_lifetime,
+                find_baseline=session.first_info,
                 max_age_s=MAX_AGE_S,
                 wall=lambda: NOW,
                 clock=lambda: 0.0,

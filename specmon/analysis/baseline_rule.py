@@ -1,7 +1,7 @@
 """The one baseline rule (docs/design.md §5): which stored baseline a speculative server, or a
 stored speculative run, is compared with, and why. Every surface asks `choose_baseline`: the
-dashboard's Baseline panel, the fleet, the exporter and `--once` (through the session's lookup),
-`check`, `whatif`, the `c` screen and `snapshots compare/export`.
+dashboard's Baseline panel, the fleet, the exporter, `--once` and `check` (through a session's
+lookup), `whatif`, the `c` screen and `snapshots compare/export`.
 
 The rule, in order:
 

@@ -48,7 +48,8 @@ CHECK_RULE = SequentialRule()
 """Looks after 3, 5 and 10 probes at 1 − 0.05/3 each (analysis/sequential.py)."""
 
 BaselineFinder = Callable[[ServerInfo], BaselineLookup | Awaitable[BaselineLookup]]
-"""The store's baseline for a server (awaited where the candidates' servers are read first)."""
+"""The store's baseline for a server (awaited where the candidates' servers are read first):
+the command's is its session's choice (`CheckSession.first_info`)."""
 
 
 async def run_check(
@@ -79,9 +80,11 @@ async def run_check(
             workers': `sources.workers.RouterConnection`).
         url: The target's base URL.
         run_probe: Takes the probe as a one-run snapshot under a protocol.
-        check_lifetime: Whether a baseline's server restarted since it was taken.
-        find_baseline: The store's baseline for a server by the one rule
-            (`session.baselines.lookup_baseline`), or the nearest.
+        check_lifetime: Whether a baseline's server restarted since it was taken (the
+            command's: as its session read it for the choice, `CheckSession.baseline_lifetime`).
+        find_baseline: The store's baseline for a server by the one rule, or the nearest: the
+            command's is the choice of its session, handed the info read here
+            (`CheckSession.first_info`).
         probe_tokens: The user's probe size; a baseline's protocol wins (said on screen).
         max_age_s: Older baselines are stale.
         wall: Wall clock.

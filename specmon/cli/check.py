@@ -9,8 +9,8 @@ import sys
 from typing import Any
 
 from specmon.analysis.sequential import DEFAULT_BUDGET_S
-from specmon.analysis.validity import DEFAULT_MAX_AGE_S, LifetimeCheck
-from specmon.check import CHECK_RULE, DEFAULT_CHECK_TOKENS, run_check
+from specmon.analysis.validity import DEFAULT_MAX_AGE_S
+from specmon.check import CHECK_RULE, DEFAULT_CHECK_TOKENS, CheckSession, run_check
 from specmon.cli import stopping
 from specmon.cli.agent import add_gpu_metrics
 from specmon.cli.check_progress import CheckProgress
@@ -28,10 +28,10 @@ from specmon.cli.common import (
     target_of,
 )
 from specmon.measure.snapshot import SnapshotKind, take_snapshot
-from specmon.model import Protocol, ServerInfo, Snapshot
+from specmon.model import Protocol, Snapshot
 from specmon.reports.check_report import CHECK_SCHEMA, EXIT_STORE, EXIT_UNREACHABLE, report_to_dict
 from specmon.session.ab_lookup import lookup_ab
-from specmon.session.baselines import BaselineLookup, check_lifetime, find_baseline, pin_of
+from specmon.session.baselines import pin_of
 from specmon.sources.http import make_client
 from specmon.sources.telemetry import open_telemetry
 from specmon.sources.workers import open_connection
@@ -137,15 +137,11 @@ def run(args: argparse.Namespace) -> int:
 async def _check(args: argparse.Namespace, store: Store | None, progress: CheckProgress) -> int:
     target = target_of(args)
 
-    pin = pin_of(args.baseline)
-
-    async def find(info: ServerInfo) -> BaselineLookup:
-        if store is None:
-            return BaselineLookup(None, pinned=pin.text() if pin else None)
-        # Every candidate's server is read first: the rule prefers valid baselines to newer.
-        return await find_baseline(
-            store, info, target, pin=pin, tokens=args.probe_tokens, max_age_s=args.max_age
-        )
+    # The store's baseline is the session's choice, as the dashboard's is; every candidate's
+    # server is read first: the rule prefers valid baselines to newer.
+    session = CheckSession(
+        target, store, pin=pin_of(args.baseline), tokens=args.probe_tokens, max_age_s=args.max_age
+    )
 
     async def run_probe(protocol: Protocol) -> Snapshot:
         return await take_snapshot(
@@ -165,9 +161,6 @@ async def _check(args: argparse.Namespace, store: Store | None, progress: CheckP
             again=lambda line: print(f"specmon: {url}: {line}", file=sys.stderr, flush=True),
         )
 
-    async def lifetime(baseline: Snapshot) -> LifetimeCheck:
-        return await check_lifetime(baseline, target, speculative=True)
-
     progress.reading(target.url)
     telemetry = await open_telemetry(target.url, gpu_metrics=args.gpu_metrics)
     try:
@@ -176,8 +169,8 @@ async def _check(args: argparse.Namespace, store: Store | None, progress: CheckP
                 connection,
                 target.url,
                 run_probe=progress.probing(run_probe),
-                check_lifetime=lifetime,
-                find_baseline=find,
+                check_lifetime=session.baseline_lifetime,
+                find_baseline=session.first_info,
                 probe_tokens=args.probe_tokens,
                 max_age_s=args.max_age,
                 gpu=telemetry.read,

@@ -235,8 +235,9 @@ async def find_baseline(
     now: float | None = None,
     read: LifetimeReader = candidate_lifetimes,
 ) -> BaselineLookup:
-    """`check`'s and `whatif`'s baseline: every candidate's server read first, then the one
-    rule under `check_wanted(tokens)` (any max tokens, `tokens` or the default first).
+    """`whatif`'s baseline: every candidate's server read first (`candidates_of`), then the
+    one rule under `check_wanted(tokens)` (any max tokens, `tokens` or the default first);
+    `check` makes the same lookup through its session (`check.session.CheckSession`).
 
     Args:
         store: The snapshot store.
@@ -251,10 +252,7 @@ async def find_baseline(
     Raises:
         StoreError: The store could not be read.
     """
-    candidates = relevant_baselines(store, [info])
-    if pin is not None and pin.snapshot_id is not None:
-        candidates = [s for s in store.list() if s.id == pin.snapshot_id]
-    lifetime = await read(candidates, server)
+    lifetime = await read(candidates_of(store, info, pin), server)
     return lookup_baseline(
         store,
         info,
@@ -264,3 +262,15 @@ async def find_baseline(
         now=now,
         max_age_s=max_age_s,
     )
+
+
+def candidates_of(store: Store, info: ServerInfo, pin: Pin | None = None) -> list[Snapshot]:
+    """The stored baselines whose servers `check` and `whatif` read before the rule: the one
+    `pin` names by id, else those of `info`'s configuration (`relevant_baselines`).
+
+    Raises:
+        StoreError: The store could not be read.
+    """
+    if pin is not None and pin.snapshot_id is not None:
+        return [s for s in store.list() if s.id == pin.snapshot_id]
+    return relevant_baselines(store, [info])

@@ -2,9 +2,10 @@
 maker of every baseline decision, the source of its View.
 
 The single dashboard, each server of a fleet, the exporter, `--once` and a replay all run this
-one class: a sample goes from the feed into `LiveState` here, the store's baseline is looked up
-here (`StoreBaseline`), a baseline waited for or asked for is started here, and the View built
-here goes to whoever shows it (`on_view`). A screen only renders the Views it is handed, and
+one class, and `check` too, fed its one reading of the server (`check.session.CheckSession`): a
+sample goes from the feed into `LiveState` here, the store's baseline is looked up here
+(`StoreBaseline`), a baseline waited for or asked for is started here, and the View built here
+goes to whoever shows it (`on_view`). A screen only renders the Views it is handed, and
 asks the session to act on its keys (`start_bench`, `take_baseline`, `wait_for_plain`).
 
 The command builds the session (`dashboard_session` for the dashboard that samples the server
@@ -149,6 +150,7 @@ class ServerSession:
         self._verdicts = VerdictWatch()
         self.verdict_changes = 0
         """How many times the verdict changed (`view`): a screen rings at each new one."""
+        self._choice: BaselineLookup | None = None
 
     @classmethod
     def of_target(
@@ -229,6 +231,7 @@ class ServerSession:
         back)."""
         self.live = self._new_live_state()
         self.store_baseline = StoreBaseline(self.store, self.live, lookup=self._lookup)
+        self._choice = None
         self._verdicts = VerdictWatch()
         self.follow_baseline_server()
 
@@ -323,6 +326,12 @@ class ServerSession:
     def server_info(self) -> ServerInfo | None:
         """What the server said of itself, once it answered."""
         return self.live.server.info
+
+    @property
+    def baseline_choice(self) -> BaselineLookup | None:
+        """The store's latest answer for this server (`StoreBaseline`): the baseline the rule
+        chose and why, or why none applies; None before the first lookup."""
+        return self._choice
 
     @property
     def bench_running(self) -> bool:
@@ -563,6 +572,7 @@ class ServerSession:
         lookup = self.store_baseline.update(t, self.wall(), say=not self.auto_baseline)
         if lookup is None:
             return
+        self._choice = lookup
         if lookup.baseline is not None:
             self.follow_baseline_server()
         elif self.auto_baseline and self.live.baseline.snapshot is None:

@@ -147,6 +147,35 @@ def test_json_and_baseline_verdict(
 
 
 @pytest.mark.slow
+def test_check_and_once_choose_the_same_baseline_and_judge_it_alike(
+    sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One rule: over a store of several baselines (two plain servers, two probe sizes),
+    `check --json` and `--once --json` of the same server choose the same one, from their
+    sessions' lookups, and judge it alike (its server read by each)."""
+    db = str(tmp_path / "db")
+    with SimThread(PLAIN) as a, SimThread(PLAIN) as b:
+        for url, tokens in ((a.url, "60"), (b.url, "60"), (a.url, "40")):
+            assert main(["bench", url, "--runs", "2", "--max-tokens", tokens, "--db", db]) == 0
+        capsys.readouterr()
+        check = ["check", sim.url, "--db", db, "--json", "--probe-tokens", "60"]
+        assert main([*check, "--no-interleave"]) in (0, 1)
+        checked = json.loads(capsys.readouterr().out)
+        assert main(["--once", "--json", "--url", sim.url, "--db", db, "--probe-tokens", "60"]) == 0
+        frame = json.loads(capsys.readouterr().out)
+    [server] = frame["servers"]
+    shown, base = server["view"]["baseline"], checked["baseline"]
+    assert base["snapshot_id"] == shown["snapshot_id"] == 2  # b's: the newest of the size
+    assert base["url"] == shown["url"] == b.url
+    validity = shown["validity"]
+    assert (base["reasons"], base["unverified"]) == (validity["reasons"], validity["unverified"])
+    assert base["valid"] is True and shown["applies"] is True
+    # The next in line, as each says it: a's of the same size, older.
+    assert checked["baseline_choice"]["considered"] == 3
+    assert f"next: #1 ({a.url}) is older than #2" in shown["chosen_by"]
+
+
+@pytest.mark.slow
 def test_a_restarted_baseline_server_is_never_a_clean_speedup(
     sim: SimThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1,6 +1,7 @@
 """One baseline rule on every surface: random stores (several servers, protocols, concurrencies,
 dead baseline servers, pinned baselines) through the dashboard's lookup (the fleet's, the
-exporter's and `--once`'s: the same `ServerSession`), `check`'s and `whatif`'s (`find_baseline`),
+exporter's and `--once`'s: the same `ServerSession`), `check`'s (a `ServerSession` too:
+`CheckSession`) and `whatif`'s (`find_baseline`),
 and for stored pairs the `c` screen's and `snapshots export`'s rows and `snapshots compare`."""
 
 from __future__ import annotations
@@ -12,19 +13,21 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from snapshots import ARGS, PROTOCOL, T0, baseline, speculative
 
 from specmon.analysis.baseline_rule import Pin
 from specmon.analysis.validity import LifetimeCheck, LifetimeState, snapshot_validity
+from specmon.check import CheckSession
 from specmon.config import FleetTarget, MonitorConfig
 from specmon.model import Snapshot
 from specmon.probe_prompts import DEFAULT_MAX_TOKENS, DEFAULT_PROMPT
 from specmon.reports.snapshot_table import comparison_rows, export, lifetime_for
 from specmon.session.baselines import NOT_CHECKED, BaselineLookup, LifetimeOf, find_baseline
 from specmon.session.server_session import ServerSession
-from specmon.storage.store import Store
+from specmon.storage.store import Store, StoreError
 from specmon.target import Target
 
 SPEC_URL = "http://spec:30000"
@@ -69,11 +72,33 @@ def _reader(lifetimes: Mapping[str, LifetimeCheck]):  # type: ignore[no-untyped-
     return read
 
 
-def _check(store: Store, lifetimes: Mapping[str, LifetimeCheck], pin: Pin | None) -> BaselineLookup:
+def _whatif(
+    store: Store, lifetimes: Mapping[str, LifetimeCheck], pin: Pin | None
+) -> BaselineLookup:
     spec = speculative(0).server
     return asyncio.run(
         find_baseline(store, spec, Target(SPEC_URL), pin=pin, now=NOW, read=_reader(lifetimes))
     )
+
+
+def _check(store: Store, lifetimes: Mapping[str, LifetimeCheck], pin: Pin | None) -> BaselineLookup:
+    """`check`'s choice: its session's, at the server's first info (`CheckSession`), which its
+    View shows as the dashboard's shows its own; and whatif's, by the same rule."""
+    session = CheckSession(
+        Target(SPEC_URL), store, pin=pin, max_age_s=1800, wall=lambda: NOW, read=_reader(lifetimes)
+    )
+    choice = asyncio.run(session.first_info(speculative(0).server))
+    assert choice == session.baseline_choice == _whatif(store, lifetimes, pin)
+    shown = session.view().baseline
+    if choice.baseline is None:
+        assert (shown.present, shown.why_none) == (False, choice.why_none())
+    else:
+        assert (shown.snapshot_id, shown.url) == (choice.baseline.id, choice.baseline.url)
+        assert (shown.origin, shown.chosen_by) == ("from the store", choice.described())
+        # Its validity is judged on the lifetime the rule ranked it by, not read again.
+        lifetime = asyncio.run(session.baseline_lifetime(choice.baseline))
+        assert lifetime == lifetimes.get(choice.baseline.url, NOT_CHECKED)
+    return choice
 
 
 URLS = ["http://plain:1", "http://ab:2", "http://gone:3"]
@@ -242,3 +267,29 @@ def test_the_first_baseline_of_the_readme_applies_on_every_surface(tmp_path: Pat
         found = _check(store, {"http://plain:1": SAME}, None)
     assert check.probe_tokens is None  # it follows the baseline, which is the default anyway
     assert live.baseline is not None and found.baseline == live.baseline
+
+
+class _LockedFrom(Store):
+    """A store whose `baselines()` fails from its `at`-th call on (locked meanwhile)."""
+
+    at = 1
+
+    def baselines(self) -> list[Snapshot]:
+        self.at -= 1
+        if self.at <= 0:
+            raise StoreError("database is locked")
+        return super().baselines()
+
+
+@pytest.mark.parametrize("at", [1, 2])
+def test_a_store_that_fails_at_checks_lookup_ends_the_check(at: int, tmp_path: Path) -> None:
+    """A watching session logs a store it cannot read and goes on; `check`'s raises it, whether
+    it fails while the candidates are found (1) or at the session's own lookup (2), so that the
+    command exits as for any unreadable store (`EXIT_STORE`)."""
+    with _LockedFrom(tmp_path / "db") as store:
+        store.at = at
+        session = CheckSession(Target(SPEC_URL), store, max_age_s=1800, read=_reader({}))
+        with pytest.raises(StoreError, match="database is locked"):
+            asyncio.run(session.first_info(speculative(0).server))
+    if at == 2:
+        assert session.view().events[-1].text == "store: database is locked"
