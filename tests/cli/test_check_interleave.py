@@ -4,12 +4,14 @@ judged (analysis/paired.py), against the simulator; the design named; the fallba
 from __future__ import annotations
 
 import json
+import random
 import re
 from dataclasses import replace
 from pathlib import Path
 
 import httpx
 import pytest
+from factories import a_run
 
 from specmon.analysis.comparison import Verdict
 from specmon.analysis.sequential import SequentialRule
@@ -17,7 +19,7 @@ from specmon.analysis.validity import LifetimeCheck, LifetimeState, relaunched_f
 from specmon.check import run_check
 from specmon.cli import main
 from specmon.measure.snapshot import SnapshotKind, take_snapshot
-from specmon.model import Protocol, Snapshot
+from specmon.model import Protocol, RunFigures, ServerInfo, Snapshot
 from specmon.probe_prompts import DEFAULT_PROMPT
 from specmon.reports.check_report import EXIT_DEGRADED, CheckReport, report_to_dict
 from specmon.session.baselines import BaselineLookup
@@ -114,31 +116,61 @@ def test_a_baseline_server_gone_falls_back_to_the_stored_baseline_and_says_why(
 
 class _Drift:
     """A slow change shared by both servers (the client machine getting busier, say): every
-    probe of either server finds both `step` slower than the one before."""
+    probe of either server finds both `step` slower than the one before.
 
-    def __init__(self, servers: tuple[SimServer, ...], step: float) -> None:
-        self.servers, self.step, self.taken = servers, step, 0
+    The probes' figures are made, not timed: each server's decode speed divided by the drift's
+    pace, times a noise of `NOISE` drawn from a seeded generator. What is tested is how each
+    design judges a drift, so no wall time enters (on a loaded machine the simulators' timing
+    noise alone made the stored baseline's interval reach 0)."""
 
-    def next(self) -> None:
-        self.taken += 1
-        for server in self.servers:
-            server.pace(1 + self.step * self.taken)
+    NOISE = 0.01
+
+    def __init__(self, step: float, servers: dict[str, tuple[ServerInfo, float]]) -> None:
+        self.step, self.servers, self.taken = step, servers, 0
+        self.rng = random.Random(5)
 
     def clock(self) -> float:
         return float(self.taken)  # a second a probe: the budget never ends the probing here
 
+    def runs(self, url: str, count: int) -> tuple[RunFigures, ...]:
+        """`count` runs of the server at `url` at the drift's pace now."""
+        tok_s = self.servers[url][1] / (1 + self.step * self.taken)
+        return tuple(_run(tok_s * (1 + self.rng.gauss(0, self.NOISE))) for _ in range(count))
+
     async def probe(self, url: str, protocol: Protocol) -> Snapshot:
-        self.next()
-        return await take_snapshot(Target(url), protocol, kind=SnapshotKind.RUN)
+        self.taken += 1
+        info = self.servers[url][0]
+        return Snapshot(float(self.taken), url, None, info, protocol, self.runs(url, 1))
+
+
+def _run(tok_s: float, tokens: int = 60) -> RunFigures:
+    """One run decoding `tokens` at `tok_s`, ACCEPT tokens a verify step."""
+    seconds = tokens / tok_s
+    return a_run(
+        completion_tokens=tokens + 1,
+        decode_tok_s=tok_s,
+        decode_tokens=tokens,
+        decode_s=seconds,
+        decode_steps=tokens / ACCEPT,
+        accept_length=ACCEPT,
+        cycle_ms=1000 * seconds / (tokens / ACCEPT),
+    )
 
 
 async def _drifting_check(interleave: bool) -> CheckReport:
     """A check of a server with no true speedup, its baseline benched before a drift of 5% a
     probe began on both servers alike."""
     async with SimServer(_spec(0.0)) as spec, SimServer(_plain()) as plain:
+        infos = {}
+        for sim in (spec, plain):
+            async with httpx.AsyncClient(base_url=sim.url, timeout=10.0) as client:
+                infos[sim.url] = await Connection(client).info()
+        tok_s = 1000 / STEP_MS  # both servers: no true speedup
+        drift = _Drift(0.05, {url: (info, tok_s) for url, info in infos.items()})
         protocol = Protocol(3, 0, 60, 0.0, DEFAULT_PROMPT)
-        baseline = await take_snapshot(Target(plain.url), protocol, kind=SnapshotKind.BASELINE)
-        drift = _Drift((spec, plain), step=0.05)
+        baseline = Snapshot(
+            0.0, plain.url, None, infos[plain.url], protocol, drift.runs(plain.url, 3), id=3
+        )
 
         async def same(_baseline: Snapshot) -> LifetimeCheck:
             return LifetimeCheck(LifetimeState.SAME, "the same server process")
@@ -149,8 +181,9 @@ async def _drifting_check(interleave: bool) -> CheckReport:
                 spec.url,
                 run_probe=lambda p: drift.probe(spec.url, p),
                 check_lifetime=same,
-                find_baseline=lambda _info: BaselineLookup(replace(baseline, id=3)),
+                find_baseline=lambda _info: BaselineLookup(baseline),
                 clock=drift.clock,
+                wall=drift.clock,
                 # A strict level: what is tested is the drift, not the rule's 5% of false calls.
                 rule=SequentialRule(alpha=0.001),
                 probe_baseline=drift.probe,
