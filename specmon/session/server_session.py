@@ -151,6 +151,8 @@ class ServerSession:
         self.verdict_changes = 0
         """How many times the verdict changed (`view`): a screen rings at each new one."""
         self._choice: BaselineLookup | None = None
+        self._confirmed_id: int | None = None
+        """The baseline whose server's reading last confirmed it (`_confirmed`)."""
 
     @classmethod
     def of_target(
@@ -232,6 +234,7 @@ class ServerSession:
         self.live = self._new_live_state()
         self.store_baseline = StoreBaseline(self.store, self.live, lookup=self._lookup)
         self._choice = None
+        self._confirmed_id = None
         self._verdicts = VerdictWatch()
         self.follow_baseline_server()
 
@@ -421,7 +424,27 @@ class ServerSession:
     def baseline_sample(self, sample: Sample) -> None:
         """A tick of the baseline server's sampler."""
         self.live.on_baseline_sample(sample)
+        if self._confirmed():
+            # Looked up before its server was read, the baseline was ranked as unverified: the
+            # rule's words (the `i` screen, `--once`) are redone as `check`'s, which reads the
+            # candidates' servers first. The confirmed one still ranks first.
+            self.store_baseline.again()
+            self._find_baseline(sample.t)
         self.emit()
+
+    def _confirmed(self) -> bool:
+        """Whether the store's baseline was confirmed valid by this reading of its server, for
+        the first time."""
+        current, info = self.live.baseline.snapshot, self.live.server.info
+        if current is None or info is None or current.id == self._confirmed_id:
+            return False
+        if self._choice is None or self._choice.baseline is None:
+            return False  # not the store's: taken here, or none chosen
+        validity = self.live.baseline.validity(info, self.wall())
+        if validity is None or not validity.confirmed:
+            return False
+        self._confirmed_id = current.id
+        return self._choice.baseline.id == current.id
 
     def probe_done(self, outcome: ProbeOutcome) -> None:
         """A probe finished."""

@@ -170,9 +170,20 @@ def test_check_and_once_choose_the_same_baseline_and_judge_it_alike(
     validity = shown["validity"]
     assert (base["reasons"], base["unverified"]) == (validity["reasons"], validity["unverified"])
     assert base["valid"] is True and shown["applies"] is True
-    # The next in line, as each says it: a's of the same size, older.
-    assert checked["baseline_choice"]["considered"] == 3
-    assert f"next: #1 ({a.url}) is older than #2" in shown["chosen_by"]
+    # The next in line: a's of the same size, older to check (which read a), unverified to the
+    # dashboard (which samples b only), each as it knows it.
+    choice = checked["baseline_choice"]
+    assert choice["considered"] == 3
+    assert (choice["rejected"]["snapshot_id"], choice["rejected"]["reasons"]) == (
+        1,
+        ["is older than #2"],
+    )
+    assert f"next: #1 ({a.url}) is unverified: its server is not the one" in shown["chosen_by"]
+    # Which part of the rule picked it, said alike: its server read, it is confirmed valid (the
+    # dashboard's words are redone once the baseline server's first reading confirms it).
+    rule = checked["baseline_choice"]["rule"]
+    assert rule == "latest valid of the configuration and protocol"
+    assert shown["chosen_by"].split(";")[0] == rule
 
 
 @pytest.mark.slow
