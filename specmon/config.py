@@ -112,6 +112,18 @@ class MonitorConfig:
             FleetTarget(self.url, self.baseline_url, metrics_url=self.metrics_url),
         )
 
+    @property
+    def dumps_folder(self) -> Path:
+        """The folder the dashboard's `d` writes screen dumps into: `dumps`, else
+        `default_dumps_path()`."""
+        return Path(self.dumps).expanduser() if self.dumps else default_dumps_path()
+
+    @property
+    def compared_urls(self) -> list[str]:
+        """The servers whose snapshots the `c` screen compares: the watched one and its
+        baseline server."""
+        return [self.url] + ([self.baseline_url] if self.baseline_url else [])
+
 
 def _bool(value: Any) -> bool:
     if isinstance(value, bool):

@@ -11,12 +11,9 @@ says so for each key that would bench, save or write a file.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from textual.binding import Binding
 
 from specmon.backend_facts import facts
-from specmon.config import default_dumps_path
 from specmon.measure.snapshot import SnapshotKind
 from specmon.session.history_zoom import LIVE, next_level
 from specmon.session.server_session import ServerSession
@@ -128,11 +125,10 @@ class SpecmonApp(Dashboard):
         """c: every snapshot of this target, compared with its matched baseline."""
         session = self.session
         config = session.config
-        urls = [config.url] + ([config.baseline_url] if config.baseline_url else [])
         self.push_screen(
             ComparisonScreen(
                 session.stored_snapshots if session.keeps_snapshots else None,
-                urls,
+                config.compared_urls,
                 config.max_age,
                 self.wall,
                 session.known_lifetimes(),
@@ -211,7 +207,7 @@ class SpecmonApp(Dashboard):
         """d: the screen as it is, as SVG and text, into the dumps folder (said in the log)."""
         if self._refuse_read_only("d", "writes files"):
             return
-        folder = Path(self.config.dumps).expanduser() if self.config.dumps else default_dumps_path()
+        folder = self.config.dumps_folder
         try:
             svg, text = dump_screen(self, folder, self.wall())
         except OSError as exc:
