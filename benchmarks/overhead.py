@@ -247,14 +247,14 @@ def main() -> int:
     if args.no_history_too:
         configs += [replace(c, history=False) for c in configs if c.tree is None]
     if args.record:
-        configs += [replace(c, record=True) for c in configs if c.tree is None and c.history]
+        configs += [replace(c, record=True) for c in configs if c.history]
     if args.vllmstat:
         configs += [Config("vllmstat", (w, h), False) for w, h in sizes]
     results: list[Result] = []
     with server(args.url) as url:
         for round_ in range(args.rounds):
             runs = [
-                (c, command(c, url, args.vllmstat, f"/tmp/overhead-{os.getpid()}-{i}.db"))
+                (c, command(c, url, args.vllmstat, f"/tmp/overhead-{os.getpid()}-{round_}-{i}.db"))
                 for i, c in enumerate(configs)
             ]
             if args.together:  # the same minute for all: a shared machine's load hits each alike
