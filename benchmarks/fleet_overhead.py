@@ -11,15 +11,20 @@ window after a warm-up.
 
     python benchmarks/fleet_overhead.py --targets 16 --gpus 8 --seconds 60 --rounds 2
     python benchmarks/fleet_overhead.py --tree before=/tmp/before   # and another checkout
+    python benchmarks/fleet_overhead.py --before HEAD~1 --rounds 4 \
+        --json benchmarks/results/fleet-overhead-DATE.json
 
 With `--tree LABEL=PATH`, each round also runs all three from that checkout (e.g. a worktree of
-the commit before a change), one after the other, against the same simulators. Prints a
-Markdown table for docs/performance.md.
+the commit before a change), one after the other, alternating which goes first, against the
+same simulators; `--before REF` runs that commit's tree so (benchmarks/before_tree.py) and
+prints the ratio of the medians. Prints a Markdown table for docs/performance.md, the load
+average beside each round.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -31,6 +36,7 @@ from pathlib import Path
 
 import httpx
 import psutil
+from before_tree import archived, commit, load
 from overhead import Config, command
 
 from specmon.sim import SimConfig, SimThread
@@ -154,6 +160,10 @@ def main() -> int:
     parser.add_argument(
         "--tree", metavar="LABEL=PATH", help="also measure another checkout of specmon, alternating"
     )
+    parser.add_argument(
+        "--before", metavar="REF", help="also measure this commit's specmon, alternating"
+    )
+    parser.add_argument("--json", type=Path, metavar="PATH", help="write every round here too")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -177,13 +187,22 @@ def main() -> int:
         urls = []
         while (line := helper.stdout.readline().strip()) != "ready":
             urls.append(line)
-        label, _, path = (args.tree or "").partition("=")
-        trees: list[tuple[str, str] | None] = [None, (label, path)] if args.tree else [None]
-        results: dict[tuple[str, str] | None, list[dict[str, float]]] = {t: [] for t in trees}
         with tempfile.TemporaryDirectory(prefix="specmon-fleet-") as tmp:
+            label, _, path = (args.tree or "").partition("=")
+            if args.before:
+                label, path = "before", archived(args.before, Path(tmp) / "before")
+            trees: list[tuple[str, str] | None] = [None, (label, path)] if path else [None]
+            results: dict[tuple[str, str] | None, list[dict[str, float]]] = {t: [] for t in trees}
             for r in range(args.rounds):
                 for tree in trees if r % 2 == 0 else trees[::-1]:
-                    results[tree].append(one_round(urls, Path(tmp), args.seconds, r, tree))
+                    result = one_round(urls, Path(tmp), args.seconds, r, tree)
+                    result["load1"] = load()[0]
+                    results[tree].append(result)
+                    which = tree[0] if tree else "this tree"
+                    shares = ", ".join(
+                        f"{k.split()[0]} {v / 60:.1%}" for k, v in result.items() if "cpu" in k
+                    )
+                    print(f"round {r + 1}, {which}: {shares}; load {result['load1']:.1f}")
     finally:
         helper.terminate()
         helper.wait(timeout=10)
@@ -206,6 +225,33 @@ def main() -> int:
             rss = statistics.median(r[f"{key} rss"] for r in rounds)
             which = f" ({tree[0]})" if tree else ""
             print(f"| {name}{which} | {watches} | {cpu:.2f} | {cpu / 60:.1%} | {rss:.0f} |")
+    medians = {
+        tree[0] if tree else "this tree": {
+            key: statistics.median(r[key] for r in rounds) for key in rounds[0]
+        }
+        for tree, rounds in results.items()
+    }
+    if len(medians) == 2:
+        (_, got), (label, other) = medians.items()
+        for key in ("fleet cpu", "exporter cpu", "single cpu"):
+            print(f"{key}: this tree / {label} = {got[key] / other[key]:.2f}")
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                {
+                    "command": " ".join(sys.argv),
+                    "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                    "this tree": commit(),
+                    "before": args.before or args.tree,
+                    "rounds": {
+                        tree[0] if tree else "this tree": rounds for tree, rounds in results.items()
+                    },
+                    "medians": medians,
+                },
+                indent=1,
+            )
+            + "\n"
+        )
     return 0
 
 

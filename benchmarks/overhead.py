@@ -13,6 +13,8 @@ machine noise spreads over all of them; medians are reported.
     # this checkout against another (the code before a change), alternating round by round:
     mkdir /tmp/before && git archive COMMIT specmon | tar -x -C /tmp/before
     python benchmarks/overhead.py --tree before=/tmp/before --no-probe-only
+    # ... or a commit archived for the run (benchmarks/before_tree.py):
+    python benchmarks/overhead.py --before COMMIT --no-probe-only --together
     # with the lasting history on (the default) and off (--no-history), alternating:
     python benchmarks/overhead.py --sizes 80x24 --no-probe-only --no-history-too --rounds 3
     # ... or all at the same time, each in its own tmux (`--together`: a busy machine's load
@@ -24,6 +26,7 @@ Prints a Markdown table for docs/performance.md.
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import itertools
 import os
@@ -31,12 +34,15 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import psutil
+from before_tree import archived
 
 from specmon.sim import SimConfig, SimThread
 
@@ -198,6 +204,11 @@ def main() -> int:
         "before a change), alternating with this one",
     )
     parser.add_argument(
+        "--before",
+        metavar="REF",
+        help="also measure this commit's specmon (archived for the run), as --tree does",
+    )
+    parser.add_argument(
         "--together",
         action="store_true",
         help="run the configurations at the same time in each round (each in its "
@@ -226,19 +237,24 @@ def main() -> int:
         for w, h in sizes
         for probe in ((False,) if args.no_probe_only else (False, True))
     ]
-    for label, _, path in (t.partition("=") for t in args.tree):
+    trees = [t.partition("=")[::2] for t in args.tree]
+    if args.before:
+        before = tempfile.mkdtemp(prefix="specmon-before-")
+        atexit.register(shutil.rmtree, before, ignore_errors=True)
+        trees.append(("before", archived(args.before, Path(before) / "tree")))
+    for label, path in trees:
         configs += [replace(c, tree=(label, path)) for c in configs if c.tree is None]
     if args.no_history_too:
         configs += [replace(c, history=False) for c in configs if c.tree is None]
     if args.record:
-        configs += [replace(c, record=True) for c in configs if c.tree is None and c.history]
+        configs += [replace(c, record=True) for c in configs if c.history]
     if args.vllmstat:
         configs += [Config("vllmstat", (w, h), False) for w, h in sizes]
     results: list[Result] = []
     with server(args.url) as url:
         for round_ in range(args.rounds):
             runs = [
-                (c, command(c, url, args.vllmstat, f"/tmp/overhead-{os.getpid()}-{i}.db"))
+                (c, command(c, url, args.vllmstat, f"/tmp/overhead-{os.getpid()}-{round_}-{i}.db"))
                 for i, c in enumerate(configs)
             ]
             if args.together:  # the same minute for all: a shared machine's load hits each alike

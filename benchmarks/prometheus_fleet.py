@@ -40,6 +40,7 @@ from pathlib import Path
 
 import httpx
 import psutil
+from before_tree import archived, commit
 from keys_pty import Term, shows, specmon_argv
 
 from specmon.session.fleet_order import ORDERS
@@ -254,13 +255,7 @@ def main() -> int:
             return 0
         codes: dict[str, str | None] = {"after": None}
         if args.before:
-            before = Path(tmp) / "before"
-            before.mkdir()
-            archive = subprocess.run(
-                ["git", "archive", args.before], check=True, capture_output=True
-            ).stdout
-            subprocess.run(["tar", "-x", "-C", str(before)], input=archive, check=True)
-            codes = {"before": str(before), "after": None}
+            codes = {"before": archived(args.before, Path(tmp) / "before"), "after": None}
         results: dict[str, dict[str, list[float]]] = {
             which: {"cpu_shares": [], "o_key_s": [], "load1": []} for which in codes
         }
@@ -277,13 +272,12 @@ def main() -> int:
     if args.before:
         print(f"after/before TUI CPU: {medians['after'] / medians['before']:.2f}")
     if args.json:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True)
         args.json.write_text(
             json.dumps(
                 {
                     "command": " ".join(sys.argv),
                     "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                    "after": head.stdout.decode().strip(),
+                    "after": commit(),
                     "before": args.before,
                     "servers": args.servers,
                     "probe_every_s": args.probe_every,

@@ -92,6 +92,8 @@ NO_GPU_HINT = "run `specmon agent` on the GPU box or pass --gpu-metrics URL"
 # The labels that describe a GPU (not a process, not a pod).
 DEVICE_LABELS = ("gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname")
 DRIVER_LABEL = "DCGM_FI_DRIVER_VERSION"
+_GPU_LABELS = (*DEVICE_LABELS, DRIVER_LABEL)
+"""The labels a GPU keeps: the first non-empty value of each among its series."""
 
 _MIB = 1024 * 1024
 
@@ -154,7 +156,9 @@ def telemetry_from_text(text: str, url: str, memo: ScrapeMemo | None = None) -> 
 def _add_gpu_sample(
     gpus: dict[int, _Gpu], index: int, name: str, labels: dict[str, str], value: float
 ) -> None:
-    gpu = gpus.setdefault(index, _Gpu())
+    gpu = gpus.get(index)
+    if gpu is None:  # not `setdefault`: it would make a _Gpu for each of the GPU's series
+        gpu = gpus[index] = _Gpu()
     if name in (GPU_PROCESS_INFO, GPU_PROCESS_MEMORY, GPU_PROCESS_SM_UTIL):
         pid_text = labels.get("pid", "")
         if pid_text.isdigit():
@@ -164,9 +168,11 @@ def _add_gpu_sample(
             else:
                 gpu.process_values.setdefault((pid, name), value)
         return
-    for key in (*DEVICE_LABELS, DRIVER_LABEL):
-        if labels.get(key) and key not in gpu.labels:
-            gpu.labels[key] = labels[key]
+    known = gpu.labels
+    if len(known) < len(_GPU_LABELS):  # once each is known, no later series changes it
+        for key in _GPU_LABELS:
+            if key not in known and (text := labels.get(key)):
+                known[key] = text
     if name == GPU_ERROR:
         gpu.error = gpu.error or labels.get("reason") or "unreadable"
     else:

@@ -18,7 +18,7 @@ import httpx
 from specmon.errors import HttpStatus, MalformedResponse, MetricsDisabled, ResponseTooLarge
 from specmon.model import Histogram, ServerMetrics
 from specmon.sources.http import get, off_loop
-from specmon.sources.scrape_memo import ScrapeMemo
+from specmon.sources.scrape_memo import ParsedSample, ScrapeMemo
 
 PREFIXES = ("sglang:", "sglang_")
 
@@ -28,13 +28,18 @@ PREFIXES = ("sglang:", "sglang_")
 REPLICA_LABELS = ("tp_rank", "pp_rank", "moe_ep_rank")
 
 
+Labels = tuple[tuple[str, str], ...]
+
+
 @dataclass(frozen=True, slots=True)
 class Series:
     """One parsed sample: short name (prefix stripped), labels and value."""
 
     name: str
-    labels: tuple[tuple[str, str], ...]
+    labels: Labels
     value: float
+    group: Labels
+    """The labels but the replica ones (`REPLICA_LABELS`): which group of copies it is of."""
 
 
 # The families specmon reads from SGLang (short names; samples' suffixes such as `_bucket` match).
@@ -75,15 +80,28 @@ def wanted_text(text: str, prefixes: tuple[str, ...], wanted: tuple[str, ...]) -
     Raises:
         ResponseTooLarge: More than `MAX_SAMPLES` lines of the wanted families.
     """
-    names = tuple(prefix + name for prefix in prefixes for name in wanted)
+    names, head, heads = _names(prefixes, wanted)
     # Lines end at "\n" only, as for prometheus-client: a label value may hold a "\r".
-    lines = [line for line in text.split("\n") if line.startswith(names)]
+    # A line's first `head` characters rule most out (comments, other families) at one look,
+    # before it is tried against each name.
+    lines = [line for line in text.split("\n") if line[:head] in heads and line.startswith(names)]
     if len(lines) > MAX_SAMPLES:
         raise ResponseTooLarge(
             f"/metrics holds {len(lines):,} samples of the series specmon reads (more than "
             f"{MAX_SAMPLES:,}: a label that takes a new value per request?); refused"
         )
     return "".join(line + "\n" for line in lines) or text
+
+
+@functools.cache
+def _names(
+    prefixes: tuple[str, ...], wanted: tuple[str, ...]
+) -> tuple[tuple[str, ...], int, frozenset[str]]:
+    """The full names of the wanted families, the length of the shortest, and every name's
+    start of that length: a line that starts with a name starts with one of those."""
+    names = tuple(prefix + name for prefix in prefixes for name in wanted)
+    head = min(len(name) for name in names)
+    return names, head, frozenset(name[:head] for name in names)
 
 
 _LINES = ScrapeMemo(keep=16_384)
@@ -105,11 +123,55 @@ def parse_scrape(text: str, prefixes: tuple[str, ...] = PREFIXES) -> Scrape:
     except (ValueError, TypeError, IndexError, KeyError) as exc:
         raise MalformedResponse(f"/metrics is not Prometheus text format ({exc})") from None
     for sample in samples:
-        short = _short_name(sample.name, prefixes)
-        if short is not None:
-            labels = tuple(sorted(sample.labels.items()))
-            by_name[short].append(Series(short, labels, sample.value))
+        series = _SERIES.of(sample, prefixes)
+        if series is not None:
+            by_name[series.name].append(series)
     return Scrape(dict(by_name))
+
+
+class _SeriesMemo:
+    """Each sample's `Series`, made once: `_LINES` hands back the same `ParsedSample` for a
+    line it has seen (most of a scrape's), and the same labels for every line of one series,
+    so their sorted labels and the Series are not made again at every scrape (at 1 Hz over a
+    fleet, with the probes' load readings, ~30 scrapes a second). Objects are held beside
+    their ids, so an id stays theirs while it is a key."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self._series: dict[int, tuple[ParsedSample, tuple[str, ...], Series | None]] = {}
+        self._labels: dict[int, tuple[dict[str, str], tuple[Labels, Labels]]] = {}
+
+    def of(self, sample: ParsedSample, prefixes: tuple[str, ...]) -> Series | None:
+        """`sample` under its short name (None: not under `prefixes`), labels sorted."""
+        known = self._series.get(id(sample))
+        if known is not None and known[0] is sample and known[1] == prefixes:
+            return known[2]
+        short = _short_name(sample.name, prefixes)
+        series = None
+        if short is not None:
+            labels, group = self._sorted(sample.labels)
+            series = Series(short, labels, sample.value, group)
+        if len(self._series) >= self.keep:
+            self._series = {}
+        self._series[id(sample)] = (sample, prefixes, series)
+        return series
+
+    def _sorted(self, labels: dict[str, str]) -> tuple[Labels, Labels]:
+        """The labels sorted, and without the replica ones (`Series.group`)."""
+        known = self._labels.get(id(labels))
+        if known is not None and known[0] is labels:
+            return known[1]
+        items = tuple(sorted(labels.items()))
+        group = tuple((k, v) for k, v in items if k not in REPLICA_LABELS)
+        if len(self._labels) >= self.keep:
+            self._labels = {}
+        self._labels[id(labels)] = (labels, (items, group))
+        return items, group
+
+
+_SERIES = _SeriesMemo(keep=4_096)
+"""Room for a fleet's current samples (a server's scrape holds ~20–70 of the wanted families),
+while those of lines that changed are dropped at the next start afresh."""
 
 
 def _short_name(name: str, prefixes: tuple[str, ...]) -> str | None:
@@ -135,7 +197,7 @@ class Scrape:
         chosen = [
             s
             for s in self.by_name.get(name, ())
-            if not where or all(dict(s.labels).get(k) in allowed for k, allowed in where.items())
+            if not where or all(_label(s, k) in allowed for k, allowed in where.items())
         ]
         return list(_authority(chosen))
 
@@ -156,7 +218,7 @@ class Scrape:
         """A histogram summed over its groups; None when a part of it is absent."""
         buckets: dict[float, float] = defaultdict(float)
         for s in self.series(name + "_bucket"):
-            le = dict(s.labels).get("le")
+            le = _label(s, "le")
             try:
                 bound = float(le) if le is not None else math.nan
             except ValueError:
@@ -175,17 +237,24 @@ def _authority(group: list[Series]) -> Iterator[Series]:
     if len(group) < 2:
         yield from group
         return
-    by_rest: dict[tuple[tuple[str, str], ...], list[Series]] = defaultdict(list)
+    by_rest: dict[Labels, list[Series]] = defaultdict(list)
     for s in group:
-        rest = tuple((k, v) for k, v in s.labels if k not in REPLICA_LABELS)
-        by_rest[rest].append(s)
+        by_rest[s.group].append(s)
     for members in by_rest.values():
-        yield min(members, key=lambda s: tuple(_rank(s, k) for k in REPLICA_LABELS))
+        if len(members) == 1:  # one rank serves it (most servers): no ranks to compare
+            yield members[0]
+        else:
+            yield min(members, key=lambda s: tuple(_rank(s, k) for k in REPLICA_LABELS))
 
 
 def _rank(s: Series, label: str) -> int:
-    value = dict(s.labels).get(label, "0")
+    value = _label(s, label) or "0"
     return int(value) if value.isdigit() else 0
+
+
+def _label(s: Series, name: str) -> str | None:
+    """A label's value (labels are a dict's items: each name once)."""
+    return next((value for key, value in s.labels if key == name), None)
 
 
 def metrics_from_text(text: str) -> ServerMetrics:

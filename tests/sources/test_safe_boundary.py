@@ -134,3 +134,25 @@ def test_gpu_label_values_come_out_safe() -> None:
     (gpu,) = telemetry.gpus
     assert gpu.name == safe_text(evil) and gpu.uuid == safe_text(f"GPU-{evil}")
     assert telemetry.hostname == safe_text(evil)
+
+
+async def test_server_info_read_again_is_as_safe_and_new_args_are_made_safe() -> None:
+    # Args the same as the last read's are not walked again (`Connection._kept`): every read
+    # still comes out safe, and args that change are made safe anew.
+    body = _sglang_info()
+    body.update(version=EVIL, model_path=f"/models/{KEY}/{EVIL}")
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json=body)
+
+    async with _client(handler) as client:
+        connection = Connection(client)
+        reads = [await connection.info() for _ in range(3)]
+        body["model_path"] = f"/other/{EVIL}"
+        changed = await connection.info()
+    for info in reads:
+        assert info.version == SHOWN
+        assert info.args["model_path"] == f"/models/{MASK}/{SHOWN}"
+        assert not [s for s in _info_strings(info) if raw_controls(s) or KEY in s]
+    assert changed.args["model_path"] == f"/other/{SHOWN}"
+    assert changed.version == SHOWN

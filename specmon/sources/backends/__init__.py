@@ -13,7 +13,9 @@ import functools
 import importlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
 
 import httpx
 
@@ -124,6 +126,8 @@ class Connection:
         self._scrape: tuple[float, ServerMetrics] | None = None  # (when, what) `metrics` read
         self.conditions = ConditionsWatch(self.metrics)
         """The server's load and this machine's lag around each probe."""
+        self._args: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None
+        """The args of the last server info read: as the server sent them, and made safe."""
 
     async def info(self) -> ServerInfo:
         """Server info; detects the backend the first time."""
@@ -134,10 +138,21 @@ class Connection:
         if self._scrape is not None and self.clock() - self._scrape[0] <= RECENT_SCRAPE_S:
             scrape = self._scrape[1]
         try:
-            return _safe(await self.backend.server_info(self.client, scrape=scrape), self.client)
+            return self._kept(await self.backend.server_info(self.client, scrape=scrape))
         except SourceError as exc:
             _mask(exc, self.client)
             raise
+
+    def _kept(self, info: ServerInfo) -> ServerInfo:
+        """`info` made safe (`_safe`); args the same as the last read's are not made safe again:
+        they change only across restarts, and a server sends hundreds (~300 strings walked at
+        every read, every 5 s a server: 4% of a 16-server fleet's CPU)."""
+        known = self._args
+        if known is not None and known[0] == info.args:
+            return replace(_safe(replace(info, args={}), self.client), args=known[1])
+        safe = _safe(info, self.client)
+        self._args = (info.args, safe.args)
+        return safe
 
     async def metrics(self) -> ServerMetrics:
         """One /metrics scrape (after the backend is known).
