@@ -20,12 +20,10 @@ from specmon.analysis.baseline_rule import Pin
 from specmon.analysis.validity import LifetimeCheck
 from specmon.config import FleetTarget, MonitorConfig
 from specmon.errors import SpecmonError
-from specmon.measure.snapshot import SnapshotKind
 from specmon.model import Protocol, Reading, Sample, ServerInfo, Snapshot, SourceName
 from specmon.session.baselines import (
     NOT_CHECKED,
     BaselineLookup,
-    BaselineOrigin,
     LifetimeOf,
     LifetimeReader,
     candidate_lifetimes,
@@ -34,7 +32,7 @@ from specmon.session.baselines import (
     check_wanted,
     lookup_baseline,
 )
-from specmon.session.feed import FeedSink
+from specmon.session.feed import FeedSink, NoServerFeed
 from specmon.session.server_session import ServerSession
 from specmon.storage.store import Store
 from specmon.target import Target
@@ -122,24 +120,9 @@ class CheckSession(ServerSession):
             raise
 
 
-class _Unfed:
-    """The feed of a session that `check` feeds itself: it samples, probes and benches nothing
-    (the baseline's server is read by `check`: `run_check`)."""
+class _Unfed(NoServerFeed):
+    """The feed of a session that `check` feeds itself: it samples nothing (`check` reads the
+    server and its baseline's server: `run_check`)."""
 
     async def run(self, sink: FeedSink) -> None:
         """Nothing to run."""
-
-    def follow_baseline_server(self, url: str | None) -> None:
-        """`check` reads the baseline's server itself."""
-
-    def start_bench(
-        self, kind: SnapshotKind, url: str, origin: BaselineOrigin | None, label: str | None
-    ) -> None:
-        """`check` takes no baseline."""
-
-    def cancel_bench(self) -> bool:
-        """No bench to cancel."""
-        return True
-
-    def pause_probe(self, paused: bool) -> None:
-        """`check` probes itself."""

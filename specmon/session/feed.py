@@ -113,6 +113,27 @@ class Feed(Protocol):
         """Pause or resume the probe (`p`)."""
 
 
+class NoServerFeed:
+    """The part of a `Feed` that reaches a server, for a feed that reaches none (a replay,
+    `check`'s session): no baseline server to follow, no bench, no probe to pause. The
+    surfaces they feed never ask for a bench or a pause (a replay refuses those keys)."""
+
+    def follow_baseline_server(self, url: str | None) -> None:
+        """Nothing to follow: the baseline server's readings come otherwise, or not at all."""
+
+    def start_bench(
+        self, kind: SnapshotKind, url: str, origin: BaselineOrigin | None, label: str | None
+    ) -> None:
+        """Never asked: nothing is benched."""
+
+    def cancel_bench(self) -> bool:
+        """No bench of its own to cancel."""
+        return True
+
+    def pause_probe(self, paused: bool) -> None:
+        """Never asked: no probe of its own to pause."""
+
+
 class LocalFeed:
     """The feed that samples, probes and benches from this process."""
 

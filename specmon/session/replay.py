@@ -18,10 +18,9 @@ from collections.abc import Callable
 
 from specmon.config import MonitorConfig
 from specmon.errors import SpecmonError
-from specmon.measure.snapshot import SnapshotKind
 from specmon.model import Protocol, ServerInfo
-from specmon.session.baselines import BaselineLookup, BaselineOrigin
-from specmon.session.feed import FeedSink
+from specmon.session.baselines import BaselineLookup
+from specmon.session.feed import FeedSink, NoServerFeed
 from specmon.session.recording import Recording
 from specmon.session.server_session import ServerSession
 
@@ -29,8 +28,9 @@ SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
 """The speeds `+` and `-` step through."""
 
 
-class ReplayFeed:
-    """The `Feed` of a recording: its inputs at the recorded pace, with pause, seek and speed."""
+class ReplayFeed(NoServerFeed):
+    """The `Feed` of a recording: its inputs at the recorded pace, with pause, seek and speed
+    (nothing of the rest: a replay reaches no server)."""
 
     def __init__(
         self, recording: Recording, *, speed: float = 1.0, start: float = 0.0, paused: bool = False
@@ -169,23 +169,6 @@ class ReplayFeed:
             self._wake.set()  # the run loop plans its next wait from here
         if self.on_move is not None:
             self.on_move()
-
-    # The rest of `Feed`: a replay reaches no server.
-
-    def follow_baseline_server(self, url: str | None) -> None:
-        """Nothing to follow: the baseline server's samples are in the recording."""
-
-    def start_bench(
-        self, kind: SnapshotKind, url: str, origin: BaselineOrigin | None, label: str | None
-    ) -> None:
-        """Never called: the replay dashboard refuses benches."""
-
-    def cancel_bench(self) -> bool:
-        """No bench of its own to cancel (a recorded one ends as it ended)."""
-        return True
-
-    def pause_probe(self, paused: bool) -> None:
-        """Never called: the replay dashboard refuses the probe pause."""
 
 
 def replay_session(config: MonitorConfig, feed: ReplayFeed) -> ServerSession:
