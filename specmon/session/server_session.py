@@ -27,7 +27,7 @@ from typing import Any, Self
 from specmon.analysis.ab_runs import StoredAb
 from specmon.analysis.baseline_rule import Pin
 from specmon.analysis.pooled import Pooled
-from specmon.analysis.validity import LifetimeCheck
+from specmon.analysis.validity import LifetimeCheck, LifetimeState
 from specmon.config import FleetTarget, MonitorConfig, Targets
 from specmon.errors import SpecmonError
 from specmon.measure.snapshot import SnapshotKind, default_protocol
@@ -152,7 +152,8 @@ class ServerSession:
         """How many times the verdict changed (`view`): a screen rings at each new one."""
         self._choice: BaselineLookup | None = None
         self._confirmed_id: int | None = None
-        """The baseline whose server's reading last confirmed it (`_confirmed`)."""
+        """The baseline whose server's reading last confirmed its lifetime
+        (`_lifetime_confirmed`)."""
 
     @classmethod
     def of_target(
@@ -424,7 +425,7 @@ class ServerSession:
     def baseline_sample(self, sample: Sample) -> None:
         """A tick of the baseline server's sampler."""
         self.live.on_baseline_sample(sample)
-        if self._confirmed():
+        if self._lifetime_confirmed():
             # Looked up before its server was read, the baseline was ranked as unverified: the
             # rule's words (the `i` screen, `--once`) are redone as `check`'s, which reads the
             # candidates' servers first. The confirmed one still ranks first.
@@ -432,16 +433,15 @@ class ServerSession:
             self._find_baseline(sample.t)
         self.emit()
 
-    def _confirmed(self) -> bool:
-        """Whether the store's baseline was confirmed valid by this reading of its server, for
-        the first time."""
+    def _lifetime_confirmed(self) -> bool:
+        """Whether this reading of the store's baseline's server confirmed its lifetime (the
+        process it measured), for the first time: what the rule ranks baselines by."""
         current, info = self.live.baseline.snapshot, self.live.server.info
         if current is None or info is None or current.id == self._confirmed_id:
             return False
         if self._choice is None or self._choice.baseline is None:
             return False  # not the store's: taken here, or none chosen
-        validity = self.live.baseline.validity(info, self.wall())
-        if validity is None or not validity.confirmed:
+        if self.live.baseline.lifetime(info).state is not LifetimeState.SAME:
             return False
         self._confirmed_id = current.id
         return self._choice.baseline.id == current.id
